@@ -1,0 +1,217 @@
+//! Provider-neutral conversation messages: roles, content blocks, completion state and
+//! token usage. Blocks serialise in the Anthropic / Claude Code transcript shape so a
+//! session log line is readable by hooks written for Claude Code; adapters convert to and
+//! from every other wire format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message. Tool results ride in `User` messages, as in Claude Code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Whether a message was finished or cut short (abort, exhausted retries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageState {
+    #[default]
+    Complete,
+    Interrupted,
+}
+
+/// An image carried inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageSource {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+/// One piece of message content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+    Image {
+        source: ImageSource,
+    },
+    /// A block of a provider's own kind (server tool use and results, citations…) that
+    /// must be carried back verbatim to the provider that produced it.
+    #[serde(untagged)]
+    Opaque(Value),
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Block {
+    pub fn text(text: impl Into<String>) -> Self {
+        Block::Text { text: text.into() }
+    }
+
+    /// Characters this block contributes to a context estimate.
+    pub fn char_len(&self) -> usize {
+        match self {
+            Block::Text { text } => text.len(),
+            Block::Thinking { thinking, signature } => thinking.len() + signature.len(),
+            Block::RedactedThinking { data } => data.len(),
+            Block::ToolUse { id, name, input } => id.len() + name.len() + input.to_string().len(),
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => tool_use_id.len() + content.len(),
+            Block::Image { source } => source.data.len() / 8,
+            Block::Opaque(v) => v.to_string().len(),
+        }
+    }
+}
+
+/// Token counts of one provider call. `input_tokens` counts uncached prompt tokens only;
+/// the whole prompt is `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// Every prompt token of the call, cached or not.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
+}
+
+/// One conversation message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub content: Vec<Block>,
+    #[serde(default)]
+    pub state: MessageState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Message {
+    pub fn new(role: Role, content: Vec<Block>) -> Self {
+        Message {
+            id: uuid::Uuid::new_v4().to_string(),
+            role,
+            content,
+            state: MessageState::Complete,
+            usage: None,
+        }
+    }
+
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message::new(Role::User, vec![Block::text(text)])
+    }
+
+    /// All text blocks joined, the way a reader sees the answer.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let Block::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls this message asks for, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    pub fn char_len(&self) -> usize {
+        self.content.iter().map(Block::char_len).sum::<usize>() + 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_serialise_in_claude_code_shape() {
+        let m = Message::new(
+            Role::Assistant,
+            vec![
+                Block::text("hi"),
+                Block::ToolUse {
+                    id: "toolu_1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "/a"}),
+                },
+            ],
+        );
+        let v = serde_json::to_value(&m.content).unwrap();
+        assert_eq!(
+            v,
+            json!([{"type":"text","text":"hi"},{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/a"}}])
+        );
+        let r = Block::ToolResult {
+            tool_use_id: "t".into(),
+            content: "x".into(),
+            is_error: false,
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"type":"tool_result","tool_use_id":"t","content":"x"})
+        );
+    }
+
+    #[test]
+    fn unknown_block_kinds_round_trip_verbatim() {
+        let raw = json!({"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}});
+        let b: Block = serde_json::from_value(raw.clone()).unwrap();
+        assert!(matches!(b, Block::Opaque(_)));
+        assert_eq!(serde_json::to_value(&b).unwrap(), raw);
+    }
+}

@@ -1,0 +1,15 @@
+//! The provider-neutral heart of robota: messages, the provider and tool contracts, the
+//! execution loop, permission evaluation, context estimation and the model table. It knows
+//! no provider, no terminal and no file format of ours; everything else builds on it.
+
+pub mod message;
+pub mod provider;
+pub mod tool;
+pub mod truncate;
+
+pub use message::{Block, Message, MessageState, Role, Usage};
+pub use provider::{
+    AssistantTurn, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StopReason,
+    StreamEvent, StreamSink, ToolSchema,
+};
+pub use tool::{RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry};

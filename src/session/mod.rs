@@ -1,0 +1,3 @@
+//! A conversation that lasts: the engine run with permission enforcement, context
+//! tracking and the append-only JSONL session log with its replay. Provider and tools are
+//! injected.
