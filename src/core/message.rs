@@ -80,7 +80,10 @@ impl Block {
     pub fn char_len(&self) -> usize {
         match self {
             Block::Text { text } => text.len(),
-            Block::Thinking { thinking, signature } => thinking.len() + signature.len(),
+            Block::Thinking {
+                thinking,
+                signature,
+            } => thinking.len() + signature.len(),
             Block::RedactedThinking { data } => data.len(),
             Block::ToolUse { id, name, input } => id.len() + name.len() + input.to_string().len(),
             Block::ToolResult {

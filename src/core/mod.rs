@@ -9,7 +9,7 @@ pub mod truncate;
 
 pub use message::{Block, Message, MessageState, Role, Usage};
 pub use provider::{
-    AssistantTurn, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StopReason,
-    StreamEvent, StreamSink, ToolSchema,
+    AssistantTurn, INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest,
+    StopReason, StreamEvent, StreamSink, ToolSchema,
 };
 pub use tool::{RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry};

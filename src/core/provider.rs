@@ -11,6 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::message::{Block, Message, Usage};
 
+/// Key under which an adapter stores tool-call arguments that were not valid JSON
+/// (e.g. cut by `max_tokens`): the input becomes `{INVALID_INPUT_KEY: "<raw text>"}` so the
+/// history stays sendable, and the engine answers the call with an error result.
+pub const INVALID_INPUT_KEY: &str = "__robota_invalid_json";
+
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSchema {
@@ -36,10 +41,19 @@ pub struct ProviderRequest {
 pub enum StreamEvent {
     TextDelta(String),
     ThinkingDelta(String),
-    ToolUseStart { id: String, name: String },
-    ToolInputDelta { id: String, partial_json: String },
+    ToolUseStart {
+        id: String,
+        name: String,
+    },
+    ToolInputDelta {
+        id: String,
+        partial_json: String,
+    },
     /// A provider-side tool (e.g. Anthropic `web_search`) started.
-    ServerToolUse { id: String, name: String },
+    ServerToolUse {
+        id: String,
+        name: String,
+    },
     /// The call failed and will be re-sent after `delay`.
     Retrying {
         attempt: u32,
@@ -180,7 +194,10 @@ impl ProviderError {
                 self.message
             ),
             ProviderErrorKind::NotFound => {
-                format!("Not found{status}: {} — check the model name.", self.message)
+                format!(
+                    "Not found{status}: {} — check the model name.",
+                    self.message
+                )
             }
             _ => format!("API error{status}: {}", self.message),
         }

@@ -44,7 +44,11 @@ pub struct ToolContext {
 pub struct TodoItem {
     pub content: String,
     pub status: String,
-    #[serde(rename = "activeForm", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "activeForm",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub active_form: String,
 }
 

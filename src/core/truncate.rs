@@ -47,7 +47,9 @@ mod tests {
 
     #[test]
     fn long_text_keeps_head_and_tail_and_says_how_much() {
-        let text: String = (0..40_000).map(|i| if i < 20_000 { 'a' } else { 'b' }).collect();
+        let text: String = (0..40_000)
+            .map(|i| if i < 20_000 { 'a' } else { 'b' })
+            .collect();
         let out = truncate_middle(&text, TOOL_OUTPUT_CAP);
         assert!(out.starts_with(&"a".repeat(15_000)));
         assert!(out.ends_with(&"b".repeat(15_000)));
