@@ -2,7 +2,11 @@
 //! execution loop, permission evaluation, context estimation and the model table. It knows
 //! no provider, no terminal and no file format of ours; everything else builds on it.
 
+pub mod context;
+pub mod engine;
 pub mod message;
+pub mod models;
+pub mod permission;
 pub mod provider;
 pub mod tool;
 pub mod truncate;

@@ -34,6 +34,9 @@ pub struct ProviderRequest {
     pub max_tokens: u32,
     /// Extended-thinking budget in tokens, when the user turned thinking on.
     pub thinking_budget: Option<u32>,
+    /// Tools stay listed (the history may refer to them) but the model must not call any:
+    /// used for the summary call at the round cap.
+    pub tools_disabled: bool,
 }
 
 /// Pieces of an answer as they stream in, plus retry notices.

@@ -1,0 +1,757 @@
+//! The execution loop of one user turn (DESIGN §4): estimate context, stream a provider
+//! call, commit the assistant message, run its tool calls (read-only ones in parallel,
+//! edits and commands in order), append the results, and repeat until a round asks for no
+//! tools — with cancellation, the round cap and its summary call, and the context guards.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{ContextState, ContextTracker, HARD_LIMIT, TOOL_RESULT_GUARD};
+use super::message::{Block, Message, MessageState, Role, Usage};
+use super::provider::{
+    INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StopReason,
+    StreamEvent,
+};
+use super::tool::{RiskClass, Tool, ToolContext, ToolOutput, ToolRegistry};
+use super::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
+
+/// Read-only tools of one round run at most this many at a time.
+pub const PARALLEL_READS: usize = 8;
+
+/// How long a cancelled tool may take to wind down before it is dropped.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+pub const INTERRUPTED_RESULT: &str = "Interrupted by user: the tool call did not complete.";
+pub const SKIPPED_RESULT: &str =
+    "Skipped: context window near capacity. Tool execution result skipped to save context.";
+pub const SUMMARY_REQUEST: &str = "You have reached the maximum number of turns for this request. Do not call any tools. Summarize what you have done so far and what remains to be done.";
+
+/// Settings of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnConfig {
+    pub model: String,
+    pub system: String,
+    pub max_tokens: u32,
+    pub thinking_budget: Option<u32>,
+    /// Cap on provider calls that may run tools; `None` = unlimited.
+    pub max_rounds: Option<u32>,
+    pub context_window: u64,
+    pub cwd: std::path::PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// A tool call as the gate sees it.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    pub risk: RiskClass,
+    /// The command, path or URL the call acts on.
+    pub argument: Option<String>,
+}
+
+/// The gate's answer for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateDecision {
+    /// Run it, with this (possibly rewritten) input.
+    Allow(Value),
+    /// Do not run it; the model reads this message.
+    Deny(String),
+}
+
+/// Decides whether a tool call runs (permissions, hooks, user approval). Implemented by
+/// the session; the engine knows only this seam.
+#[async_trait]
+pub trait ToolGate: Send + Sync {
+    async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision;
+
+    /// Runs after a call finished; may add context for the model to the result.
+    async fn after(&self, _call: &ToolCall, _output: &ToolOutput) -> Option<String> {
+        None
+    }
+}
+
+/// Everything the engine reports while a turn runs.
+#[derive(Debug, Clone)]
+pub enum EngineEvent {
+    Stream(StreamEvent),
+    /// A committed assistant message.
+    Assistant {
+        message: Message,
+        stop_reason: Option<StopReason>,
+        model: String,
+    },
+    ToolStarted(ToolCall),
+    ToolFinished {
+        call: ToolCall,
+        output: ToolOutput,
+        duration: Duration,
+    },
+    /// A committed user message carrying tool results.
+    ToolResults(Message),
+    Usage {
+        usage: Usage,
+        model: String,
+        api_duration: Duration,
+    },
+    Context(ContextState),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnStop {
+    Completed(StopReason),
+    Interrupted,
+    MaxRounds,
+    ContextFull,
+    Failed(ProviderError),
+}
+
+/// The result of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub stop: TurnStop,
+    /// Provider calls made.
+    pub rounds: u32,
+}
+
+/// The collaborators of a turn.
+pub struct Engine<'a> {
+    pub provider: &'a dyn Provider,
+    pub tools: &'a ToolRegistry,
+    pub gate: &'a dyn ToolGate,
+    pub sink: &'a (dyn Fn(EngineEvent) + Send + Sync),
+}
+
+/// Text and thinking streamed in the current attempt, kept for an interrupted commit.
+#[derive(Default)]
+struct Partial {
+    text: String,
+}
+
+impl Engine<'_> {
+    /// Runs one user turn over `history` (whose last message is the user's prompt).
+    pub async fn run_turn(
+        &self,
+        history: &mut Vec<Message>,
+        tracker: &mut ContextTracker,
+        config: &TurnConfig,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let mut rounds = 0u32;
+        let mut tool_rounds = 0u32;
+        loop {
+            if cancel.is_cancelled() {
+                return TurnOutcome {
+                    stop: TurnStop::Interrupted,
+                    rounds,
+                };
+            }
+            let state = self.context_state(history, tracker, config);
+            if state.fraction() > HARD_LIMIT {
+                return TurnOutcome {
+                    stop: TurnStop::ContextFull,
+                    rounds,
+                };
+            }
+            let at_cap = config.max_rounds.is_some_and(|cap| tool_rounds >= cap);
+            let mut request = ProviderRequest {
+                model: config.model.clone(),
+                system: config.system.clone(),
+                messages: history.clone(),
+                tools: self.tools.schemas(),
+                max_tokens: config.max_tokens,
+                thinking_budget: config.thinking_budget,
+                tools_disabled: at_cap,
+            };
+            if at_cap {
+                request.messages.push(Message::user_text(SUMMARY_REQUEST));
+            }
+            rounds += 1;
+            let partial = Mutex::new(Partial::default());
+            let forward = |event: StreamEvent| {
+                if let Ok(mut p) = partial.lock() {
+                    match &event {
+                        StreamEvent::TextDelta(t) => p.text.push_str(t),
+                        StreamEvent::AttemptDiscarded => p.text.clear(),
+                        _ => {}
+                    }
+                }
+                (self.sink)(EngineEvent::Stream(event));
+            };
+            let started = Instant::now();
+            let result = self.provider.stream(&request, &forward, cancel).await;
+            let api_duration = started.elapsed();
+            let partial_text = partial.lock().map(|p| p.text.clone()).unwrap_or_default();
+            let turn = match result {
+                Ok(turn) => turn,
+                Err(err) => {
+                    if !partial_text.is_empty() {
+                        let mut message =
+                            Message::new(Role::Assistant, vec![Block::text(partial_text)]);
+                        message.state = MessageState::Interrupted;
+                        self.commit_assistant(history, message, None, &config.model);
+                    }
+                    let stop = if err.kind == ProviderErrorKind::Cancelled {
+                        TurnStop::Interrupted
+                    } else {
+                        TurnStop::Failed(err)
+                    };
+                    return TurnOutcome { stop, rounds };
+                }
+            };
+            let mut message = Message::new(Role::Assistant, turn.content);
+            message.usage = turn.usage;
+            if let Some(id) = turn.id.filter(|id| !id.is_empty()) {
+                message.id = id;
+            }
+            let calls: Vec<(String, String, Value)> = message
+                .tool_uses()
+                .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
+                .collect();
+            let model = if turn.model.is_empty() {
+                config.model.clone()
+            } else {
+                turn.model
+            };
+            self.commit_assistant(
+                history,
+                message,
+                Some(turn.stop_reason.clone()),
+                &model,
+            );
+            if let Some(usage) = turn.usage {
+                tracker.record_usage(&usage, history.len());
+                (self.sink)(EngineEvent::Usage {
+                    usage,
+                    model: model.clone(),
+                    api_duration,
+                });
+            }
+            (self.sink)(EngineEvent::Context(
+                self.context_state(history, tracker, config),
+            ));
+            if at_cap {
+                return TurnOutcome {
+                    stop: TurnStop::MaxRounds,
+                    rounds,
+                };
+            }
+            if calls.is_empty() {
+                return TurnOutcome {
+                    stop: TurnStop::Completed(turn.stop_reason),
+                    rounds,
+                };
+            }
+            tool_rounds += 1;
+            let results = self
+                .run_tools(&calls, history, tracker, config, cancel)
+                .await;
+            let message = Message::new(Role::User, results);
+            history.push(message.clone());
+            (self.sink)(EngineEvent::ToolResults(message));
+            if cancel.is_cancelled() {
+                return TurnOutcome {
+                    stop: TurnStop::Interrupted,
+                    rounds,
+                };
+            }
+        }
+    }
+
+    fn commit_assistant(
+        &self,
+        history: &mut Vec<Message>,
+        message: Message,
+        stop_reason: Option<StopReason>,
+        model: &str,
+    ) {
+        history.push(message.clone());
+        (self.sink)(EngineEvent::Assistant {
+            message,
+            stop_reason,
+            model: model.to_string(),
+        });
+    }
+
+    fn context_state(
+        &self,
+        history: &[Message],
+        tracker: &ContextTracker,
+        config: &TurnConfig,
+    ) -> ContextState {
+        ContextState {
+            used_tokens: tracker.estimate(history),
+            window: config.context_window,
+        }
+    }
+
+    /// Runs a round's calls and returns one tool_result block per call, in request order.
+    async fn run_tools(
+        &self,
+        calls: &[(String, String, Value)],
+        history: &[Message],
+        tracker: &ContextTracker,
+        config: &TurnConfig,
+        cancel: &CancellationToken,
+    ) -> Vec<Block> {
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        let mut batch: Vec<(usize, ToolCall, Arc<dyn Tool>)> = Vec::new();
+        for (index, (id, name, input)) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let Some(tool) = self.tools.get(name).cloned() else {
+                outputs[index] = Some(ToolOutput::error(format!(
+                    "Error: No such tool available: {name}. Available tools: {}",
+                    self.tools.names().join(", ")
+                )));
+                continue;
+            };
+            if let Some(raw) = input.get(INVALID_INPUT_KEY) {
+                outputs[index] = Some(ToolOutput::error(format!(
+                    "Error: the arguments for {name} were not valid JSON (the output may have been cut off): {}",
+                    truncate_middle(raw.as_str().unwrap_or_default(), 400)
+                )));
+                continue;
+            }
+            let mut call = ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                argument: tool.primary_argument(input),
+                risk: tool.risk(),
+                input: input.clone(),
+            };
+            if call.risk != RiskClass::Read {
+                self.run_batch(&mut batch, &mut outputs, config, cancel)
+                    .await;
+            }
+            match self.gate.check(&call, cancel).await {
+                GateDecision::Deny(message) => {
+                    outputs[index] = Some(ToolOutput::error(message));
+                    continue;
+                }
+                GateDecision::Allow(input) => {
+                    if input != call.input {
+                        call.argument = tool.primary_argument(&input);
+                        call.input = input;
+                    }
+                }
+            }
+            batch.push((index, call, tool));
+            if batch.last().is_some_and(|(_, c, _)| c.risk != RiskClass::Read) {
+                self.run_batch(&mut batch, &mut outputs, config, cancel)
+                    .await;
+            }
+        }
+        self.run_batch(&mut batch, &mut outputs, config, cancel)
+            .await;
+
+        let mut used = tracker.estimate(history);
+        let guard = (config.context_window as f64 * TOOL_RESULT_GUARD) as u64;
+        let mut over = false;
+        calls
+            .iter()
+            .zip(outputs)
+            .map(|((id, _, _), output)| {
+                let output = output.unwrap_or_else(|| ToolOutput::error(INTERRUPTED_RESULT));
+                let mut content = truncate_middle(&output.content, TOOL_OUTPUT_CAP);
+                if over {
+                    content = SKIPPED_RESULT.to_string();
+                } else {
+                    used += super::context::chars_to_tokens(content.len());
+                    over = used > guard;
+                }
+                Block::ToolResult {
+                    tool_use_id: id.clone(),
+                    content,
+                    is_error: output.is_error,
+                }
+            })
+            .collect()
+    }
+
+    /// Runs the queued calls: several read-only ones concurrently, anything else alone.
+    async fn run_batch(
+        &self,
+        batch: &mut Vec<(usize, ToolCall, Arc<dyn Tool>)>,
+        outputs: &mut [Option<ToolOutput>],
+        config: &TurnConfig,
+        cancel: &CancellationToken,
+    ) {
+        let queued = std::mem::take(batch);
+        for chunk in queued.chunks(PARALLEL_READS) {
+            if cancel.is_cancelled() {
+                return;
+            }
+            let runs = chunk.iter().map(|(index, call, tool)| async move {
+                (*index, self.run_one(call, tool.as_ref(), config, cancel).await)
+            });
+            for (index, output) in join_all(runs).await {
+                outputs[index] = output;
+            }
+        }
+    }
+
+    async fn run_one(
+        &self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        config: &TurnConfig,
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutput> {
+        (self.sink)(EngineEvent::ToolStarted(call.clone()));
+        let ctx = ToolContext {
+            cwd: config.cwd.clone(),
+            cancel: cancel.child_token(),
+            tool_use_id: call.id.clone(),
+            env: config.env.clone(),
+        };
+        let started = Instant::now();
+        let running = tool.call(call.input.clone(), &ctx);
+        // A tool sees the cancellation itself (Bash kills its process group); one that
+        // ignores it is dropped after a grace period so an abort never hangs.
+        let grace = async {
+            cancel.cancelled().await;
+            tokio::time::sleep(CANCEL_GRACE).await;
+        };
+        let mut output = tokio::select! {
+            output = running => output,
+            _ = grace => ToolOutput::error(INTERRUPTED_RESULT),
+        };
+        if let Some(extra) = self.gate.after(call, &output).await {
+            output.content.push_str("\n\n");
+            output.content.push_str(&extra);
+        }
+        (self.sink)(EngineEvent::ToolFinished {
+            call: call.clone(),
+            output: output.clone(),
+            duration: started.elapsed(),
+        });
+        Some(output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The loop against a scripted provider (a stand-in for the model API) and small tools.
+    use super::*;
+    use crate::core::provider::AssistantTurn;
+    use serde_json::json;
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Scripted {
+        turns: Mutex<VecDeque<Result<AssistantTurn, ProviderError>>>,
+        requests: Mutex<Vec<ProviderRequest>>,
+    }
+
+    impl Scripted {
+        fn new(turns: Vec<Result<AssistantTurn, ProviderError>>) -> Self {
+            Scripted {
+                turns: Mutex::new(turns.into()),
+                requests: Mutex::new(vec![]),
+            }
+        }
+    }
+
+    #[async_trait]
+    impl Provider for Scripted {
+        fn name(&self) -> &str {
+            "scripted"
+        }
+        async fn stream(
+            &self,
+            request: &ProviderRequest,
+            events: crate::core::provider::StreamSink<'_>,
+            cancel: &CancellationToken,
+        ) -> Result<AssistantTurn, ProviderError> {
+            self.requests.lock().unwrap().push(request.clone());
+            let next = self.turns.lock().unwrap().pop_front();
+            match next {
+                Some(Ok(turn)) => {
+                    for block in &turn.content {
+                        if let Block::Text { text } = block {
+                            events(StreamEvent::TextDelta(text.clone()));
+                        }
+                    }
+                    Ok(turn)
+                }
+                Some(Err(e)) if e.kind == ProviderErrorKind::Cancelled => {
+                    events(StreamEvent::TextDelta("partial ans".into()));
+                    cancel.cancel();
+                    Err(e)
+                }
+                Some(Err(e)) => Err(e),
+                None => Ok(text_turn("done")),
+            }
+        }
+    }
+
+    fn text_turn(text: &str) -> AssistantTurn {
+        AssistantTurn {
+            id: None,
+            model: "m".into(),
+            content: vec![Block::text(text)],
+            stop_reason: StopReason::EndTurn,
+            usage: Some(Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                ..Usage::default()
+            }),
+        }
+    }
+
+    fn tool_turn(calls: &[(&str, &str, Value)]) -> AssistantTurn {
+        AssistantTurn {
+            id: None,
+            model: "m".into(),
+            content: calls
+                .iter()
+                .map(|(id, name, input)| Block::ToolUse {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    input: input.clone(),
+                })
+                .collect(),
+            stop_reason: StopReason::ToolUse,
+            usage: None,
+        }
+    }
+
+    /// Echoes its `v` argument; waits for `gate` (if set) so concurrency can be observed.
+    struct Echo {
+        name: &'static str,
+        risk: RiskClass,
+        running: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+    }
+
+    #[async_trait]
+    impl Tool for Echo {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn description(&self) -> &str {
+            "echo"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type":"object"})
+        }
+        fn risk(&self) -> RiskClass {
+            self.risk
+        }
+        fn primary_argument(&self, input: &Value) -> Option<String> {
+            input["v"].as_str().map(str::to_string)
+        }
+        async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+            if input["hang"].as_bool() == Some(true) {
+                ctx.cancel.cancelled().await;
+                self.running.fetch_sub(1, Ordering::SeqCst);
+                return ToolOutput::error("stopped");
+            }
+            tokio::task::yield_now().await;
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutput::ok(format!("{}:{}", self.name, input["v"].as_str().unwrap_or("")))
+        }
+    }
+
+    struct AllowAll;
+    #[async_trait]
+    impl ToolGate for AllowAll {
+        async fn check(&self, call: &ToolCall, _c: &CancellationToken) -> GateDecision {
+            if call.argument.as_deref() == Some("forbidden") {
+                GateDecision::Deny("Permission denied".into())
+            } else {
+                GateDecision::Allow(call.input.clone())
+            }
+        }
+    }
+
+    fn registry(peak: &Arc<AtomicUsize>) -> ToolRegistry {
+        let running = Arc::new(AtomicUsize::new(0));
+        ToolRegistry::new(vec![
+            Arc::new(Echo {
+                name: "Read",
+                risk: RiskClass::Read,
+                running: running.clone(),
+                peak: peak.clone(),
+            }),
+            Arc::new(Echo {
+                name: "Bash",
+                risk: RiskClass::Execute,
+                running,
+                peak: peak.clone(),
+            }),
+        ])
+    }
+
+    fn config() -> TurnConfig {
+        TurnConfig {
+            model: "m".into(),
+            system: "sys".into(),
+            max_tokens: 1000,
+            thinking_budget: None,
+            max_rounds: None,
+            context_window: 200_000,
+            cwd: std::env::temp_dir(),
+            env: vec![],
+        }
+    }
+
+    async fn run(
+        provider: &Scripted,
+        config: &TurnConfig,
+        cancel: &CancellationToken,
+    ) -> (TurnOutcome, Vec<Message>, Vec<EngineEvent>, usize) {
+        let peak = Arc::new(AtomicUsize::new(0));
+        let tools = registry(&peak);
+        let events = Mutex::new(vec![]);
+        let sink = |e: EngineEvent| events.lock().unwrap().push(e);
+        let engine = Engine {
+            provider,
+            tools: &tools,
+            gate: &AllowAll,
+            sink: &sink,
+        };
+        let mut history = vec![Message::user_text("go")];
+        let mut tracker = ContextTracker::new(10);
+        let outcome = engine
+            .run_turn(&mut history, &mut tracker, config, cancel)
+            .await;
+        let events = events.into_inner().unwrap();
+        (outcome, history, events, peak.load(Ordering::SeqCst))
+    }
+
+    fn results(message: &Message) -> Vec<(String, String, bool)> {
+        message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => Some((tool_use_id.clone(), content.clone(), *is_error)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reads_run_in_parallel_and_results_keep_request_order() {
+        let provider = Scripted::new(vec![
+            Ok(tool_turn(&[
+                ("a", "Read", json!({"v":"1"})),
+                ("b", "Read", json!({"v":"2"})),
+                ("c", "Bash", json!({"v":"3"})),
+                ("d", "Nope", json!({})),
+                ("e", "Bash", json!({"v":"forbidden"})),
+                ("f", "Read", json!({INVALID_INPUT_KEY: "{\"v\":"})),
+            ])),
+            Ok(text_turn("all done")),
+        ]);
+        let (outcome, history, _events, peak) =
+            run(&provider, &config(), &CancellationToken::new()).await;
+        assert_eq!(outcome.stop, TurnStop::Completed(StopReason::EndTurn));
+        assert_eq!(outcome.rounds, 2);
+        assert_eq!(peak, 2, "the two reads overlapped");
+        let r = results(&history[2]);
+        assert_eq!(r[0], ("a".into(), "Read:1".into(), false));
+        assert_eq!(r[1], ("b".into(), "Read:2".into(), false));
+        assert_eq!(r[2], ("c".into(), "Bash:3".into(), false));
+        assert!(r[3].1.contains("No such tool available: Nope") && r[3].1.contains("Read, Bash"));
+        assert_eq!(r[4], ("e".into(), "Permission denied".into(), true));
+        assert!(r[5].2 && r[5].1.contains("not valid JSON"));
+        assert_eq!(history[3].text(), "all done");
+        // The second request carried the tool results.
+        let requests = provider.requests.lock().unwrap();
+        assert_eq!(requests[1].messages.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn cancellation_answers_every_issued_tool_use() {
+        let provider = Scripted::new(vec![Ok(tool_turn(&[
+            ("a", "Bash", json!({"v":"1","hang":true})),
+            ("b", "Bash", json!({"v":"2"})),
+        ]))]);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let provider_ref = &provider;
+        let (outcome, history, _e, _p) = tokio::join!(
+            async { run(provider_ref, &config(), &cancel).await },
+            async move {
+                tokio::task::yield_now().await;
+                trigger.cancel();
+            }
+        )
+        .0;
+        assert_eq!(outcome.stop, TurnStop::Interrupted);
+        let r = results(&history[2]);
+        assert_eq!(r.len(), 2);
+        assert!(r.iter().all(|(_, _, is_error)| *is_error));
+        assert_eq!(r[1].1, INTERRUPTED_RESULT);
+    }
+
+    #[tokio::test]
+    async fn an_aborted_stream_commits_the_partial_answer_as_interrupted() {
+        let provider = Scripted::new(vec![Err(ProviderError::cancelled())]);
+        let (outcome, history, _e, _p) =
+            run(&provider, &config(), &CancellationToken::new()).await;
+        assert_eq!(outcome.stop, TurnStop::Interrupted);
+        assert_eq!(history[1].text(), "partial ans");
+        assert_eq!(history[1].state, MessageState::Interrupted);
+    }
+
+    #[tokio::test]
+    async fn the_round_cap_ends_with_a_tool_less_summary_call() {
+        let provider = Scripted::new(vec![
+            Ok(tool_turn(&[("a", "Read", json!({"v":"1"}))])),
+            Ok(tool_turn(&[("b", "Read", json!({"v":"2"}))])),
+            Ok(text_turn("summary")),
+        ]);
+        let mut cfg = config();
+        cfg.max_rounds = Some(2);
+        let (outcome, history, _e, _p) = run(&provider, &cfg, &CancellationToken::new()).await;
+        assert_eq!(outcome.stop, TurnStop::MaxRounds);
+        assert_eq!(outcome.rounds, 3);
+        assert_eq!(history.last().unwrap().text(), "summary");
+        let requests = provider.requests.lock().unwrap();
+        assert!(requests[2].tools_disabled);
+        assert_eq!(requests[2].messages.last().unwrap().text(), SUMMARY_REQUEST);
+        assert!(!requests[1].tools_disabled);
+    }
+
+    #[tokio::test]
+    async fn context_guards_skip_results_and_refuse_rounds() {
+        let provider = Scripted::new(vec![Ok(tool_turn(&[
+            ("a", "Read", json!({"v":"x".repeat(4000)})),
+            ("b", "Read", json!({"v":"2"})),
+        ]))]);
+        let mut cfg = config();
+        cfg.context_window = 1500;
+        let (outcome, history, _e, _p) = run(&provider, &cfg, &CancellationToken::new()).await;
+        let r = results(&history[2]);
+        assert!(r[0].1.starts_with("Read:xxx"));
+        assert_eq!(r[1].1, SKIPPED_RESULT);
+        assert_eq!(outcome.stop, TurnStop::ContextFull);
+    }
+
+    #[tokio::test]
+    async fn provider_errors_end_the_turn_with_the_error() {
+        let err = ProviderError::new(ProviderErrorKind::Auth, "bad key").with_status(401);
+        let provider = Scripted::new(vec![Err(err.clone())]);
+        let (outcome, history, _e, _p) =
+            run(&provider, &config(), &CancellationToken::new()).await;
+        assert_eq!(outcome.stop, TurnStop::Failed(err));
+        assert_eq!(history.len(), 1);
+    }
+}
