@@ -1,3 +1,12 @@
 //! The client-facing API: `InteractiveSession` and its `SessionEvent` stream, plus what a
-//! session is assembled from — system prompt, context files, commands. Provider-neutral:
-//! it receives a provider, it never builds one.
+//! session is assembled from — system prompt, context files, slash commands. It is
+//! provider-neutral: it receives a provider, it never builds one.
+
+pub mod commands;
+pub mod context_files;
+pub mod events;
+pub mod interactive;
+pub mod system_prompt;
+
+pub use events::{PermissionRequest, SessionEvent, TurnEnd};
+pub use interactive::InteractiveSession;

@@ -1,3 +1,7 @@
 //! A conversation that lasts: the engine run with permission enforcement, context
 //! tracking and the append-only JSONL session log with its replay. Provider and tools are
 //! injected.
+
+pub mod conversation;
+
+pub use conversation::{PermissionAnswer, Session, SessionConfig, SessionUpdate, UpdateSink};

@@ -1,0 +1,102 @@
+//! Command-line arguments, spelled as Claude Code spells them so scripts carry over.
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// robota — a terminal coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "robota", version, about, long_about = None)]
+pub struct Args {
+    /// The prompt (with -p: the whole task; piped stdin is added to it).
+    pub prompt: Option<String>,
+
+    /// Print the answer and exit (headless); nothing can prompt for approval.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Output of print mode: the answer, one JSON result, or NDJSON messages.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+
+    /// Input of print mode: text, or one JSON user message per stdin line.
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+
+    /// With stream-json output: also emit token deltas as `stream_event` lines.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// Full turn-by-turn output (required by stream-json output, as in Claude Code).
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Model id (default: the provider's current Sonnet-class model).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// default, acceptEdits, plan or bypassPermissions.
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+
+    /// Same as --permission-mode bypassPermissions.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+
+    /// Stop after this many tool rounds (print mode), with a final summary.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// Replace the built-in system prompt.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+
+    /// Add text to the end of the system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+
+    /// Allow rules, e.g. "Bash(git diff *),Read".
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Deny rules; a bare tool name also removes the tool.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Resume a session by id, name or id prefix.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// With --resume/--continue: continue as a new session, leaving the original as it was.
+    #[arg(long)]
+    pub fork_session: bool,
+
+    /// Use this session id (a UUID) for a new session.
+    #[arg(long)]
+    pub session_id: Option<String>,
+
+    /// Do not write a session log (print mode).
+    #[arg(long)]
+    pub no_session_persistence: bool,
+
+    /// Name the session.
+    #[arg(short = 'n', long)]
+    pub name: Option<String>,
+}

@@ -1,0 +1,186 @@
+//! Putting a session together from the arguments: provider, tools, permission policy,
+//! system prompt, and the session log — new, continued, resumed or forked.
+
+use crate::core::ToolRegistry;
+use crate::core::models;
+use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
+use crate::sdk::{context_files, system_prompt};
+use crate::session::log::{SessionHeader, SessionLog};
+use crate::session::replay;
+use crate::session::store::SessionStore;
+use crate::session::{Session, SessionConfig};
+
+use super::args::Args;
+use super::paths;
+use super::provider_setup;
+
+/// An assembled session and the facts clients print about it.
+pub struct Assembled {
+    pub session: Session,
+    pub model: String,
+    pub api_key_source: String,
+    /// Lines for stderr (e.g. a log line skipped on resume).
+    pub warnings: Vec<String>,
+}
+
+pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let home = paths::robota_home();
+    let choice = provider_setup::choose(args.model.as_deref(), &home)?;
+    let mut warnings = Vec::new();
+
+    let mode = if args.dangerously_skip_permissions {
+        PermissionMode::BypassPermissions
+    } else {
+        match &args.permission_mode {
+            Some(m) => PermissionMode::parse(m).ok_or_else(|| {
+                format!(
+                    "unknown --permission-mode {m:?}; choose one of: {}",
+                    PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+                )
+            })?,
+            None => PermissionMode::Default,
+        }
+    };
+    let allow: Vec<PermissionRule> = args
+        .allowed_tools
+        .iter()
+        .flat_map(|a| PermissionRule::parse_list(a))
+        .collect();
+    let deny: Vec<PermissionRule> = args
+        .disallowed_tools
+        .iter()
+        .flat_map(|a| PermissionRule::parse_list(a))
+        .collect();
+    let mut tools = ToolRegistry::new(crate::tools::default_tools(&cwd));
+    let removed: Vec<String> = deny
+        .iter()
+        .filter(|r| r.specifier.is_none())
+        .map(|r| r.tool.clone())
+        .collect();
+    tools.retain(|name| !removed.iter().any(|r| r == name || r == "*"));
+
+    let store = SessionStore::new(home.clone());
+    let resume_query = match (&args.resume, args.continue_session) {
+        (Some(q), _) if !q.is_empty() => Some(ResumeFrom::Query(q.clone())),
+        (Some(_), _) => {
+            return Err(
+                "--resume needs a session id or name in print mode (the picker is interactive)"
+                    .to_string(),
+            );
+        }
+        (None, true) => Some(ResumeFrom::Latest),
+        (None, false) => None,
+    };
+    let mut history = Vec::new();
+    let mut replayed_name = None;
+    let mut model = choice.model.clone();
+    let (session_id, log) = match resume_query {
+        Some(from) => {
+            let summary = match from {
+                ResumeFrom::Query(q) => store.find(&cwd, &q).map_err(|e| e.to_string())?,
+                ResumeFrom::Latest => store.latest(&cwd).ok_or_else(|| {
+                    format!("no previous session to continue in {}", cwd.display())
+                })?,
+            };
+            let replayed = replay::replay(&summary.path).map_err(|e| e.to_string())?;
+            warnings.extend(replayed.warnings.iter().cloned());
+            history = replayed.messages.clone();
+            replayed_name = replayed.name.clone();
+            if args.model.is_none()
+                && let Some(m) = &replayed.model
+            {
+                model = m.clone();
+            }
+            if args.fork_session {
+                let id = new_session_id(args)?;
+                let path = store
+                    .fork(&summary.path, &id, &cwd)
+                    .map_err(|e| e.to_string())?;
+                let forked = replay::replay(&path).map_err(|e| e.to_string())?;
+                let log = SessionLog::open_append(&path, &forked).map_err(|e| e.to_string())?;
+                (id, Some(log))
+            } else {
+                let log = SessionLog::open_append(&summary.path, &replayed)
+                    .map_err(|e| e.to_string())?;
+                (replayed.header.session_id.clone(), Some(log))
+            }
+        }
+        None => {
+            let id = new_session_id(args)?;
+            let log = if args.no_session_persistence {
+                None
+            } else {
+                let header = SessionHeader {
+                    session_id: id.clone(),
+                    cwd: cwd.clone(),
+                    created: jiff::Timestamp::now().to_string(),
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                    model: model.clone(),
+                    provider: choice.provider.name().to_string(),
+                    forked_from: None,
+                };
+                Some(SessionLog::create(&home, &header).map_err(|e| e.to_string())?)
+            };
+            (id, log)
+        }
+    };
+
+    let files = context_files::load(&cwd, paths::home_dir().as_deref(), &home);
+    let date = jiff::Zoned::now().date().to_string();
+    let prompt = system_prompt::build(&system_prompt::PromptParts {
+        cwd: &cwd,
+        model: &model,
+        date: &date,
+        replace: args.system_prompt.as_deref(),
+        append: args.append_system_prompt.as_deref(),
+        context_files: &files,
+    });
+    let info = models::lookup(&model);
+    let config = SessionConfig {
+        session_id,
+        cwd: cwd.clone(),
+        model: model.clone(),
+        system_prompt: prompt,
+        max_tokens: info.max_output.min(32_000),
+        thinking_budget: None,
+        max_rounds: args.max_turns,
+        context_window: info.context_window,
+        env: Vec::new(),
+        interactive,
+    };
+    let policy = PermissionPolicy {
+        mode,
+        allow,
+        ask: Vec::new(),
+        deny,
+    };
+    let mut session = Session::new(config, choice.provider, tools, policy, log)
+        .with_history(history, replayed_name);
+    if let Some(name) = args.name.clone().filter(|n| Some(n.as_str()) != session.name()) {
+        session.rename(name);
+    }
+    Ok(Assembled {
+        session,
+        model,
+        api_key_source: choice.api_key_source,
+        warnings,
+    })
+}
+
+enum ResumeFrom {
+    Query(String),
+    Latest,
+}
+
+fn new_session_id(args: &Args) -> Result<String, String> {
+    match &args.session_id {
+        Some(id) if !args.fork_session || args.resume.is_some() || args.continue_session => {
+            uuid::Uuid::parse_str(id)
+                .map(|u| u.to_string())
+                .map_err(|_| format!("--session-id must be a UUID, got {id:?}"))
+        }
+        _ => Ok(uuid::Uuid::new_v4().to_string()),
+    }
+}
+

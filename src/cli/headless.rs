@@ -1,0 +1,384 @@
+//! Headless print mode (`robota -p`): one run of an `InteractiveSession` whose events are
+//! printed as the final text, one JSON result, or NDJSON messages. Nothing can prompt: a
+//! call that needs approval is denied and listed in `permission_denials`. SIGINT
+//! interrupts the turn cleanly (log and result still written) and exits 130.
+
+use std::io::{IsTerminal, Read, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::sdk::commands::BUILTINS;
+use crate::sdk::{InteractiveSession, SessionEvent, TurnEnd};
+
+use super::args::{Args, InputFormat, OutputFormat};
+use super::assemble::assemble;
+use super::output::{self, RunTotals};
+
+/// Piped stdin is read up to this size, as in Claude Code.
+const STDIN_CAP: u64 = 10 * 1024 * 1024;
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_ERROR: u8 = 1;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Runs print mode to completion and returns the process exit code.
+pub async fn run(args: Args) -> u8 {
+    let started = Instant::now();
+    if args.output_format == OutputFormat::StreamJson && !args.verbose {
+        eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
+        return EXIT_ERROR;
+    }
+    if args.input_format == InputFormat::StreamJson && args.output_format != OutputFormat::StreamJson
+    {
+        eprintln!("Error: --input-format=stream-json requires --output-format=stream-json");
+        return EXIT_ERROR;
+    }
+    let mut printer = Printer::new(&args);
+    let prompts = match read_prompts(&args) {
+        Ok(p) => p,
+        Err(message) => return printer.fail_early(&message, started),
+    };
+    let assembled = match assemble(&args, false) {
+        Ok(a) => a,
+        Err(message) => return printer.fail_early(&message, started),
+    };
+    for warning in &assembled.warnings {
+        eprintln!("robota: warning: {warning}");
+    }
+    let session_id = assembled.session.id().to_string();
+    printer.session_id = session_id.clone();
+    let commands: Vec<&str> = BUILTINS.iter().map(|c| c.name).collect();
+    printer.emit(output::init_message(
+        &session_id,
+        &assembled.session.config().cwd.to_string_lossy(),
+        &assembled.model,
+        &assembled.session.tools().names(),
+        assembled.session.mode().as_str(),
+        &assembled.api_key_source,
+        &commands,
+    ));
+
+    let mut session = InteractiveSession::start(assembled.session);
+    let Some(mut events) = session.events() else {
+        return EXIT_ERROR;
+    };
+    let mut end = TurnEnd::Success;
+    let mut result = String::new();
+    let mut prompts = prompts.into_iter();
+    let mut sigint = Box::pin(tokio::signal::ctrl_c());
+    let mut pending = submit_next(&session, &mut prompts);
+    let mut in_turn = false;
+    while pending {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = &mut sigint => {
+                session.abort();
+                sigint = Box::pin(std::future::pending());
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        match event {
+            SessionEvent::TurnStarted { .. } => in_turn = true,
+            SessionEvent::TurnComplete {
+                end: turn_end,
+                rounds,
+                result: text,
+                ..
+            } => {
+                printer.totals.num_turns += rounds;
+                if let TurnEnd::Error(message) = &turn_end {
+                    printer.totals.errors.push(message.clone());
+                }
+                if turn_end == TurnEnd::Interrupted {
+                    printer.totals.errors.push("Interrupted by user".to_string());
+                }
+                if turn_end == TurnEnd::ContextFull {
+                    printer.totals.errors.push(
+                        "The context window is nearly full; run /compact or start a new session."
+                            .to_string(),
+                    );
+                }
+                if turn_end == TurnEnd::MaxTurns {
+                    printer.totals.errors.push(format!(
+                        "Reached the maximum number of turns ({})",
+                        args.max_turns.unwrap_or_default()
+                    ));
+                }
+                in_turn = false;
+                let stop = turn_end != TurnEnd::Success;
+                end = turn_end;
+                result = text;
+                pending = !stop && submit_next(&session, &mut prompts);
+            }
+            SessionEvent::CommandOutput { output, .. } => {
+                result = output;
+                pending = submit_next(&session, &mut prompts);
+            }
+            SessionEvent::Warning(w) if !in_turn => {
+                // A slash command failed.
+                eprintln!("robota: {w}");
+                if prompts.len() == 0 {
+                    printer.totals.errors.push(w.clone());
+                    end = TurnEnd::Error(w);
+                    pending = false;
+                } else {
+                    pending = submit_next(&session, &mut prompts);
+                }
+            }
+            other => printer.on_event(other),
+        }
+    }
+    drop(session);
+    printer.finish(&end, &result, started.elapsed())
+}
+
+fn submit_next(session: &InteractiveSession, prompts: &mut impl Iterator<Item = String>) -> bool {
+    match prompts.next() {
+        Some(p) => {
+            session.submit(p);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The prompts of this run: the argument plus piped stdin, or one per stream-json line.
+fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
+    let stdin = std::io::stdin();
+    let piped = !stdin.is_terminal();
+    let mut input = String::new();
+    if piped {
+        let mut bytes = Vec::new();
+        stdin
+            .lock()
+            .take(STDIN_CAP)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        input = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    if args.input_format == InputFormat::StreamJson {
+        let mut prompts: Vec<String> = args.prompt.iter().cloned().collect();
+        for (n, line) in input.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let value: Value = serde_json::from_str(line)
+                .map_err(|e| format!("stdin line {}: not JSON: {e}", n + 1))?;
+            prompts.push(user_text(&value).ok_or_else(|| {
+                format!("stdin line {}: expected {{\"type\":\"user\",\"message\":{{…}}}}", n + 1)
+            })?);
+        }
+        if prompts.is_empty() {
+            return Err("Input must be provided through stdin as stream-json user messages".into());
+        }
+        return Ok(prompts);
+    }
+    let prompt = match (args.prompt.as_deref(), input.trim().is_empty()) {
+        (Some(p), true) => p.to_string(),
+        (Some(p), false) => format!("{}\n\n{p}", input.trim_end()),
+        (None, false) => input,
+        (None, true) => String::new(),
+    };
+    if prompt.trim().is_empty() {
+        return Err(
+            "Input must be provided either through stdin or as a prompt argument when using --print"
+                .into(),
+        );
+    }
+    Ok(vec![prompt])
+}
+
+/// The text of a stream-json user message.
+fn user_text(value: &Value) -> Option<String> {
+    if value.get("type")?.as_str()? != "user" {
+        return None;
+    }
+    let content = value.get("message")?.get("content")?;
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}
+
+/// Turns events into output lines and keeps the totals.
+struct Printer {
+    format: OutputFormat,
+    verbose_json: bool,
+    partial: bool,
+    session_id: String,
+    totals: RunTotals,
+    /// All messages, for `json` + `--verbose` (printed as one array).
+    collected: Vec<Value>,
+    block_index: Option<(usize, &'static str)>,
+    next_block: usize,
+}
+
+impl Printer {
+    fn new(args: &Args) -> Self {
+        Printer {
+            format: args.output_format,
+            verbose_json: args.output_format == OutputFormat::Json && args.verbose,
+            partial: args.include_partial_messages,
+            session_id: String::new(),
+            totals: RunTotals::new(),
+            collected: Vec::new(),
+            block_index: None,
+            next_block: 0,
+        }
+    }
+
+    fn emit(&mut self, value: Value) {
+        match self.format {
+            OutputFormat::StreamJson => print_line(&value.to_string()),
+            OutputFormat::Json if self.verbose_json => self.collected.push(value),
+            _ => {}
+        }
+    }
+
+    fn fail_early(&mut self, message: &str, started: Instant) -> u8 {
+        self.totals.errors.push(message.to_string());
+        match self.format {
+            OutputFormat::Text => {
+                eprintln!("Error: {message}");
+                EXIT_ERROR
+            }
+            _ => self.finish(&TurnEnd::Error(message.to_string()), "", started.elapsed()),
+        }
+    }
+
+    /// A text/thinking delta as a raw-API-like `stream_event`.
+    fn delta(&mut self, kind: &'static str, text: String) {
+        if !self.partial || self.format != OutputFormat::StreamJson {
+            return;
+        }
+        let index = match self.block_index {
+            Some((i, k)) if k == kind => i,
+            _ => {
+                let i = self.next_block;
+                self.next_block += 1;
+                self.block_index = Some((i, kind));
+                let block = if kind == "text_delta" {
+                    json!({"type": "text", "text": ""})
+                } else {
+                    json!({"type": "thinking", "thinking": ""})
+                };
+                let start = json!({"type": "content_block_start", "index": i, "content_block": block});
+                self.emit(output::stream_event(&self.session_id, start));
+                i
+            }
+        };
+        let field = if kind == "text_delta" { "text" } else { "thinking" };
+        let event = json!({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: text}});
+        self.emit(output::stream_event(&self.session_id, event));
+    }
+
+    fn on_event(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::TextDelta(t) => self.delta("text_delta", t),
+            SessionEvent::ThinkingDelta(t) => self.delta("thinking_delta", t),
+            SessionEvent::AttemptDiscarded => {
+                self.block_index = None;
+            }
+            SessionEvent::AssistantMessage {
+                message,
+                stop_reason,
+                model,
+            } => {
+                self.block_index = None;
+                self.next_block = 0;
+                let value = output::assistant_message(
+                    &self.session_id,
+                    &message,
+                    &model,
+                    stop_reason.as_deref(),
+                );
+                self.emit(value);
+            }
+            SessionEvent::ToolResults(message) => {
+                let value = output::user_message(&self.session_id, &message);
+                self.emit(value);
+            }
+            SessionEvent::PermissionDenied {
+                tool_use_id,
+                tool_name,
+                input,
+                ..
+            } => self.totals.permission_denials.push(json!({
+                "tool_name": tool_name,
+                "tool_use_id": tool_use_id,
+                "tool_input": input,
+            })),
+            SessionEvent::PermissionRequest(mut request) => {
+                // Print mode cannot ask; the session denies before asking, so this is a
+                // safety net.
+                request.respond(crate::session::PermissionAnswer::Deny(None));
+            }
+            SessionEvent::Usage {
+                usage,
+                model,
+                cost_usd,
+                api_duration,
+            } => {
+                self.totals.add_usage(&model, &usage, cost_usd);
+                self.totals.api_duration += api_duration;
+            }
+            SessionEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                error,
+            } => {
+                if self.format == OutputFormat::Text {
+                    eprintln!(
+                        "robota: {error} — retrying in {:.1} s (attempt {attempt} of {max_attempts})",
+                        delay.as_secs_f64()
+                    );
+                }
+                let value =
+                    output::retry_message(&self.session_id, attempt, max_attempts, delay, &error);
+                self.emit(value);
+            }
+            SessionEvent::Notice(n) | SessionEvent::Warning(n) => eprintln!("robota: {n}"),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, end: &TurnEnd, result: &str, duration: Duration) -> u8 {
+        let code = match end {
+            TurnEnd::Success => EXIT_OK,
+            TurnEnd::Interrupted => EXIT_INTERRUPTED,
+            _ => EXIT_ERROR,
+        };
+        let value =
+            output::result_message(&self.session_id, end, result, duration, &self.totals);
+        match self.format {
+            OutputFormat::Text => {
+                if !result.is_empty() {
+                    print_line(result);
+                }
+                for e in &self.totals.errors {
+                    eprintln!("Error: {e}");
+                }
+            }
+            OutputFormat::Json if self.verbose_json => {
+                self.collected.push(value);
+                print_line(&Value::Array(std::mem::take(&mut self.collected)).to_string());
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => print_line(&value.to_string()),
+        }
+        code
+    }
+}
+
+/// Writes a line to stdout; a closed pipe is not an error worth a panic.
+fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}

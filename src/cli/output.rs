@@ -1,0 +1,219 @@
+//! Print-mode output in Claude Code's shapes: the `system/init`, `assistant`, `user`,
+//! `stream_event`, `system/api_retry` and `result` messages, and the totals a result
+//! carries (usage, cost, per-model usage, permission denials).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::core::{Message, Usage, models};
+use crate::sdk::TurnEnd;
+
+/// Totals gathered over a print-mode run.
+#[derive(Debug, Default)]
+pub struct RunTotals {
+    pub usage: Usage,
+    pub by_model: BTreeMap<String, (Usage, Option<f64>)>,
+    /// `None` once any call's price was unknown.
+    pub cost_known: bool,
+    pub cost_usd: f64,
+    pub api_duration: Duration,
+    pub num_turns: u32,
+    pub permission_denials: Vec<Value>,
+    pub errors: Vec<String>,
+}
+
+impl RunTotals {
+    pub fn new() -> Self {
+        RunTotals {
+            cost_known: true,
+            ..RunTotals::default()
+        }
+    }
+
+    pub fn add_usage(&mut self, model: &str, usage: &Usage, cost: Option<f64>) {
+        self.usage.add(usage);
+        let entry = self
+            .by_model
+            .entry(model.to_string())
+            .or_insert((Usage::default(), Some(0.0)));
+        entry.0.add(usage);
+        entry.1 = entry.1.zip(cost).map(|(a, b)| a + b);
+        match cost {
+            Some(c) => self.cost_usd += c,
+            None => self.cost_known = false,
+        }
+    }
+}
+
+pub fn init_message(
+    session_id: &str,
+    cwd: &str,
+    model: &str,
+    tools: &[String],
+    mode: &str,
+    api_key_source: &str,
+    slash_commands: &[&str],
+) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "init",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "cwd": cwd,
+        "model": model,
+        "tools": tools,
+        "mcp_servers": [],
+        "permissionMode": mode,
+        "slash_commands": slash_commands,
+        "apiKeySource": api_key_source,
+        "robota_version": env!("CARGO_PKG_VERSION"),
+        "output_style": "default",
+        "agents": [],
+        "skills": [],
+        "plugins": [],
+    })
+}
+
+pub fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    })
+}
+
+pub fn assistant_message(
+    session_id: &str,
+    message: &Message,
+    model: &str,
+    stop_reason: Option<&str>,
+) -> Value {
+    let mut inner = json!({
+        "id": message.id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": message.content,
+        "stop_reason": stop_reason,
+        "stop_sequence": null,
+        "usage": message.usage.as_ref().map(usage_json),
+    });
+    if message.state == crate::core::MessageState::Interrupted
+        && let Some(obj) = inner.as_object_mut()
+    {
+        obj.insert("interrupted".into(), json!(true));
+    }
+    json!({
+        "type": "assistant",
+        "uuid": message.id,
+        "session_id": session_id,
+        "parent_tool_use_id": null,
+        "message": inner,
+    })
+}
+
+pub fn user_message(session_id: &str, message: &Message) -> Value {
+    json!({
+        "type": "user",
+        "uuid": message.id,
+        "session_id": session_id,
+        "parent_tool_use_id": null,
+        "message": {"role": "user", "content": message.content},
+    })
+}
+
+pub fn stream_event(session_id: &str, event: Value) -> Value {
+    json!({
+        "type": "stream_event",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "parent_tool_use_id": null,
+        "event": event,
+    })
+}
+
+pub fn retry_message(
+    session_id: &str,
+    attempt: u32,
+    max_attempts: u32,
+    delay: Duration,
+    error: &str,
+) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "api_retry",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "attempt": attempt,
+        "max_retries": max_attempts,
+        "retry_delay_ms": delay.as_millis() as u64,
+        "error": error,
+    })
+}
+
+/// The final `result` message.
+pub fn result_message(
+    session_id: &str,
+    end: &TurnEnd,
+    result: &str,
+    duration: Duration,
+    totals: &RunTotals,
+) -> Value {
+    let (subtype, is_error) = match end {
+        TurnEnd::Success => ("success", false),
+        TurnEnd::MaxTurns => ("error_max_turns", true),
+        _ => ("error_during_execution", true),
+    };
+    let model_usage: serde_json::Map<String, Value> = totals
+        .by_model
+        .iter()
+        .map(|(model, (usage, cost))| {
+            let info = models::lookup(model);
+            (
+                model.clone(),
+                json!({
+                    "inputTokens": usage.input_tokens,
+                    "outputTokens": usage.output_tokens,
+                    "cacheReadInputTokens": usage.cache_read_input_tokens,
+                    "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+                    "webSearchRequests": 0,
+                    "costUSD": cost,
+                    "contextWindow": info.context_window,
+                    "maxOutputTokens": info.max_output,
+                }),
+            )
+        })
+        .collect();
+    let mut value = json!({
+        "type": "result",
+        "subtype": subtype,
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "is_error": is_error,
+        "duration_ms": duration.as_millis() as u64,
+        "duration_api_ms": totals.api_duration.as_millis() as u64,
+        "num_turns": totals.num_turns,
+        "result": result,
+        "total_cost_usd": if totals.cost_known { json!(totals.cost_usd) } else { Value::Null },
+        "usage": usage_json(&totals.usage),
+        "modelUsage": model_usage,
+        "permission_denials": totals.permission_denials,
+    });
+    if let Some(obj) = value.as_object_mut() {
+        let stop = match end {
+            TurnEnd::Success => "end_turn",
+            TurnEnd::Interrupted => "interrupted",
+            TurnEnd::MaxTurns => "max_turns",
+            TurnEnd::ContextFull => "context_full",
+            TurnEnd::Error(_) => "error",
+        };
+        obj.insert("stop_reason".into(), json!(stop));
+        if is_error {
+            obj.insert("errors".into(), json!(totals.errors));
+        }
+    }
+    value
+}

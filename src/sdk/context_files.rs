@@ -1,0 +1,194 @@
+//! Context files (DESIGN §9): `AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` and
+//! `.claude/CLAUDE.md` from the filesystem root down to the working directory (closer
+//! files later), plus the user's `~/.claude/CLAUDE.md` and `$ROBOTA_HOME/AGENTS.md`, with
+//! `@path` imports expanded (at most four hops deep, never inside code).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Import depth limit, as in Claude Code.
+pub const MAX_IMPORT_DEPTH: usize = 4;
+/// A context file larger than this is cut (and says so).
+const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// One loaded file with its imports expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub content: String,
+}
+
+const PROJECT_NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md"];
+
+/// Loads every context file that applies to `cwd`, user files first.
+pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextFile> {
+    let mut candidates = Vec::new();
+    if let Some(home) = home {
+        candidates.push(home.join(".claude/CLAUDE.md"));
+    }
+    candidates.push(robota_home.join("AGENTS.md"));
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        for name in PROJECT_NAMES {
+            candidates.push(dir.join(name));
+        }
+    }
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    for path in candidates {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if !path.is_file() || !seen.insert(key) {
+            continue;
+        }
+        if let Some(content) = read_with_imports(&path, home, 0, &mut HashSet::new()) {
+            if !content.trim().is_empty() {
+                files.push(ContextFile { path, content });
+            }
+        }
+    }
+    files
+}
+
+fn read_capped(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_FILE_BYTES)]).into_owned();
+    if bytes.len() > MAX_FILE_BYTES {
+        text.push_str("\n[… file cut at 256 KiB …]\n");
+    }
+    Some(text)
+}
+
+/// Reads a file and replaces `@path` imports outside code with the imported text.
+fn read_with_imports(
+    path: &Path,
+    home: Option<&Path>,
+    depth: usize,
+    stack: &mut HashSet<PathBuf>,
+) -> Option<String> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if !stack.insert(key.clone()) {
+        return None;
+    }
+    let text = read_capped(path)?;
+    let base = path.parent().unwrap_or(Path::new("/"));
+    let mut out = String::with_capacity(text.len());
+    let mut in_fence = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if in_fence || depth >= MAX_IMPORT_DEPTH || !line.contains('@') {
+            out.push_str(line);
+            continue;
+        }
+        out.push_str(&expand_line(line, base, home, depth, stack));
+    }
+    stack.remove(&key);
+    Some(out)
+}
+
+fn expand_line(
+    line: &str,
+    base: &Path,
+    home: Option<&Path>,
+    depth: usize,
+    stack: &mut HashSet<PathBuf>,
+) -> String {
+    let mut out = String::new();
+    let mut in_code = false;
+    let mut rest = line;
+    while let Some(pos) = rest.find(['@', '`']) {
+        let (before, from) = rest.split_at(pos);
+        out.push_str(before);
+        if from.starts_with('`') {
+            in_code = !in_code;
+            out.push('`');
+            rest = &from[1..];
+            continue;
+        }
+        let token_end = from[1..]
+            .find(|c: char| c.is_whitespace() || c == ')' || c == ',')
+            .map_or(from.len(), |i| i + 1);
+        let token = &from[1..token_end];
+        let preceded_by_word = before.chars().last().is_some_and(|c| c.is_alphanumeric());
+        let target = (!in_code && !preceded_by_word && looks_like_path(token))
+            .then(|| resolve(token, base, home))
+            .flatten()
+            .filter(|p| p.is_file());
+        match target.and_then(|p| read_with_imports(&p, home, depth + 1, stack)) {
+            Some(imported) => {
+                out.push_str(imported.trim_end());
+            }
+            None => out.push_str(&from[..token_end]),
+        }
+        rest = &from[token_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn looks_like_path(token: &str) -> bool {
+    !token.is_empty()
+        && (token.contains('/') || token.contains('.'))
+        && !token.contains('@')
+        && !token.ends_with('.')
+}
+
+fn resolve(token: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if let Some(rest) = token.strip_prefix("~/") {
+        return home.map(|h| h.join(rest));
+    }
+    let p = Path::new(token);
+    Some(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_load_root_to_cwd_with_imports_outside_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sub = root.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/rules.md"), "RULES @nested.md").unwrap();
+        std::fs::write(root.join("docs/nested.md"), "NESTED").unwrap();
+        std::fs::write(
+            root.join("AGENTS.md"),
+            "top\nsee @docs/rules.md\n`@docs/rules.md` stays\n```\n@docs/rules.md\n```\nmail me@docs.md\n",
+        )
+        .unwrap();
+        std::fs::write(sub.join("CLAUDE.md"), "inner").unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let files = load(&sub, Some(home.path()), &home.path().join(".robota"));
+        let paths: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![root.join("AGENTS.md"), sub.join("CLAUDE.md")]);
+        let top = &files[0].content;
+        assert!(top.contains("see RULES NESTED\n"), "{top}");
+        assert!(top.contains("`@docs/rules.md` stays"));
+        assert!(top.contains("```\n@docs/rules.md\n```"));
+        assert!(top.contains("me@docs.md"));
+    }
+
+    #[test]
+    fn import_cycles_and_depth_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("CLAUDE.md"), "A @b.md").unwrap();
+        std::fs::write(root.join("b.md"), "B @CLAUDE.md @c.md").unwrap();
+        std::fs::write(root.join("c.md"), "C @d.md").unwrap();
+        std::fs::write(root.join("d.md"), "D @e.md").unwrap();
+        std::fs::write(root.join("e.md"), "E @f.md").unwrap();
+        std::fs::write(root.join("f.md"), "F").unwrap();
+        let files = load(root, None, &root.join("nohome"));
+        assert_eq!(files[0].content, "A B @CLAUDE.md C D E @f.md");
+    }
+}

@@ -1,0 +1,454 @@
+//! `Session`: one conversation over time. It runs the core engine turn by turn, enforces
+//! the permission policy through its tool gate (asking the client when the policy says
+//! ask, denying when nobody can be asked), tracks context, and writes every committed
+//! message and event to the session log.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::context::ContextTracker;
+use crate::core::engine::{
+    Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
+};
+use crate::core::permission::{CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict};
+use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
+
+use super::log::{MessageExtra, SessionLog};
+
+/// How a session is set up; fixed for its life except where setters exist.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub session_id: String,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub system_prompt: String,
+    pub max_tokens: u32,
+    pub thinking_budget: Option<u32>,
+    pub max_rounds: Option<u32>,
+    pub context_window: u64,
+    pub env: Vec<(String, String)>,
+    /// Whether a person can be asked to approve a call. Headless runs cannot: a call that
+    /// needs approval is denied.
+    pub interactive: bool,
+}
+
+/// The user's answer to a permission request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    Allow,
+    /// Allow, and allow calls matching this rule for the rest of the session.
+    AllowAlways(String),
+    /// Refuse; the feedback, if any, goes to the model.
+    Deny(Option<String>),
+}
+
+/// What a session reports while a turn runs.
+#[derive(Debug)]
+pub enum SessionUpdate {
+    Engine(EngineEvent),
+    /// The policy says ask: the client must answer through `responder`.
+    PermissionAsked {
+        call: ToolCall,
+        reason: String,
+        /// The narrow rule "don't ask again" would add.
+        suggested_rule: String,
+        responder: oneshot::Sender<PermissionAnswer>,
+    },
+    /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
+    PermissionDenied { call: ToolCall, reason: String },
+    /// A warning that does not stop the turn (e.g. the log could not be written).
+    Warning(String),
+}
+
+/// Receives session updates.
+pub type UpdateSink<'a> = &'a (dyn Fn(SessionUpdate) + Send + Sync);
+
+/// A conversation with its provider, tools, policy, history and log.
+pub struct Session {
+    config: SessionConfig,
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: Arc<Mutex<PermissionPolicy>>,
+    history: Vec<Message>,
+    tracker: ContextTracker,
+    log: Option<Arc<SessionLog>>,
+    usage: Arc<Mutex<BTreeMap<String, Usage>>>,
+    name: Option<String>,
+}
+
+impl Session {
+    pub fn new(
+        config: SessionConfig,
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        policy: PermissionPolicy,
+        log: Option<SessionLog>,
+    ) -> Self {
+        let prefix_chars = config.system_prompt.len()
+            + tools
+                .schemas()
+                .iter()
+                .map(|s| s.description.len() + s.input_schema.to_string().len())
+                .sum::<usize>();
+        Session {
+            tracker: ContextTracker::new(prefix_chars),
+            config,
+            provider,
+            tools,
+            policy: Arc::new(Mutex::new(policy)),
+            history: Vec::new(),
+            log: log.map(Arc::new),
+            usage: Arc::new(Mutex::new(BTreeMap::new())),
+            name: None,
+        }
+    }
+
+    /// Token usage so far, per model.
+    pub fn usage_by_model(&self) -> BTreeMap<String, Usage> {
+        self.usage.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Names the session (resumable by that name).
+    pub fn rename(&mut self, name: String) {
+        self.log_event("rename", json!({"name": name}));
+        self.name = Some(name);
+    }
+
+    /// Continues from replayed messages and state.
+    pub fn with_history(mut self, history: Vec<Message>, name: Option<String>) -> Self {
+        self.history = history;
+        self.name = name;
+        self
+    }
+
+    pub fn id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    pub fn provider_name(&self) -> &str {
+        self.provider.name()
+    }
+
+    pub fn log_path(&self) -> Option<PathBuf> {
+        self.log.as_ref().map(|l| l.path().to_path_buf())
+    }
+
+    pub fn context_estimate(&self) -> u64 {
+        self.tracker.estimate(&self.history)
+    }
+
+    pub fn mode(&self) -> PermissionMode {
+        self.policy.lock().map(|p| p.mode).unwrap_or_default()
+    }
+
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        if let Ok(mut p) = self.policy.lock() {
+            p.mode = mode;
+        }
+        self.log_event("mode", json!({"mode": mode.as_str()}));
+    }
+
+    pub fn set_model(&mut self, model: String, context_window: u64) {
+        self.log_event("model", json!({"model": model}));
+        self.config.model = model;
+        self.config.context_window = context_window;
+    }
+
+    /// Empties the conversation (the log keeps what was said, marked by a boundary).
+    pub fn clear(&mut self) {
+        self.history.clear();
+        self.tracker.reset_reported();
+        self.log_event("clear", json!({}));
+    }
+
+    /// Writes an event line; failures are logged to the trace, never fatal.
+    pub fn log_event(&self, kind: &str, fields: Value) {
+        if let Some(log) = &self.log {
+            let fields = match fields {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            if let Err(err) = log.append_event(kind, fields) {
+                tracing::warn!("session log: {err}");
+            }
+        }
+    }
+
+    fn log_message(&self, message: &Message, extra: MessageExtra) {
+        if let Some(log) = &self.log
+            && let Err(err) = log.append_message(message, extra)
+        {
+            tracing::warn!("session log: {err}");
+        }
+    }
+
+    /// Runs one user turn to its end.
+    pub async fn run_turn(
+        &mut self,
+        prompt: Vec<Block>,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let message = Message::new(crate::core::Role::User, prompt);
+        self.log_message(&message, MessageExtra::default());
+        self.history.push(message);
+        let turn = TurnConfig {
+            model: self.config.model.clone(),
+            system: self.config.system_prompt.clone(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+            max_rounds: self.config.max_rounds,
+            context_window: self.config.context_window,
+            cwd: self.config.cwd.clone(),
+            env: self.config.env.clone(),
+        };
+        let gate = SessionGate {
+            policy: self.policy.clone(),
+            interactive: self.config.interactive,
+            cwd: self.config.cwd.clone(),
+            sink,
+            log: self.log.clone(),
+        };
+        let log = self.log.clone();
+        let usage = self.usage.clone();
+        let forward = |event: EngineEvent| {
+            if let Some(log) = &log {
+                write_engine_event(log, &event);
+            }
+            if let (EngineEvent::Usage { usage: u, model, .. }, Ok(mut totals)) =
+                (&event, usage.lock())
+            {
+                totals.entry(model.clone()).or_default().add(u);
+            }
+            sink(SessionUpdate::Engine(event));
+        };
+        let engine = Engine {
+            provider: self.provider.as_ref(),
+            tools: &self.tools,
+            gate: &gate,
+            sink: &forward,
+        };
+        let outcome = engine
+            .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
+            .await;
+        match &outcome.stop {
+            TurnStop::Interrupted => self.log_event("interrupted", json!({})),
+            TurnStop::Failed(err) => self.log_event(
+                "error",
+                json!({"message": err.user_message(), "kind": err.kind, "status": err.status}),
+            ),
+            TurnStop::MaxRounds => self.log_event("max_turns", json!({"rounds": outcome.rounds})),
+            TurnStop::ContextFull => self.log_event("context_full", json!({})),
+            TurnStop::Completed(_) => {}
+        }
+        outcome
+    }
+}
+
+fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
+    let result = match event {
+        EngineEvent::Assistant {
+            message,
+            stop_reason,
+            model,
+        } => log.append_message(
+            message,
+            MessageExtra {
+                model: Some(model.clone()),
+                stop_reason: stop_reason.as_ref().map(|s| s.as_str().to_string()),
+            },
+        ),
+        EngineEvent::ToolResults(message) => log.append_message(message, MessageExtra::default()),
+        EngineEvent::ToolStarted(call) => log.append_event(
+            "tool_start",
+            fields(json!({"tool": call.name, "tool_use_id": call.id, "input": call.input})),
+        ),
+        EngineEvent::ToolFinished {
+            call,
+            output,
+            duration,
+        } => log.append_event(
+            "tool_end",
+            fields(json!({
+                "tool": call.name,
+                "tool_use_id": call.id,
+                "is_error": output.is_error,
+                "duration_ms": duration.as_millis() as u64,
+                "output_chars": output.content.len(),
+            })),
+        ),
+        EngineEvent::Usage {
+            usage,
+            model,
+            api_duration,
+        } => log.append_event(
+            "usage",
+            fields(json!({"model": model, "usage": usage, "api_duration_ms": api_duration.as_millis() as u64})),
+        ),
+        EngineEvent::Context(state) => log.append_event(
+            "context",
+            fields(json!({"used_tokens": state.used_tokens, "window": state.window})),
+        ),
+        EngineEvent::Stream(crate::core::StreamEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            error,
+            status,
+        }) => log.append_event(
+            "retry",
+            fields(json!({"attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay.as_millis() as u64, "error": error, "status": status})),
+        ),
+        EngineEvent::Stream(_) => Ok(()),
+    };
+    if let Err(err) = result {
+        tracing::warn!("session log: {err}");
+    }
+}
+
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The engine's gate: policy first, then the user when the policy says ask.
+struct SessionGate<'a> {
+    policy: Arc<Mutex<PermissionPolicy>>,
+    interactive: bool,
+    cwd: PathBuf,
+    sink: UpdateSink<'a>,
+    log: Option<Arc<SessionLog>>,
+}
+
+impl SessionGate<'_> {
+    fn record(&self, call: &ToolCall, decision: &str, reason: &str) {
+        if let Some(log) = &self.log
+            && let Err(err) = log.append_event(
+                "permission",
+                fields(json!({"tool": call.name, "tool_use_id": call.id, "decision": decision, "reason": reason})),
+            )
+        {
+            tracing::warn!("session log: {err}");
+        }
+    }
+
+    fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
+        self.record(call, "deny", &reason);
+        (self.sink)(SessionUpdate::PermissionDenied {
+            call: call.clone(),
+            reason,
+        });
+        GateDecision::Deny(message)
+    }
+}
+
+#[async_trait]
+impl ToolGate for SessionGate<'_> {
+    async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        let verdict = match self.policy.lock() {
+            Ok(policy) => policy.evaluate(&CallFacts {
+                tool: &call.name,
+                risk: call.risk,
+                argument: call.argument.as_deref(),
+                cwd: &self.cwd,
+            }),
+            Err(_) => Verdict::Deny {
+                reason: "permission state is unavailable".to_string(),
+            },
+        };
+        let reason = match verdict {
+            Verdict::Allow => return GateDecision::Allow(call.input.clone()),
+            Verdict::Deny { reason } => {
+                let message = format!("Permission to use {} was denied: {reason}.", call.name);
+                return self.deny(call, reason, message);
+            }
+            Verdict::Ask { reason } => reason,
+        };
+        if !self.interactive {
+            let message = format!(
+                "Permission to use {} was denied: it needs approval ({reason}) and robota is running non-interactively. The user can allow it with --allowedTools or a permissions.allow rule.",
+                call.name
+            );
+            return self.deny(call, reason, message);
+        }
+        let (responder, answer) = oneshot::channel();
+        (self.sink)(SessionUpdate::PermissionAsked {
+            call: call.clone(),
+            reason: reason.clone(),
+            suggested_rule: suggested_rule(call),
+            responder,
+        });
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or(PermissionAnswer::Deny(None)),
+            _ = cancel.cancelled() => PermissionAnswer::Deny(None),
+        };
+        match answer {
+            PermissionAnswer::Allow => {
+                self.record(call, "allow", "user approved");
+                GateDecision::Allow(call.input.clone())
+            }
+            PermissionAnswer::AllowAlways(rule) => {
+                if let (Ok(mut policy), Some(parsed)) =
+                    (self.policy.lock(), PermissionRule::parse(&rule))
+                {
+                    policy.allow.push(parsed);
+                }
+                self.record(call, "allow", &format!("user approved; rule {rule} added"));
+                GateDecision::Allow(call.input.clone())
+            }
+            PermissionAnswer::Deny(feedback) => {
+                let message = match feedback.filter(|f| !f.trim().is_empty()) {
+                    Some(f) => format!(
+                        "The user doesn't want to proceed with this tool use. The tool use was rejected. The user said: {f}"
+                    ),
+                    None => "The user doesn't want to proceed with this tool use. The tool use was rejected.".to_string(),
+                };
+                self.deny(call, "user refused".to_string(), message)
+            }
+        }
+    }
+}
+
+/// The narrowest rule that would allow this call again: the exact command's first word
+/// prefix for Bash, the exact path for file tools, the tool otherwise.
+pub fn suggested_rule(call: &ToolCall) -> String {
+    match (call.name.as_str(), call.argument.as_deref()) {
+        ("Bash", Some(cmd)) => {
+            let words: Vec<&str> = cmd.split_whitespace().take(2).collect();
+            match words.as_slice() {
+                [one] => format!("Bash({one})"),
+                [first, second] if !second.starts_with('-') => {
+                    format!("Bash({first} {second} *)")
+                }
+                [first, ..] => format!("Bash({first} *)"),
+                [] => "Bash".to_string(),
+            }
+        }
+        ("Edit" | "Write" | "Read", Some(path)) => format!("{}({path})", call.name),
+        _ => call.name.clone(),
+    }
+}

@@ -1,0 +1,651 @@
+//! End to end: the real `robota` binary in print mode, in a temp git repository, against
+//! the loopback mock Anthropic server, with `ROBOTA_HOME` in a temp dir.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{MockServer, anthropic};
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    user_home: PathBuf,
+}
+
+fn project() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    let home = dir.path().join("robota-home");
+    let user_home = dir.path().join("user-home");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&user_home).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(
+        root.join("calc.py"),
+        "def add(a, b):\n    return a - b\n\n# TODO: more operations\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("test_calc.sh"),
+        "#!/bin/sh\npython3 -c 'import calc; assert calc.add(2, 3) == 5' && echo PASS\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+    Project {
+        _dir: dir,
+        root,
+        home,
+        user_home,
+    }
+}
+
+impl Project {
+    fn command(&self, server: &MockServer, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_robota"));
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.user_home)
+            .env("ROBOTA_HOME", &self.home)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000")
+            .env("ROBOTA_RETRY_BASE_MS", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, server: &MockServer, args: &[&str]) -> Output {
+        self.command(server, args).output().unwrap()
+    }
+
+    fn session_logs(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let projects = self.home.join("projects");
+        for dir in std::fs::read_dir(projects).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+                if f.path().extension().is_some_and(|e| e == "jsonl") {
+                    out.push(f.path());
+                }
+            }
+        }
+        out
+    }
+}
+
+fn json_result(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON value ({e}):\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn log_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The tool_result blocks of the last user message of a recorded request.
+fn tool_results(request: &Value) -> Vec<Value> {
+    let messages = request["messages"].as_array().unwrap();
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_array())
+        .map(|c| {
+            c.iter()
+                .filter(|b| b["type"] == "tool_result")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn a_full_coding_turn_reads_greps_edits_tests_and_answers() {
+    let p = project();
+    let calc = p.root.join("calc.py");
+    let calc_path = calc.to_str().unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            Some("Let me look."),
+            &[("toolu_01", "Read", json!({"file_path": calc_path}))],
+        ),
+        anthropic::tool_turn(None, &[("toolu_02", "Grep", json!({"pattern": "TODO", "output_mode": "content"}))]),
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_03",
+                "Edit",
+                json!({"file_path": calc_path, "old_string": "return a - b", "new_string": "return a + b"}),
+            )],
+        ),
+        anthropic::tool_turn(None, &[("toolu_04", "Bash", json!({"command": "sh test_calc.sh"}))]),
+        anthropic::text_turn("Fixed `add`: it subtracted. The test passes."),
+    ]);
+    let out = p.run(
+        &server,
+        &["-p", "fix the add function", "--output-format", "json", "--allowedTools", "Edit,Bash(sh test_calc.sh)"],
+    );
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(&calc).unwrap(),
+        "def add(a, b):\n    return a + b\n\n# TODO: more operations\n"
+    );
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["num_turns"], 5);
+    assert_eq!(result["result"], "Fixed `add`: it subtracted. The test passes.");
+    assert_eq!(result["permission_denials"], json!([]));
+    assert!(result["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    assert!(result["duration_ms"].as_u64().is_some());
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0);
+    let session_id = result["session_id"].as_str().unwrap();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let first = &requests[0].body;
+    assert_eq!(first["messages"][0]["role"], "user");
+    assert!(first["system"].to_string().contains("You are robota"));
+    let read = tool_results(&requests[1].body);
+    assert_eq!(read[0]["tool_use_id"], "toolu_01");
+    assert!(result_text(&read[0]).contains("     2\t    return a - b"));
+    let grep = tool_results(&requests[2].body);
+    assert!(result_text(&grep[0]).contains("TODO: more operations"));
+    let bash = tool_results(&requests[4].body);
+    assert!(result_text(&bash[0]).contains("PASS"), "{}", bash[0]);
+    assert_ne!(bash[0]["is_error"], true);
+
+    let logs = p.session_logs();
+    assert_eq!(logs.len(), 1);
+    assert!(logs[0].to_string_lossy().contains(session_id));
+    let lines = log_lines(&logs[0]);
+    assert_eq!(lines[0]["type"], "session");
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "assistant").count(), 5);
+    assert_eq!(kinds.iter().filter(|k| **k == "user").count(), 5);
+    let edit_end = lines
+        .iter()
+        .find(|l| l["event"] == "tool_end" && l["tool"] == "Edit")
+        .expect("a tool_end event for Edit");
+    assert_eq!(edit_end["is_error"], false);
+    let raw = std::fs::read_to_string(&logs[0]).unwrap();
+    assert!(!raw.contains("sk-ant-test-key"), "the key never reaches the log");
+}
+
+#[test]
+fn parallel_reads_come_back_in_request_order() {
+    let p = project();
+    std::fs::write(p.root.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(p.root.join("b.txt"), "beta\n").unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[
+                ("toolu_a", "Read", json!({"file_path": "a.txt"})),
+                ("toolu_b", "Read", json!({"file_path": "b.txt"})),
+            ],
+        ),
+        anthropic::text_turn("alpha and beta"),
+    ]);
+    let out = p.run(&server, &["-p", "read both", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["tool_use_id"], "toolu_a");
+    assert!(result_text(&results[0]).contains("alpha"));
+    assert_eq!(results[1]["tool_use_id"], "toolu_b");
+    assert!(result_text(&results[1]).contains("beta"));
+}
+
+#[test]
+fn bash_needing_approval_is_denied_in_print_mode_and_listed() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_x", "Bash", json!({"command": "touch pwned"}))]),
+        anthropic::text_turn("I could not run it."),
+    ]);
+    let out = p.run(&server, &["-p", "make a file", "--output-format", "json"]);
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!p.root.join("pwned").exists());
+    assert_eq!(
+        result["permission_denials"],
+        json!([{"tool_name": "Bash", "tool_use_id": "toolu_x", "tool_input": {"command": "touch pwned"}}])
+    );
+    let r = tool_results(&server.requests()[1].body);
+    assert_eq!(r[0]["is_error"], true);
+    assert!(result_text(&r[0]).contains("denied"));
+}
+
+#[test]
+fn deny_rules_hold_even_in_bypass_mode() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_x", "Bash", json!({"command": "ls && rm calc.py"}))]),
+        anthropic::text_turn("ok"),
+    ]);
+    let out = p.run(
+        &server,
+        &["-p", "clean", "--output-format", "json", "--permission-mode", "bypassPermissions", "--disallowedTools", "Bash(rm *)"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(p.root.join("calc.py").exists());
+    assert_eq!(json_result(&out)["permission_denials"][0]["tool_name"], "Bash");
+}
+
+#[test]
+fn unknown_tools_and_tool_errors_reach_the_model_as_error_results() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[
+                ("toolu_1", "Teleport", json!({"to": "mars"})),
+                ("toolu_2", "Read", json!({"file_path": "missing.txt"})),
+                ("toolu_3", "Read", json!({"wrong": 1})),
+            ],
+        ),
+        anthropic::text_turn("Those failed."),
+    ]);
+    let out = p.run(&server, &["-p", "try", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let r = tool_results(&server.requests()[1].body);
+    assert_eq!(r.len(), 3);
+    assert!(r.iter().all(|b| b["is_error"] == true));
+    assert!(result_text(&r[0]).contains("No such tool available: Teleport"));
+    assert!(result_text(&r[0]).contains("Read"));
+    assert!(result_text(&r[1]).contains("missing.txt"));
+    assert!(result_text(&r[2]).contains("file_path"));
+}
+
+#[test]
+fn max_turns_stops_with_a_summary_and_an_error_result() {
+    let p = project();
+    let read = |id: &str| anthropic::tool_turn(None, &[(id, "Read", json!({"file_path": "calc.py"}))]);
+    let server = MockServer::start(vec![
+        read("t1"),
+        read("t2"),
+        anthropic::text_turn("Summary: I read calc.py twice."),
+    ]);
+    let out = p.run(&server, &["-p", "loop", "--output-format", "json", "--max-turns", "2"]);
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(result["subtype"], "error_max_turns");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["result"], "Summary: I read calc.py twice.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body["tool_choice"]["type"], "none");
+}
+
+#[test]
+fn a_429_is_retried_after_the_servers_delay() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::error_status(429, "rate_limit_error", "slow down", Some("0")),
+        anthropic::text_turn("after the retry"),
+    ]);
+    let out = p.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "after the retry");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("retrying"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_stream_cut_once_is_retried_and_only_the_second_answer_counts() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_cut("first attempt that breaks", 3),
+        anthropic::text_turn("second attempt"),
+    ]);
+    let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(result["result"], "second attempt");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_stream_cut_on_every_attempt_fails_clearly_and_keeps_the_partial_answer() {
+    let p = project();
+    let cut = || anthropic::text_turn_cut("partial words that never finish", 3);
+    let server = MockServer::start(vec![cut(), cut(), cut()]);
+    let mut cmd = p.command(&server, &["-p", "hi", "--output-format", "json"]);
+    cmd.env("ROBOTA_MAX_RETRIES", "2");
+    let out = cmd.output().unwrap();
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert!(!result["errors"][0].as_str().unwrap().is_empty());
+    assert_eq!(server.requests().len(), 3);
+    let lines = log_lines(&p.session_logs()[0]);
+    let partial = lines
+        .iter()
+        .find(|l| l["type"] == "assistant")
+        .expect("the partial answer is logged");
+    assert_eq!(partial["state"], "interrupted");
+}
+
+#[test]
+fn sigint_mid_turn_exits_130_and_the_session_resumes() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("I am in the middle of a long answer", 3),
+        anthropic::text_turn("resumed fine"),
+    ]);
+    let mut child = p
+        .command(&server, &["-p", "tell me a story", "--output-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    // The held stream has delivered its first chunks; interrupt the turn.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = wait_with_timeout(&mut child, Duration::from_secs(20));
+    server.release_held();
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(130), "{result}");
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert_eq!(result["is_error"], true);
+    let session_id = result["session_id"].as_str().unwrap().to_string();
+
+    let out = p.run(&server, &["-p", "go on", "-r", &session_id, "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_result(&out)["session_id"], session_id.as_str());
+    let second = &server.requests()[1].body;
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], "tell me a story");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert!(messages[1].to_string().contains("in the middle"));
+    assert!(messages.last().unwrap().to_string().contains("go on"));
+}
+
+fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id() as i32;
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(limit).is_err() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    use std::io::Read;
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    let _ = tx.send(());
+    watchdog.join().unwrap();
+    Output {
+        status,
+        stdout: stdout.into_bytes(),
+        stderr: stderr.into_bytes(),
+    }
+}
+
+#[test]
+fn continue_resume_and_fork_carry_the_conversation() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("Noted: 42."),
+        anthropic::text_turn("It was 42."),
+        anthropic::text_turn("Still 42."),
+        anthropic::text_turn("Forked 42."),
+    ]);
+    let first = json_result(&p.run(&server, &["-p", "remember 42", "--output-format", "json"]));
+    let id = first["session_id"].as_str().unwrap().to_string();
+
+    let out = p.run(&server, &["-c", "-p", "what number?", "--output-format", "json"]);
+    assert_eq!(json_result(&out)["session_id"], id.as_str());
+    let body = &server.requests()[1].body;
+    assert_eq!(body["messages"].as_array().unwrap().len(), 3);
+    assert!(body["messages"][1].to_string().contains("Noted: 42."));
+
+    let prefix = &id[..8];
+    let out = p.run(&server, &["-r", prefix, "-p", "again?", "--output-format", "json"]);
+    assert_eq!(json_result(&out)["session_id"], id.as_str());
+    assert_eq!(server.requests()[2].body["messages"].as_array().unwrap().len(), 5);
+
+    let original = p.session_logs()[0].clone();
+    let before = std::fs::read_to_string(&original).unwrap();
+    let out = p.run(
+        &server,
+        &["-r", &id, "--fork-session", "-p", "fork it", "--output-format", "json"],
+    );
+    let forked = json_result(&out);
+    assert_ne!(forked["session_id"], id.as_str());
+    assert_eq!(server.requests()[3].body["messages"].as_array().unwrap().len(), 7);
+    assert_eq!(std::fs::read_to_string(&original).unwrap(), before, "the original is untouched");
+    assert_eq!(p.session_logs().len(), 2);
+}
+
+#[test]
+fn a_log_cut_mid_line_still_resumes_with_a_warning() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("one"),
+        anthropic::text_turn("two"),
+    ]);
+    let first = json_result(&p.run(&server, &["-p", "first", "--output-format", "json"]));
+    let log = p.session_logs()[0].clone();
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(b"{\"type\":\"assistant\",\"uuid\":\"x\",\"mess").unwrap();
+    drop(f);
+    let out = p.run(&server, &["-c", "-p", "second", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_result(&out)["session_id"], first["session_id"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
+    assert_eq!(server.requests()[1].body["messages"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn stream_json_emits_init_messages_deltas_and_result() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(Some("Reading."), &[("toolu_1", "Read", json!({"file_path": "calc.py"}))]),
+        anthropic::text_turn("Done reading."),
+    ]);
+    let out = p.run(
+        &server,
+        &["-p", "read", "--output-format", "stream-json", "--verbose", "--include-partial-messages"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "system");
+    assert_eq!(lines[0]["subtype"], "init");
+    assert!(lines[0]["tools"].as_array().unwrap().contains(&json!("Bash")));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["result"], "Done reading.");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert!(types.contains(&"stream_event"));
+    let assistant = lines.iter().find(|l| l["type"] == "assistant").unwrap();
+    assert_eq!(assistant["message"]["content"][1]["type"], "tool_use");
+    let user = lines.iter().find(|l| l["type"] == "user").unwrap();
+    assert_eq!(user["message"]["content"][0]["type"], "tool_result");
+    let deltas: String = lines
+        .iter()
+        .filter(|l| l["type"] == "stream_event" && l["event"]["delta"]["type"] == "text_delta")
+        .map(|l| l["event"]["delta"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, "Reading.Done reading.");
+}
+
+#[test]
+fn stream_json_without_verbose_is_refused_like_claude_code() {
+    let p = project();
+    let server = MockServer::start(vec![]);
+    let out = p.run(&server, &["-p", "hi", "--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("requires --verbose"));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn piped_stdin_joins_the_prompt_and_text_mode_prints_the_answer() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("It is a calculator.")]);
+    let mut child = p
+        .command(&server, &["-p", "what is this?", "--no-session-persistence"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"def add(a, b): ...\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It is a calculator.\n");
+    let body = &server.requests()[0].body;
+    let prompt = body["messages"][0]["content"].to_string();
+    assert!(prompt.contains("def add(a, b)") && prompt.contains("what is this?"));
+    assert!(p.session_logs().is_empty(), "--no-session-persistence writes no log");
+}
+
+#[test]
+fn stream_json_input_runs_one_turn_per_line() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("A1"), anthropic::text_turn("A2")]);
+    let mut child = p
+        .command(&server, &["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Q1\"}]}}\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"Q2\"}}\n",
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 3);
+    let last: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["result"], "A2");
+}
+
+#[test]
+fn provider_errors_are_reported_in_the_result_and_as_exit_1() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::error_status(
+        401,
+        "authentication_error",
+        "invalid x-api-key",
+        None,
+    )]);
+    let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(result["errors"][0].as_str().unwrap().contains("check your API key"));
+    let out = p.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Error:"));
+}
+
+#[test]
+fn no_configured_provider_names_the_variable_to_set() {
+    let p = project();
+    let server = MockServer::start(vec![]);
+    let out = p
+        .command(&server, &["-p", "hi"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn context_files_and_flags_shape_the_system_prompt() {
+    let p = project();
+    std::fs::write(p.root.join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
+    std::fs::write(p.root.join("CLAUDE.md"), "See @docs/style.md\n").unwrap();
+    std::fs::create_dir_all(p.root.join("docs")).unwrap();
+    std::fs::write(p.root.join("docs/style.md"), "Use tabs.\n").unwrap();
+    let server = MockServer::start(vec![anthropic::text_turn("ok"), anthropic::text_turn("ok")]);
+    let out = p.run(&server, &["-p", "hi", "--append-system-prompt", "APPENDED-TEXT"]);
+    assert_eq!(out.status.code(), Some(0));
+    let system = server.requests()[0].body["system"].to_string();
+    assert!(system.contains("Always answer in haiku."));
+    assert!(system.contains("Use tabs."));
+    assert!(system.contains("Git branch: main"));
+    assert!(system.contains("APPENDED-TEXT"));
+    let out = p.run(&server, &["-p", "hi", "--system-prompt", "ONLY-THIS"]);
+    assert_eq!(out.status.code(), Some(0));
+    let system = server.requests()[1].body["system"].to_string();
+    assert!(system.contains("ONLY-THIS") && !system.contains("You are robota"));
+}
+
+#[test]
+fn version_and_bad_flags() {
+    let out = Command::new(env!("CARGO_BIN_EXE_robota")).arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("robota "));
+    let p = project();
+    let server = MockServer::start(vec![]);
+    let out = p.run(&server, &["-p", "x", "--permission-mode", "yolo"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown --permission-mode"));
+    assert!(server.requests().is_empty());
+}
