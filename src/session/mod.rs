@@ -3,5 +3,9 @@
 //! injected.
 
 pub mod conversation;
+pub mod log;
+pub mod redact;
+pub mod replay;
+pub mod store;
 
 pub use conversation::{PermissionAnswer, Session, SessionConfig, SessionUpdate, UpdateSink};

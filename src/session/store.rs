@@ -1,0 +1,589 @@
+//! The session store: every session log under `$ROBOTA_HOME/projects/`, listed for the
+//! picker from each file's head (header, first prompt) and tail (name, message count) only,
+//! found by id, name or id prefix, and forked into a new id. All calls do blocking file
+//! I/O; from async code run them in `spawn_blocking`.
+
+use std::cmp::Reverse;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::core::Block;
+use crate::session::log::{
+    LogError, SessionHeader, TAIL_WINDOW, check_session_id, create_private_dir,
+    create_private_file, now_rfc3339, project_dir,
+};
+use crate::session::replay::message_from_line;
+
+/// Bytes at the start of a log read for the header and the first prompt.
+const HEAD_WINDOW: u64 = 64 * 1024;
+/// The first prompt is cut to this many characters in a summary.
+const FIRST_PROMPT_CHARS: usize = 500;
+/// Ambiguity errors name at most this many candidates.
+const MAX_LISTED_CANDIDATES: usize = 10;
+
+/// One session as the picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub path: PathBuf,
+    pub cwd: PathBuf,
+    pub name: Option<String>,
+    pub first_prompt: Option<String>,
+    pub created: String,
+    pub modified: SystemTime,
+    pub message_count: usize,
+}
+
+/// Why `SessionStore::find` found no single session.
+#[derive(Debug, Error)]
+pub enum FindError {
+    #[error("no session matches {query:?} (searched {})", searched.display())]
+    NotFound { query: String, searched: PathBuf },
+    #[error(
+        "{query:?} matches several sessions: {}; give more of the id",
+        candidates.join(", ")
+    )]
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
+}
+
+/// The session logs under one `$ROBOTA_HOME`.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    home: PathBuf,
+}
+
+impl SessionStore {
+    pub fn new(home: PathBuf) -> Self {
+        SessionStore { home }
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Where the logs of sessions started in `cwd` live.
+    pub fn project_dir(&self, cwd: &Path) -> PathBuf {
+        project_dir(&self.home, cwd)
+    }
+
+    /// Sessions of the project at `cwd`, newest first. Unreadable files are left out.
+    pub fn list(&self, cwd: &Path) -> Vec<SessionSummary> {
+        summaries_in(&self.project_dir(cwd))
+    }
+
+    /// The most recently modified session of the project at `cwd`.
+    pub fn latest(&self, cwd: &Path) -> Option<SessionSummary> {
+        let mut logs = log_files(&self.project_dir(cwd));
+        logs.sort_by_key(|(_, modified)| Reverse(*modified));
+        logs.iter().find_map(|(path, _)| summarize(path))
+    }
+
+    /// Finds one session by exact id, then exact name (latest rename wins; the newest
+    /// session if several share it), then unique id prefix — each in this project first,
+    /// then in all projects.
+    pub fn find(&self, cwd: &Path, query: &str) -> Result<SessionSummary, FindError> {
+        let not_found = || FindError::NotFound {
+            query: query.to_string(),
+            searched: self.home.join("projects"),
+        };
+        if query.is_empty() {
+            return Err(not_found());
+        }
+        let here = self.project_dir(cwd);
+        let mut dirs = vec![here.clone()];
+        dirs.extend(self.project_dirs().into_iter().filter(|dir| *dir != here));
+
+        if check_session_id(query).is_ok() {
+            let exact = dirs
+                .iter()
+                .map(|dir| dir.join(format!("{query}.jsonl")))
+                .filter(|path| path.is_file())
+                .find_map(|path| summarize(&path));
+            if let Some(found) = exact {
+                return Ok(found);
+            }
+        }
+
+        let scopes = [&dirs[..1], &dirs[..]];
+        for scope in scopes {
+            let named = scope
+                .iter()
+                .flat_map(|dir| summaries_in(dir))
+                .filter(|summary| summary.name.as_deref() == Some(query))
+                .max_by_key(|summary| summary.modified);
+            if let Some(found) = named {
+                return Ok(found);
+            }
+        }
+
+        for scope in scopes {
+            let mut candidates: Vec<(String, PathBuf)> = scope
+                .iter()
+                .flat_map(|dir| log_files(dir))
+                .filter_map(|(path, _)| Some((session_id_of(&path)?, path)))
+                .filter(|(id, _)| id.starts_with(query))
+                .collect();
+            candidates.sort();
+            match candidates.len() {
+                0 => continue,
+                1 => {
+                    if let Some(found) = summarize(&candidates[0].1) {
+                        return Ok(found);
+                    }
+                }
+                count => {
+                    let mut listed: Vec<String> = candidates
+                        .into_iter()
+                        .take(MAX_LISTED_CANDIDATES)
+                        .map(|(id, _)| id)
+                        .collect();
+                    if count > MAX_LISTED_CANDIDATES {
+                        listed.push(format!("and {} more", count - MAX_LISTED_CANDIDATES));
+                    }
+                    return Err(FindError::Ambiguous {
+                        query: query.to_string(),
+                        candidates: listed,
+                    });
+                }
+            }
+        }
+        Err(not_found())
+    }
+
+    /// Copies the log at `source` into a new session `new_id` of the project at `cwd`: a
+    /// new header (created now, `forkedFrom` the source id) and every later line with its
+    /// `sessionId` rewritten. Unreadable lines of the source are dropped.
+    pub fn fork(&self, source: &Path, new_id: &str, cwd: &Path) -> Result<PathBuf, LogError> {
+        check_session_id(new_id)?;
+        let bytes = fs::read(source).map_err(|e| LogError::io(source, e))?;
+        let mut lines = bytes.split(|b| *b == b'\n');
+        let old = serde_json::from_slice::<Value>(lines.next().unwrap_or_default())
+            .map_err(|e| format!("line 1 is not JSON ({e})"))
+            .and_then(|line| SessionHeader::from_line(&line))
+            .map_err(|reason| LogError::InvalidHeader {
+                path: source.to_path_buf(),
+                reason,
+            })?;
+        let header = SessionHeader {
+            session_id: new_id.to_string(),
+            cwd: cwd.to_path_buf(),
+            created: now_rfc3339(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            model: old.model,
+            provider: old.provider,
+            forked_from: Some(old.session_id),
+        };
+        let serialise = |out: &mut Vec<u8>, line: &Value| {
+            serde_json::to_writer(&mut *out, line).map_err(|e| LogError::Serialize {
+                path: source.to_path_buf(),
+                source: e,
+            })
+        };
+        let mut out = Vec::with_capacity(bytes.len() + 256);
+        serialise(&mut out, &header.to_line())?;
+        out.push(b'\n');
+        for raw in lines.filter(|raw| !raw.iter().all(u8::is_ascii_whitespace)) {
+            let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(raw) else {
+                tracing::warn!(source = %source.display(), "fork drops an unreadable line");
+                continue;
+            };
+            if line.contains_key("sessionId") {
+                line.insert("sessionId".into(), new_id.into());
+            }
+            serialise(&mut out, &Value::Object(line))?;
+            out.push(b'\n');
+        }
+
+        let dir = self.project_dir(cwd);
+        create_private_dir(&dir)?;
+        let target = dir.join(format!("{new_id}.jsonl"));
+        let mut file = create_private_file(&target)?;
+        if let Err(e) = file.write_all(&out).and_then(|()| file.flush()) {
+            // Best effort: a half-written fork is worse than none.
+            let _ = fs::remove_file(&target);
+            return Err(LogError::io(&target, e));
+        }
+        Ok(target)
+    }
+
+    fn project_dirs(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.home.join("projects")) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .map(|entry| entry.path())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+}
+
+/// `<id>` of `<dir>/<id>.jsonl`.
+fn session_id_of(path: &Path) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    Some(path.file_stem()?.to_str()?.to_string())
+}
+
+/// The `.jsonl` files directly in `dir` with their modification times.
+fn log_files(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|entry| {
+            let meta = entry.metadata().ok()?;
+            meta.is_file().then(|| {
+                (
+                    entry.path(),
+                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Summaries of the logs in `dir`, newest first.
+fn summaries_in(dir: &Path) -> Vec<SessionSummary> {
+    let mut summaries: Vec<SessionSummary> = log_files(dir)
+        .iter()
+        .filter_map(|(path, _)| summarize(path))
+        .collect();
+    summaries.sort_by(|a, b| (b.modified, &b.created, &b.id).cmp(&(a.modified, &a.created, &a.id)));
+    summaries
+}
+
+/// Reads a log's head and tail into its summary; `None` if it has no valid header.
+fn summarize(path: &Path) -> Option<SessionSummary> {
+    match read_summary(path) {
+        Ok(summary) => summary,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read session log");
+            None
+        }
+    }
+}
+
+fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    let len = meta.len();
+    let head = read_window(&mut file, 0, HEAD_WINDOW.min(len))?;
+    let head_lines = complete_lines(&head, 0);
+    let Some(header) = head_lines
+        .first()
+        .and_then(|line| serde_json::from_slice::<Value>(line).ok())
+        .and_then(|line| SessionHeader::from_line(&line).ok())
+    else {
+        return Ok(None);
+    };
+    let body = &head_lines[1..];
+    let first_prompt = body.iter().find_map(|line| first_prompt_of(line));
+
+    let tail_start = len.saturating_sub(TAIL_WINDOW).max(head.len() as u64);
+    let tail = read_window(&mut file, tail_start, len - tail_start)?;
+    let tail_lines = complete_lines(&tail, tail_start);
+
+    let name = latest_rename(&tail_lines)
+        .or_else(|| latest_rename(body))
+        .flatten();
+    let message_count = tail_lines
+        .iter()
+        .rev()
+        .chain(body.iter().rev())
+        .find(|line| is_message_line(line))
+        .and_then(|line| serde_json::from_slice::<Value>(line).ok())
+        .and_then(|line| line.get("seq").and_then(Value::as_u64))
+        .map(|seq| seq as usize)
+        .unwrap_or_else(|| {
+            let in_head = body.iter().filter(|line| is_message_line(line)).count();
+            in_head
+                + tail_lines
+                    .iter()
+                    .filter(|line| is_message_line(line))
+                    .count()
+        });
+
+    Ok(Some(SessionSummary {
+        id: header.session_id,
+        path: path.to_path_buf(),
+        cwd: header.cwd,
+        name,
+        first_prompt,
+        created: header.created,
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        message_count,
+    }))
+}
+
+fn read_window(file: &mut File, start: u64, len: u64) -> io::Result<Vec<u8>> {
+    let mut buffer = Vec::with_capacity(len as usize);
+    file.seek(SeekFrom::Start(start))?;
+    Read::by_ref(file).take(len).read_to_end(&mut buffer)?;
+    Ok(buffer)
+}
+
+/// The whole lines of a window that starts at byte `start` of the file: a first line cut
+/// by the window start and a last line cut by the window end (or never terminated, as a
+/// crash leaves it) are dropped.
+fn complete_lines(window: &[u8], start: u64) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = window.split(|b| *b == b'\n').collect();
+    // The last piece is either empty (window ends at a newline) or cut short.
+    lines.pop();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0);
+    }
+    lines
+        .into_iter()
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .collect()
+}
+
+fn is_message_line(line: &[u8]) -> bool {
+    line.starts_with(br#"{"type":"user""#) || line.starts_with(br#"{"type":"assistant""#)
+}
+
+/// The last `rename` among `lines`: `Some(None)` when it cleared the name.
+fn latest_rename(lines: &[&[u8]]) -> Option<Option<String>> {
+    lines
+        .iter()
+        .rev()
+        .filter(|line| line.starts_with(br#"{"type":"event","event":"rename""#))
+        .find_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .map(|line| {
+            line.get("name")
+                .and_then(Value::as_str)
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+        })
+}
+
+/// The text the user typed, if `line` is a user message that has some.
+fn first_prompt_of(line: &[u8]) -> Option<String> {
+    if !line.starts_with(br#"{"type":"user""#) {
+        return None;
+    }
+    let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(line) else {
+        return None;
+    };
+    let message = message_from_line(&mut line)?;
+    message.content.iter().find_map(|block| match block {
+        Block::Text { text } if !text.trim().is_empty() => {
+            Some(text.trim().chars().take(FIRST_PROMPT_CHARS).collect())
+        }
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{Message, Role};
+    use crate::session::log::{MessageExtra, SessionLog};
+    use crate::session::replay::replay;
+    use std::time::Duration;
+
+    const HERE: &str = "/work/here";
+    const THERE: &str = "/work/there";
+
+    /// A session with one prompt, an answer and a tool result; its mtime set to `age_secs`
+    /// seconds after the epoch so ordering needs no sleeping.
+    fn session(home: &Path, cwd: &str, id: &str, prompt: &str, age_secs: u64) -> SessionLog {
+        let header = SessionHeader::new(id, Path::new(cwd), "m", "p");
+        let log = SessionLog::create(home, &header).unwrap();
+        let result = Message::new(
+            Role::User,
+            vec![Block::ToolResult {
+                tool_use_id: "t".into(),
+                content: "out".into(),
+                is_error: false,
+            }],
+        );
+        log.append_message(&result, MessageExtra::default())
+            .unwrap();
+        log.append_message(&Message::user_text(prompt), MessageExtra::default())
+            .unwrap();
+        let answer = Message::new(Role::Assistant, vec![Block::text("ok")]);
+        log.append_message(&answer, MessageExtra::default())
+            .unwrap();
+        set_age(log.path(), age_secs);
+        log
+    }
+
+    fn set_age(path: &Path, secs: u64) {
+        let file = File::options().append(true).open(path).unwrap();
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + secs))
+            .unwrap();
+    }
+
+    fn ids(summaries: &[SessionSummary]) -> Vec<&str> {
+        summaries.iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn list_is_newest_first_with_name_prompt_and_count() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        session(home.path(), HERE, "old", "first task", 10);
+        let named = session(home.path(), HERE, "new", "  second task\n", 30);
+        named.append_rename("temp").unwrap();
+        named.append_rename("release prep").unwrap();
+        set_age(named.path(), 30);
+        session(home.path(), HERE, "mid", "third", 20);
+        session(home.path(), THERE, "elsewhere", "x", 40);
+        let dir = store.project_dir(Path::new(HERE));
+        fs::write(dir.join("broken.jsonl"), "{\"type\":\"user\"}\n").unwrap();
+        fs::write(dir.join("notes.txt"), "ignored").unwrap();
+
+        let list = store.list(Path::new(HERE));
+        assert_eq!(ids(&list), vec!["new", "mid", "old"]);
+        assert_eq!(list[0].name.as_deref(), Some("release prep"));
+        assert_eq!(list[0].first_prompt.as_deref(), Some("second task"));
+        assert_eq!(list[0].message_count, 3);
+        assert_eq!(list[0].cwd, Path::new(HERE));
+        assert_eq!(list[0].path, dir.join("new.jsonl"));
+        assert!(!list[0].created.is_empty());
+        assert_eq!(list[1].name, None);
+        assert_eq!(store.latest(Path::new(HERE)).unwrap().id, "new");
+        assert!(store.latest(Path::new("/nowhere")).is_none());
+        assert!(store.list(Path::new("/nowhere")).is_empty());
+    }
+
+    #[test]
+    fn a_large_log_is_summarised_from_its_head_and_tail() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let log = session(home.path(), HERE, "big", "the first prompt", 0);
+        log.append_rename("early name").unwrap();
+        let filler = "f".repeat(4_000);
+        for i in 0..100 {
+            if i == 30 {
+                // Neither in the head window nor, without its repeats, in the tail one.
+                log.append_rename("long haul").unwrap();
+            }
+            log.append_message(&Message::user_text(filler.clone()), MessageExtra::default())
+                .unwrap();
+        }
+        // A crash mid-line at the end must not hide anything either.
+        File::options()
+            .append(true)
+            .open(log.path())
+            .unwrap()
+            .write_all(b"{\"type\":\"event\",\"event\":\"rena")
+            .unwrap();
+        assert!(fs::metadata(log.path()).unwrap().len() > 3 * TAIL_WINDOW);
+        let summary = &store.list(Path::new(HERE))[0];
+        assert_eq!(summary.name.as_deref(), Some("long haul"));
+        assert_eq!(summary.first_prompt.as_deref(), Some("the first prompt"));
+        assert_eq!(summary.message_count, 103);
+    }
+
+    #[test]
+    fn find_by_id_name_and_prefix_here_then_everywhere() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let here = Path::new(HERE);
+        session(home.path(), HERE, "abc111", "a", 10);
+        session(home.path(), HERE, "abc222", "b", 20);
+        let renamed = session(home.path(), HERE, "def333", "c", 30);
+        renamed.append_rename("old name").unwrap();
+        renamed.append_rename("bugfix").unwrap();
+        session(home.path(), THERE, "abc999", "d", 40);
+        session(home.path(), THERE, "xyz444", "e", 50)
+            .append_rename("far away")
+            .unwrap();
+
+        assert_eq!(store.find(here, "abc222").unwrap().id, "abc222");
+        assert_eq!(store.find(here, "bugfix").unwrap().id, "def333");
+        assert_eq!(store.find(here, "de").unwrap().id, "def333");
+        assert_eq!(store.find(here, "abc9").unwrap().id, "abc999");
+        assert_eq!(
+            store.find(here, "xyz444").unwrap().path.parent(),
+            Some(store.project_dir(Path::new(THERE)).as_path())
+        );
+        assert_eq!(store.find(here, "far away").unwrap().id, "xyz444");
+
+        match store.find(here, "abc").unwrap_err() {
+            FindError::Ambiguous { candidates, .. } => {
+                assert_eq!(candidates, vec!["abc111", "abc222"]);
+            }
+            other => panic!("{other}"),
+        }
+        let there = Path::new(THERE);
+        assert_eq!(store.find(there, "abc").unwrap().id, "abc999");
+        let err = store.find(Path::new("/third"), "abc").unwrap_err();
+        assert!(err.to_string().contains("abc111, abc222, abc999"), "{err}");
+
+        for missing in ["old name", "nope", ""] {
+            let err = store.find(here, missing).unwrap_err();
+            assert!(matches!(err, FindError::NotFound { .. }), "{missing:?}");
+            assert!(err.to_string().contains("projects"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_name_shared_by_two_sessions_finds_the_newest() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        for (id, age) in [("one", 10), ("two", 20)] {
+            let log = session(home.path(), HERE, id, "p", age);
+            log.append_rename("same").unwrap();
+            set_age(log.path(), age);
+        }
+        assert_eq!(store.find(Path::new(HERE), "same").unwrap().id, "two");
+    }
+
+    #[test]
+    fn fork_copies_into_a_new_id_with_rewritten_session_ids() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let source = session(home.path(), HERE, "orig", "task", 0);
+        source.append_mode("plan").unwrap();
+        File::options()
+            .append(true)
+            .open(source.path())
+            .unwrap()
+            .write_all(b"{\"type\":\"assis")
+            .unwrap();
+
+        let path = store.fork(source.path(), "copy", Path::new(THERE)).unwrap();
+        assert_eq!(path, store.project_dir(Path::new(THERE)).join("copy.jsonl"));
+        let forked = replay(&path).unwrap();
+        let original = replay(source.path()).unwrap();
+        assert_eq!(forked.header.session_id, "copy");
+        assert_eq!(forked.header.forked_from.as_deref(), Some("orig"));
+        assert_eq!(forked.header.cwd, Path::new(THERE));
+        assert_eq!(forked.messages, original.messages);
+        assert_eq!(forked.mode.as_deref(), Some("plan"));
+        assert!(forked.warnings.is_empty(), "{:?}", forked.warnings);
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 5);
+        for line in text.lines() {
+            let line: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(line["sessionId"], "copy");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let again = store.fork(source.path(), "copy", Path::new(THERE));
+        assert!(matches!(again, Err(LogError::AlreadyExists { .. })));
+        let bad = store.fork(source.path(), "../escape", Path::new(THERE));
+        assert!(matches!(bad, Err(LogError::InvalidSessionId { .. })));
+    }
+}
