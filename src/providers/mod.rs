@@ -1,3 +1,11 @@
 //! HTTP adapters for model APIs (Anthropic now; OpenAI, OpenAI-compatible and Gemini
-//! later), the shared SSE decoder and the retry policy. Each adapter implements
-//! `core::Provider`; nothing above this layer sees a wire format.
+//! later), the shared SSE decoder, the retry policy and the HTTP plumbing they share. Each
+//! adapter implements `core::Provider`; nothing above this layer sees a wire format.
+
+pub mod anthropic;
+pub mod http;
+pub mod retry;
+pub mod sse;
+
+pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use retry::RetryPolicy;
