@@ -66,15 +66,17 @@ pub async fn run(args: Args) -> u8 {
     let mut end = TurnEnd::Success;
     let mut result = String::new();
     let mut prompts = prompts.into_iter();
-    let mut sigint = Box::pin(tokio::signal::ctrl_c());
+    let sigint = tokio::signal::ctrl_c();
+    tokio::pin!(sigint);
+    let mut interrupted = false;
     let mut pending = submit_next(&session, &mut prompts);
     let mut in_turn = false;
     while pending {
         let event = tokio::select! {
             event = events.recv() => event,
-            _ = &mut sigint => {
+            _ = &mut sigint, if !interrupted => {
                 session.abort();
-                sigint = Box::pin(std::future::pending());
+                interrupted = true;
                 continue;
             }
         };

@@ -145,37 +145,52 @@ impl Driver {
                 let _ = events.send(event);
             }
         };
-        let queued = &mut self.queued;
-        let events = &self.events;
-        let turn = self
-            .session
-            .run_turn(vec![Block::text(prompt)], &sink, &cancel);
-        tokio::pin!(turn);
         let mut mode_change = None;
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut turn => break outcome,
-                command = commands.recv() => match command {
-                    Some(Command::Abort) | None => {
-                        cancel.cancel();
-                        if let Some(prompt) = queued.take() {
-                            let _ = events.send(SessionEvent::PromptDequeued(prompt));
+        let policy = self.session.policy_handle();
+        let mut closed = false;
+        let outcome = {
+            let queued = &mut self.queued;
+            let events = &self.events;
+            let turn = self
+                .session
+                .run_turn(vec![Block::text(prompt)], &sink, &cancel);
+            tokio::pin!(turn);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut turn => break outcome,
+                    command = commands.recv(), if !closed => match command {
+                        None => {
+                            closed = true;
+                            cancel.cancel();
                         }
-                    }
-                    Some(Command::Submit(prompt)) => {
-                        if let Some(old) = queued.replace(prompt.clone()) {
-                            let _ = events.send(SessionEvent::PromptDequeued(old));
+                        Some(Command::Abort) => {
+                            cancel.cancel();
+                            if let Some(prompt) = queued.take() {
+                                let _ = events.send(SessionEvent::PromptDequeued(prompt));
+                            }
                         }
-                        let _ = events.send(SessionEvent::PromptQueued(prompt));
-                    }
-                    Some(Command::SetMode(mode)) => mode_change = Some(mode),
-                    Some(Command::Execute(name, _)) => {
-                        let _ = events.send(SessionEvent::Warning(format!(
-                            "/{name} cannot run while a turn is in progress"
-                        )));
-                    }
-                },
-            }
+                        Some(Command::Submit(prompt)) => {
+                            if let Some(old) = queued.replace(prompt.clone()) {
+                                let _ = events.send(SessionEvent::PromptDequeued(old));
+                            }
+                            let _ = events.send(SessionEvent::PromptQueued(prompt));
+                        }
+                        Some(Command::SetMode(mode)) => {
+                            // Takes effect for the next tool call of this turn.
+                            if let Ok(mut p) = policy.lock() {
+                                p.mode = mode;
+                            }
+                            mode_change = Some(mode);
+                        }
+                        Some(Command::Execute(name, _)) => {
+                            let _ = events.send(SessionEvent::Warning(format!(
+                                "/{name} cannot run while a turn is in progress"
+                            )));
+                        }
+                    },
+                }
+            };
+            outcome
         };
         if let Some(mode) = mode_change {
             self.session.set_mode(mode);

@@ -15,7 +15,7 @@ pub const BUILT_IN: &str = include_str!("../../assets/system_prompt.md");
 const GIT_STATUS_LINES: usize = 20;
 
 /// What the prompt is built from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PromptParts<'a> {
     pub cwd: &'a Path,
     pub model: &'a str,

@@ -159,6 +159,11 @@ impl Session {
         self.tracker.estimate(&self.history)
     }
 
+    /// The live policy, for changing the mode while a turn runs.
+    pub fn policy_handle(&self) -> Arc<Mutex<PermissionPolicy>> {
+        self.policy.clone()
+    }
+
     pub fn mode(&self) -> PermissionMode {
         self.policy.lock().map(|p| p.mode).unwrap_or_default()
     }

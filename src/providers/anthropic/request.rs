@@ -24,6 +24,9 @@ pub(crate) fn build_body(request: &ProviderRequest) -> Value {
     }
     if !request.tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools(&request.tools)));
+        if request.tools_disabled {
+            body.insert("tool_choice".into(), json!({"type": "none"}));
+        }
     }
     if let Some(budget) = request.thinking_budget {
         body.insert(
@@ -226,16 +229,18 @@ mod tests {
             ],
             max_tokens: 1024,
             thinking_budget: None,
+            tools_disabled: false,
         }
     }
 
     #[test]
     fn cache_breakpoints_sit_on_last_tool_system_and_latest_user_block() {
-        let body = build_body(&request(vec![
+        let req = request(vec![
             Message::user_text("first"),
             Message::new(Role::Assistant, vec![Block::text("answer")]),
             Message::new(Role::User, vec![Block::text("a"), Block::text("b")]),
-        ]));
+        ]);
+        let body = build_body(&req);
         assert_eq!(body["stream"], true);
         assert_eq!(
             body["system"][0]["cache_control"],
@@ -254,6 +259,10 @@ mod tests {
             json!({"type":"ephemeral"})
         );
         assert!(body.get("thinking").is_none());
+        assert!(body.get("tool_choice").is_none());
+        let mut summary = req.clone();
+        summary.tools_disabled = true;
+        assert_eq!(build_body(&summary)["tool_choice"], json!({"type": "none"}));
     }
 
     #[test]
