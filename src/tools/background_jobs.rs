@@ -58,10 +58,8 @@ impl BackgroundJobs {
         let dir = match &jobs.dir {
             Some(dir) => dir.clone(),
             None => {
-                let dir = std::env::temp_dir().join(format!(
-                    "robota-bash-{}",
-                    uuid::Uuid::new_v4().simple()
-                ));
+                let dir = std::env::temp_dir()
+                    .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
                 std::fs::DirBuilder::new()
                     .mode(0o700)
                     .recursive(true)

@@ -101,18 +101,17 @@ impl BashTool {
             return Err(input.invalid("\"command\" must not be empty").into());
         }
         input.optional_str("description")?;
-        let timeout_ms = input
-            .optional_u64("timeout")?
-            .unwrap_or(DEFAULT_TIMEOUT_MS)
-            .clamp(1, MAX_TIMEOUT_MS);
+        let timeout_ms = match input.optional_u64("timeout")? {
+            None | Some(0) => DEFAULT_TIMEOUT_MS,
+            Some(ms) => ms.min(MAX_TIMEOUT_MS),
+        };
         let background = input.optional_bool("run_in_background")?.unwrap_or(false);
         let (cwd, note) = self.working_dir(ctx);
 
         if background {
-            let job = self
-                .jobs
-                .start(command, &cwd, &ctx.env)
-                .map_err(|err| ToolFailure::failed(format!("Failed to start the command: {err}")))?;
+            let job = self.jobs.start(command, &cwd, &ctx.env).map_err(|err| {
+                ToolFailure::failed(format!("Failed to start the command: {err}"))
+            })?;
             return Ok(ToolOutput::ok(format!(
                 "Command running in background with ID: {}. Its output (stdout and stderr) is written to {}; Read that file to check on it. \
 It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
@@ -147,7 +146,11 @@ fn take_marker(stdout: &str, marker: &str) -> (String, Option<PathBuf>) {
     let rest = &stdout[at + marker.len()..];
     let line_end = rest.find('\n').unwrap_or(rest.len());
     let dir = PathBuf::from(&rest[..line_end]);
-    let start = if stdout[..at].ends_with('\n') { at - 1 } else { at };
+    let start = if stdout[..at].ends_with('\n') {
+        at - 1
+    } else {
+        at
+    };
     let end = (at + marker.len() + line_end + 1).min(stdout.len());
     let mut cleaned = String::with_capacity(stdout.len());
     cleaned.push_str(&stdout[..start]);
@@ -155,7 +158,13 @@ fn take_marker(stdout: &str, marker: &str) -> (String, Option<PathBuf>) {
     (cleaned, Some(dir))
 }
 
-fn render(note: Option<String>, stdout: &str, stderr: &str, ending: Ending, timeout_ms: u64) -> ToolOutput {
+fn render(
+    note: Option<String>,
+    stdout: &str,
+    stderr: &str,
+    ending: Ending,
+    timeout_ms: u64,
+) -> ToolOutput {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(note);
     for stream in [stdout, stderr] {
@@ -189,7 +198,7 @@ fn render(note: Option<String>, stdout: &str, stderr: &str, ending: Ending, time
 }
 
 fn format_duration(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else if ms < 1000 {
         format!("{ms}ms")

@@ -25,7 +25,10 @@ async fn read_fifo(path: &Path) -> String {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let mut text = String::new();
-        std::fs::File::open(path).unwrap().read_to_string(&mut text).unwrap();
+        std::fs::File::open(path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
         text
     })
     .await
@@ -60,7 +63,12 @@ fn is_running(pid: i32) -> bool {
 async fn the_working_directory_persists_between_calls() {
     let dir = tempfile::tempdir().unwrap();
     let tool = BashTool::new(dir.path());
-    let out = bash(&tool, dir.path(), json!({"command": "mkdir -p sub/deeper && cd sub"})).await;
+    let out = bash(
+        &tool,
+        dir.path(),
+        json!({"command": "mkdir -p sub/deeper && cd sub"}),
+    )
+    .await;
     assert_eq!(assert_ok(&out), "(no output)");
     let sub = dir.path().join("sub");
     assert_eq!(tool.current_dir(), sub);
@@ -78,7 +86,14 @@ async fn the_working_directory_persists_between_calls() {
 async fn a_vanished_directory_falls_back_to_the_session_directory() {
     let dir = tempfile::tempdir().unwrap();
     let tool = BashTool::new(dir.path());
-    assert_ok(&bash(&tool, dir.path(), json!({"command": "mkdir gone && cd gone"})).await);
+    assert_ok(
+        &bash(
+            &tool,
+            dir.path(),
+            json!({"command": "mkdir gone && cd gone"}),
+        )
+        .await,
+    );
     std::fs::remove_dir(dir.path().join("gone")).unwrap();
     let out = bash(&tool, dir.path(), json!({"command": "pwd"})).await;
     let text = assert_ok(&out);
@@ -90,15 +105,29 @@ async fn a_vanished_directory_falls_back_to_the_session_directory() {
 async fn stdout_then_stderr_and_non_zero_exit_codes_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let tool = BashTool::new(dir.path());
-    let out = bash(&tool, dir.path(), json!({"command": "echo out; echo err >&2"})).await;
+    let out = bash(
+        &tool,
+        dir.path(),
+        json!({"command": "echo out; echo err >&2"}),
+    )
+    .await;
     assert_eq!(assert_ok(&out), "out\nerr");
-    let out = bash(&tool, dir.path(), json!({"command": "printf partial; echo bad >&2; exit 3"})).await;
+    let out = bash(
+        &tool,
+        dir.path(),
+        json!({"command": "printf partial; echo bad >&2; exit 3"}),
+    )
+    .await;
     assert!(out.is_error);
     assert_eq!(out.content, "partial\nbad\nExit code 3");
     let out = bash(&tool, dir.path(), json!({"command": "printf 'a\\xffb'"})).await;
     assert_eq!(assert_ok(&out), "a\u{fffd}b");
     let out = bash(&tool, dir.path(), json!({"command": "echo 'unterminated"})).await;
-    assert!(out.is_error, "a syntax error exits non-zero: {}", out.content);
+    assert!(
+        out.is_error,
+        "a syntax error exits non-zero: {}",
+        out.content
+    );
 }
 
 #[tokio::test]
@@ -124,15 +153,26 @@ async fn timeout_kills_the_whole_process_group_quickly() {
         json!({"command": "echo before; sleep 30 & echo $! > child.pid; wait", "timeout": 1000}),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
     assert_error_contains(&out, "Command timed out after 1s");
-    assert!(out.content.starts_with("before\n"), "output so far is kept: {}", out.content);
+    assert!(
+        out.content.starts_with("before\n"),
+        "output so far is kept: {}",
+        out.content
+    );
     let pid: i32 = std::fs::read_to_string(dir.path().join("child.pid"))
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    assert!(exits_within(pid, Duration::from_secs(5)), "sleep {pid} survived");
+    assert!(
+        exits_within(pid, Duration::from_secs(5)),
+        "sleep {pid} survived"
+    );
 }
 
 #[tokio::test]
@@ -146,8 +186,11 @@ async fn cancellation_interrupts_and_kills_the_command() {
     let running = {
         let tool = std::sync::Arc::clone(&tool);
         tokio::spawn(async move {
-            tool.call(json!({"command": "sleep 30 & echo $! > ready; wait"}), &context)
-                .await
+            tool.call(
+                json!({"command": "sleep 30 & echo $! > ready; wait"}),
+                &context,
+            )
+            .await
         })
     };
     let pid: i32 = read_fifo(&fifo).await.trim().parse().unwrap();
@@ -158,7 +201,10 @@ async fn cancellation_interrupts_and_kills_the_command() {
         .expect("cancellation did not end the call")
         .unwrap();
     assert_error_contains(&out, "Command interrupted by user");
-    assert!(exits_within(pid, Duration::from_secs(5)), "sleep {pid} survived");
+    assert!(
+        exits_within(pid, Duration::from_secs(5)),
+        "sleep {pid} survived"
+    );
 }
 
 #[tokio::test]
@@ -184,7 +230,10 @@ async fn background_commands_write_to_a_log_and_die_with_the_tool() {
     let log_dir = jobs[0].output_path.parent().unwrap().to_path_buf();
     assert!(is_running(pid));
     drop(tool);
-    assert!(exits_within(pid, Duration::from_secs(5)), "background sleep {pid} survived");
+    assert!(
+        exits_within(pid, Duration::from_secs(5)),
+        "background sleep {pid} survived"
+    );
     assert!(!log_dir.exists(), "the log dir is removed with the tool");
 }
 
@@ -193,13 +242,26 @@ async fn invalid_input_is_an_error_result() {
     let dir = tempfile::tempdir().unwrap();
     let tool = BashTool::new(dir.path());
     let out = bash(&tool, dir.path(), json!({"description": "nothing"})).await;
-    assert_eq!(out.content, "Invalid input for Bash: missing required field \"command\"");
+    assert_eq!(
+        out.content,
+        "Invalid input for Bash: missing required field \"command\""
+    );
     assert!(out.is_error);
     let out = bash(&tool, dir.path(), json!({"command": ["ls"]})).await;
     assert_error_contains(&out, "\"command\" must be a string, got an array");
-    let out = bash(&tool, dir.path(), json!({"command": "ls", "timeout": "soon"})).await;
+    let out = bash(
+        &tool,
+        dir.path(),
+        json!({"command": "ls", "timeout": "soon"}),
+    )
+    .await;
     assert_error_contains(&out, "\"timeout\" must be a non-negative integer");
-    let out = bash(&tool, dir.path(), json!({"command": "ls", "run_in_background": 1})).await;
+    let out = bash(
+        &tool,
+        dir.path(),
+        json!({"command": "ls", "run_in_background": 1}),
+    )
+    .await;
     assert_error_contains(&out, "\"run_in_background\" must be a boolean");
     let out = bash(&tool, dir.path(), json!({"command": "  "})).await;
     assert_error_contains(&out, "must not be empty");
@@ -217,4 +279,21 @@ fn marker_lines_are_removed_from_output() {
     assert_eq!((out.as_str(), dir), ("killed early", None));
     assert_eq!(format_duration(1500), "1.5s");
     assert_eq!(format_duration(120_000), "120s");
+}
+
+#[tokio::test]
+async fn processes_left_running_do_not_block_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = BashTool::new(dir.path());
+    let started = Instant::now();
+    let out = bash(&tool, dir.path(), json!({"command": "sleep 30 & echo $!"})).await;
+    let pid: i32 = assert_ok(&out).trim().parse().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    // SAFETY: signalling the test's own leftover process.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(exits_within(pid, Duration::from_secs(5)));
 }

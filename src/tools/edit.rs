@@ -188,8 +188,15 @@ fn matching_strings(before: &str, request: &EditRequest) -> (String, String) {
 fn snippet(text: &str, start: usize, len: usize) -> String {
     let start = start.min(text.len());
     let end = (start + len).min(text.len());
-    let first_line = text.as_bytes()[..start].iter().filter(|b| **b == b'\n').count();
-    let last_line = first_line + text.as_bytes()[start..end].iter().filter(|b| **b == b'\n').count();
+    let first_line = text.as_bytes()[..start]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count();
+    let last_line = first_line
+        + text.as_bytes()[start..end]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
     let from = first_line.saturating_sub(SNIPPET_CONTEXT_LINES);
     let to = last_line + SNIPPET_CONTEXT_LINES;
     let mut out = String::new();
@@ -293,8 +300,13 @@ mod tests {
             "The file {} has been updated.",
             fx.dir.path().join("a.rs").display()
         )));
-        assert!(text.ends_with("     1\tfn a() {}\n     2\tfn b2() {}\n     3\tfn b3() {}\n     4\tfn c() {}"));
-        assert_eq!(fx.content("a.rs"), "fn a() {}\nfn b2() {}\nfn b3() {}\nfn c() {}\n");
+        assert!(text.ends_with(
+            "     1\tfn a() {}\n     2\tfn b2() {}\n     3\tfn b3() {}\n     4\tfn c() {}"
+        ));
+        assert_eq!(
+            fx.content("a.rs"),
+            "fn a() {}\nfn b2() {}\nfn b3() {}\nfn c() {}\n"
+        );
         assert!(matches!(
             &out.display,
             Some(ToolDisplay::FileDiff { before: Some(b), after, .. })
@@ -360,7 +372,10 @@ mod tests {
             .edit(json!({"file_path": "w.txt", "old_string": "line one\nline two", "new_string": "first\nsecond\nextra"}))
             .await;
         assert_ok(&out);
-        assert_eq!(fx.content("w.txt"), "first\r\nsecond\r\nextra\r\nline three\r\n");
+        assert_eq!(
+            fx.content("w.txt"),
+            "first\r\nsecond\r\nextra\r\nline three\r\n"
+        );
     }
 
     #[tokio::test]
@@ -369,8 +384,14 @@ mod tests {
         let path = fx.dir.path().join("run.sh");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
         fx.read("run.sh").await;
-        assert_ok(&fx.edit(json!({"file_path": "run.sh", "old_string": "hi", "new_string": "bye"})).await);
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_ok(
+            &fx.edit(json!({"file_path": "run.sh", "old_string": "hi", "new_string": "bye"}))
+                .await,
+        );
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         assert_eq!(std::fs::read_dir(fx.dir.path()).unwrap().count(), 1);
     }
 
@@ -396,7 +417,9 @@ mod tests {
     #[tokio::test]
     async fn invalid_input_is_an_error_result() {
         let fx = Fixture::new("a.txt", "a\n");
-        let out = fx.edit(json!({"file_path": "a.txt", "new_string": "b"})).await;
+        let out = fx
+            .edit(json!({"file_path": "a.txt", "new_string": "b"}))
+            .await;
         assert_eq!(
             out.content,
             "Invalid input for Edit: missing required field \"old_string\""

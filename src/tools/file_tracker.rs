@@ -69,7 +69,9 @@ impl FileReadTracker {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, FileStamp>> {
-        self.stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.stamps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn record(&self, path: &Path, stamp: FileStamp) {

@@ -35,6 +35,12 @@ pub fn load_existing(path: &Path) -> Result<Option<ExistingFile>, ToolFailure> {
             path.display()
         )));
     }
+    if !metadata.is_file() {
+        return Err(ToolFailure::failed(format!(
+            "{} is not a regular file (a device, socket or FIFO).",
+            path.display()
+        )));
+    }
     let bytes = std::fs::read(path)
         .map_err(|err| ToolFailure::failed(format!("Cannot read {}: {err}", path.display())))?;
     Ok(Some(ExistingFile {
@@ -165,7 +171,12 @@ mod tests {
         std::fs::write(&target, "before").unwrap();
         std::os::unix::fs::symlink(&target, &link).unwrap();
         write_atomically(&link, b"after", None).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "after");
     }
 
@@ -194,5 +205,7 @@ mod tests {
         let err = load_existing(dir.path()).unwrap_err();
         assert!(err.to_string().contains("is a directory"));
         assert!(load_existing(&dir.path().join("none")).unwrap().is_none());
+        let err = load_existing(Path::new("/dev/null")).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"));
     }
 }

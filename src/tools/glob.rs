@@ -42,7 +42,11 @@ impl GlobTool {
         }
         let root = resolve(&ctx.cwd, input.optional_str("path")?.unwrap_or("."));
         if !root.is_dir() {
-            let what = if root.exists() { "is not a directory" } else { "does not exist" };
+            let what = if root.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
             return Err(ToolFailure::failed(format!(
                 "Path {what}: {}",
                 root.display()
@@ -103,10 +107,15 @@ fn plan(root: &Path, pattern: &str) -> Result<GlobPlan, ToolFailure> {
 }
 
 fn find(plan: &GlobPlan, cancel: &CancellationToken) -> Option<Vec<(SystemTime, PathBuf)>> {
-    let walker = WalkBuilder::new(&plan.base)
+    let mut walker = WalkBuilder::new(&plan.base);
+    walker
         .hidden(!plan.include_hidden)
-        .max_depth(plan.max_depth)
-        .build_parallel();
+        .max_depth(plan.max_depth);
+    if plan.include_hidden && !plan.base.components().any(|c| c.as_os_str() == ".git") {
+        // Hidden files were asked for; git's own store is still never what is meant.
+        walker.filter_entry(|entry| entry.file_name() != ".git");
+    }
+    let walker = walker.build_parallel();
     collect_parallel(walker, cancel, || {
         |entry: DirEntry, found: &mut Vec<(SystemTime, PathBuf)>| {
             if is_file(&entry)
@@ -224,7 +233,10 @@ mod tests {
         let out = call(&GlobTool, root, json!({"pattern": "*.rs"})).await;
         assert_eq!(lines(&out), vec![root.join("top.rs").display().to_string()]);
         let out = call(&GlobTool, root, json!({"pattern": "*.rs", "path": "src"})).await;
-        assert_eq!(lines(&out), vec![root.join("src/a.rs").display().to_string()]);
+        assert_eq!(
+            lines(&out),
+            vec![root.join("src/a.rs").display().to_string()]
+        );
         let absolute = format!("{}/src/**/*.rs", root.display());
         let out = call(&GlobTool, Path::new("/"), json!({"pattern": absolute})).await;
         assert_eq!(lines(&out).len(), 2);
@@ -237,13 +249,31 @@ mod tests {
         std::fs::create_dir(root.join(".git")).unwrap();
         tree(
             root,
-            &[".gitignore", "target/out.txt", "keep.txt", ".hidden/h.txt", ".env.txt"],
+            &[
+                ".gitignore",
+                "target/out.txt",
+                "keep.txt",
+                ".hidden/h.txt",
+                ".env.txt",
+            ],
         );
         std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
         let out = call(&GlobTool, root, json!({"pattern": "**/*.txt"})).await;
-        assert_eq!(lines(&out), vec![root.join("keep.txt").display().to_string()]);
+        assert_eq!(
+            lines(&out),
+            vec![root.join("keep.txt").display().to_string()]
+        );
+        tree(root, &[".git/config.txt"]);
+        let out = call(&GlobTool, root, json!({"pattern": "**/.*/*.txt"})).await;
+        assert_eq!(
+            lines(&out),
+            vec![root.join(".hidden/h.txt").display().to_string()]
+        );
         let out = call(&GlobTool, root, json!({"pattern": ".hidden/*.txt"})).await;
-        assert_eq!(lines(&out), vec![root.join(".hidden/h.txt").display().to_string()]);
+        assert_eq!(
+            lines(&out),
+            vec![root.join(".hidden/h.txt").display().to_string()]
+        );
         let out = call(&GlobTool, root, json!({"pattern": "*.nothing"})).await;
         assert_eq!(assert_ok(&out), "No files found");
     }
@@ -266,7 +296,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         tree(dir.path(), &["src/main.rs", "src/lib.rs"]);
         let out = call(&GlobTool, dir.path(), json!({"pattern": "src/main.rs"})).await;
-        assert_eq!(lines(&out), vec![dir.path().join("src/main.rs").display().to_string()]);
+        assert_eq!(
+            lines(&out),
+            vec![dir.path().join("src/main.rs").display().to_string()]
+        );
     }
 
     #[tokio::test]
@@ -281,7 +314,12 @@ mod tests {
         assert_error_contains(&out, "\"pattern\" must be a string");
         let out = call(&GlobTool, dir.path(), json!({"pattern": "src/[a"})).await;
         assert_error_contains(&out, "Invalid glob pattern");
-        let out = call(&GlobTool, dir.path(), json!({"pattern": "*", "path": "nope"})).await;
+        let out = call(
+            &GlobTool,
+            dir.path(),
+            json!({"pattern": "*", "path": "nope"}),
+        )
+        .await;
         assert_error_contains(&out, "Path does not exist");
         let context = ctx(dir.path());
         context.cancel.cancel();

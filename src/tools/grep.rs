@@ -46,7 +46,10 @@ fn parse_options(
     let input = ToolInput::parse("Grep", input)?;
     let pattern = input.required_str("pattern")?.to_string();
     let root = resolve(&ctx.cwd, input.optional_str("path")?.unwrap_or("."));
-    let globs = input.optional_str("glob")?.map(split_globs).unwrap_or_default();
+    let globs = input
+        .optional_str("glob")?
+        .map(split_globs)
+        .unwrap_or_default();
     let file_type = input
         .optional_str("type")?
         .map(str::trim)

@@ -94,8 +94,16 @@ pub fn search(
             .binary_detection(BinaryDetection::quit(0))
             .line_number(options.mode == OutputMode::Content && options.line_numbers)
             .multi_line(options.multiline)
-            .before_context(if options.mode == OutputMode::Content { options.before_context } else { 0 })
-            .after_context(if options.mode == OutputMode::Content { options.after_context } else { 0 })
+            .before_context(if options.mode == OutputMode::Content {
+                options.before_context
+            } else {
+                0
+            })
+            .after_context(if options.mode == OutputMode::Content {
+                options.after_context
+            } else {
+                0
+            })
             .build()
     };
     let hits = collect_parallel(walker, cancel, || {
@@ -115,11 +123,12 @@ pub fn search(
                 out: &mut scratch,
                 path: path.to_string_lossy(),
                 matches: 0,
+                full: false,
             };
             if searcher.search_path(matcher, path, &mut sink).is_err() || sink.matches == 0 {
                 return WalkState::Continue;
             }
-            let matches = sink.matches;
+            let (matches, full) = (sink.matches, sink.full);
             match options.mode {
                 OutputMode::FilesWithMatches => {
                     let modified = entry
@@ -134,7 +143,7 @@ pub fn search(
                     let len = scratch.len();
                     let total = collected.fetch_add(len, Ordering::Relaxed) + len;
                     found.push(Hit::Block(entry.into_path(), std::mem::take(&mut scratch)));
-                    if total > CONTENT_BYTE_CAP {
+                    if full || total > CONTENT_BYTE_CAP {
                         capped.store(true, Ordering::Relaxed);
                         return WalkState::Quit;
                     }
@@ -194,10 +203,12 @@ fn build_walker(options: &SearchOptions) -> Result<WalkBuilder, SearchError> {
     if !options.globs.is_empty() {
         let mut overrides = OverrideBuilder::new(&options.root);
         for glob in &options.globs {
-            overrides.add(glob).map_err(|err| SearchError::InvalidGlob {
-                glob: glob.clone(),
-                reason: err.to_string(),
-            })?;
+            overrides
+                .add(glob)
+                .map_err(|err| SearchError::InvalidGlob {
+                    glob: glob.clone(),
+                    reason: err.to_string(),
+                })?;
         }
         let overrides = overrides.build().map_err(|err| SearchError::InvalidGlob {
             glob: options.globs.join(" "),
@@ -222,9 +233,16 @@ struct HitSink<'a> {
     out: &'a mut String,
     path: Cow<'a, str>,
     matches: u64,
+    /// Set when this file alone filled the content cap; its search stops there.
+    full: bool,
 }
 
 impl HitSink<'_> {
+    fn has_room(&mut self) -> bool {
+        self.full = self.out.len() > CONTENT_BYTE_CAP;
+        !self.full
+    }
+
     fn push_line(&mut self, separator: char, line_number: Option<u64>, line: &[u8]) {
         let out = &mut *self.out;
         out.push_str(&self.path);
@@ -260,16 +278,20 @@ impl Sink for HitSink<'_> {
                     self.push_line(':', line_number, line);
                     line_number = line_number.map(|n| n + 1);
                 }
-                Ok(true)
+                Ok(self.has_room())
             }
         }
     }
 
-    fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {
+    fn context(
+        &mut self,
+        _searcher: &Searcher,
+        context: &SinkContext<'_>,
+    ) -> Result<bool, io::Error> {
         if self.mode == OutputMode::Content && *context.kind() != SinkContextKind::Other {
             self.push_line('-', context.line_number(), context.bytes());
         }
-        Ok(true)
+        Ok(self.has_room())
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {

@@ -80,7 +80,9 @@ impl<'a> ToolInput<'a> {
     pub fn required_str(&self, key: &str) -> Result<&'a str, InvalidInput> {
         match self.field(key) {
             None => Err(self.invalid(format!("missing required field \"{key}\""))),
-            Some(value) => value.as_str().ok_or_else(|| self.wrong_type(key, "a string", value)),
+            Some(value) => value
+                .as_str()
+                .ok_or_else(|| self.wrong_type(key, "a string", value)),
         }
     }
 
@@ -214,8 +216,20 @@ mod tests {
                 .to_string()
                 .contains("\"a\" must be a string, got a number")
         );
-        assert!(input.optional_u64("b").unwrap_err().to_string().contains("non-negative integer"));
-        assert!(input.optional_bool("c").unwrap_err().to_string().contains("a boolean, got an array"));
+        assert!(
+            input
+                .optional_u64("b")
+                .unwrap_err()
+                .to_string()
+                .contains("non-negative integer")
+        );
+        assert!(
+            input
+                .optional_bool("c")
+                .unwrap_err()
+                .to_string()
+                .contains("a boolean, got an array")
+        );
         assert!(input.optional_u64("d").is_err());
     }
 
@@ -233,7 +247,9 @@ mod tests {
     fn unknown_enum_value_lists_the_allowed_ones() {
         let value = json!({"mode": "lines"});
         let input = ToolInput::parse("Grep", &value).unwrap();
-        let err = input.optional_enum("mode", &["content", "count"]).unwrap_err();
+        let err = input
+            .optional_enum("mode", &["content", "count"])
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "Invalid input for Grep: \"mode\" must be one of \"content\", \"count\", got \"lines\""
@@ -243,7 +259,10 @@ mod tests {
     #[test]
     fn non_objects_and_unparseable_input_are_refused() {
         let err = ToolInput::parse("Bash", &json!("ls")).unwrap_err();
-        assert!(err.to_string().contains("expected a JSON object, got a string"));
+        assert!(
+            err.to_string()
+                .contains("expected a JSON object, got a string")
+        );
         let cut = json!({INVALID_INPUT_KEY: "{\"command\": \"ec"});
         let err = ToolInput::parse("Bash", &cut).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"));

@@ -106,11 +106,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tools = default_tools(dir.path());
         let primary = |i: usize, input: serde_json::Value| tools[i].primary_argument(&input);
-        assert_eq!(primary(0, json!({"command": "ls -la"})), Some("ls -la".into()));
-        assert_eq!(primary(1, json!({"pattern": "*.rs", "path": "src"})), Some("src".into()));
+        assert_eq!(
+            primary(0, json!({"command": "ls -la"})),
+            Some("ls -la".into())
+        );
+        assert_eq!(
+            primary(1, json!({"pattern": "*.rs", "path": "src"})),
+            Some("src".into())
+        );
         assert_eq!(primary(2, json!({"pattern": "TODO"})), Some("TODO".into()));
         for i in 3..6 {
-            assert_eq!(primary(i, json!({"file_path": "/a/b"})), Some("/a/b".into()));
+            assert_eq!(
+                primary(i, json!({"file_path": "/a/b"})),
+                Some("/a/b".into())
+            );
         }
         assert_eq!(primary(6, json!({"todos": []})), None);
         assert_eq!(primary(3, json!({})), None);
@@ -126,14 +135,30 @@ mod tests {
         let required = |i: usize| schemas[i].input_schema["required"].clone();
         assert_eq!(required(0), json!(["command"]));
         assert_eq!(required(3), json!(["file_path"]));
-        assert_eq!(required(4), json!(["file_path", "old_string", "new_string"]));
+        assert_eq!(
+            required(4),
+            json!(["file_path", "old_string", "new_string"])
+        );
         assert_eq!(required(5), json!(["file_path", "content"]));
         assert_eq!(required(6), json!(["todos"]));
         let grep_props = schemas[2].input_schema["properties"].as_object().unwrap();
         let keys: Vec<&str> = grep_props.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C", "multiline", "head_limit"]
+            [
+                "pattern",
+                "path",
+                "glob",
+                "type",
+                "output_mode",
+                "-i",
+                "-n",
+                "-A",
+                "-B",
+                "-C",
+                "multiline",
+                "head_limit"
+            ]
         );
     }
 
@@ -147,7 +172,10 @@ mod tests {
         assert!(!read.is_error);
         assert!(set.read_tracker.stamp(&dir.path().join("f.txt")).is_some());
         let edit = set.tools[4]
-            .call(json!({"file_path": "f.txt", "old_string": "old", "new_string": "new"}), &ctx)
+            .call(
+                json!({"file_path": "f.txt", "old_string": "old", "new_string": "new"}),
+                &ctx,
+            )
             .await;
         assert!(!edit.is_error, "{}", edit.content);
         let write = set.tools[5]
@@ -168,12 +196,17 @@ mod tests {
             let out = tool.call(cut, &ctx).await;
             assert!(out.is_error);
             assert!(
-                out.content.starts_with(&format!("Invalid input for {}: ", tool.name())),
+                out.content
+                    .starts_with(&format!("Invalid input for {}: ", tool.name())),
                 "{}",
                 out.content
             );
             let out = tool.call(json!(null), &ctx).await;
-            assert!(out.content.contains("expected a JSON object"), "{}", out.content);
+            assert!(
+                out.content.contains("expected a JSON object"),
+                "{}",
+                out.content
+            );
         }
     }
 }

@@ -112,8 +112,14 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_cwd_and_are_cleaned() {
         let cwd = Path::new("/work/repo");
-        assert_eq!(resolve(cwd, "src/./a.rs"), PathBuf::from("/work/repo/src/a.rs"));
-        assert_eq!(resolve(cwd, "../other/b.rs"), PathBuf::from("/work/other/b.rs"));
+        assert_eq!(
+            resolve(cwd, "src/./a.rs"),
+            PathBuf::from("/work/repo/src/a.rs")
+        );
+        assert_eq!(
+            resolve(cwd, "../other/b.rs"),
+            PathBuf::from("/work/other/b.rs")
+        );
         assert_eq!(resolve(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
         assert_eq!(resolve(cwd, "."), PathBuf::from("/work/repo"));
     }

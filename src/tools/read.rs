@@ -72,6 +72,12 @@ fn read_file(
             path.display()
         )));
     }
+    if !metadata.is_file() {
+        return Err(ToolFailure::failed(format!(
+            "{} is not a regular file (a device, socket or FIFO); it cannot be read.",
+            path.display()
+        )));
+    }
     if is_image(path) {
         return Err(ToolFailure::failed(format!(
             "Reading images is not supported yet: {}",
@@ -164,10 +170,7 @@ fn missing_file(path: &Path, cwd: &Path) -> ToolFailure {
         let names: Vec<String> = similar.iter().map(|p| p.display().to_string()).collect();
         message.push_str(&format!("\nDid you mean: {}?", names.join(", ")));
     }
-    message.push_str(&format!(
-        "\nCurrent working directory: {}",
-        cwd.display()
-    ));
+    message.push_str(&format!("\nCurrent working directory: {}", cwd.display()));
     ToolFailure::failed(message)
 }
 
@@ -245,8 +248,16 @@ mod tests {
             assert_ok(&out),
             "     4\tline 4\n     5\tline 5\n\n(Showing lines 4-5 of 10. Use offset and limit to read more.)"
         );
-        let beyond = call(&read, dir.path(), json!({"file_path": "f.txt", "offset": 50})).await;
-        assert!(assert_ok(&beyond).contains("shorter than the provided offset (50). The file has 10 lines"));
+        let beyond = call(
+            &read,
+            dir.path(),
+            json!({"file_path": "f.txt", "offset": 50}),
+        )
+        .await;
+        assert!(
+            assert_ok(&beyond)
+                .contains("shorter than the provided offset (50). The file has 10 lines")
+        );
     }
 
     #[tokio::test]
@@ -263,7 +274,9 @@ mod tests {
         let content = assert_ok(&out);
         assert!(content.contains("  2000\t2000\n"));
         assert!(!content.contains("  2001\t"));
-        assert!(content.ends_with("(Showing lines 1-2000 of 2100. Use offset and limit to read more.)"));
+        assert!(
+            content.ends_with("(Showing lines 1-2000 of 2100. Use offset and limit to read more.)")
+        );
         let first = content.lines().next().unwrap();
         assert!(first.ends_with("… [line truncated: 2500 chars]"));
         assert_eq!(first.matches('x').count(), 2000);
@@ -283,6 +296,8 @@ mod tests {
         let out = call(&read, dir.path(), json!({"file_path": "."})).await;
         assert_error_contains(&out, "is a directory");
         assert_error_contains(&out, "Glob or Bash `ls`");
+        let out = call(&read, dir.path(), json!({"file_path": "/dev/null"})).await;
+        assert_error_contains(&out, "is not a regular file");
     }
 
     #[tokio::test]
@@ -291,9 +306,15 @@ mod tests {
         std::fs::write(dir.path().join("main.rs"), "fn main() {}").unwrap();
         let (read, _) = tool();
         let out = call(&read, dir.path(), json!({"file_path": "main.py"})).await;
-        let expected = format!("File does not exist: {}", dir.path().join("main.py").display());
+        let expected = format!(
+            "File does not exist: {}",
+            dir.path().join("main.py").display()
+        );
         assert_error_contains(&out, &expected);
-        assert_error_contains(&out, &format!("Did you mean: {}", dir.path().join("main.rs").display()));
+        assert_error_contains(
+            &out,
+            &format!("Did you mean: {}", dir.path().join("main.rs").display()),
+        );
     }
 
     #[tokio::test]

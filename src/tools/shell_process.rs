@@ -188,7 +188,9 @@ impl Capture {
     /// pipe open) and returns what was captured.
     async fn finish(mut self) -> String {
         if let Some(mut reader) = self.reader.take()
-            && tokio::time::timeout(DRAIN_GRACE, &mut reader).await.is_err()
+            && tokio::time::timeout(DRAIN_GRACE, &mut reader)
+                .await
+                .is_err()
         {
             reader.abort();
         }
@@ -198,7 +200,9 @@ impl Capture {
 }
 
 fn lock(buffer: &Mutex<BoundedBuffer>) -> std::sync::MutexGuard<'_, BoundedBuffer> {
-    buffer.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    buffer
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Keeps the first and last `half` bytes of a stream and counts what fell in between.
@@ -251,7 +255,11 @@ impl BoundedBuffer {
                 self.dropped
             ));
             // Start the tail on a character boundary.
-            let skip = tail.iter().take(3).take_while(|b| (**b & 0xC0) == 0x80).count();
+            let skip = tail
+                .iter()
+                .take(3)
+                .take_while(|b| (**b & 0xC0) == 0x80)
+                .count();
             text.push_str(&String::from_utf8_lossy(&tail[skip..]));
         } else {
             text.push_str(&String::from_utf8_lossy(&tail));
@@ -280,7 +288,10 @@ mod tests {
         assert_eq!(small.into_text(), "abcdef");
         let mut big = BoundedBuffer::new(2);
         big.push(b"0123456789");
-        assert_eq!(big.into_text(), "01\n[... 6 bytes of output omitted ...]\n89");
+        assert_eq!(
+            big.into_text(),
+            "01\n[... 6 bytes of output omitted ...]\n89"
+        );
     }
 
     #[test]

@@ -23,7 +23,11 @@ pub async fn call(tool: &dyn Tool, cwd: &Path, input: Value) -> ToolOutput {
 /// Asserts an error result whose text contains `needle`.
 #[track_caller]
 pub fn assert_error_contains(output: &ToolOutput, needle: &str) {
-    assert!(output.is_error, "expected an error, got: {}", output.content);
+    assert!(
+        output.is_error,
+        "expected an error, got: {}",
+        output.content
+    );
     assert!(
         output.content.contains(needle),
         "error {:?} does not contain {needle:?}",

@@ -29,7 +29,9 @@ impl TodoList {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<TodoItem>> {
-        self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.items
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A copy of the current items.
@@ -222,9 +224,15 @@ mod tests {
             "todos[0].status must be one of \"pending\", \"in_progress\", \"completed\", got \"done\"",
         );
         let no_content = json!({"todos": [{"status": "pending"}]});
-        assert_error_contains(&call(&tool, dir.path(), no_content).await, "non-empty \"content\"");
+        assert_error_contains(
+            &call(&tool, dir.path(), no_content).await,
+            "non-empty \"content\"",
+        );
         let not_object = json!({"todos": ["a"]});
-        assert_error_contains(&call(&tool, dir.path(), not_object).await, "todos[0] must be an object");
+        assert_error_contains(
+            &call(&tool, dir.path(), not_object).await,
+            "todos[0] must be an object",
+        );
         let out = call(&tool, dir.path(), json!({})).await;
         assert_eq!(
             out.content,

@@ -155,7 +155,10 @@ mod tests {
         let input = json!({"file_path": "a.txt", "content": "replaced"});
 
         let out = call(&write, dir.path(), input.clone()).await;
-        assert_error_contains(&out, "File has not been read yet. Read it first before writing to it.");
+        assert_error_contains(
+            &out,
+            "File has not been read yet. Read it first before writing to it.",
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "original");
 
         assert_ok(&call(&read, dir.path(), json!({"file_path": "a.txt"})).await);
@@ -195,7 +198,10 @@ mod tests {
         )
         .await;
         assert_ok(&out);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo c\r\necho d\r\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "echo c\r\necho d\r\n"
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
         let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
@@ -211,9 +217,19 @@ mod tests {
             out.content,
             "Invalid input for Write: missing required field \"content\""
         );
-        let out = call(&write, dir.path(), json!({"file_path": "a", "content": ["x"]})).await;
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": "a", "content": ["x"]}),
+        )
+        .await;
         assert_error_contains(&out, "\"content\" must be a string, got an array");
-        let out = call(&write, dir.path(), json!({"file_path": ".", "content": "x"})).await;
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": ".", "content": "x"}),
+        )
+        .await;
         assert_error_contains(&out, "is a directory");
     }
 }
