@@ -1,0 +1,129 @@
+//! Bash's background mode: commands started detached in their own process group with
+//! stdout and stderr going to a log file under a private temp dir (which the model reads
+//! with Read), each with an id. Dropping the registry kills every job's group and removes
+//! the dir.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::shell_process::{ShellScript, shell_command, signal_group};
+
+/// Appends the exit code to the log when the command ends, so a reader can tell.
+const BACKGROUND_SCRIPT: &str = "__robota_cmd=$1; shift; eval \"$__robota_cmd\"; \
+__robota_status=$?; printf '\\n[exit code: %d]\\n' \"$__robota_status\"";
+
+/// A job as the session can list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackgroundJob {
+    pub id: String,
+    pub command: String,
+    pub output_path: PathBuf,
+    /// The shell's exit code once it finished.
+    pub exit_code: Option<i32>,
+}
+
+#[derive(Debug, Default)]
+struct Jobs {
+    next_id: u32,
+    dir: Option<PathBuf>,
+    running: Vec<(i32, Arc<Mutex<BackgroundJob>>)>,
+}
+
+/// The background jobs of one Bash tool.
+#[derive(Debug, Default)]
+pub struct BackgroundJobs {
+    jobs: Mutex<Jobs>,
+}
+
+impl BackgroundJobs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Jobs> {
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts `command` in `cwd` and returns the job (id and output file). Must run
+    /// inside a tokio runtime (a task waits for the job to record its exit code).
+    pub fn start(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> std::io::Result<BackgroundJob> {
+        let mut jobs = self.lock();
+        let dir = match &jobs.dir {
+            Some(dir) => dir.clone(),
+            None => {
+                let dir = std::env::temp_dir()
+                    .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .recursive(true)
+                    .create(&dir)?;
+                jobs.dir = Some(dir.clone());
+                dir
+            }
+        };
+        jobs.next_id += 1;
+        let id = format!("bash_{}", jobs.next_id);
+        let output_path = dir.join(format!("{id}.log"));
+        let log = std::fs::File::create(&output_path)?;
+        let script = ShellScript {
+            script: BACKGROUND_SCRIPT,
+            args: &[command],
+            cwd,
+            env,
+        };
+        let mut child = shell_command(&script)
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()?;
+        let job = Arc::new(Mutex::new(BackgroundJob {
+            id,
+            command: command.to_string(),
+            output_path,
+            exit_code: None,
+        }));
+        if let Some(pid) = child.id() {
+            jobs.running.push((pid as i32, Arc::clone(&job)));
+        }
+        let record = Arc::clone(&job);
+        tokio::spawn(async move {
+            if let Ok(status) = child.wait().await {
+                let mut job = record.lock().unwrap_or_else(|p| p.into_inner());
+                job.exit_code = Some(status.code().unwrap_or(-1));
+            }
+        });
+        let snapshot = job.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(snapshot)
+    }
+
+    /// Every job started so far, oldest first.
+    pub fn list(&self) -> Vec<BackgroundJob> {
+        self.lock()
+            .running
+            .iter()
+            .map(|(_, job)| job.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .collect()
+    }
+
+    /// Kills every job's process group (their logs stay until the registry is dropped).
+    pub fn stop_all(&self) {
+        for (pgid, _) in &self.lock().running {
+            signal_group(*pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for BackgroundJobs {
+    fn drop(&mut self) {
+        self.stop_all();
+        if let Some(dir) = self.lock().dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

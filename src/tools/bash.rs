@@ -1,0 +1,248 @@
+//! The Bash tool: runs a command through `shell_process` in a working directory that
+//! persists between calls (a marker plus `$PWD` is printed after the command and parsed
+//! back out of stdout), reports stdout, stderr and a non-zero exit code, timeouts and
+//! interruptions, and starts background jobs (`background_jobs`) on request.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::background_jobs::{BackgroundJob, BackgroundJobs};
+use super::input::{ToolFailure, ToolInput, into_output};
+use super::shell_process::{Ending, ShellScript, run_script};
+use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Runs the command (`$1`) with `eval`, then prints the marker (`$2`) and the directory it
+/// ended in, keeping the command's exit status.
+const TRACKING_SCRIPT: &str = "__robota_cmd=$1; __robota_marker=$2; shift 2; eval \"$__robota_cmd\"; \
+__robota_status=$?; printf '\\n%s%s\\n' \"$__robota_marker\" \"$PWD\"; exit $__robota_status";
+
+const DESCRIPTION: &str = "Runs a shell command with bash and returns its stdout, then stderr; a non-zero exit code makes the result an error. \
+The working directory persists between calls (`cd` carries over); shell variables do not. stdin is empty, so avoid interactive commands. \
+Quote paths with spaces. timeout is in ms (default 120000, max 600000); on timeout the command and its child processes are killed. \
+run_in_background starts a long-running command (server, watcher) and returns a log file to Read later. \
+Prefer Read, Edit, Write, Glob and Grep over cat, sed, echo >, find and grep. Chain dependent commands with &&.";
+
+/// Where the shell is: the session directory it started from and where `cd` took it.
+#[derive(Debug, Clone)]
+struct ShellDir {
+    session_dir: PathBuf,
+    current: PathBuf,
+}
+
+pub struct BashTool {
+    dir: Mutex<ShellDir>,
+    jobs: BackgroundJobs,
+}
+
+impl BashTool {
+    /// A shell starting in `start_dir`. Whenever a call's `ctx.cwd` differs from the
+    /// directory the shell started in, it starts over in `ctx.cwd`.
+    pub fn new(start_dir: &Path) -> Self {
+        BashTool {
+            dir: Mutex::new(ShellDir {
+                session_dir: start_dir.to_path_buf(),
+                current: start_dir.to_path_buf(),
+            }),
+            jobs: BackgroundJobs::new(),
+        }
+    }
+
+    fn lock_dir(&self) -> MutexGuard<'_, ShellDir> {
+        self.dir.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The directory the next command runs in (follows `cd`).
+    pub fn current_dir(&self) -> PathBuf {
+        self.lock_dir().current.clone()
+    }
+
+    /// Background jobs started so far, with their output files and exit codes.
+    pub fn background_jobs(&self) -> Vec<BackgroundJob> {
+        self.jobs.list()
+    }
+
+    /// Kills every background job (dropping the tool does too).
+    pub fn stop_background_jobs(&self) {
+        self.jobs.stop_all();
+    }
+
+    /// The directory to run in, and a note when the remembered one had disappeared.
+    fn working_dir(&self, ctx: &ToolContext) -> (PathBuf, Option<String>) {
+        let mut dir = self.lock_dir();
+        if dir.session_dir != ctx.cwd {
+            *dir = ShellDir {
+                session_dir: ctx.cwd.clone(),
+                current: ctx.cwd.clone(),
+            };
+        }
+        if dir.current != dir.session_dir && !dir.current.is_dir() {
+            let note = format!(
+                "(The previous working directory {} no longer exists; running in {}.)",
+                dir.current.display(),
+                dir.session_dir.display()
+            );
+            dir.current = dir.session_dir.clone();
+            return (dir.current.clone(), Some(note));
+        }
+        (dir.current.clone(), None)
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let input = ToolInput::parse("Bash", input)?;
+        let command = input.required_str("command")?;
+        if command.trim().is_empty() {
+            return Err(input.invalid("\"command\" must not be empty").into());
+        }
+        input.optional_str("description")?;
+        let timeout_ms = match input.optional_u64("timeout")? {
+            None | Some(0) => DEFAULT_TIMEOUT_MS,
+            Some(ms) => ms.min(MAX_TIMEOUT_MS),
+        };
+        let background = input.optional_bool("run_in_background")?.unwrap_or(false);
+        let (cwd, note) = self.working_dir(ctx);
+
+        if background {
+            let job = self.jobs.start(command, &cwd, &ctx.env).map_err(|err| {
+                ToolFailure::failed(format!("Failed to start the command: {err}"))
+            })?;
+            return Ok(ToolOutput::ok(format!(
+                "Command running in background with ID: {}. Its output (stdout and stderr) is written to {}; Read that file to check on it. \
+It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
+                job.id,
+                job.output_path.display()
+            )));
+        }
+
+        let marker = format!("__ROBOTA_CWD_{}__", uuid::Uuid::new_v4().simple());
+        let script = ShellScript {
+            script: TRACKING_SCRIPT,
+            args: &[command, &marker],
+            cwd: &cwd,
+            env: &ctx.env,
+        };
+        let run = run_script(&script, Duration::from_millis(timeout_ms), &ctx.cancel)
+            .await
+            .map_err(|err| ToolFailure::failed(format!("Failed to run the command: {err}")))?;
+        let (stdout, new_dir) = take_marker(&run.stdout, &marker);
+        if let Some(new_dir) = new_dir.filter(|d| d.is_dir()) {
+            self.lock_dir().current = new_dir;
+        }
+        Ok(render(note, &stdout, &run.stderr, run.ending, timeout_ms))
+    }
+}
+
+/// Removes the marker line from stdout and returns the directory it names.
+fn take_marker(stdout: &str, marker: &str) -> (String, Option<PathBuf>) {
+    let Some(at) = stdout.rfind(marker) else {
+        return (stdout.to_string(), None);
+    };
+    let rest = &stdout[at + marker.len()..];
+    let line_end = rest.find('\n').unwrap_or(rest.len());
+    let dir = PathBuf::from(&rest[..line_end]);
+    let start = if stdout[..at].ends_with('\n') {
+        at - 1
+    } else {
+        at
+    };
+    let end = (at + marker.len() + line_end + 1).min(stdout.len());
+    let mut cleaned = String::with_capacity(stdout.len());
+    cleaned.push_str(&stdout[..start]);
+    cleaned.push_str(&stdout[end..]);
+    (cleaned, Some(dir))
+}
+
+fn render(
+    note: Option<String>,
+    stdout: &str,
+    stderr: &str,
+    ending: Ending,
+    timeout_ms: u64,
+) -> ToolOutput {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(note);
+    for stream in [stdout, stderr] {
+        let trimmed = stream.trim_end_matches(['\n', '\r']);
+        if !trimmed.is_empty() {
+            parts.push(trimmed.to_string());
+        }
+    }
+    let status = match ending {
+        Ending::Exited(0) => None,
+        Ending::Exited(code) => Some(format!("Exit code {code}")),
+        Ending::Signaled(signal) => Some(format!("Killed by signal {signal}")),
+        Ending::TimedOut => Some(format!(
+            "Command timed out after {}",
+            format_duration(timeout_ms)
+        )),
+        Ending::Cancelled => Some("Command interrupted by user".to_string()),
+    };
+    let is_error = status.is_some();
+    parts.extend(status);
+    let content = if parts.is_empty() {
+        "(no output)".to_string()
+    } else {
+        parts.join("\n")
+    };
+    if is_error {
+        ToolOutput::error(content)
+    } else {
+        ToolOutput::ok(content)
+    }
+}
+
+fn format_duration(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to execute"},
+                "description": {"type": "string", "description": "What the command does, in 5-10 words"},
+                "timeout": {"type": "number", "description": "Timeout in milliseconds (max 600000)"},
+                "run_in_background": {"type": "boolean", "description": "Run in the background; Read its log file later"}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn risk(&self) -> RiskClass {
+        RiskClass::Execute
+    }
+
+    fn primary_argument(&self, input: &Value) -> Option<String> {
+        input.get("command")?.as_str().map(str::to_string)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        into_output(self.run(&input, ctx).await)
+    }
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;

@@ -1,0 +1,235 @@
+//! The Write tool: creates a file or replaces one the model has read (and that has not
+//! changed since), atomically, keeping its permissions and CRLF line endings, and reports
+//! the change as a `FileDiff` display.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::file_tracker::FileReadTracker;
+use super::file_write::{
+    ensure_fresh, load_existing, record_written, to_crlf, uses_crlf, write_atomically,
+    write_failure,
+};
+use super::input::{ToolFailure, ToolInput, into_output};
+use super::paths::resolve;
+use crate::core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
+
+const DESCRIPTION: &str = "Writes a file, creating parent directories as needed, or replaces an existing file entirely. \
+An existing file must have been Read in this session first (and not changed since). \
+Prefer Edit for changes to existing files; only create new files (including docs) when they are needed.";
+
+pub struct WriteTool {
+    tracker: FileReadTracker,
+}
+
+impl WriteTool {
+    pub fn new(tracker: FileReadTracker) -> Self {
+        WriteTool { tracker }
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let input = ToolInput::parse("Write", input)?;
+        let file_path = input.required_str("file_path")?;
+        let content = input.required_str("content")?.to_string();
+        let path = resolve(&ctx.cwd, file_path);
+        let tracker = self.tracker.clone();
+        tokio::task::spawn_blocking(move || write_file(&path, content, &tracker))
+            .await
+            .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
+    }
+}
+
+fn write_file(
+    path: &Path,
+    content: String,
+    tracker: &FileReadTracker,
+) -> Result<ToolOutput, ToolFailure> {
+    let existing = load_existing(path)?;
+    let (before, content, permissions) = match existing {
+        None => (None, content, None),
+        Some(existing) => {
+            ensure_fresh(tracker, path, &existing)?;
+            let before = String::from_utf8_lossy(&existing.bytes).into_owned();
+            let content = if uses_crlf(&before) && !content.contains("\r\n") {
+                to_crlf(&content)
+            } else {
+                content
+            };
+            (Some(before), content, Some(existing.permissions))
+        }
+    };
+    write_atomically(path, content.as_bytes(), permissions.as_ref())
+        .map_err(|err| write_failure(path, err))?;
+    record_written(tracker, path, content.as_bytes());
+    let message = match before {
+        None => format!("File created successfully at: {}", path.display()),
+        Some(_) => format!("The file {} has been updated.", path.display()),
+    };
+    Ok(ToolOutput::ok(message).with_display(ToolDisplay::FileDiff {
+        file_path: path.display().to_string(),
+        before,
+        after: content,
+    }))
+}
+
+#[async_trait]
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "Write"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file to write (absolute preferred)"},
+                "content": {"type": "string", "description": "The full content to write"}
+            },
+            "required": ["file_path", "content"]
+        })
+    }
+
+    fn risk(&self) -> RiskClass {
+        RiskClass::Edit
+    }
+
+    fn primary_argument(&self, input: &Value) -> Option<String> {
+        input.get("file_path")?.as_str().map(str::to_string)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        into_output(self.run(&input, ctx).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::read::ReadTool;
+    use crate::tools::test_support::{assert_error_contains, assert_ok, call};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn tools() -> (ReadTool, WriteTool) {
+        let tracker = FileReadTracker::new();
+        (ReadTool::new(tracker.clone()), WriteTool::new(tracker))
+    }
+
+    #[tokio::test]
+    async fn creates_new_files_with_parents_and_a_diff_display() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, write) = tools();
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": "new/dir/a.txt", "content": "hello\n"}),
+        )
+        .await;
+        let path = dir.path().join("new/dir/a.txt");
+        assert_eq!(
+            assert_ok(&out),
+            format!("File created successfully at: {}", path.display())
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\n");
+        assert_eq!(
+            out.display,
+            Some(ToolDisplay::FileDiff {
+                file_path: path.display().to_string(),
+                before: None,
+                after: "hello\n".to_string(),
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn an_existing_file_must_be_read_first_and_unchanged_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "original").unwrap();
+        let (read, write) = tools();
+        let input = json!({"file_path": "a.txt", "content": "replaced"});
+
+        let out = call(&write, dir.path(), input.clone()).await;
+        assert_error_contains(
+            &out,
+            "File has not been read yet. Read it first before writing to it.",
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "original");
+
+        assert_ok(&call(&read, dir.path(), json!({"file_path": "a.txt"})).await);
+        std::fs::write(&path, "changed by the user").unwrap();
+        let out = call(&write, dir.path(), input.clone()).await;
+        assert_error_contains(&out, "File has been modified since read");
+        assert_error_contains(&out, "Read it again");
+
+        assert_ok(&call(&read, dir.path(), json!({"file_path": "a.txt"})).await);
+        let out = call(&write, dir.path(), input).await;
+        assert_eq!(
+            assert_ok(&out),
+            format!("The file {} has been updated.", path.display())
+        );
+        assert!(matches!(
+            &out.display,
+            Some(ToolDisplay::FileDiff { before: Some(b), .. }) if b == "changed by the user"
+        ));
+        // The tracker knows the new content: a second write needs no re-read.
+        let again = json!({"file_path": "a.txt", "content": "third"});
+        assert_ok(&call(&write, dir.path(), again).await);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "third");
+    }
+
+    #[tokio::test]
+    async fn keeps_permissions_and_crlf_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("script.sh");
+        std::fs::write(&path, "echo a\r\necho b\r\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (read, write) = tools();
+        assert_ok(&call(&read, dir.path(), json!({"file_path": "script.sh"})).await);
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": "script.sh", "content": "echo c\necho d\n"}),
+        )
+        .await;
+        assert_ok(&out);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "echo c\r\necho d\r\n"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "a temp file was left behind");
+    }
+
+    #[tokio::test]
+    async fn invalid_input_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, write) = tools();
+        let out = call(&write, dir.path(), json!({"file_path": "a.txt"})).await;
+        assert_eq!(
+            out.content,
+            "Invalid input for Write: missing required field \"content\""
+        );
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": "a", "content": ["x"]}),
+        )
+        .await;
+        assert_error_contains(&out, "\"content\" must be a string, got an array");
+        let out = call(
+            &write,
+            dir.path(),
+            json!({"file_path": ".", "content": "x"}),
+        )
+        .await;
+        assert_error_contains(&out, "is a directory");
+    }
+}
