@@ -87,7 +87,11 @@ impl Project {
         let mut out = Vec::new();
         let projects = self.home.join("projects");
         for dir in std::fs::read_dir(projects).into_iter().flatten().flatten() {
-            for f in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
                 if f.path().extension().is_some_and(|e| e == "jsonl") {
                     out.push(f.path());
                 }
@@ -154,7 +158,14 @@ fn a_full_coding_turn_reads_greps_edits_tests_and_answers() {
             Some("Let me look."),
             &[("toolu_01", "Read", json!({"file_path": calc_path}))],
         ),
-        anthropic::tool_turn(None, &[("toolu_02", "Grep", json!({"pattern": "TODO", "output_mode": "content"}))]),
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_02",
+                "Grep",
+                json!({"pattern": "TODO", "output_mode": "content"}),
+            )],
+        ),
         anthropic::tool_turn(
             None,
             &[(
@@ -163,12 +174,22 @@ fn a_full_coding_turn_reads_greps_edits_tests_and_answers() {
                 json!({"file_path": calc_path, "old_string": "return a - b", "new_string": "return a + b"}),
             )],
         ),
-        anthropic::tool_turn(None, &[("toolu_04", "Bash", json!({"command": "sh test_calc.sh"}))]),
+        anthropic::tool_turn(
+            None,
+            &[("toolu_04", "Bash", json!({"command": "sh test_calc.sh"}))],
+        ),
         anthropic::text_turn("Fixed `add`: it subtracted. The test passes."),
     ]);
     let out = p.run(
         &server,
-        &["-p", "fix the add function", "--output-format", "json", "--allowedTools", "Edit,Bash(sh test_calc.sh)"],
+        &[
+            "-p",
+            "fix the add function",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Edit,Bash(sh test_calc.sh)",
+        ],
     );
     let result = json_result(&out);
     assert_eq!(out.status.code(), Some(0), "{result}");
@@ -180,7 +201,10 @@ fn a_full_coding_turn_reads_greps_edits_tests_and_answers() {
     assert_eq!(result["subtype"], "success");
     assert_eq!(result["is_error"], false);
     assert_eq!(result["num_turns"], 5);
-    assert_eq!(result["result"], "Fixed `add`: it subtracted. The test passes.");
+    assert_eq!(
+        result["result"],
+        "Fixed `add`: it subtracted. The test passes."
+    );
     assert_eq!(result["permission_denials"], json!([]));
     assert!(result["usage"]["output_tokens"].as_u64().unwrap() > 0);
     assert!(result["duration_ms"].as_u64().is_some());
@@ -215,7 +239,10 @@ fn a_full_coding_turn_reads_greps_edits_tests_and_answers() {
         .expect("a tool_end event for Edit");
     assert_eq!(edit_end["is_error"], false);
     let raw = std::fs::read_to_string(&logs[0]).unwrap();
-    assert!(!raw.contains("sk-ant-test-key"), "the key never reaches the log");
+    assert!(
+        !raw.contains("sk-ant-test-key"),
+        "the key never reaches the log"
+    );
 }
 
 #[test]
@@ -247,7 +274,10 @@ fn parallel_reads_come_back_in_request_order() {
 fn bash_needing_approval_is_denied_in_print_mode_and_listed() {
     let p = project();
     let server = MockServer::start(vec![
-        anthropic::tool_turn(None, &[("toolu_x", "Bash", json!({"command": "touch pwned"}))]),
+        anthropic::tool_turn(
+            None,
+            &[("toolu_x", "Bash", json!({"command": "touch pwned"}))],
+        ),
         anthropic::text_turn("I could not run it."),
     ]);
     let out = p.run(&server, &["-p", "make a file", "--output-format", "json"]);
@@ -267,16 +297,31 @@ fn bash_needing_approval_is_denied_in_print_mode_and_listed() {
 fn deny_rules_hold_even_in_bypass_mode() {
     let p = project();
     let server = MockServer::start(vec![
-        anthropic::tool_turn(None, &[("toolu_x", "Bash", json!({"command": "ls && rm calc.py"}))]),
+        anthropic::tool_turn(
+            None,
+            &[("toolu_x", "Bash", json!({"command": "ls && rm calc.py"}))],
+        ),
         anthropic::text_turn("ok"),
     ]);
     let out = p.run(
         &server,
-        &["-p", "clean", "--output-format", "json", "--permission-mode", "bypassPermissions", "--disallowedTools", "Bash(rm *)"],
+        &[
+            "-p",
+            "clean",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "Bash(rm *)",
+        ],
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(p.root.join("calc.py").exists());
-    assert_eq!(json_result(&out)["permission_denials"][0]["tool_name"], "Bash");
+    assert_eq!(
+        json_result(&out)["permission_denials"][0]["tool_name"],
+        "Bash"
+    );
 }
 
 #[test]
@@ -307,13 +352,17 @@ fn unknown_tools_and_tool_errors_reach_the_model_as_error_results() {
 #[test]
 fn max_turns_stops_with_a_summary_and_an_error_result() {
     let p = project();
-    let read = |id: &str| anthropic::tool_turn(None, &[(id, "Read", json!({"file_path": "calc.py"}))]);
+    let read =
+        |id: &str| anthropic::tool_turn(None, &[(id, "Read", json!({"file_path": "calc.py"}))]);
     let server = MockServer::start(vec![
         read("t1"),
         read("t2"),
         anthropic::text_turn("Summary: I read calc.py twice."),
     ]);
-    let out = p.run(&server, &["-p", "loop", "--output-format", "json", "--max-turns", "2"]);
+    let out = p.run(
+        &server,
+        &["-p", "loop", "--output-format", "json", "--max-turns", "2"],
+    );
     let result = json_result(&out);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(result["subtype"], "error_max_turns");
@@ -332,8 +381,16 @@ fn a_429_is_retried_after_the_servers_delay() {
         anthropic::text_turn("after the retry"),
     ]);
     let out = p.run(&server, &["-p", "hi"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "after the retry");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "after the retry"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("retrying"));
     assert_eq!(server.requests().len(), 2);
 }
@@ -342,7 +399,7 @@ fn a_429_is_retried_after_the_servers_delay() {
 fn a_stream_cut_once_is_retried_and_only_the_second_answer_counts() {
     let p = project();
     let server = MockServer::start(vec![
-        anthropic::text_turn_cut("first attempt that breaks", 3),
+        anthropic::text_turn_cut("first attempt that breaks", 5),
         anthropic::text_turn("second attempt"),
     ]);
     let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
@@ -355,7 +412,7 @@ fn a_stream_cut_once_is_retried_and_only_the_second_answer_counts() {
 #[test]
 fn a_stream_cut_on_every_attempt_fails_clearly_and_keeps_the_partial_answer() {
     let p = project();
-    let cut = || anthropic::text_turn_cut("partial words that never finish", 3);
+    let cut = || anthropic::text_turn_cut("partial words that never finish", 5);
     let server = MockServer::start(vec![cut(), cut(), cut()]);
     let mut cmd = p.command(&server, &["-p", "hi", "--output-format", "json"]);
     cmd.env("ROBOTA_MAX_RETRIES", "2");
@@ -378,34 +435,67 @@ fn a_stream_cut_on_every_attempt_fails_clearly_and_keeps_the_partial_answer() {
 fn sigint_mid_turn_exits_130_and_the_session_resumes() {
     let p = project();
     let server = MockServer::start(vec![
-        anthropic::text_turn_held("I am in the middle of a long answer", 3),
+        anthropic::text_turn_held("I am in the middle of a long answer", 4),
         anthropic::text_turn("resumed fine"),
     ]);
     let mut child = p
-        .command(&server, &["-p", "tell me a story", "--output-format", "json"])
+        .command(
+            &server,
+            &[
+                "-p",
+                "tell me a story",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
+            ],
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
-    // The held stream has delivered its first chunks; interrupt the turn.
+    // Read until the first text delta has reached robota, then interrupt the turn.
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        use std::io::BufRead;
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "stdout closed early: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("text_delta") {
+            break;
+        }
+    }
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    child.stdout = Some(reader.into_inner());
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
     server.release_held();
-    let result = json_result(&out);
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string();
+    let result: Value = serde_json::from_str(&last).unwrap();
     assert_eq!(out.status.code(), Some(130), "{result}");
+    assert_eq!(result["type"], "result");
     assert_eq!(result["subtype"], "error_during_execution");
     assert_eq!(result["is_error"], true);
     let session_id = result["session_id"].as_str().unwrap().to_string();
 
-    let out = p.run(&server, &["-p", "go on", "-r", &session_id, "--output-format", "json"]);
+    let out = p.run(
+        &server,
+        &["-p", "go on", "-r", &session_id, "--output-format", "json"],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json_result(&out)["session_id"], session_id.as_str());
     let second = &server.requests()[1].body;
     let messages = second["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"][0]["text"], "tell me a story");
     assert_eq!(messages[1]["role"], "assistant");
-    assert!(messages[1].to_string().contains("in the middle"));
+    assert!(messages[1].to_string().contains("I am"), "{}", messages[1]);
     assert!(messages.last().unwrap().to_string().contains("go on"));
 }
 
@@ -420,8 +510,18 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
     let mut stdout = String::new();
     let mut stderr = String::new();
     use std::io::Read;
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     let _ = tx.send(());
     watchdog.join().unwrap();
@@ -444,27 +544,57 @@ fn continue_resume_and_fork_carry_the_conversation() {
     let first = json_result(&p.run(&server, &["-p", "remember 42", "--output-format", "json"]));
     let id = first["session_id"].as_str().unwrap().to_string();
 
-    let out = p.run(&server, &["-c", "-p", "what number?", "--output-format", "json"]);
+    let out = p.run(
+        &server,
+        &["-c", "-p", "what number?", "--output-format", "json"],
+    );
     assert_eq!(json_result(&out)["session_id"], id.as_str());
     let body = &server.requests()[1].body;
     assert_eq!(body["messages"].as_array().unwrap().len(), 3);
     assert!(body["messages"][1].to_string().contains("Noted: 42."));
 
     let prefix = &id[..8];
-    let out = p.run(&server, &["-r", prefix, "-p", "again?", "--output-format", "json"]);
+    let out = p.run(
+        &server,
+        &["-r", prefix, "-p", "again?", "--output-format", "json"],
+    );
     assert_eq!(json_result(&out)["session_id"], id.as_str());
-    assert_eq!(server.requests()[2].body["messages"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        server.requests()[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
 
     let original = p.session_logs()[0].clone();
     let before = std::fs::read_to_string(&original).unwrap();
     let out = p.run(
         &server,
-        &["-r", &id, "--fork-session", "-p", "fork it", "--output-format", "json"],
+        &[
+            "-r",
+            &id,
+            "--fork-session",
+            "-p",
+            "fork it",
+            "--output-format",
+            "json",
+        ],
     );
     let forked = json_result(&out);
     assert_ne!(forked["session_id"], id.as_str());
-    assert_eq!(server.requests()[3].body["messages"].as_array().unwrap().len(), 7);
-    assert_eq!(std::fs::read_to_string(&original).unwrap(), before, "the original is untouched");
+    assert_eq!(
+        server.requests()[3].body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
+    assert_eq!(
+        std::fs::read_to_string(&original).unwrap(),
+        before,
+        "the original is untouched"
+    );
     assert_eq!(p.session_logs().len(), 2);
 }
 
@@ -479,25 +609,42 @@ fn a_log_cut_mid_line_still_resumes_with_a_warning() {
     let log = p.session_logs()[0].clone();
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-    f.write_all(b"{\"type\":\"assistant\",\"uuid\":\"x\",\"mess").unwrap();
+    f.write_all(b"{\"type\":\"assistant\",\"uuid\":\"x\",\"mess")
+        .unwrap();
     drop(f);
     let out = p.run(&server, &["-c", "-p", "second", "--output-format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json_result(&out)["session_id"], first["session_id"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
-    assert_eq!(server.requests()[1].body["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        server.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
 fn stream_json_emits_init_messages_deltas_and_result() {
     let p = project();
     let server = MockServer::start(vec![
-        anthropic::tool_turn(Some("Reading."), &[("toolu_1", "Read", json!({"file_path": "calc.py"}))]),
+        anthropic::tool_turn(
+            Some("Reading."),
+            &[("toolu_1", "Read", json!({"file_path": "calc.py"}))],
+        ),
         anthropic::text_turn("Done reading."),
     ]);
     let out = p.run(
         &server,
-        &["-p", "read", "--output-format", "stream-json", "--verbose", "--include-partial-messages"],
+        &[
+            "-p",
+            "read",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     assert_eq!(out.status.code(), Some(0));
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
@@ -506,7 +653,12 @@ fn stream_json_emits_init_messages_deltas_and_result() {
         .collect();
     assert_eq!(lines[0]["type"], "system");
     assert_eq!(lines[0]["subtype"], "init");
-    assert!(lines[0]["tools"].as_array().unwrap().contains(&json!("Bash")));
+    assert!(
+        lines[0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Bash"))
+    );
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "result");
     assert_eq!(last["result"], "Done reading.");
@@ -539,20 +691,34 @@ fn piped_stdin_joins_the_prompt_and_text_mode_prints_the_answer() {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("It is a calculator.")]);
     let mut child = p
-        .command(&server, &["-p", "what is this?", "--no-session-persistence"])
+        .command(
+            &server,
+            &["-p", "what is this?", "--no-session-persistence"],
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"def add(a, b): ...\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"def add(a, b): ...\n")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "It is a calculator.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "It is a calculator.\n"
+    );
     let body = &server.requests()[0].body;
     let prompt = body["messages"][0]["content"].to_string();
     assert!(prompt.contains("def add(a, b)") && prompt.contains("what is this?"));
-    assert!(p.session_logs().is_empty(), "--no-session-persistence writes no log");
+    assert!(
+        p.session_logs().is_empty(),
+        "--no-session-persistence writes no log"
+    );
 }
 
 #[test]
@@ -560,7 +726,17 @@ fn stream_json_input_runs_one_turn_per_line() {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("A1"), anthropic::text_turn("A2")]);
     let mut child = p
-        .command(&server, &["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"])
+        .command(
+            &server,
+            &[
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ],
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -596,7 +772,12 @@ fn provider_errors_are_reported_in_the_result_and_as_exit_1() {
     let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
     let result = json_result(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(result["errors"][0].as_str().unwrap().contains("check your API key"));
+    assert!(
+        result["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("check your API key")
+    );
     let out = p.run(&server, &["-p", "hi"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
@@ -624,7 +805,10 @@ fn context_files_and_flags_shape_the_system_prompt() {
     std::fs::create_dir_all(p.root.join("docs")).unwrap();
     std::fs::write(p.root.join("docs/style.md"), "Use tabs.\n").unwrap();
     let server = MockServer::start(vec![anthropic::text_turn("ok"), anthropic::text_turn("ok")]);
-    let out = p.run(&server, &["-p", "hi", "--append-system-prompt", "APPENDED-TEXT"]);
+    let out = p.run(
+        &server,
+        &["-p", "hi", "--append-system-prompt", "APPENDED-TEXT"],
+    );
     assert_eq!(out.status.code(), Some(0));
     let system = server.requests()[0].body["system"].to_string();
     assert!(system.contains("Always answer in haiku."));
@@ -639,7 +823,10 @@ fn context_files_and_flags_shape_the_system_prompt() {
 
 #[test]
 fn version_and_bad_flags() {
-    let out = Command::new(env!("CARGO_BIN_EXE_robota")).arg("--version").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_robota"))
+        .arg("--version")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("robota "));
     let p = project();

@@ -10,7 +10,10 @@ const RULES: &[(&str, &[&str])] = &[
     ("session", &["core"]),
     ("sdk", &["core", "session", "tools"]),
     ("tui", &["sdk", "core"]),
-    ("cli", &["core", "providers", "tools", "session", "sdk", "tui"]),
+    (
+        "cli",
+        &["core", "providers", "tools", "session", "sdk", "tui"],
+    ),
 ];
 
 const LAYERS: &[&str] = &["core", "providers", "tools", "session", "sdk", "tui", "cli"];
@@ -83,14 +86,24 @@ fn every_module_uses_only_the_layers_below_it() {
             }
         }
     }
-    assert!(checked > 10, "the scan found too few crate paths to be real");
-    assert!(violations.is_empty(), "layer violations:\n{}", violations.join("\n"));
+    assert!(
+        checked > 10,
+        "the scan found too few crate paths to be real"
+    );
+    assert!(
+        violations.is_empty(),
+        "layer violations:\n{}",
+        violations.join("\n")
+    );
 }
 
 #[test]
 fn the_scanner_sees_grouped_and_inline_paths() {
     let text = "use crate::{core::Message, session::Session};\nfn f() { crate::providers::x(); }\n// crate::tui ignored";
-    let layers: Vec<String> = referenced_layers(text).into_iter().map(|(_, l)| l).collect();
+    let layers: Vec<String> = referenced_layers(text)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
     assert!(layers.contains(&"core".to_string()));
     assert!(layers.contains(&"session".to_string()));
     assert!(layers.contains(&"providers".to_string()));

@@ -24,7 +24,8 @@ pub struct Assembled {
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let home = paths::robota_home();
     let choice = provider_setup::choose(args.model.as_deref(), &home)?;
     let mut warnings = Vec::new();
@@ -101,8 +102,8 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
                 let log = SessionLog::open_append(&path, &forked).map_err(|e| e.to_string())?;
                 (id, Some(log))
             } else {
-                let log = SessionLog::open_append(&summary.path, &replayed)
-                    .map_err(|e| e.to_string())?;
+                let log =
+                    SessionLog::open_append(&summary.path, &replayed).map_err(|e| e.to_string())?;
                 (replayed.header.session_id.clone(), Some(log))
             }
         }
@@ -157,7 +158,11 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name);
-    if let Some(name) = args.name.clone().filter(|n| Some(n.as_str()) != session.name()) {
+    if let Some(name) = args
+        .name
+        .clone()
+        .filter(|n| Some(n.as_str()) != session.name())
+    {
         session.rename(name);
     }
     Ok(Assembled {
@@ -183,4 +188,3 @@ fn new_session_id(args: &Args) -> Result<String, String> {
         _ => Ok(uuid::Uuid::new_v4().to_string()),
     }
 }
-

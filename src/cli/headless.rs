@@ -29,7 +29,8 @@ pub async fn run(args: Args) -> u8 {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;
     }
-    if args.input_format == InputFormat::StreamJson && args.output_format != OutputFormat::StreamJson
+    if args.input_format == InputFormat::StreamJson
+        && args.output_format != OutputFormat::StreamJson
     {
         eprintln!("Error: --input-format=stream-json requires --output-format=stream-json");
         return EXIT_ERROR;
@@ -94,7 +95,10 @@ pub async fn run(args: Args) -> u8 {
                     printer.totals.errors.push(message.clone());
                 }
                 if turn_end == TurnEnd::Interrupted {
-                    printer.totals.errors.push("Interrupted by user".to_string());
+                    printer
+                        .totals
+                        .errors
+                        .push("Interrupted by user".to_string());
                 }
                 if turn_end == TurnEnd::ContextFull {
                     printer.totals.errors.push(
@@ -162,11 +166,18 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
     }
     if args.input_format == InputFormat::StreamJson {
         let mut prompts: Vec<String> = args.prompt.iter().cloned().collect();
-        for (n, line) in input.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (n, line) in input
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
             let value: Value = serde_json::from_str(line)
                 .map_err(|e| format!("stdin line {}: not JSON: {e}", n + 1))?;
             prompts.push(user_text(&value).ok_or_else(|| {
-                format!("stdin line {}: expected {{\"type\":\"user\",\"message\":{{…}}}}", n + 1)
+                format!(
+                    "stdin line {}: expected {{\"type\":\"user\",\"message\":{{…}}}}",
+                    n + 1
+                )
             })?);
         }
         if prompts.is_empty() {
@@ -270,12 +281,17 @@ impl Printer {
                 } else {
                     json!({"type": "thinking", "thinking": ""})
                 };
-                let start = json!({"type": "content_block_start", "index": i, "content_block": block});
+                let start =
+                    json!({"type": "content_block_start", "index": i, "content_block": block});
                 self.emit(output::stream_event(&self.session_id, start));
                 i
             }
         };
-        let field = if kind == "text_delta" { "text" } else { "thinking" };
+        let field = if kind == "text_delta" {
+            "text"
+        } else {
+            "thinking"
+        };
         let event = json!({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: text}});
         self.emit(output::stream_event(&self.session_id, event));
     }
@@ -357,8 +373,7 @@ impl Printer {
             TurnEnd::Interrupted => EXIT_INTERRUPTED,
             _ => EXIT_ERROR,
         };
-        let value =
-            output::result_message(&self.session_id, end, result, duration, &self.totals);
+        let value = output::result_message(&self.session_id, end, result, duration, &self.totals);
         match self.format {
             OutputFormat::Text => {
                 if !result.is_empty() {

@@ -220,12 +220,7 @@ impl Engine<'_> {
             } else {
                 turn.model
             };
-            self.commit_assistant(
-                history,
-                message,
-                Some(turn.stop_reason.clone()),
-                &model,
-            );
+            self.commit_assistant(history, message, Some(turn.stop_reason.clone()), &model);
             if let Some(usage) = turn.usage {
                 tracker.record_usage(&usage, history.len());
                 (self.sink)(EngineEvent::Usage {
@@ -345,7 +340,10 @@ impl Engine<'_> {
                 }
             }
             batch.push((index, call, tool));
-            if batch.last().is_some_and(|(_, c, _)| c.risk != RiskClass::Read) {
+            if batch
+                .last()
+                .is_some_and(|(_, c, _)| c.risk != RiskClass::Read)
+            {
                 self.run_batch(&mut batch, &mut outputs, config, cancel)
                     .await;
             }
@@ -391,7 +389,10 @@ impl Engine<'_> {
                 return;
             }
             let runs = chunk.iter().map(|(index, call, tool)| async move {
-                (*index, self.run_one(call, tool.as_ref(), config, cancel).await)
+                (
+                    *index,
+                    self.run_one(call, tool.as_ref(), config, cancel).await,
+                )
             });
             for (index, output) in join_all(runs).await {
                 outputs[index] = output;
@@ -560,7 +561,11 @@ mod tests {
             }
             tokio::task::yield_now().await;
             self.running.fetch_sub(1, Ordering::SeqCst);
-            ToolOutput::ok(format!("{}:{}", self.name, input["v"].as_str().unwrap_or("")))
+            ToolOutput::ok(format!(
+                "{}:{}",
+                self.name,
+                input["v"].as_str().unwrap_or("")
+            ))
         }
     }
 
@@ -704,8 +709,7 @@ mod tests {
     #[tokio::test]
     async fn an_aborted_stream_commits_the_partial_answer_as_interrupted() {
         let provider = Scripted::new(vec![Err(ProviderError::cancelled())]);
-        let (outcome, history, _e, _p) =
-            run(&provider, &config(), &CancellationToken::new()).await;
+        let (outcome, history, _e, _p) = run(&provider, &config(), &CancellationToken::new()).await;
         assert_eq!(outcome.stop, TurnStop::Interrupted);
         assert_eq!(history[1].text(), "partial ans");
         assert_eq!(history[1].state, MessageState::Interrupted);
@@ -749,8 +753,7 @@ mod tests {
     async fn provider_errors_end_the_turn_with_the_error() {
         let err = ProviderError::new(ProviderErrorKind::Auth, "bad key").with_status(401);
         let provider = Scripted::new(vec![Err(err.clone())]);
-        let (outcome, history, _e, _p) =
-            run(&provider, &config(), &CancellationToken::new()).await;
+        let (outcome, history, _e, _p) = run(&provider, &config(), &CancellationToken::new()).await;
         assert_eq!(outcome.stop, TurnStop::Failed(err));
         assert_eq!(history.len(), 1);
     }

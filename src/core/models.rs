@@ -134,7 +134,10 @@ mod tests {
         let m = lookup("claude-sonnet-4-5-20250929");
         assert_eq!(m.context_window, 200_000);
         assert_eq!(m.price.map(|p| p.input), Some(3.0));
-        assert_eq!(lookup("claude-opus-4-1-20250805").price.map(|p| p.output), Some(75.0));
+        assert_eq!(
+            lookup("claude-opus-4-1-20250805").price.map(|p| p.output),
+            Some(75.0)
+        );
         assert_eq!(lookup("my-local-model"), FALLBACK);
     }
 

@@ -473,7 +473,10 @@ mod tests {
         let rules = PermissionRule::parse_list("Bash(git diff *),Read Edit(src/**)");
         let shown: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
         assert_eq!(shown, ["Bash(git diff *)", "Read", "Edit(src/**)"]);
-        assert_eq!(PermissionRule::parse("Task").map(|r| r.tool), Some("Agent".into()));
+        assert_eq!(
+            PermissionRule::parse("Task").map(|r| r.tool),
+            Some("Agent".into())
+        );
         assert_eq!(PermissionRule::parse("Bash(oops"), None);
     }
 
@@ -505,7 +508,12 @@ mod tests {
             );
         }
         assert_eq!(p.evaluate(&bash("ls -la")), Verdict::Allow);
-        for cmd in ["$(echo rm) -rf /", "eval 'rm x'", "sh -c 'rm x'", "ls `echo rm`"] {
+        for cmd in [
+            "$(echo rm) -rf /",
+            "eval 'rm x'",
+            "sh -c 'rm x'",
+            "ls `echo rm`",
+        ] {
             assert!(
                 matches!(p.evaluate(&bash(cmd)), Verdict::Ask { .. }),
                 "{cmd} must ask even in bypass mode"
@@ -553,15 +561,30 @@ mod tests {
         };
         let p = |m| policy(m, "", "");
         assert_eq!(p(PermissionMode::Default).evaluate(&read), Verdict::Allow);
-        assert!(matches!(p(PermissionMode::Default).evaluate(&edit_in), Verdict::Ask { .. }));
-        assert_eq!(p(PermissionMode::AcceptEdits).evaluate(&edit_in), Verdict::Allow);
+        assert!(matches!(
+            p(PermissionMode::Default).evaluate(&edit_in),
+            Verdict::Ask { .. }
+        ));
+        assert_eq!(
+            p(PermissionMode::AcceptEdits).evaluate(&edit_in),
+            Verdict::Allow
+        );
         assert!(matches!(
             p(PermissionMode::AcceptEdits).evaluate(&edit_out),
             Verdict::Ask { .. }
         ));
-        assert!(matches!(p(PermissionMode::Plan).evaluate(&edit_in), Verdict::Deny { .. }));
-        assert!(matches!(p(PermissionMode::Plan).evaluate(&bash("ls")), Verdict::Deny { .. }));
-        assert_eq!(p(PermissionMode::BypassPermissions).evaluate(&bash("ls")), Verdict::Allow);
+        assert!(matches!(
+            p(PermissionMode::Plan).evaluate(&edit_in),
+            Verdict::Deny { .. }
+        ));
+        assert!(matches!(
+            p(PermissionMode::Plan).evaluate(&bash("ls")),
+            Verdict::Deny { .. }
+        ));
+        assert_eq!(
+            p(PermissionMode::BypassPermissions).evaluate(&bash("ls")),
+            Verdict::Allow
+        );
     }
 
     #[test]

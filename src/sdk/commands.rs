@@ -123,7 +123,11 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             session.rename(args.to_string());
             format!("Session renamed to {args}.")
         }
-        _ => return Err(format!("Unknown command /{name}; /help lists the commands.")),
+        _ => {
+            return Err(format!(
+                "Unknown command /{name}; /help lists the commands."
+            ));
+        }
     };
     Ok(CommandEffect::Output(output))
 }
@@ -157,7 +161,10 @@ mod tests {
 
     #[test]
     fn slash_prompts_split_into_name_and_arguments() {
-        assert_eq!(parse_slash("/model  claude-haiku-4-5 "), Some(("model", "claude-haiku-4-5")));
+        assert_eq!(
+            parse_slash("/model  claude-haiku-4-5 "),
+            Some(("model", "claude-haiku-4-5"))
+        );
         assert_eq!(parse_slash("/help"), Some(("help", "")));
         assert_eq!(parse_slash("/usr/bin/ls is a path"), None);
         assert_eq!(parse_slash("no slash"), None);

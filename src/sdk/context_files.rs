@@ -18,7 +18,12 @@ pub struct ContextFile {
     pub content: String,
 }
 
-const PROJECT_NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md"];
+const PROJECT_NAMES: &[&str] = &[
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    ".claude/CLAUDE.md",
+];
 
 /// Loads every context file that applies to `cwd`, user files first.
 pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextFile> {
@@ -41,10 +46,10 @@ pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextF
         if !path.is_file() || !seen.insert(key) {
             continue;
         }
-        if let Some(content) = read_with_imports(&path, home, 0, &mut HashSet::new()) {
-            if !content.trim().is_empty() {
-                files.push(ContextFile { path, content });
-            }
+        if let Some(content) = read_with_imports(&path, home, 0, &mut HashSet::new())
+            && !content.trim().is_empty()
+        {
+            files.push(ContextFile { path, content });
         }
     }
     files
@@ -102,10 +107,10 @@ fn expand_line(
     while let Some(pos) = rest.find(['@', '`']) {
         let (before, from) = rest.split_at(pos);
         out.push_str(before);
-        if from.starts_with('`') {
+        if let Some(after) = from.strip_prefix('`') {
             in_code = !in_code;
             out.push('`');
-            rest = &from[1..];
+            rest = after;
             continue;
         }
         let token_end = from[1..]

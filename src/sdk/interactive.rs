@@ -129,11 +129,7 @@ impl Driver {
         }
     }
 
-    async fn run_turn(
-        &mut self,
-        prompt: String,
-        commands: &mut mpsc::UnboundedReceiver<Command>,
-    ) {
+    async fn run_turn(&mut self, prompt: String, commands: &mut mpsc::UnboundedReceiver<Command>) {
         let started = Instant::now();
         self.emit(SessionEvent::TurnStarted {
             prompt: prompt.clone(),
@@ -155,7 +151,7 @@ impl Driver {
                 .session
                 .run_turn(vec![Block::text(prompt)], &sink, &cancel);
             tokio::pin!(turn);
-            let outcome = loop {
+            loop {
                 tokio::select! {
                     outcome = &mut turn => break outcome,
                     command = commands.recv(), if !closed => match command {
@@ -189,8 +185,7 @@ impl Driver {
                         }
                     },
                 }
-            };
-            outcome
+            }
         };
         if let Some(mode) = mode_change {
             self.session.set_mode(mode);

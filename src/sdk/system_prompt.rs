@@ -67,7 +67,12 @@ pub fn build(parts: &PromptParts<'_>) -> String {
 /// Branch and a short status, or `None` outside a repository.
 fn git_summary(cwd: &Path) -> Option<String> {
     let output = Command::new("git")
-        .args(["status", "--porcelain=v1", "--branch", "--untracked-files=normal"])
+        .args([
+            "status",
+            "--porcelain=v1",
+            "--branch",
+            "--untracked-files=normal",
+        ])
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -81,7 +86,13 @@ fn git_summary(cwd: &Path) -> Option<String> {
     let branch = lines
         .next()
         .and_then(|l| l.strip_prefix("## "))
-        .map(|b| b.split("...").next().unwrap_or(b).to_string())
+        .map(|b| {
+            let b = b
+                .strip_prefix("No commits yet on ")
+                .or_else(|| b.strip_prefix("Initial commit on "))
+                .unwrap_or(b);
+            b.split("...").next().unwrap_or(b).to_string()
+        })
         .unwrap_or_else(|| "unknown".to_string());
     let changed: Vec<&str> = lines.collect();
     let mut out = format!("- Git branch: {branch}\n");

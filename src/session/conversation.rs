@@ -16,7 +16,9 @@ use crate::core::context::ContextTracker;
 use crate::core::engine::{
     Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
 };
-use crate::core::permission::{CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict};
+use crate::core::permission::{
+    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
+};
 use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
 
 use super::log::{MessageExtra, SessionLog};
@@ -61,7 +63,10 @@ pub enum SessionUpdate {
         responder: oneshot::Sender<PermissionAnswer>,
     },
     /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
-    PermissionDenied { call: ToolCall, reason: String },
+    PermissionDenied {
+        call: ToolCall,
+        reason: String,
+    },
     /// A warning that does not stop the turn (e.g. the log could not be written).
     Warning(String),
 }
@@ -242,8 +247,12 @@ impl Session {
             if let Some(log) = &log {
                 write_engine_event(log, &event);
             }
-            if let (EngineEvent::Usage { usage: u, model, .. }, Ok(mut totals)) =
-                (&event, usage.lock())
+            if let (
+                EngineEvent::Usage {
+                    usage: u, model, ..
+                },
+                Ok(mut totals),
+            ) = (&event, usage.lock())
             {
                 totals.entry(model.clone()).or_default().add(u);
             }

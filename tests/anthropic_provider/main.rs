@@ -56,6 +56,7 @@ pub(crate) fn request() -> ProviderRequest {
         tools: vec![],
         max_tokens: 1024,
         thinking_budget: None,
+        tools_disabled: false,
     }
 }
 

@@ -20,7 +20,7 @@ pub fn event(value: &Value) -> Vec<u8> {
 
 fn message_start() -> Vec<u8> {
     event(&json!({"type":"message_start","message":{
-        "id":"msg_mock","type":"message","role":"assistant","model":"claude-mock",
+        "id":"msg_mock","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
         "content":[],"stop_reason":null,"stop_sequence":null,
         "usage":{"input_tokens":MOCK_INPUT_TOKENS,"cache_creation_input_tokens":0,
                  "cache_read_input_tokens":0,"output_tokens":1}}}))
