@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod http;
 pub mod retry;
 pub mod sse;
+pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use retry::RetryPolicy;

@@ -11,14 +11,12 @@ mod stream;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use self::stream::{Flow, StreamAssembler};
-use super::http;
-use super::retry::{AttemptFailure, RetryLoop, RetryPolicy};
-use super::sse::SseDecoder;
+use self::stream::StreamAssembler;
+use super::retry::RetryPolicy;
+use super::{http, streaming};
 use crate::core::{
     AssistantTurn, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StreamSink,
 };
@@ -107,77 +105,6 @@ impl AnthropicProvider {
     pub fn config(&self) -> &AnthropicConfig {
         &self.config
     }
-
-    /// One HTTP exchange: send, check the status, stream the answer.
-    async fn attempt(
-        &self,
-        body: &Bytes,
-        model: &str,
-        events: StreamSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<AssistantTurn, AttemptFailure> {
-        let idle = self.config.idle_timeout;
-        let request = self
-            .client
-            .post(self.url.clone())
-            .headers(self.headers.clone())
-            .body(body.clone());
-        let mut response = http::send(request, idle, cancel).await?;
-        let status = response.status().as_u16();
-        let request_id = http::header_text(response.headers(), "request-id");
-        tracing::debug!(status, ?request_id, "anthropic response");
-        if !response.status().is_success() {
-            let headers = response.headers().clone();
-            let body = http::read_error_body(&mut response, idle, cancel).await?;
-            return Err(errors::from_http_response(status, &headers, &body));
-        }
-        if !http::is_event_stream(response.headers()) {
-            let headers = response.headers().clone();
-            let body = http::read_error_body(&mut response, idle, cancel).await?;
-            let mut failure = errors::from_http_response(status, &headers, &body);
-            failure.error.kind = ProviderErrorKind::Decode;
-            failure.error.message = format!(
-                "expected an event stream, got {}: {}",
-                http::header_text(&headers, "content-type").unwrap_or_default(),
-                failure.error.message
-            );
-            return Err(failure);
-        }
-
-        let mut decoder = SseDecoder::new();
-        let mut assembler = StreamAssembler::new();
-        // Mid-stream failures carry the request id but no status: the HTTP status was 200.
-        let fail = |mut error: ProviderError, streamed: bool| {
-            error.request_id = error.request_id.or_else(|| request_id.clone());
-            AttemptFailure::new(error, streamed)
-        };
-        loop {
-            let chunk = http::next_chunk(&mut response, idle, cancel)
-                .await
-                .map_err(|e| fail(e, assembler.emitted_anything()))?;
-            let decoded = match &chunk {
-                Some(bytes) => decoder.push(bytes).map_err(|e| {
-                    let error = ProviderError::new(ProviderErrorKind::Decode, e.to_string());
-                    fail(error, assembler.emitted_anything())
-                })?,
-                None => decoder.finish().into_iter().collect(),
-            };
-            let mut done = chunk.is_none();
-            for event in &decoded {
-                let flow = assembler
-                    .on_event(event, events)
-                    .map_err(|e| fail(e, assembler.emitted_anything()))?;
-                if flow == Flow::Done {
-                    done = true;
-                    break;
-                }
-            }
-            if done {
-                let streamed = assembler.emitted_anything();
-                return assembler.finish(model).map_err(|e| fail(e, streamed));
-            }
-        }
-    }
 }
 
 #[async_trait]
@@ -192,30 +119,30 @@ impl Provider for AnthropicProvider {
         events: StreamSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssistantTurn, ProviderError> {
-        let body = serde_json::to_vec(&request::build_body(request))
-            .map(Bytes::from)
-            .map_err(|e| {
-                ProviderError::new(
-                    ProviderErrorKind::InvalidRequest,
-                    format!("cannot encode the request: {e}"),
-                )
-            })?;
+        let body = streaming::encode_body(&request::build_body(request))?;
         tracing::debug!(
             model = %request.model,
             messages = request.messages.len(),
             bytes = body.len(),
             "anthropic request"
         );
-        let mut retry = RetryLoop::new(&self.config.retry);
-        loop {
-            if cancel.is_cancelled() {
-                return Err(ProviderError::cancelled());
-            }
-            match self.attempt(&body, &request.model, events, cancel).await {
-                Ok(turn) => return Ok(turn),
-                Err(failure) => retry.after_failure(failure, events, cancel).await?,
-            }
-        }
+        streaming::with_retries(&self.config.retry, events, cancel, || {
+            let http_request = self
+                .client
+                .post(self.url.clone())
+                .headers(self.headers.clone())
+                .body(body.clone());
+            streaming::attempt(
+                http_request,
+                StreamAssembler::new(),
+                &request.model,
+                self.config.idle_timeout,
+                errors::from_http_response,
+                events,
+                cancel,
+            )
+        })
+        .await
     }
 }
 

@@ -15,13 +15,7 @@ use crate::core::{
 };
 use crate::providers::sse::SseEvent;
 
-/// What the caller does after an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
-    Continue,
-    /// `message_stop` arrived: the answer is complete.
-    Done,
-}
+use crate::providers::streaming::{Flow, WireDecoder};
 
 #[derive(Debug)]
 enum BlockState {
@@ -59,22 +53,14 @@ pub(crate) struct StreamAssembler {
     emitted: bool,
 }
 
-impl StreamAssembler {
-    pub(crate) fn new() -> Self {
-        StreamAssembler::default()
-    }
-
+impl WireDecoder for StreamAssembler {
     /// Whether anything of this attempt reached the event sink.
-    pub(crate) fn emitted_anything(&self) -> bool {
+    fn emitted_anything(&self) -> bool {
         self.emitted
     }
 
     /// Handles one SSE event.
-    pub(crate) fn on_event(
-        &mut self,
-        event: &SseEvent,
-        sink: StreamSink<'_>,
-    ) -> Result<Flow, ProviderError> {
+    fn on_event(&mut self, event: &SseEvent, sink: StreamSink<'_>) -> Result<Flow, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(Flow::Continue);
@@ -110,7 +96,7 @@ impl StreamAssembler {
     }
 
     /// The finished turn. Without `message_stop` the stream was cut.
-    pub(crate) fn finish(mut self, fallback_model: &str) -> Result<AssistantTurn, ProviderError> {
+    fn finish(mut self, fallback_model: &str) -> Result<AssistantTurn, ProviderError> {
         if !self.stopped {
             let what = if self.started {
                 "the stream ended before message_stop"
@@ -137,6 +123,12 @@ impl StreamAssembler {
             stop_reason,
             usage: self.usage,
         })
+    }
+}
+
+impl StreamAssembler {
+    pub(crate) fn new() -> Self {
+        StreamAssembler::default()
     }
 
     fn message_start(&mut self, json: &Value) -> Result<(), ProviderError> {

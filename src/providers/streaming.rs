@@ -1,0 +1,138 @@
+//! The exchange every streaming adapter performs: send one request, map a failed status
+//! to a typed error, read the SSE body chunk by chunk into a wire-specific decoder (with the
+//! idle timeout and cancellation at every await), and retry retryable failures under the
+//! adapter's `RetryPolicy`. Adapters supply only their request body, their error mapping
+//! and their `WireDecoder`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
+use tokio_util::sync::CancellationToken;
+
+use super::http;
+use super::retry::{AttemptFailure, RetryLoop, RetryPolicy};
+use super::sse::{SseDecoder, SseEvent};
+use crate::core::{AssistantTurn, ProviderError, ProviderErrorKind, StreamSink};
+
+/// What the exchange does after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    /// The terminal event arrived: the answer is complete.
+    Done,
+}
+
+/// Turns one wire format's SSE events into stream events and a finished turn.
+pub(crate) trait WireDecoder {
+    /// Handles one SSE event; an `Err` ends the attempt (e.g. a mid-stream error event).
+    fn on_event(&mut self, event: &SseEvent, sink: StreamSink<'_>) -> Result<Flow, ProviderError>;
+    /// Whether anything of this attempt reached the sink (a retry must discard it).
+    fn emitted_anything(&self) -> bool;
+    /// The finished turn, or a `StreamCut` when the stream ended early.
+    fn finish(self, fallback_model: &str) -> Result<AssistantTurn, ProviderError>;
+}
+
+/// Maps a non-success HTTP response onto a failure.
+pub(crate) type ErrorMapper = fn(u16, &HeaderMap, &[u8]) -> AttemptFailure;
+
+/// One HTTP exchange: send, check the status, stream the answer through `decoder`.
+pub(crate) async fn attempt<D: WireDecoder>(
+    request: reqwest::RequestBuilder,
+    mut decoder: D,
+    model: &str,
+    idle: Duration,
+    map_error: ErrorMapper,
+    events: StreamSink<'_>,
+    cancel: &CancellationToken,
+) -> Result<AssistantTurn, AttemptFailure> {
+    let mut response = http::send(request, idle, cancel).await?;
+    let status = response.status().as_u16();
+    let request_id = http::header_text(response.headers(), "request-id")
+        .or_else(|| http::header_text(response.headers(), "x-request-id"));
+    tracing::debug!(status, ?request_id, "provider response");
+    if !response.status().is_success() {
+        let headers = response.headers().clone();
+        let body = http::read_error_body(&mut response, idle, cancel).await?;
+        return Err(map_error(status, &headers, &body));
+    }
+    if !http::is_event_stream(response.headers()) {
+        let headers = response.headers().clone();
+        let body = http::read_error_body(&mut response, idle, cancel).await?;
+        let mut failure = map_error(status, &headers, &body);
+        failure.error.kind = ProviderErrorKind::Decode;
+        failure.error.message = format!(
+            "expected an event stream, got {}: {}",
+            http::header_text(&headers, "content-type").unwrap_or_default(),
+            failure.error.message
+        );
+        return Err(failure);
+    }
+
+    let mut sse = SseDecoder::new();
+    // Mid-stream failures carry the request id but no status: the HTTP status was 200.
+    let fail = |mut error: ProviderError, streamed: bool| {
+        error.request_id = error.request_id.or_else(|| request_id.clone());
+        AttemptFailure::new(error, streamed)
+    };
+    loop {
+        let chunk = http::next_chunk(&mut response, idle, cancel)
+            .await
+            .map_err(|e| fail(e, decoder.emitted_anything()))?;
+        let decoded = match &chunk {
+            Some(bytes) => sse.push(bytes).map_err(|e| {
+                let error = ProviderError::new(ProviderErrorKind::Decode, e.to_string());
+                fail(error, decoder.emitted_anything())
+            })?,
+            None => sse.finish().into_iter().collect(),
+        };
+        let mut done = chunk.is_none();
+        for event in &decoded {
+            let flow = decoder
+                .on_event(event, events)
+                .map_err(|e| fail(e, decoder.emitted_anything()))?;
+            if flow == Flow::Done {
+                done = true;
+                break;
+            }
+        }
+        if done {
+            let streamed = decoder.emitted_anything();
+            return decoder.finish(model).map_err(|e| fail(e, streamed));
+        }
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or the policy gives up.
+pub(crate) async fn with_retries<F, Fut>(
+    policy: &RetryPolicy,
+    events: StreamSink<'_>,
+    cancel: &CancellationToken,
+    mut attempt: F,
+) -> Result<AssistantTurn, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<AssistantTurn, AttemptFailure>>,
+{
+    let mut retry = RetryLoop::new(policy);
+    loop {
+        if cancel.is_cancelled() {
+            return Err(ProviderError::cancelled());
+        }
+        match attempt().await {
+            Ok(turn) => return Ok(turn),
+            Err(failure) => retry.after_failure(failure, events, cancel).await?,
+        }
+    }
+}
+
+/// Serialises a request body once for every attempt.
+pub(crate) fn encode_body(body: &serde_json::Value) -> Result<Bytes, ProviderError> {
+    serde_json::to_vec(body).map(Bytes::from).map_err(|e| {
+        ProviderError::new(
+            ProviderErrorKind::InvalidRequest,
+            format!("cannot encode the request: {e}"),
+        )
+    })
+}
