@@ -836,3 +836,49 @@ fn version_and_bad_flags() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown --permission-mode"));
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn the_permission_mode_survives_resume_but_bypass_does_not() {
+    let p = project();
+    let server = MockServer::start(
+        (0..4)
+            .map(|i| anthropic::text_turn(&format!("a{i}")))
+            .collect(),
+    );
+    let init_mode = |out: &Output| -> String {
+        let first = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        let init: Value = serde_json::from_str(&first).unwrap();
+        init["permissionMode"].as_str().unwrap().to_string()
+    };
+    let stream = ["--output-format", "stream-json", "--verbose"];
+    let out = p.run(
+        &server,
+        &[
+            &["-p", "one", "--permission-mode", "acceptEdits"],
+            &stream[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(init_mode(&out), "acceptEdits");
+    let out = p.run(&server, &[&["-c", "-p", "two"], &stream[..]].concat());
+    assert_eq!(init_mode(&out), "acceptEdits");
+    let out = p.run(
+        &server,
+        &[
+            &["-c", "-p", "three", "--dangerously-skip-permissions"],
+            &stream[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(init_mode(&out), "bypassPermissions");
+    let out = p.run(&server, &[&["-c", "-p", "four"], &stream[..]].concat());
+    assert_eq!(
+        init_mode(&out),
+        "default",
+        "bypass is never restored silently"
+    );
+}

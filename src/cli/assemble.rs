@@ -1,14 +1,15 @@
 //! Putting a session together from the arguments: provider, tools, permission policy,
 //! system prompt, and the session log — new, continued, resumed or forked.
 
-use crate::core::ToolRegistry;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
+use crate::core::{TodoItem, ToolRegistry};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
 use crate::session::store::SessionStore;
 use crate::session::{Session, SessionConfig};
+use crate::tools::TodoList;
 
 use super::args::Args;
 use super::paths;
@@ -30,7 +31,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     let choice = provider_setup::choose(args.model.as_deref(), &home)?;
     let mut warnings = Vec::new();
 
-    let mode = if args.dangerously_skip_permissions {
+    let mut mode = if args.dangerously_skip_permissions {
         PermissionMode::BypassPermissions
     } else {
         match &args.permission_mode {
@@ -53,7 +54,8 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         .iter()
         .flat_map(|a| PermissionRule::parse_list(a))
         .collect();
-    let mut tools = ToolRegistry::new(crate::tools::default_tools(&cwd));
+    let todos = TodoList::new();
+    let mut tools = ToolRegistry::new(crate::tools::default_tool_set(&cwd, todos.clone()).tools);
     let removed: Vec<String> = deny
         .iter()
         .filter(|r| r.specifier.is_none())
@@ -75,6 +77,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     };
     let mut history = Vec::new();
     let mut replayed_name = None;
+    let mut resumed_mode = None;
     let mut model = choice.model.clone();
     let (session_id, log) = match resume_query {
         Some(from) => {
@@ -88,6 +91,22 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
             warnings.extend(replayed.warnings.iter().cloned());
             history = replayed.messages.clone();
             replayed_name = replayed.name.clone();
+            resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
+            if let Some(items) = replayed
+                .todos
+                .clone()
+                .and_then(|t| serde_json::from_value::<Vec<TodoItem>>(t).ok())
+            {
+                todos.replace(items);
+            }
+            if args.permission_mode.is_none()
+                && !args.dangerously_skip_permissions
+                && let Some(m) = replayed.mode.as_deref().and_then(PermissionMode::parse)
+                && m != PermissionMode::BypassPermissions
+            {
+                // Bypass is never restored silently: the user asks for it again.
+                mode = m;
+            }
             if args.model.is_none()
                 && let Some(m) = &replayed.model
             {
@@ -158,6 +177,9 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name);
+    if resumed_mode != Some(mode) && mode != PermissionMode::Default {
+        session.set_mode(mode);
+    }
     if let Some(name) = args
         .name
         .clone()

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -19,9 +19,9 @@ use crate::core::engine::{
 use crate::core::permission::{
     CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
 };
-use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
+use crate::core::{Block, Message, Provider, ToolDisplay, ToolRegistry, Usage};
 
-use super::log::{MessageExtra, SessionLog};
+use super::log::{MessageExtra, SessionLog, fields};
 
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
@@ -125,7 +125,7 @@ impl Session {
 
     /// Names the session (resumable by that name).
     pub fn rename(&mut self, name: String) {
-        self.log_event("rename", json!({"name": name}));
+        self.with_log(|log| log.append_rename(&name));
         self.name = Some(name);
     }
 
@@ -177,11 +177,11 @@ impl Session {
         if let Ok(mut p) = self.policy.lock() {
             p.mode = mode;
         }
-        self.log_event("mode", json!({"mode": mode.as_str()}));
+        self.with_log(|log| log.append_mode(mode.as_str()));
     }
 
     pub fn set_model(&mut self, model: String, context_window: u64) {
-        self.log_event("model", json!({"model": model}));
+        self.with_log(|log| log.append_model(&model));
         self.config.model = model;
         self.config.context_window = context_window;
     }
@@ -194,15 +194,15 @@ impl Session {
     }
 
     /// Writes an event line; failures are logged to the trace, never fatal.
-    pub fn log_event(&self, kind: &str, fields: Value) {
-        if let Some(log) = &self.log {
-            let fields = match fields {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            };
-            if let Err(err) = log.append_event(kind, fields) {
-                tracing::warn!("session log: {err}");
-            }
+    pub fn log_event(&self, kind: &str, value: Value) {
+        self.with_log(|log| log.append_event(kind, fields(value)));
+    }
+
+    fn with_log(&self, write: impl FnOnce(&SessionLog) -> Result<(), super::log::LogError>) {
+        if let Some(log) = &self.log
+            && let Err(err) = write(log)
+        {
+            tracing::warn!("session log: {err}");
         }
     }
 
@@ -303,7 +303,13 @@ fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
             call,
             output,
             duration,
-        } => log.append_event(
+        } => {
+            if let Some(ToolDisplay::Todos { todos }) = &output.display
+                && let Err(err) = log.append_todos(todos)
+            {
+                tracing::warn!("session log: {err}");
+            }
+            log.append_event(
             "tool_end",
             fields(json!({
                 "tool": call.name,
@@ -312,7 +318,8 @@ fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
                 "duration_ms": duration.as_millis() as u64,
                 "output_chars": output.content.len(),
             })),
-        ),
+            )
+        }
         EngineEvent::Usage {
             usage,
             model,
@@ -339,13 +346,6 @@ fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
     };
     if let Err(err) = result {
         tracing::warn!("session log: {err}");
-    }
-}
-
-fn fields(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
     }
 }
 

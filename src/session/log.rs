@@ -375,7 +375,8 @@ impl SessionLog {
 }
 
 /// `value` as an event's field map (empty unless it is an object).
-fn fields(value: Value) -> Map<String, Value> {
+/// The fields of a JSON object (empty for anything else), for `append_event`.
+pub fn fields(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),
