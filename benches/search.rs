@@ -15,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 5;
 
+/// A case: its name, the tool and its input, and the `rg` arguments that do the same.
+type Case = (&'static str, Box<dyn Tool>, Value, Vec<&'static str>);
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -81,7 +84,7 @@ fn main() {
     println!("tree: {}", root.display());
     println!("| case | robota | lines | rg | lines | ratio |");
     println!("|---|---|---|---|---|---|");
-    let cases: Vec<(&str, Box<dyn Tool>, Value, Vec<&str>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "Grep files_with_matches `fn main`",
             Box::new(GrepTool),
