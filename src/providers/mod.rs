@@ -4,9 +4,11 @@
 
 pub mod anthropic;
 pub mod http;
+pub mod openai_responses;
 pub mod retry;
 pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use openai_responses::{OpenAiResponsesConfig, OpenAiResponsesProvider};
 pub use retry::RetryPolicy;
