@@ -101,8 +101,20 @@ fn is_sendable(block: &Block) -> bool {
         Block::Text { text } => !text.is_empty(),
         Block::Thinking { signature, .. } => !signature.is_empty(),
         Block::RedactedThinking { data } => !data.is_empty(),
+        Block::Opaque(value) => is_anthropic_block(value),
         _ => true,
     }
+}
+
+/// Whether an opaque block is one of the Messages API's own kinds (server tools and their
+/// results), as opposed to another provider's data that must not be sent here.
+fn is_anthropic_block(value: &Value) -> bool {
+    let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+    kind.ends_with("_tool_result")
+        || matches!(
+            kind,
+            "server_tool_use" | "mcp_tool_use" | "container_upload" | "compaction"
+        )
 }
 
 fn is_tool_result(block: &Value) -> bool {
@@ -302,6 +314,34 @@ mod tests {
         assert_eq!(msgs[1]["content"][0], server);
         assert_eq!(msgs[2]["content"][0]["type"], "tool_result");
         assert_eq!(msgs[2]["content"][1]["type"], "text");
+    }
+
+    #[test]
+    fn other_providers_opaque_blocks_are_not_sent() {
+        let body = build_body(&request(vec![
+            Message::user_text("q"),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    Block::Opaque(json!({"type":"openai_reasoning","item":{}})),
+                    Block::Opaque(
+                        json!({"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}),
+                    ),
+                    Block::Opaque(
+                        json!({"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}),
+                    ),
+                    Block::text("answer"),
+                ],
+            ),
+            Message::user_text("next"),
+        ]));
+        let kinds: Vec<&str> = body["messages"][1]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["server_tool_use", "web_search_tool_result", "text"]);
     }
 
     #[test]
