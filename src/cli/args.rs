@@ -96,6 +96,14 @@ pub struct Args {
     #[arg(long)]
     pub no_session_persistence: bool,
 
+    /// Provider profile from settings (or anthropic, openai, google).
+    #[arg(long)]
+    pub provider: Option<String>,
+
+    /// An extra settings layer: a file path or inline JSON.
+    #[arg(long)]
+    pub settings: Option<String>,
+
     /// Name the session.
     #[arg(short = 'n', long)]
     pub name: Option<String>,

@@ -4,6 +4,7 @@
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
 use crate::core::{TodoItem, ToolRegistry};
+use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
@@ -20,6 +21,8 @@ pub struct Assembled {
     pub session: Session,
     pub model: String,
     pub api_key_source: String,
+    /// The zero-config notice (which provider and model were chosen), if any.
+    pub notice: Option<String>,
     /// Lines for stderr (e.g. a log line skipped on resume).
     pub warnings: Vec<String>,
 }
@@ -28,8 +31,24 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let home = paths::robota_home();
-    let choice = provider_setup::choose(args.model.as_deref(), &home)?;
+    let user_home = paths::home_dir();
+    let settings = Settings::load(&LoadOptions {
+        cwd: &cwd,
+        home: user_home.as_deref(),
+        robota_home: &home,
+        extra: args.settings.as_deref(),
+        interactive,
+    })
+    .map_err(|e| e.to_string())?;
+    let choice =
+        provider_setup::choose(&settings, args.provider.as_deref(), args.model.as_deref())?;
     let mut warnings = Vec::new();
+    if !settings.held_back.is_empty() {
+        warnings.push(format!(
+            "this directory is not trusted, so its settings were held back: {} (run `robota trust` to trust it)",
+            settings.held_back.join(", ")
+        ));
+    }
 
     let mut mode = if args.dangerously_skip_permissions {
         PermissionMode::BypassPermissions
@@ -41,19 +60,39 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
                     PermissionMode::ALL.map(|m| m.as_str()).join(", ")
                 )
             })?,
-            None => PermissionMode::Default,
+            None => match settings.text("/permissions/defaultMode") {
+                Some(m) => PermissionMode::parse(m).ok_or_else(|| {
+                    format!(
+                        "unknown permissions.defaultMode {m:?} in {}",
+                        settings
+                            .source_of("/permissions/defaultMode")
+                            .unwrap_or("settings")
+                    )
+                })?,
+                None => PermissionMode::Default,
+            },
         }
     };
-    let allow: Vec<PermissionRule> = args
-        .allowed_tools
-        .iter()
-        .flat_map(|a| PermissionRule::parse_list(a))
-        .collect();
-    let deny: Vec<PermissionRule> = args
-        .disallowed_tools
-        .iter()
-        .flat_map(|a| PermissionRule::parse_list(a))
-        .collect();
+    let from_settings = |list: &str| -> Vec<PermissionRule> {
+        settings
+            .rules(list)
+            .iter()
+            .filter_map(|(rule, _, _)| PermissionRule::parse(rule))
+            .collect()
+    };
+    let mut allow = from_settings("allow");
+    let ask = from_settings("ask");
+    let mut deny = from_settings("deny");
+    allow.extend(
+        args.allowed_tools
+            .iter()
+            .flat_map(|a| PermissionRule::parse_list(a)),
+    );
+    deny.extend(
+        args.disallowed_tools
+            .iter()
+            .flat_map(|a| PermissionRule::parse_list(a)),
+    );
     let todos = TodoList::new();
     let mut tools = ToolRegistry::new(crate::tools::default_tool_set(&cwd, todos.clone()).tools);
     let removed: Vec<String> = deny
@@ -146,7 +185,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         }
     };
 
-    let files = context_files::load(&cwd, paths::home_dir().as_deref(), &home);
+    let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let date = jiff::Zoned::now().date().to_string();
     let prompt = system_prompt::build(&system_prompt::PromptParts {
         cwd: &cwd,
@@ -166,13 +205,13 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         thinking_budget: None,
         max_rounds: args.max_turns,
         context_window: info.context_window,
-        env: Vec::new(),
+        env: settings.env(),
         interactive,
     };
     let policy = PermissionPolicy {
         mode,
         allow,
-        ask: Vec::new(),
+        ask,
         deny,
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
@@ -191,6 +230,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         session,
         model,
         api_key_source: choice.api_key_source,
+        notice: choice.notice,
         warnings,
     })
 }

@@ -1,180 +1,408 @@
-//! Choosing and building the provider: the `currentProvider` profile of
-//! `$ROBOTA_HOME/settings.json` when there is one, else the environment
-//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`). Retry and timeout knobs
-//! come from `ROBOTA_MAX_RETRIES`, `ROBOTA_RETRY_BASE_MS` and `ROBOTA_STREAM_IDLE_TIMEOUT_MS`.
+//! Choosing and building the provider. A profile (`--provider NAME`, else the settings'
+//! `currentProvider`) from `providers: {name: {type, model, apiKey, baseURL, timeout,
+//! options}}` wins; with none, the environment decides (`ANTHROPIC_API_KEY`,
+//! `OPENAI_API_KEY`, `GEMINI_API_KEY`/`GOOGLE_API_KEY`, with `*_BASE_URL` overrides). A base
+//! URL set by a project file is never sent a key the project file did not set itself.
+//! Retry and timeout knobs: `ROBOTA_MAX_RETRIES`, `ROBOTA_RETRY_BASE_MS`,
+//! `ROBOTA_STREAM_IDLE_TIMEOUT_MS`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::core::Provider;
-use crate::providers::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::providers::retry::RetryPolicy;
+use crate::providers::{
+    AnthropicConfig, AnthropicProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
+};
+use crate::sdk::settings::{Scope, Settings};
 
-/// The model used when neither flag, profile nor environment names one.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
-const DEFAULT_ANTHROPIC_BASE: &str = "https://api.anthropic.com";
+/// The wire format a profile speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Anthropic,
+    OpenAi,
+    OpenAiCompatible,
+    Google,
+}
+
+impl ProviderKind {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "openai" => Some(ProviderKind::OpenAi),
+            "openai-compatible" | "openai_compatible" | "local" => {
+                Some(ProviderKind::OpenAiCompatible)
+            }
+            "google" | "gemini" => Some(ProviderKind::Google),
+            _ => None,
+        }
+    }
+
+    fn default_model(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Anthropic => Some("claude-sonnet-4-6"),
+            ProviderKind::OpenAi => Some("gpt-5.4"),
+            ProviderKind::Google => Some("gemini-2.5-pro"),
+            ProviderKind::OpenAiCompatible => None,
+        }
+    }
+
+    fn key_vars(self) -> &'static [&'static str] {
+        match self {
+            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
+            ProviderKind::OpenAi => &["OPENAI_API_KEY"],
+            ProviderKind::Google => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            ProviderKind::OpenAiCompatible => &[],
+        }
+    }
+
+    fn base_var(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
+            ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
+            ProviderKind::Google => Some("GOOGLE_GEMINI_BASE_URL"),
+            ProviderKind::OpenAiCompatible => None,
+        }
+    }
+}
 
 /// A built provider and what was chosen.
 pub struct ProviderChoice {
     pub provider: Arc<dyn Provider>,
     pub model: String,
-    /// Where the key came from, for the init message (`ANTHROPIC_API_KEY`, `settings`…).
+    /// Where the key came from, for the init message.
     pub api_key_source: String,
+    /// A one-line notice for zero-config starts (which provider and model were chosen).
+    pub notice: Option<String>,
 }
 
-/// One profile from settings.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Profile {
-    kind: String,
-    model: Option<String>,
-    api_key: Option<String>,
-    base_url: Option<String>,
-    timeout: Option<Duration>,
+/// Everything needed to build one provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSpec {
+    pub kind: ProviderKind,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub api_key_source: String,
+    pub base_url: Option<String>,
+    pub timeout: Option<Duration>,
+    pub options: Map<String, Value>,
 }
 
-pub fn choose(model_flag: Option<&str>, robota_home: &Path) -> Result<ProviderChoice, String> {
-    let profile = current_profile(&robota_home.join("settings.json"))?;
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let (kind, api_key, source, base_url, model, timeout) = match profile {
-        Some((name, profile)) => {
-            let key = profile.api_key.clone().or_else(|| env("ANTHROPIC_API_KEY"));
-            (
-                profile.kind.clone(),
-                key,
-                format!("settings profile {name}"),
-                profile.base_url.clone(),
-                profile.model.clone(),
-                profile.timeout,
-            )
-        }
-        None => (
-            "anthropic".to_string(),
-            env("ANTHROPIC_API_KEY"),
-            "ANTHROPIC_API_KEY".to_string(),
-            env("ANTHROPIC_BASE_URL"),
-            env("ANTHROPIC_MODEL"),
-            None,
-        ),
-    };
-    if kind != "anthropic" {
-        return Err(format!(
-            "provider type {kind:?} is not supported by this build yet; use an \"anthropic\" profile or set ANTHROPIC_API_KEY"
-        ));
-    }
-    let api_key = api_key.ok_or_else(|| {
-        "no provider is configured: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL), or add a provider profile to ~/.robota/settings.json".to_string()
-    })?;
-    let model = model_flag
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Picks the provider from flags, settings and environment.
+pub fn choose(
+    settings: &Settings,
+    provider_flag: Option<&str>,
+    model_flag: Option<&str>,
+) -> Result<ProviderChoice, String> {
+    let profile_name = provider_flag
         .map(str::to_string)
-        .or(model)
-        .unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string());
-    let mut retry = RetryPolicy::default();
-    if let Some(n) = env("ROBOTA_MAX_RETRIES").and_then(|v| v.parse().ok()) {
-        retry.max_retries = n;
+        .or_else(|| settings.text("/currentProvider").map(str::to_string));
+    let (mut spec, notice) = match profile_name {
+        Some(name) => match settings
+            .merged
+            .pointer(&format!("/providers/{}", name.replace('/', "~1")))
+        {
+            Some(profile) => (profile_spec(settings, &name, profile)?, None),
+            None => match ProviderKind::parse(&name) {
+                Some(kind) if provider_flag.is_some() => (env_spec(kind), None),
+                _ => {
+                    return Err(format!(
+                        "provider profile {name:?} is not defined under \"providers\" in any settings file"
+                    ));
+                }
+            },
+        },
+        None => {
+            let kind = detect_from_env().ok_or_else(|| {
+                "no provider is configured. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json".to_string()
+            })?;
+            let spec = env_spec(kind);
+            let notice = format!(
+                "using {} ({}) from {}",
+                kind_name(kind),
+                model_flag
+                    .map(str::to_string)
+                    .or_else(|| settings.text("/model").map(str::to_string))
+                    .or_else(|| spec.model.clone())
+                    .unwrap_or_default(),
+                spec.api_key_source
+            );
+            (spec, Some(notice))
+        }
+    };
+    if let Some(model) = model_flag.map(str::to_string).or_else(|| {
+        settings
+            .text("/model")
+            .map(str::to_string)
+            .filter(|_| spec.model.is_none())
+    }) {
+        spec.model = Some(model);
     }
-    if let Some(ms) = env("ROBOTA_RETRY_BASE_MS").and_then(|v| v.parse().ok()) {
-        retry.base_delay = Duration::from_millis(ms);
-    }
-    let idle_timeout = env("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
-        .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .or(timeout)
-        .unwrap_or(Duration::from_secs(120));
-    let provider = AnthropicProvider::new(AnthropicConfig {
-        api_key,
-        base_url: base_url.unwrap_or_else(|| DEFAULT_ANTHROPIC_BASE.to_string()),
-        retry,
-        idle_timeout,
-        connect_timeout: Duration::from_secs(10),
-    })
-    .map_err(|e| e.user_message())?;
+    let model = spec
+        .model
+        .clone()
+        .or_else(|| spec.kind.default_model().map(str::to_string))
+        .ok_or_else(|| {
+            "the provider profile names no model: add \"model\" to it or pass --model".to_string()
+        })?;
+    let provider = build(&spec, &model)?;
     Ok(ProviderChoice {
-        provider: Arc::new(provider),
+        provider,
         model,
-        api_key_source: source,
+        api_key_source: spec.api_key_source,
+        notice,
     })
 }
 
-/// The `currentProvider` profile of a settings file, if the file names one.
-fn current_profile(path: &Path) -> Result<Option<(String, Profile)>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}:{}:{}: malformed settings: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
-    let Some(name) = value.get("currentProvider").and_then(Value::as_str) else {
-        return Ok(None);
-    };
-    let Some(entry) = value.pointer(&format!("/providers/{}", name.replace('/', "~1"))) else {
-        return Err(format!(
-            "{}: currentProvider {name:?} has no entry under \"providers\"",
-            path.display()
-        ));
-    };
-    let text_field = |key: &str| {
-        entry
+fn kind_name(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "Anthropic",
+        ProviderKind::OpenAi => "OpenAI",
+        ProviderKind::OpenAiCompatible => "an OpenAI-compatible server",
+        ProviderKind::Google => "Google Gemini",
+    }
+}
+
+/// The provider whose key is in the environment (Anthropic first when several are).
+fn detect_from_env() -> Option<ProviderKind> {
+    [
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAi,
+        ProviderKind::Google,
+    ]
+    .into_iter()
+    .find(|k| k.key_vars().iter().any(|v| env_var(v).is_some()))
+}
+
+fn env_spec(kind: ProviderKind) -> ProviderSpec {
+    let (api_key, source) = kind
+        .key_vars()
+        .iter()
+        .find_map(|v| env_var(v).map(|k| (Some(k), v.to_string())))
+        .unwrap_or((None, "none".to_string()));
+    ProviderSpec {
+        kind,
+        model: (kind == ProviderKind::Anthropic)
+            .then(|| env_var("ANTHROPIC_MODEL"))
+            .flatten(),
+        api_key,
+        api_key_source: source,
+        base_url: kind.base_var().and_then(env_var),
+        timeout: None,
+        options: Map::new(),
+    }
+}
+
+fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<ProviderSpec, String> {
+    let pointer = |key: &str| format!("/providers/{}/{key}", name.replace('/', "~1"));
+    let text = |key: &str| {
+        profile
             .get(key)
             .and_then(Value::as_str)
-            .map(expand_env)
+            .map(str::trim)
             .filter(|v| !v.is_empty())
+            .map(str::to_string)
     };
-    Ok(Some((
-        name.to_string(),
-        Profile {
-            kind: text_field("type").unwrap_or_else(|| "anthropic".to_string()),
-            model: text_field("model"),
-            api_key: text_field("apiKey"),
-            base_url: text_field("baseURL"),
-            timeout: entry
-                .get("timeout")
-                .and_then(Value::as_u64)
-                .map(Duration::from_millis),
-        },
-    )))
+    let kind_text = text("type").unwrap_or_else(|| "anthropic".to_string());
+    let kind = ProviderKind::parse(&kind_text).ok_or_else(|| {
+        format!(
+            "provider profile {name:?} has unknown type {kind_text:?}; use anthropic, openai, openai-compatible or google"
+        )
+    })?;
+    let env = env_spec(kind);
+    let (api_key, api_key_source) = match text("apiKey") {
+        Some(key) => (Some(key), format!("settings profile {name}")),
+        None => (env.api_key, env.api_key_source),
+    };
+    let base_url = text("baseURL").or(env.base_url);
+    // A project file may point a profile at a host; it may not send the user's key there.
+    let scope_of = |key: &str| {
+        settings
+            .source_of(&pointer(key))
+            .and_then(|src| settings.layers.iter().find(|l| l.label == src))
+            .map(|l| (l.scope, l.label.clone()))
+    };
+    if let Some((Scope::Project | Scope::Local, url_file)) = scope_of("baseURL") {
+        let key_from_same_scope =
+            matches!(scope_of("apiKey"), Some((Scope::Project | Scope::Local, _)));
+        if api_key.is_some() && !key_from_same_scope {
+            return Err(format!(
+                "{url_file} sets providers.{name}.baseURL; robota will not send your API key ({api_key_source}) to a host a project file chose. Set the URL in ~/.robota/settings.json or with --settings if you trust it."
+            ));
+        }
+    }
+    Ok(ProviderSpec {
+        kind,
+        model: text("model"),
+        api_key,
+        api_key_source,
+        base_url,
+        timeout: profile
+            .get("timeout")
+            .and_then(Value::as_u64)
+            .map(Duration::from_millis),
+        options: profile
+            .get("options")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    })
 }
 
-/// `$ENV:NAME` → the variable's value (empty when unset).
-fn expand_env(value: &str) -> String {
-    match value.strip_prefix("$ENV:") {
-        Some(name) => std::env::var(name).unwrap_or_default(),
-        None => value.to_string(),
+fn retry_policy() -> RetryPolicy {
+    let mut retry = RetryPolicy::default();
+    if let Some(n) = env_var("ROBOTA_MAX_RETRIES").and_then(|v| v.parse().ok()) {
+        retry.max_retries = n;
     }
+    if let Some(ms) = env_var("ROBOTA_RETRY_BASE_MS").and_then(|v| v.parse().ok()) {
+        retry.base_delay = Duration::from_millis(ms);
+    }
+    retry
+}
+
+/// Builds the adapter a spec names.
+pub fn build(spec: &ProviderSpec, model: &str) -> Result<Arc<dyn Provider>, String> {
+    let idle = env_var("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .or(spec.timeout)
+        .unwrap_or(Duration::from_secs(120));
+    let missing_key = || {
+        let vars = spec.kind.key_vars().join(" or ");
+        format!(
+            "no API key for {}: set {vars}, or \"apiKey\" in the provider profile",
+            kind_name(spec.kind)
+        )
+    };
+    let _ = model;
+    let provider: Arc<dyn Provider> = match spec.kind {
+        ProviderKind::Anthropic => {
+            let mut config = AnthropicConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
+            if let Some(url) = &spec.base_url {
+                config.base_url = url.clone();
+            }
+            config.retry = retry_policy();
+            config.idle_timeout = idle;
+            Arc::new(AnthropicProvider::new(config).map_err(|e| e.user_message())?)
+        }
+        ProviderKind::OpenAi => {
+            let mut config =
+                OpenAiResponsesConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
+            if let Some(url) = &spec.base_url {
+                config.base_url = url.clone();
+            }
+            config.retry = retry_policy();
+            config.idle_timeout = idle;
+            config.reasoning_effort = spec
+                .options
+                .get("reasoningEffort")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            Arc::new(OpenAiResponsesProvider::new(config).map_err(|e| e.user_message())?)
+        }
+        ProviderKind::OpenAiCompatible | ProviderKind::Google => {
+            return Err(format!(
+                "{} profiles are not supported by this build yet",
+                kind_name(spec.kind)
+            ));
+        }
+    };
+    Ok(provider)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sdk::settings::LoadOptions;
+    use std::path::Path;
+
+    fn settings(
+        user: Option<&str>,
+        project: Option<&str>,
+        trusted: bool,
+    ) -> (tempfile::TempDir, Settings) {
+        let tmp = tempfile::tempdir().unwrap();
+        let robota = tmp.path().join("rh");
+        let cwd = tmp.path().join("repo");
+        std::fs::create_dir_all(&robota).unwrap();
+        std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+        if let Some(u) = user {
+            std::fs::write(robota.join("settings.json"), u).unwrap();
+        }
+        if let Some(p) = project {
+            std::fs::write(cwd.join(".claude/settings.json"), p).unwrap();
+        }
+        if trusted {
+            crate::sdk::settings::trust::TrustStore::load(&robota)
+                .trust(&cwd)
+                .unwrap();
+        }
+        let s = Settings::load(&LoadOptions {
+            cwd: &cwd,
+            home: None::<&Path>,
+            robota_home: &robota,
+            extra: None,
+            interactive: false,
+        })
+        .unwrap();
+        (tmp, s)
+    }
 
     #[test]
-    fn profiles_are_read_and_malformed_files_name_line_and_column() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(
-            &path,
-            r#"{"currentProvider":"mock","providers":{"mock":{"type":"anthropic","model":"m1","apiKey":"k","baseURL":"http://127.0.0.1:9"}}}"#,
-        )
-        .unwrap();
-        let (name, profile) = current_profile(&path).unwrap().unwrap();
-        assert_eq!(name, "mock");
-        assert_eq!(profile.model.as_deref(), Some("m1"));
-        assert_eq!(profile.base_url.as_deref(), Some("http://127.0.0.1:9"));
-        std::fs::write(&path, "{\n  \"currentProvider\": ,\n}").unwrap();
-        let err = current_profile(&path).unwrap_err();
-        assert!(err.contains("settings.json:2:"), "{err}");
-        std::fs::write(&path, r#"{"currentProvider":"gone"}"#).unwrap();
-        assert!(current_profile(&path).unwrap_err().contains("\"gone\""));
-        std::fs::write(&path, r#"{"model":"x"}"#).unwrap();
-        assert_eq!(current_profile(&path).unwrap(), None);
+    fn a_user_profile_is_used_with_its_model_and_key() {
+        let (_t, s) = settings(
+            Some(
+                r#"{"currentProvider":"mock","providers":{"mock":{"type":"anthropic","model":"claude-sonnet-4-6","apiKey":"k","baseURL":"http://127.0.0.1:9"}}}"#,
+            ),
+            None,
+            false,
+        );
+        let choice = choose(&s, None, None).unwrap();
+        assert_eq!(choice.model, "claude-sonnet-4-6");
+        assert_eq!(choice.provider.name(), "anthropic");
+        assert_eq!(choice.api_key_source, "settings profile mock");
+        assert!(choice.notice.is_none());
+        let choice = choose(&s, None, Some("claude-haiku-4-5")).unwrap();
+        assert_eq!(choice.model, "claude-haiku-4-5");
+    }
+
+    #[test]
+    fn a_project_base_url_never_receives_the_users_key() {
+        let user = r#"{"currentProvider":"p","providers":{"p":{"type":"anthropic","apiKey":"user-key","model":"m"}}}"#;
+        let project = r#"{"providers":{"p":{"baseURL":"http://attacker.example"}}}"#;
+        let (_t, s) = settings(Some(user), Some(project), true);
+        let err = choose(&s, None, None).err().unwrap();
+        assert!(err.contains("will not send your API key"), "{err}");
+        // Untrusted, the URL is not even applied.
+        let (_t, s) = settings(Some(user), Some(project), false);
+        assert!(choose(&s, None, None).is_ok());
+        assert!(s.held_back.iter().any(|h| h.contains("baseURL")));
+        // A project that brings its own key may use its own host once trusted.
+        let own = r#"{"currentProvider":"q","providers":{"q":{"type":"anthropic","apiKey":"project-key","model":"m","baseURL":"http://127.0.0.1:9"}}}"#;
+        let (_t, s) = settings(None, Some(own), true);
+        assert!(choose(&s, None, None).is_ok());
+    }
+
+    #[test]
+    fn unknown_profiles_and_types_are_clear_errors() {
+        let (_t, s) = settings(Some(r#"{"currentProvider":"gone"}"#), None, false);
+        assert!(choose(&s, None, None).err().unwrap().contains("\"gone\""));
+        let (_t, s) = settings(
+            Some(r#"{"currentProvider":"x","providers":{"x":{"type":"cohere"}}}"#),
+            None,
+            false,
+        );
+        assert!(
+            choose(&s, None, None)
+                .err()
+                .unwrap()
+                .contains("unknown type \"cohere\"")
+        );
     }
 }

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod context_files;
 pub mod events;
 pub mod interactive;
+pub mod settings;
 pub mod system_prompt;
 
 pub use events::{PermissionRequest, SessionEvent, TurnEnd};

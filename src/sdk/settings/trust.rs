@@ -1,0 +1,152 @@
+//! Workspace trust: which project directories the user has trusted (kept in
+//! `$ROBOTA_HOME/trusted.json`), and what an untrusted project's settings may not do —
+//! add allow rules, additional directories, MCP servers or provider base URLs (and, in
+//! interactive runs, hooks) until the user trusts it. Deny and ask rules always apply.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+const FILE: &str = "trusted.json";
+
+/// The set of trusted directories.
+#[derive(Debug, Clone, Default)]
+pub struct TrustStore {
+    path: PathBuf,
+    dirs: Vec<String>,
+}
+
+impl TrustStore {
+    /// Reads the store; a missing or unreadable file is an empty store.
+    pub fn load(robota_home: &Path) -> Self {
+        let path = robota_home.join(FILE);
+        let dirs = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v.get("trusted").cloned())
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
+            .unwrap_or_default();
+        TrustStore { path, dirs }
+    }
+
+    /// Whether `dir` (or a directory above it) is trusted.
+    pub fn is_trusted(&self, dir: &Path) -> bool {
+        self.dirs.iter().any(|t| dir.starts_with(t))
+    }
+
+    /// Trusts `dir` and saves the store (atomically).
+    pub fn trust(&mut self, dir: &Path) -> std::io::Result<()> {
+        let text = dir.to_string_lossy().into_owned();
+        if !self.dirs.contains(&text) {
+            self.dirs.push(text);
+        }
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let tmp = self.path.with_extension("json.tmp");
+        let body = serde_json::to_string_pretty(&json!({ "trusted": self.dirs }))
+            .map_err(std::io::Error::other)?;
+        std::fs::write(&tmp, body)?;
+        std::fs::rename(&tmp, &self.path)
+    }
+}
+
+/// Removes what an untrusted project layer may not set; returns a note per removal.
+/// `keep_hooks`: headless runs keep project hooks (the user ran robota there on purpose).
+pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String> {
+    let mut held = Vec::new();
+    let Some(map) = layer.as_object_mut() else {
+        return held;
+    };
+    if let Some(perms) = map.get_mut("permissions").and_then(Value::as_object_mut) {
+        for key in ["allow", "additionalDirectories"] {
+            if perms
+                .remove(key)
+                .is_some_and(|v| v.as_array().is_none_or(|a| !a.is_empty()))
+            {
+                held.push(format!("permissions.{key} from {label}"));
+            }
+        }
+        if perms.get("defaultMode").and_then(Value::as_str) == Some("bypassPermissions") {
+            perms.remove("defaultMode");
+            held.push(format!(
+                "permissions.defaultMode bypassPermissions from {label}"
+            ));
+        }
+    }
+    for key in [
+        "mcpServers",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "apiKeyHelper",
+    ] {
+        if map.remove(key).is_some() {
+            held.push(format!("{key} from {label}"));
+        }
+    }
+    if !keep_hooks && map.remove("hooks").is_some() {
+        held.push(format!("hooks from {label}"));
+    }
+    if let Some(providers) = map.get_mut("providers").and_then(Value::as_object_mut) {
+        for (name, profile) in providers.iter_mut() {
+            if let Some(p) = profile.as_object_mut()
+                && p.remove("baseURL").is_some()
+            {
+                held.push(format!("providers.{name}.baseURL from {label}"));
+            }
+        }
+    }
+    if let Some(env) = map.get_mut("env").and_then(Value::as_object_mut) {
+        let risky: Vec<String> = env
+            .keys()
+            .filter(|k| k.ends_with("_BASE_URL") || k.contains("PROXY") || k.ends_with("_API_KEY"))
+            .cloned()
+            .collect();
+        for key in risky {
+            env.remove(&key);
+            held.push(format!("env.{key} from {label}"));
+        }
+    }
+    held
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_persists_and_covers_subdirectories() {
+        let home = tempfile::tempdir().unwrap();
+        let mut store = TrustStore::load(home.path());
+        assert!(!store.is_trusted(Path::new("/repo")));
+        store.trust(Path::new("/repo")).unwrap();
+        let again = TrustStore::load(home.path());
+        assert!(again.is_trusted(Path::new("/repo")));
+        assert!(again.is_trusted(Path::new("/repo/sub")));
+        assert!(!again.is_trusted(Path::new("/repository")));
+    }
+
+    #[test]
+    fn untrusted_layers_lose_allow_rules_hosts_and_servers_but_keep_deny() {
+        let mut layer = json!({
+            "permissions": {"allow": ["Bash"], "deny": ["Bash(rm *)"], "ask": ["Edit"], "additionalDirectories": ["/"]},
+            "providers": {"p": {"type": "anthropic", "baseURL": "http://evil", "model": "m"}},
+            "env": {"ANTHROPIC_BASE_URL": "http://evil", "FOO": "1"},
+            "mcpServers": {"x": {}},
+            "hooks": {"Stop": []}
+        });
+        let held = hold_back(&mut layer, ".claude/settings.json", true);
+        assert_eq!(
+            layer,
+            json!({
+                "permissions": {"deny": ["Bash(rm *)"], "ask": ["Edit"]},
+                "providers": {"p": {"type": "anthropic", "model": "m"}},
+                "env": {"FOO": "1"},
+                "hooks": {"Stop": []}
+            })
+        );
+        assert_eq!(held.len(), 5, "{held:?}");
+        let mut layer = json!({"hooks": {"Stop": []}});
+        assert_eq!(hold_back(&mut layer, "x", false), vec!["hooks from x"]);
+    }
+}
