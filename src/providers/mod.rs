@@ -3,10 +3,12 @@
 //! adapter implements `core::Provider`; nothing above this layer sees a wire format.
 
 pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod retry;
 pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use gemini::{GeminiConfig, GeminiProvider};
 pub use retry::RetryPolicy;

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod gemini;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
