@@ -37,8 +37,8 @@ pub use self::parts::{GEMINI_PART_TYPE, SKIP_SIGNATURE_VALIDATOR, THOUGHT_SIGNAT
 /// The default API host.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 
-/// How to reach the Gemini API.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to reach the Gemini API. Its `Debug` output never shows the key.
+#[derive(Clone, PartialEq, Eq)]
 pub struct GeminiConfig {
     /// Sent as `x-goog-api-key`.
     pub api_key: String,
@@ -50,6 +50,18 @@ pub struct GeminiConfig {
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for GeminiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GeminiConfig")
+            .field("api_key", &"<redacted>")
+            .field("base_url", &self.base_url)
+            .field("retry", &self.retry)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
 }
 
 impl GeminiConfig {
@@ -212,6 +224,10 @@ mod tests {
         );
         let ok = GeminiProvider::new(GeminiConfig::new("AIza-test")).unwrap();
         assert_eq!(ok.name(), "google");
+        assert!(
+            !format!("{ok:?}").contains("AIza-test"),
+            "the key never shows in Debug"
+        );
     }
 
     #[tokio::test]
