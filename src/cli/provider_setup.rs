@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use crate::core::Provider;
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{
-    AnthropicConfig, AnthropicProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
+    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiResponsesConfig,
+    OpenAiResponsesProvider,
 };
 use crate::sdk::settings::{Scope, Settings};
 
@@ -306,7 +307,16 @@ pub fn build(spec: &ProviderSpec, model: &str) -> Result<Arc<dyn Provider>, Stri
                 .map(str::to_string);
             Arc::new(OpenAiResponsesProvider::new(config).map_err(|e| e.user_message())?)
         }
-        ProviderKind::OpenAiCompatible | ProviderKind::Google => {
+        ProviderKind::Google => {
+            let mut config = GeminiConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
+            if let Some(url) = &spec.base_url {
+                config.base_url = url.clone();
+            }
+            config.retry = retry_policy();
+            config.idle_timeout = idle;
+            Arc::new(GeminiProvider::new(config).map_err(|e| e.user_message())?)
+        }
+        ProviderKind::OpenAiCompatible => {
             return Err(format!(
                 "{} profiles are not supported by this build yet",
                 kind_name(spec.kind)

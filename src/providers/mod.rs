@@ -1,8 +1,9 @@
-//! HTTP adapters for model APIs (Anthropic now; OpenAI, OpenAI-compatible and Gemini
-//! later), the shared SSE decoder, the retry policy and the HTTP plumbing they share. Each
+//! HTTP adapters for model APIs (Anthropic Messages, OpenAI Responses, OpenAI-compatible
+//! Chat Completions, Google Gemini), the shared SSE decoder, the retry policy and the HTTP plumbing they share. Each
 //! adapter implements `core::Provider`; nothing above this layer sees a wire format.
 
 pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod openai_responses;
 pub mod retry;
@@ -10,5 +11,6 @@ pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use gemini::{GeminiConfig, GeminiProvider};
 pub use openai_responses::{OpenAiResponsesConfig, OpenAiResponsesProvider};
 pub use retry::RetryPolicy;

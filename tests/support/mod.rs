@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai_responses;
 
 use std::collections::VecDeque;
