@@ -18,9 +18,22 @@ pub enum InputFormat {
 }
 
 /// robota — a terminal coding agent.
+/// Subcommands (anything else is a prompt).
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Subcommand {
+    /// Print the merged settings with the file each value comes from.
+    Config,
+    /// Trust the current directory: its project settings (allow rules, hooks, MCP servers,
+    /// provider hosts) take effect from now on.
+    Trust,
+}
+
 #[derive(Debug, Parser)]
-#[command(name = "robota", version, about, long_about = None)]
+#[command(name = "robota", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Subcommand>,
+
     /// The prompt (with -p: the whole task; piped stdin is added to it).
     pub prompt: Option<String>,
 

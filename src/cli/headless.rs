@@ -47,6 +47,11 @@ pub async fn run(args: Args) -> u8 {
     for warning in &assembled.warnings {
         eprintln!("robota: warning: {warning}");
     }
+    if let Some(notice) = &assembled.notice
+        && (args.verbose || std::io::stderr().is_terminal())
+    {
+        eprintln!("robota: {notice}");
+    }
     let session_id = assembled.session.id().to_string();
     printer.session_id = session_id.clone();
     let commands: Vec<&str> = BUILTINS.iter().map(|c| c.name).collect();

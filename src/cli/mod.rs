@@ -21,6 +21,9 @@ pub fn main() -> ExitCode {
             return ExitCode::from(err.exit_code().clamp(0, 255) as u8);
         }
     };
+    if let Some(command) = &args.command {
+        return ExitCode::from(run_subcommand(command, &args));
+    }
     if !args.print {
         eprintln!("{}", crate::tui::NOT_YET_AVAILABLE);
         return ExitCode::from(headless::EXIT_ERROR);
@@ -40,6 +43,50 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(headless::run(args));
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
+}
+
+/// `robota config` and `robota trust`.
+fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
+    use crate::sdk::settings::{LoadOptions, Settings, trust::TrustStore};
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("Error: cannot read the working directory: {e}");
+            return headless::EXIT_ERROR;
+        }
+    };
+    let home = paths::robota_home();
+    match command {
+        args::Subcommand::Config => {
+            let user_home = paths::home_dir();
+            match Settings::load(&LoadOptions {
+                cwd: &cwd,
+                home: user_home.as_deref(),
+                robota_home: &home,
+                extra: args.settings.as_deref(),
+                interactive: false,
+            }) {
+                Ok(settings) => {
+                    print!("{}", settings.describe());
+                    headless::EXIT_OK
+                }
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    headless::EXIT_ERROR
+                }
+            }
+        }
+        args::Subcommand::Trust => match TrustStore::load(&home).trust(&cwd) {
+            Ok(()) => {
+                println!("Trusted {}", cwd.display());
+                headless::EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("Error: cannot save trust in {}: {e}", home.display());
+                headless::EXIT_ERROR
+            }
+        },
+    }
 }
 
 /// Sends `tracing` output to `$ROBOTA_HOME/logs/robota.log` (never to the screen). The level

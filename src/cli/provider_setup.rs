@@ -104,7 +104,7 @@ pub fn choose(
     let profile_name = provider_flag
         .map(str::to_string)
         .or_else(|| settings.text("/currentProvider").map(str::to_string));
-    let (mut spec, notice) = match profile_name {
+    let (mut spec, zero_config) = match profile_name {
         Some(name) => match settings
             .merged
             .pointer(&format!("/providers/{}", name.replace('/', "~1")))
@@ -123,18 +123,7 @@ pub fn choose(
             let kind = detect_from_env().ok_or_else(|| {
                 "no provider is configured. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json".to_string()
             })?;
-            let spec = env_spec(kind);
-            let notice = format!(
-                "using {} ({}) from {}",
-                kind_name(kind),
-                model_flag
-                    .map(str::to_string)
-                    .or_else(|| settings.text("/model").map(str::to_string))
-                    .or_else(|| spec.model.clone())
-                    .unwrap_or_default(),
-                spec.api_key_source
-            );
-            (spec, Some(notice))
+            (env_spec(kind), Some(kind))
         }
     };
     if let Some(model) = model_flag.map(str::to_string).or_else(|| {
@@ -152,7 +141,14 @@ pub fn choose(
         .ok_or_else(|| {
             "the provider profile names no model: add \"model\" to it or pass --model".to_string()
         })?;
-    let provider = build(&spec, &model)?;
+    let provider = build(&spec)?;
+    let notice = zero_config.map(|kind| {
+        format!(
+            "using {} ({model}) from {}",
+            kind_name(kind),
+            spec.api_key_source
+        )
+    });
     Ok(ProviderChoice {
         provider,
         model,
@@ -268,7 +264,7 @@ fn retry_policy() -> RetryPolicy {
 }
 
 /// Builds the adapter a spec names.
-pub fn build(spec: &ProviderSpec, model: &str) -> Result<Arc<dyn Provider>, String> {
+pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
     let idle = env_var("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
         .and_then(|v| v.parse().ok())
         .map(Duration::from_millis)
@@ -281,7 +277,6 @@ pub fn build(spec: &ProviderSpec, model: &str) -> Result<Arc<dyn Provider>, Stri
             kind_name(spec.kind)
         )
     };
-    let _ = model;
     let provider: Arc<dyn Provider> = match spec.kind {
         ProviderKind::Anthropic => {
             let mut config = AnthropicConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);

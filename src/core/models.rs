@@ -47,71 +47,132 @@ const fn anthropic(input: f64, output: f64) -> Price {
     }
 }
 
-/// (id prefix, info); the longest matching prefix wins, so dated ids (`…-20250929`) match.
+/// OpenAI and Google bill cached input at a lower rate and cache writes not at all.
+const fn cached(input: f64, output: f64, cache_read: f64) -> Price {
+    Price {
+        input,
+        output,
+        cache_read,
+        cache_write: 0.0,
+    }
+}
+
+const fn model(context_window: u64, max_output: u32, price: Price) -> ModelInfo {
+    ModelInfo {
+        context_window,
+        max_output,
+        price: Some(price),
+    }
+}
+
+/// (id prefix, info); the longest matching prefix wins, so dated ids (`…-20250929`) and
+/// suffixed ids (`…-preview`) match their family. Prices are list prices per million
+/// tokens for prompts within the standard context tier.
 const TABLE: &[(&str, ModelInfo)] = &[
+    // Anthropic
     (
         "claude-opus-4-6",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 128_000,
-            price: Some(anthropic(5.0, 25.0)),
-        },
+        model(200_000, 128_000, anthropic(5.0, 25.0)),
     ),
     (
         "claude-opus-4-5",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 64_000,
-            price: Some(anthropic(5.0, 25.0)),
-        },
+        model(200_000, 64_000, anthropic(5.0, 25.0)),
     ),
     (
         "claude-opus-4-1",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 32_000,
-            price: Some(anthropic(15.0, 75.0)),
-        },
+        model(200_000, 32_000, anthropic(15.0, 75.0)),
     ),
     (
         "claude-opus-4",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 32_000,
-            price: Some(anthropic(15.0, 75.0)),
-        },
+        model(200_000, 32_000, anthropic(15.0, 75.0)),
     ),
     (
         "claude-sonnet-4",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 64_000,
-            price: Some(anthropic(3.0, 15.0)),
-        },
+        model(200_000, 64_000, anthropic(3.0, 15.0)),
     ),
     (
         "claude-haiku-4-5",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 64_000,
-            price: Some(anthropic(1.0, 5.0)),
-        },
+        model(200_000, 64_000, anthropic(1.0, 5.0)),
     ),
     (
         "claude-3-7-sonnet",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 64_000,
-            price: Some(anthropic(3.0, 15.0)),
-        },
+        model(200_000, 64_000, anthropic(3.0, 15.0)),
     ),
     (
         "claude-3-5-haiku",
-        ModelInfo {
-            context_window: 200_000,
-            max_output: 8_192,
-            price: Some(anthropic(0.8, 4.0)),
-        },
+        model(200_000, 8_192, anthropic(0.8, 4.0)),
+    ),
+    // OpenAI
+    (
+        "gpt-5.4-mini",
+        model(400_000, 128_000, cached(0.75, 4.5, 0.075)),
+    ),
+    (
+        "gpt-5.4",
+        model(1_050_000, 128_000, cached(2.5, 15.0, 0.25)),
+    ),
+    (
+        "gpt-5.2",
+        model(400_000, 128_000, cached(1.75, 14.0, 0.175)),
+    ),
+    (
+        "gpt-5.1-codex-mini",
+        model(400_000, 128_000, cached(0.25, 2.0, 0.025)),
+    ),
+    (
+        "gpt-5-mini",
+        model(400_000, 128_000, cached(0.25, 2.0, 0.025)),
+    ),
+    (
+        "gpt-5-nano",
+        model(400_000, 128_000, cached(0.05, 0.4, 0.005)),
+    ),
+    ("gpt-5", model(400_000, 128_000, cached(1.25, 10.0, 0.125))),
+    (
+        "gpt-4.1-mini",
+        model(1_047_576, 32_768, cached(0.4, 1.6, 0.1)),
+    ),
+    (
+        "gpt-4.1-nano",
+        model(1_047_576, 32_768, cached(0.1, 0.4, 0.025)),
+    ),
+    ("gpt-4.1", model(1_047_576, 32_768, cached(2.0, 8.0, 0.5))),
+    (
+        "gpt-4o-mini",
+        model(128_000, 16_384, cached(0.15, 0.6, 0.075)),
+    ),
+    ("gpt-4o", model(128_000, 16_384, cached(2.5, 10.0, 1.25))),
+    ("o4-mini", model(200_000, 100_000, cached(1.1, 4.4, 0.275))),
+    ("o3-mini", model(200_000, 100_000, cached(1.1, 4.4, 0.55))),
+    ("o3", model(200_000, 100_000, cached(2.0, 8.0, 0.5))),
+    (
+        "codex-mini",
+        model(200_000, 100_000, cached(1.5, 6.0, 0.375)),
+    ),
+    // Google
+    (
+        "gemini-3-pro",
+        model(1_048_576, 65_536, cached(2.0, 12.0, 0.2)),
+    ),
+    (
+        "gemini-3-flash",
+        model(1_048_576, 65_536, cached(0.5, 3.0, 0.05)),
+    ),
+    (
+        "gemini-2.5-pro",
+        model(1_048_576, 65_536, cached(1.25, 10.0, 0.125)),
+    ),
+    (
+        "gemini-2.5-flash-lite",
+        model(1_048_576, 65_536, cached(0.1, 0.4, 0.01)),
+    ),
+    (
+        "gemini-2.5-flash",
+        model(1_048_576, 65_536, cached(0.3, 2.5, 0.03)),
+    ),
+    (
+        "gemini-2.0-flash",
+        model(1_048_576, 8_192, cached(0.1, 0.4, 0.025)),
     ),
 ];
 
@@ -139,6 +200,14 @@ mod tests {
             Some(75.0)
         );
         assert_eq!(lookup("my-local-model"), FALLBACK);
+        assert_eq!(lookup("gpt-5.4-mini").price.map(|p| p.input), Some(0.75));
+        assert_eq!(lookup("gpt-5.4").context_window, 1_050_000);
+        assert_eq!(lookup("gpt-5-codex").price.map(|p| p.output), Some(10.0));
+        assert_eq!(
+            lookup("gemini-2.5-flash-lite").price.map(|p| p.input),
+            Some(0.1)
+        );
+        assert_eq!(lookup("gemini-3-pro-preview").max_output, 65_536);
     }
 
     #[test]

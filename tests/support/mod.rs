@@ -10,6 +10,7 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod openai_responses;
+pub mod project;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};

@@ -50,11 +50,7 @@ fn is_name(name: &str) -> bool {
 /// Expands every string inside a JSON value, in place.
 pub fn expand_value(value: &mut serde_json::Value, lookup: &dyn Fn(&str) -> Option<String>) {
     match value {
-        serde_json::Value::String(s) => {
-            if s.contains('$') {
-                *s = expand_with(s, lookup);
-            }
-        }
+        serde_json::Value::String(s) if s.contains('$') => *s = expand_with(s, lookup),
         serde_json::Value::Array(items) => items.iter_mut().for_each(|v| expand_value(v, lookup)),
         serde_json::Value::Object(map) => map.values_mut().for_each(|v| expand_value(v, lookup)),
         _ => {}

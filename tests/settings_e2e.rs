@@ -1,0 +1,175 @@
+//! End to end: settings layers, workspace trust and provider profiles, with the real binary
+//! against loopback mock servers for each wire format.
+
+mod support;
+
+use serde_json::json;
+use support::project::{Project, json_result, project, result_text, tool_results};
+use support::{MockServer, anthropic, gemini, openai_responses};
+
+fn write(p: &Project, rel: &str, text: &str) {
+    let path = p.root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn project_deny_rules_apply_untrusted_but_allow_rules_wait_for_trust() {
+    let p = project();
+    write(
+        &p,
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm *)"]}}"#,
+    );
+    let touch = || {
+        anthropic::tool_turn(
+            None,
+            &[("t1", "Bash", json!({"command": "touch made-by-bash"}))],
+        )
+    };
+    let server = MockServer::start(vec![
+        touch(),
+        anthropic::text_turn("denied"),
+        touch(),
+        anthropic::text_turn("ran"),
+        anthropic::tool_turn(None, &[("t2", "Bash", json!({"command": "rm calc.py"}))]),
+        anthropic::text_turn("refused"),
+    ]);
+    let out = p.run(&server, &["-p", "touch", "--output-format", "json"]);
+    assert_eq!(
+        json_result(&out)["permission_denials"][0]["tool_name"],
+        "Bash"
+    );
+    assert!(!p.root.join("made-by-bash").exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("held back") && stderr.contains("permissions.allow"),
+        "{stderr}"
+    );
+
+    let trust = p.run(&server, &["trust"]);
+    assert_eq!(trust.status.code(), Some(0));
+    let out = p.run(&server, &["-p", "touch", "--output-format", "json"]);
+    assert_eq!(json_result(&out)["permission_denials"], json!([]));
+    assert!(p.root.join("made-by-bash").exists());
+
+    let out = p.run(&server, &["-p", "rm", "--output-format", "json"]);
+    assert_eq!(
+        json_result(&out)["permission_denials"][0]["tool_name"],
+        "Bash"
+    );
+    assert!(
+        p.root.join("calc.py").exists(),
+        "deny rules hold when trusted too"
+    );
+}
+
+#[test]
+fn settings_env_reaches_tools_and_config_shows_sources() {
+    let p = project();
+    write(
+        &p,
+        ".claude/settings.json",
+        r#"{"env": {"GREETING": "hello-from-settings"}, "model": "claude-haiku-4-5"}"#,
+    );
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("t1", "Bash", json!({"command": "echo $GREETING"}))],
+        ),
+        anthropic::text_turn("ok"),
+    ]);
+    let out = p.run(&server, &["-p", "greet", "--allowedTools", "Bash(echo *)"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "claude-haiku-4-5");
+    let results = tool_results(&requests[1].body);
+    assert!(
+        result_text(&results[0]).contains("hello-from-settings"),
+        "{results:?}"
+    );
+
+    let out = p.run(&server, &["config"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("/model = \"claude-haiku-4-5\""), "{text}");
+    assert!(text.contains(".claude/settings.json"));
+}
+
+#[test]
+fn malformed_settings_stop_the_run_with_file_line_and_column() {
+    let p = project();
+    write(
+        &p,
+        ".claude/settings.json",
+        "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm *)\"\n  }\n}\n",
+    );
+    let server = MockServer::start(vec![]);
+    let out = p.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(".claude/settings.json:4:"), "{stderr}");
+    assert!(
+        server.requests().is_empty(),
+        "nothing runs on broken settings"
+    );
+}
+
+#[test]
+fn a_settings_profile_selects_provider_model_and_host() {
+    let p = project();
+    let server = MockServer::start(vec![openai_responses::text_turn("from responses")]);
+    std::fs::create_dir_all(&p.home).unwrap();
+    std::fs::write(
+        p.home.join("settings.json"),
+        json!({"currentProvider": "work", "providers": {"work": {"type": "openai", "model": "gpt-5.4", "apiKey": "sk-test-profile-key-1234567890", "baseURL": format!("{}/v1", server.base_url())}}}).to_string(),
+    )
+    .unwrap();
+    let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
+    let result = json_result(&out);
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    assert_eq!(result["result"], "from responses");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/responses");
+    assert_eq!(request.body["model"], "gpt-5.4");
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-test-profile-key-1234567890")
+    );
+}
+
+#[test]
+fn zero_config_picks_gemini_from_its_key() {
+    let p = project();
+    let server = MockServer::start(vec![gemini::text_turn("from gemini")]);
+    let out = p
+        .command(&server, &["-p", "hi", "--verbose"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("GEMINI_API_KEY", "gemini-test-key")
+        .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "from gemini");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("using Google Gemini (gemini-2.5-pro) from GEMINI_API_KEY")
+    );
+    let request = &server.requests()[0];
+    assert!(
+        request
+            .path
+            .starts_with("/v1beta/models/gemini-2.5-pro:streamGenerateContent"),
+        "{}",
+        request.path
+    );
+}

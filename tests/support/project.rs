@@ -1,0 +1,148 @@
+//! A temp git project, a private `ROBOTA_HOME` and user home, and the real `robota`
+//! binary pointed at a mock server: what end-to-end tests start from.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::MockServer;
+
+pub struct Project {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub user_home: PathBuf,
+}
+
+pub fn project() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    let home = dir.path().join("robota-home");
+    let user_home = dir.path().join("user-home");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&user_home).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(
+        root.join("calc.py"),
+        "def add(a, b):\n    return a - b\n\n# TODO: more operations\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("test_calc.sh"),
+        "#!/bin/sh\npython3 -c 'import calc; assert calc.add(2, 3) == 5' && echo PASS\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+    Project {
+        _dir: dir,
+        root,
+        home,
+        user_home,
+    }
+}
+
+impl Project {
+    pub fn command(&self, server: &MockServer, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_robota"));
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.user_home)
+            .env("ROBOTA_HOME", &self.home)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000")
+            .env("ROBOTA_RETRY_BASE_MS", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, server: &MockServer, args: &[&str]) -> Output {
+        self.command(server, args).output().unwrap()
+    }
+
+    pub fn session_logs(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let projects = self.home.join("projects");
+        for dir in std::fs::read_dir(projects).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if f.path().extension().is_some_and(|e| e == "jsonl") {
+                    out.push(f.path());
+                }
+            }
+        }
+        out
+    }
+}
+
+pub fn json_result(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON value ({e}):\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+pub fn log_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The tool_result blocks of the last user message of a recorded request.
+pub fn tool_results(request: &Value) -> Vec<Value> {
+    let messages = request["messages"].as_array().unwrap();
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_array())
+        .map(|c| {
+            c.iter()
+                .filter(|b| b["type"] == "tool_result")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
