@@ -2,5 +2,8 @@
 //! them; the widgets land with the TUI work. Until then `robota` without `-p` explains how
 //! to run headless.
 
+pub mod status;
+pub mod terminal;
+
 /// What the interactive entry point prints while the full-screen UI is not built yet.
 pub const NOT_YET_AVAILABLE: &str = "robota: the full-screen UI is not available in this build yet; run headless with `robota -p \"your prompt\"` (see `robota --help`).";
