@@ -11,6 +11,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod openai_responses;
 pub mod project;
+pub mod pty;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
