@@ -28,7 +28,12 @@ impl PtySession {
     /// Starts `cmd` in a `cols`×`rows` terminal.
     pub fn spawn(cmd: CommandBuilder, cols: u16, rows: u16) -> PtySession {
         let pty = native_pty_system()
-            .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
             .expect("openpty");
         let child = pty.slave.spawn_command(cmd).expect("spawn in pty");
         drop(pty.slave);
@@ -62,7 +67,12 @@ impl PtySession {
                 cvar.notify_all();
             }
         });
-        PtySession { master: pty.master, writer, child, screen }
+        PtySession {
+            master: pty.master,
+            writer,
+            child,
+            screen,
+        }
     }
 
     /// Sends bytes as if typed.
@@ -87,10 +97,18 @@ impl PtySession {
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.master
-            .resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
             .expect("resize pty");
         let (lock, _) = &*self.screen;
-        lock.lock().unwrap().parser.set_size(nonzero(rows), nonzero(cols));
+        lock.lock()
+            .unwrap()
+            .parser
+            .set_size(nonzero(rows), nonzero(cols));
     }
 
     /// The screen's text, one string per row.
