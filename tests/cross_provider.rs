@@ -21,11 +21,14 @@ use robota::session::{Session, SessionConfig};
 use serde_json::{Value, json};
 use support::{MockResponse, MockServer, anthropic, gemini, openai_responses};
 
+/// Builds a turn of parallel tool calls (`(id, name, input)`), optionally after some text.
+type ToolTurn = fn(Option<&str>, &[(&str, &str, Value)]) -> MockResponse;
+
 /// The scripted answers of one wire format.
 struct Wire {
     name: &'static str,
     text_turn: fn(&str) -> MockResponse,
-    tool_turn: fn(Option<&str>, &[(&str, &str, Value)]) -> MockResponse,
+    tool_turn: ToolTurn,
     error_status: fn(u16, &str, &str, Option<&str>) -> MockResponse,
     provider: fn(&MockServer) -> Arc<dyn Provider>,
 }
