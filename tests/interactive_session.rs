@@ -241,3 +241,33 @@ async fn slash_commands_run_without_the_model() {
     assert!(matches!(end, TurnEnd::Error(_)));
     assert!(server.requests()[0].body.to_string().contains("/nonsense"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dont_ask_again_saves_the_rule_and_stops_asking() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("t1", "Bash", json!({"command": "echo one"}))]),
+        anthropic::tool_turn(None, &[("t2", "Bash", json!({"command": "echo one two"}))]),
+        anthropic::text_turn("done"),
+    ]);
+    let mut client = InteractiveSession::start(session(&server, dir.path()));
+    let mut events = client.events().unwrap();
+    client.submit("go");
+    let mut request = until(&mut events, |e| match e {
+        SessionEvent::PermissionRequest(r) => Some(r),
+        _ => None,
+    })
+    .await;
+    let saved = request.allow_and_save(dir.path()).unwrap();
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(text.contains(&request.suggested_rule), "{text}");
+    let asked_again = until(&mut events, |e| match e {
+        SessionEvent::PermissionRequest(_) => Some(true),
+        SessionEvent::TurnComplete { .. } => Some(false),
+        _ => None,
+    })
+    .await;
+    assert!(!asked_again, "the saved rule covers the second call");
+    let results = server.requests()[2].body.to_string();
+    assert!(results.contains("one two"), "the second command ran");
+}

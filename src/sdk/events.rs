@@ -47,6 +47,21 @@ impl PermissionRequest {
             let _ = tx.send(answer);
         }
     }
+
+    /// "Yes, and don't ask again": saves the suggested rule to the project's
+    /// `.robota/settings.local.json` and allows this call (and, for the rest of the
+    /// session, every call the rule covers). On a write error the call is still allowed
+    /// for the session and the error is returned for display.
+    pub fn allow_and_save(
+        &mut self,
+        project_dir: &std::path::Path,
+    ) -> Result<std::path::PathBuf, String> {
+        let saved =
+            crate::sdk::settings::local_rules::add_allow_rule(project_dir, &self.suggested_rule)
+                .map_err(|e| e.to_string());
+        self.respond(PermissionAnswer::AllowAlways(self.suggested_rule.clone()));
+        saved
+    }
 }
 
 /// How a turn ended, for clients.

@@ -6,6 +6,7 @@
 //! column), and gated by workspace trust.
 
 pub mod expand;
+pub mod local_rules;
 pub mod merge;
 pub mod shape;
 pub mod trust;
