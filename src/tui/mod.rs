@@ -2,6 +2,7 @@
 //! them; the widgets land with the TUI work. Until then `robota` without `-p` explains how
 //! to run headless.
 
+pub mod app;
 pub mod status;
 pub mod terminal;
 
