@@ -4,9 +4,11 @@
 
 pub mod anthropic;
 pub mod http;
+pub mod openai_chat;
 pub mod retry;
 pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use openai_chat::{OpenAiChatConfig, OpenAiChatProvider};
 pub use retry::RetryPolicy;
