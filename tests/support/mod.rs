@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod openai_chat;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};

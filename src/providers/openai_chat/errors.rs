@@ -299,7 +299,10 @@ mod tests {
             json!({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens","type":"BadRequestError","param":null,"code":400}),
         );
         assert_eq!(vllm.error.kind, ProviderErrorKind::ContextTooLong);
-        let fastapi = failure(422, json!({"detail":[{"loc":["body","model"],"msg":"field required"}]}));
+        let fastapi = failure(
+            422,
+            json!({"detail":[{"loc":["body","model"],"msg":"field required"}]}),
+        );
         assert_eq!(fastapi.error.kind, ProviderErrorKind::InvalidRequest);
         assert!(fastapi.error.message.contains("field required"));
     }

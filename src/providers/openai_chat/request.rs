@@ -144,7 +144,9 @@ fn user_messages(content: &[Block], ids: &mut ToolIdRewriter, out: &mut Vec<Valu
             } else {
                 content.clone()
             };
-            out.push(json!({"role":"tool","tool_call_id":ids.tool_result(tool_use_id),"content":text}));
+            out.push(
+                json!({"role":"tool","tool_call_id":ids.tool_result(tool_use_id),"content":text}),
+            );
         }
     }
     let images: Vec<&ImageSource> = content
@@ -410,7 +412,11 @@ mod tests {
                 Message::new(Role::User, vec![tool_result("call_0", "A", false)]),
                 Message::new(
                     Role::Assistant,
-                    vec![tool_use("call_0", "b"), tool_use("", "c"), tool_use(long, "d")],
+                    vec![
+                        tool_use("call_0", "b"),
+                        tool_use("", "c"),
+                        tool_use(long, "d"),
+                    ],
                 ),
                 Message::new(
                     Role::User,

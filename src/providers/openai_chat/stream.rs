@@ -307,7 +307,10 @@ mod tests {
     #[test]
     fn reasoning_then_text_keeps_order_and_unsigned_thinking() {
         let (turn, events) = run(&[
-            delta(json!({"role":"assistant","reasoning_content":"think "}), None),
+            delta(
+                json!({"role":"assistant","reasoning_content":"think "}),
+                None,
+            ),
             delta(json!({"reasoning":"more"}), None),
             delta(json!({"content":"answer"}), None),
             delta(json!({}), Some("stop")),
@@ -360,7 +363,9 @@ mod tests {
             }
         );
         assert_eq!(
-            usage_from(&json!({"prompt_tokens":339,"completion_tokens":83,"prompt_cache_hit_tokens":320})),
+            usage_from(
+                &json!({"prompt_tokens":339,"completion_tokens":83,"prompt_cache_hit_tokens":320})
+            ),
             Some(Usage {
                 input_tokens: 19,
                 output_tokens: 83,
@@ -382,7 +387,10 @@ mod tests {
             stop_reason(Some("tool_calls"), false, false),
             StopReason::EndTurn
         );
-        assert_eq!(stop_reason(Some("length"), true, false), StopReason::MaxTokens);
+        assert_eq!(
+            stop_reason(Some("length"), true, false),
+            StopReason::MaxTokens
+        );
         assert_eq!(
             stop_reason(Some("content_filter"), false, false),
             StopReason::Refusal
@@ -427,8 +435,10 @@ mod tests {
         ]);
         let turn = turn.unwrap();
         assert_eq!(turn.stop_reason, StopReason::ToolUse);
-        assert!(matches!(&turn.content[0], Block::ToolUse { name, input, .. }
-            if name == "Read" && *input == json!({"file_path":"/a"})));
+        assert!(
+            matches!(&turn.content[0], Block::ToolUse { name, input, .. }
+            if name == "Read" && *input == json!({"file_path":"/a"}))
+        );
         assert_eq!(turn.content[1], Block::text("after"));
     }
 }

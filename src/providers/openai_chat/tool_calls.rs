@@ -239,9 +239,7 @@ mod tests {
 
     #[test]
     fn id_and_name_repeated_on_every_fragment_do_not_split_or_concatenate() {
-        let frag = |args: &str| {
-            json!({"index":0,"id":"call__0","type":"function","function":{"name":"read_file","arguments":args}})
-        };
+        let frag = |args: &str| json!({"index":0,"id":"call__0","type":"function","function":{"name":"read_file","arguments":args}});
         let (acc, _) = feed(&[
             frag("{"),
             frag(" \"path\""),
@@ -336,7 +334,8 @@ mod tests {
             json!({INVALID_INPUT_KEY: "{\"a\": [1,"})
         );
         assert_eq!(parse_arguments("[1]"), json!({INVALID_INPUT_KEY: "[1]"}));
-        let (acc, _) = feed(&[json!({"index":0,"id":"o","function":{"name":"X","arguments":{"k":"v"}}})]);
+        let (acc, _) =
+            feed(&[json!({"index":0,"id":"o","function":{"name":"X","arguments":{"k":"v"}}})]);
         assert_eq!(blocks(&acc), vec![tool("o", "X", json!({"k":"v"}))]);
     }
 }
