@@ -423,6 +423,42 @@ mod tests {
         assert_eq!(err.kind, ProviderErrorKind::ContextTooLong);
     }
 
+    /// Decodes raw SSE bytes fed `step` bytes at a time.
+    fn decode_bytes(bytes: &[u8], step: usize) -> Result<AssistantTurn, ProviderError> {
+        let sink = |_: StreamEvent| {};
+        let mut sse = crate::providers::sse::SseDecoder::new();
+        let mut decoder = ChatStreamDecoder::new();
+        let mut events: Vec<SseEvent> = Vec::new();
+        for piece in bytes.chunks(step) {
+            events.extend(sse.push(piece).unwrap());
+        }
+        events.extend(sse.finish());
+        for event in &events {
+            if decoder.on_event(event, &sink)? == Flow::Done {
+                break;
+            }
+        }
+        decoder.finish("fallback")
+    }
+
+    #[test]
+    fn recorded_streams_decode_alike_whole_and_byte_by_byte() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/wire");
+        let files = [
+            "openai-chat/parallel_tool_calls.sse",
+            "openai-compatible/anthropic_compat_tool_call.sse",
+            "local/resp-03-stream-tool-result.sse",
+            "local/llama-cpp-python/resp-02d-tools-named-stream-chatml-function-calling.sse",
+        ];
+        for file in files {
+            let bytes = std::fs::read(format!("{root}/{file}")).unwrap();
+            let whole = decode_bytes(&bytes, bytes.len()).unwrap();
+            assert!(!whole.content.is_empty(), "{file}");
+            assert_eq!(decode_bytes(&bytes, 1).unwrap(), whole, "{file}");
+            assert_eq!(decode_bytes(&bytes, 7).unwrap(), whole, "{file}");
+        }
+    }
+
     #[test]
     fn legacy_function_call_and_text_after_tools_keep_order() {
         let (turn, _) = run(&[
