@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use crate::core::Provider;
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{
-    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiResponsesConfig,
-    OpenAiResponsesProvider,
+    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
+    OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
 };
 use crate::sdk::settings::{Scope, Settings};
 
@@ -312,10 +312,16 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
             Arc::new(GeminiProvider::new(config).map_err(|e| e.user_message())?)
         }
         ProviderKind::OpenAiCompatible => {
-            return Err(format!(
-                "{} profiles are not supported by this build yet",
-                kind_name(spec.kind)
-            ));
+            let base_url = spec.base_url.clone().ok_or_else(|| {
+                "an openai-compatible profile needs \"baseURL\" (e.g. http://127.0.0.1:11434/v1)"
+                    .to_string()
+            })?;
+            let mut config = OpenAiChatConfig::new(base_url);
+            config.api_key = spec.api_key.clone();
+            config.retry = retry_policy();
+            config.idle_timeout = idle;
+            config.options = spec.options.clone();
+            Arc::new(OpenAiChatProvider::new(config).map_err(|e| e.user_message())?)
         }
     };
     Ok(provider)

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod http;
+pub mod openai_chat;
 pub mod openai_responses;
 pub mod retry;
 pub mod sse;
@@ -12,5 +13,6 @@ pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use gemini::{GeminiConfig, GeminiProvider};
+pub use openai_chat::{OpenAiChatConfig, OpenAiChatProvider};
 pub use openai_responses::{OpenAiResponsesConfig, OpenAiResponsesProvider};
 pub use retry::RetryPolicy;
