@@ -1,7 +1,7 @@
 //! One behaviour across providers (issue 3, point 6): the same scripted conversation —
 //! text, two parallel tool calls, their results, a final answer — and the same errors give
-//! the same `SessionEvent` sequence and the same session-log shape whichever wire format
-//! serves it. Each provider is the real adapter over real HTTP against the loopback mock.
+//! the same `SessionEvent` sequence and the same session-log shape whichever of the four
+//! wire formats serves it. Each provider is the real adapter over real HTTP against the loopback mock.
 
 mod support;
 
@@ -12,14 +12,14 @@ use std::time::Duration;
 use robota::core::permission::{PermissionMode, PermissionPolicy};
 use robota::core::{Provider, ToolRegistry};
 use robota::providers::{
-    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiResponsesConfig,
-    OpenAiResponsesProvider, RetryPolicy,
+    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
+    OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider, RetryPolicy,
 };
 use robota::sdk::{InteractiveSession, SessionEvent, TurnEnd};
 use robota::session::log::{SessionHeader, SessionLog};
 use robota::session::{Session, SessionConfig};
 use serde_json::{Value, json};
-use support::{MockResponse, MockServer, anthropic, gemini, openai_responses};
+use support::{MockResponse, MockServer, anthropic, gemini, openai_chat, openai_responses};
 
 /// Builds a turn of parallel tool calls (`(id, name, input)`), optionally after some text.
 type ToolTurn = fn(Option<&str>, &[(&str, &str, Value)]) -> MockResponse;
@@ -65,6 +65,17 @@ fn wires() -> Vec<Wire> {
                 c.base_url = format!("{}/v1", s.base_url());
                 c.retry = retry();
                 Arc::new(OpenAiResponsesProvider::new(c).unwrap())
+            },
+        },
+        Wire {
+            name: "openai-compatible",
+            text_turn: openai_chat::text_turn,
+            tool_turn: openai_chat::tool_turn,
+            error_status: openai_chat::error_status,
+            provider: |s| {
+                let mut c = OpenAiChatConfig::new(format!("{}/v1", s.base_url()));
+                c.retry = retry();
+                Arc::new(OpenAiChatProvider::new(c).unwrap())
             },
         },
         Wire {
