@@ -127,6 +127,47 @@ where
     }
 }
 
+/// Where and how one adapter sends its requests.
+pub(crate) struct Endpoint<'a> {
+    pub client: &'a reqwest::Client,
+    pub url: &'a reqwest::Url,
+    pub headers: &'a HeaderMap,
+    pub retry: &'a RetryPolicy,
+    pub idle: Duration,
+    pub map_error: ErrorMapper,
+}
+
+/// The whole provider call: the encoded `body` sent to `endpoint` under its retry policy,
+/// each attempt decoded by a fresh decoder from `new_decoder`.
+pub(crate) async fn exchange<D: WireDecoder>(
+    endpoint: Endpoint<'_>,
+    body: &serde_json::Value,
+    model: &str,
+    new_decoder: impl Fn() -> D,
+    events: StreamSink<'_>,
+    cancel: &CancellationToken,
+) -> Result<AssistantTurn, ProviderError> {
+    let body = encode_body(body)?;
+    tracing::debug!(model, url = %endpoint.url, bytes = body.len(), "provider request");
+    with_retries(endpoint.retry, events, cancel, || {
+        let request = endpoint
+            .client
+            .post(endpoint.url.clone())
+            .headers(endpoint.headers.clone())
+            .body(body.clone());
+        attempt(
+            request,
+            new_decoder(),
+            model,
+            endpoint.idle,
+            endpoint.map_error,
+            events,
+            cancel,
+        )
+    })
+    .await
+}
+
 /// Serialises a request body once for every attempt.
 pub(crate) fn encode_body(body: &serde_json::Value) -> Result<Bytes, ProviderError> {
     serde_json::to_vec(body).map(Bytes::from).map_err(|e| {

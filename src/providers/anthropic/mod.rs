@@ -119,29 +119,21 @@ impl Provider for AnthropicProvider {
         events: StreamSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssistantTurn, ProviderError> {
-        let body = streaming::encode_body(&request::build_body(request))?;
-        tracing::debug!(
-            model = %request.model,
-            messages = request.messages.len(),
-            bytes = body.len(),
-            "anthropic request"
-        );
-        streaming::with_retries(&self.config.retry, events, cancel, || {
-            let http_request = self
-                .client
-                .post(self.url.clone())
-                .headers(self.headers.clone())
-                .body(body.clone());
-            streaming::attempt(
-                http_request,
-                StreamAssembler::new(),
-                &request.model,
-                self.config.idle_timeout,
-                errors::from_http_response,
-                events,
-                cancel,
-            )
-        })
+        streaming::exchange(
+            streaming::Endpoint {
+                client: &self.client,
+                url: &self.url,
+                headers: &self.headers,
+                retry: &self.config.retry,
+                idle: self.config.idle_timeout,
+                map_error: errors::from_http_response,
+            },
+            &request::build_body(request),
+            &request.model,
+            StreamAssembler::new,
+            events,
+            cancel,
+        )
         .await
     }
 }

@@ -154,30 +154,22 @@ impl Provider for GeminiProvider {
             ));
         }
         let url = parse_url(&self.config, &self.config.stream_url(&request.model))?;
-        let body = streaming::encode_body(&request::build_body(request))?;
         let ids = stream::ToolIds::from_history(&request.messages);
-        tracing::debug!(
-            model = %request.model,
-            messages = request.messages.len(),
-            bytes = body.len(),
-            "gemini request"
-        );
-        streaming::with_retries(&self.config.retry, events, cancel, || {
-            let http_request = self
-                .client
-                .post(url.clone())
-                .headers(self.headers.clone())
-                .body(body.clone());
-            streaming::attempt(
-                http_request,
-                GeminiStreamDecoder::new(ids.clone()),
-                &request.model,
-                self.config.idle_timeout,
-                errors::from_http_response,
-                events,
-                cancel,
-            )
-        })
+        streaming::exchange(
+            streaming::Endpoint {
+                client: &self.client,
+                url: &url,
+                headers: &self.headers,
+                retry: &self.config.retry,
+                idle: self.config.idle_timeout,
+                map_error: errors::from_http_response,
+            },
+            &request::build_body(request),
+            &request.model,
+            || GeminiStreamDecoder::new(ids.clone()),
+            events,
+            cancel,
+        )
         .await
     }
 }

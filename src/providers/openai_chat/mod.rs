@@ -151,31 +151,21 @@ impl Provider for OpenAiChatProvider {
         events: StreamSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssistantTurn, ProviderError> {
-        let body = request::build_body(request, &self.config.options);
-        let body = streaming::encode_body(&body)?;
-        tracing::debug!(
-            model = %request.model,
-            messages = request.messages.len(),
-            bytes = body.len(),
-            url = %self.url,
-            "openai-compatible request"
-        );
-        streaming::with_retries(&self.config.retry, events, cancel, || {
-            let http_request = self
-                .client
-                .post(self.url.clone())
-                .headers(self.headers.clone())
-                .body(body.clone());
-            streaming::attempt(
-                http_request,
-                ChatStreamDecoder::new(),
-                &request.model,
-                self.config.idle_timeout,
-                errors::from_http_response,
-                events,
-                cancel,
-            )
-        })
+        streaming::exchange(
+            streaming::Endpoint {
+                client: &self.client,
+                url: &self.url,
+                headers: &self.headers,
+                retry: &self.config.retry,
+                idle: self.config.idle_timeout,
+                map_error: errors::from_http_response,
+            },
+            &request::build_body(request, &self.config.options),
+            &request.model,
+            ChatStreamDecoder::new,
+            events,
+            cancel,
+        )
         .await
     }
 }

@@ -134,29 +134,21 @@ impl Provider for OpenAiResponsesProvider {
         let options = BodyOptions {
             reasoning_effort: self.config.reasoning_effort.as_deref(),
         };
-        let body = streaming::encode_body(&request::build_body(request, options))?;
-        tracing::debug!(
-            model = %request.model,
-            messages = request.messages.len(),
-            bytes = body.len(),
-            "openai responses request"
-        );
-        streaming::with_retries(&self.config.retry, events, cancel, || {
-            let http_request = self
-                .client
-                .post(self.url.clone())
-                .headers(self.headers.clone())
-                .body(body.clone());
-            streaming::attempt(
-                http_request,
-                ResponsesDecoder::new(&request.model),
-                &request.model,
-                self.config.idle_timeout,
-                errors::from_http_response,
-                events,
-                cancel,
-            )
-        })
+        streaming::exchange(
+            streaming::Endpoint {
+                client: &self.client,
+                url: &self.url,
+                headers: &self.headers,
+                retry: &self.config.retry,
+                idle: self.config.idle_timeout,
+                map_error: errors::from_http_response,
+            },
+            &request::build_body(request, options),
+            &request.model,
+            || ResponsesDecoder::new(&request.model),
+            events,
+            cancel,
+        )
         .await
     }
 }
