@@ -1,5 +1,5 @@
 //! Putting a session together from the arguments: provider, tools, permission policy,
-//! system prompt, and the session log — new, continued, resumed or forked.
+//! system prompt, hooks, and the session log — new, continued, resumed or forked.
 
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
@@ -12,6 +12,7 @@ use crate::session::{Session, SessionConfig};
 use crate::tools::TodoList;
 
 use super::args::Args;
+use super::hook_settings;
 use super::paths;
 use super::provider_setup;
 
@@ -74,6 +75,17 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         }
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
+    };
+    let (hooks, hook_warnings) = hook_settings::load(&hook_settings::settings_files(
+        &cwd,
+        paths::home_dir().as_deref(),
+        &home,
+    ))?;
+    warnings.extend(hook_warnings);
+    let start_source = if resume_query.is_some() {
+        "resume"
+    } else {
+        "startup"
     };
     let mut history = Vec::new();
     let mut replayed_name = None;
@@ -176,7 +188,9 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         deny,
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
-        .with_history(history, replayed_name);
+        .with_history(history, replayed_name)
+        .with_hooks(hooks, cwd.clone())
+        .with_start_source(start_source);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod assemble;
 pub mod headless;
+pub mod hook_settings;
 pub mod output;
 pub mod paths;
 pub mod provider_setup;
