@@ -5,7 +5,7 @@
 //! `cargo bench --bench providers` (builds the release binary for the end-to-end part).
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod support;
 
 use std::sync::Arc;

@@ -53,6 +53,11 @@ pub struct Args {
     #[arg(long)]
     pub include_partial_messages: bool,
 
+    /// With stream-json output: emit `system/hook_started` and `system/hook_response`
+    /// lines for every hook (SessionStart hooks are always emitted).
+    #[arg(long)]
+    pub include_hook_events: bool,
+
     /// Full turn-by-turn output (required by stream-json output, as in Claude Code).
     #[arg(long)]
     pub verbose: bool,

@@ -1,6 +1,7 @@
 //! Putting a session together from the arguments: provider, tools, permission policy,
-//! system prompt, and the session log — new, continued, resumed or forked.
+//! system prompt, hooks, and the session log — new, continued, resumed or forked.
 
+use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
 use crate::core::{TodoItem, ToolRegistry};
@@ -114,6 +115,13 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
+    let (hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
+    warnings.extend(hook_warnings);
+    let start_source = if resume_query.is_some() {
+        "resume"
+    } else {
+        "startup"
+    };
     let mut history = Vec::new();
     let mut replayed_name = None;
     let mut resumed_mode = None;
@@ -215,7 +223,9 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         deny,
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
-        .with_history(history, replayed_name);
+        .with_history(history, replayed_name)
+        .with_hooks(hooks, cwd.clone())
+        .with_start_source(start_source);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }

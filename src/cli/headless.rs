@@ -1,14 +1,18 @@
 //! Headless print mode (`robota -p`): one run of an `InteractiveSession` whose events are
 //! printed as the final text, one JSON result, or NDJSON messages. Nothing can prompt: a
 //! call that needs approval is denied and listed in `permission_denials`. SIGINT
-//! interrupts the turn cleanly (log and result still written) and exits 130.
+//! interrupts the turn cleanly (log and result still written) and exits 130. Hook runs
+//! appear as `system/hook_started` / `system/hook_response` lines (SessionStart always,
+//! the rest with `--include-hook-events`); hook notices go to stderr; SessionEnd hooks run
+//! after the result is printed.
 
 use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::sdk::commands::BUILTINS;
+use crate::core::hooks::{HookEvent, HookRunRecord};
+use crate::sdk::commands::{self, BUILTINS};
 use crate::sdk::{InteractiveSession, SessionEvent, TurnEnd};
 
 use super::args::{Args, InputFormat, OutputFormat};
@@ -75,8 +79,8 @@ pub async fn run(args: Args) -> u8 {
     let sigint = tokio::signal::ctrl_c();
     tokio::pin!(sigint);
     let mut interrupted = false;
-    let mut pending = submit_next(&session, &mut prompts);
-    let mut in_turn = false;
+    let mut awaiting_command = false;
+    let mut pending = submit_next(&session, &mut prompts, &mut awaiting_command);
     while pending {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -88,7 +92,6 @@ pub async fn run(args: Args) -> u8 {
         };
         let Some(event) = event else { break };
         match event {
-            SessionEvent::TurnStarted { .. } => in_turn = true,
             SessionEvent::TurnComplete {
                 end: turn_end,
                 rounds,
@@ -117,41 +120,57 @@ pub async fn run(args: Args) -> u8 {
                         args.max_turns.unwrap_or_default()
                     ));
                 }
-                in_turn = false;
                 let stop = turn_end != TurnEnd::Success;
                 end = turn_end;
                 result = text;
-                pending = !stop && submit_next(&session, &mut prompts);
+                pending = !stop && submit_next(&session, &mut prompts, &mut awaiting_command);
             }
             SessionEvent::CommandOutput { output, .. } => {
                 result = output;
-                pending = submit_next(&session, &mut prompts);
+                pending = submit_next(&session, &mut prompts, &mut awaiting_command);
             }
-            SessionEvent::Warning(w) if !in_turn => {
-                // A slash command failed.
+            SessionEvent::Warning(w) if awaiting_command => {
+                // The slash command failed.
                 eprintln!("robota: {w}");
                 if prompts.len() == 0 {
                     printer.totals.errors.push(w.clone());
                     end = TurnEnd::Error(w);
                     pending = false;
                 } else {
-                    pending = submit_next(&session, &mut prompts);
+                    pending = submit_next(&session, &mut prompts, &mut awaiting_command);
                 }
             }
             other => printer.on_event(other),
         }
     }
-    drop(session);
-    printer.finish(&end, &result, started.elapsed())
+    let code = printer.finish(&end, &result, started.elapsed());
+    // SessionEnd hooks run now; what they report can only go to stderr.
+    session.close().await;
+    while let Ok(event) = events.try_recv() {
+        if let SessionEvent::Warning(n) | SessionEvent::Notice(n) = event {
+            eprintln!("robota: {n}");
+        }
+    }
+    code
 }
 
-fn submit_next(session: &InteractiveSession, prompts: &mut impl Iterator<Item = String>) -> bool {
+/// Submits the next prompt, noting whether it runs as a slash command.
+fn submit_next(
+    session: &InteractiveSession,
+    prompts: &mut impl Iterator<Item = String>,
+    awaiting_command: &mut bool,
+) -> bool {
     match prompts.next() {
         Some(p) => {
+            *awaiting_command =
+                commands::parse_slash(&p).is_some_and(|(name, _)| commands::find(name).is_some());
             session.submit(p);
             true
         }
-        None => false,
+        None => {
+            *awaiting_command = false;
+            false
+        }
     }
 }
 
@@ -229,6 +248,7 @@ struct Printer {
     format: OutputFormat,
     verbose_json: bool,
     partial: bool,
+    hook_events: bool,
     session_id: String,
     totals: RunTotals,
     /// All messages, for `json` + `--verbose` (printed as one array).
@@ -243,6 +263,7 @@ impl Printer {
             format: args.output_format,
             verbose_json: args.output_format == OutputFormat::Json && args.verbose,
             partial: args.include_partial_messages,
+            hook_events: args.include_hook_events,
             session_id: String::new(),
             totals: RunTotals::new(),
             collected: Vec::new(),
@@ -368,6 +389,20 @@ impl Printer {
                 self.emit(value);
             }
             SessionEvent::Notice(n) | SessionEvent::Warning(n) => eprintln!("robota: {n}"),
+            SessionEvent::HookStarted {
+                hook_id,
+                hook_name,
+                event,
+            } if self.hook_events || event == HookEvent::SessionStart => {
+                let value = hook_started_message(&self.session_id, &hook_id, &hook_name, event);
+                self.emit(value);
+            }
+            SessionEvent::HookFinished(record)
+                if self.hook_events || record.event == HookEvent::SessionStart =>
+            {
+                let value = hook_response_message(&self.session_id, &record);
+                self.emit(value);
+            }
             _ => {}
         }
     }
@@ -396,6 +431,49 @@ impl Printer {
         }
         code
     }
+}
+
+/// `system/hook_started`, as Claude Code's stream-json emits it.
+fn hook_started_message(
+    session_id: &str,
+    hook_id: &str,
+    hook_name: &str,
+    event: HookEvent,
+) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "hook_started",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "hook_id": hook_id,
+        "hook_name": hook_name,
+        "hook_event": event.as_str(),
+    })
+}
+
+/// `system/hook_response`: output, exit code and outcome (`success`, `error`, `cancelled`).
+fn hook_response_message(session_id: &str, record: &HookRunRecord) -> Value {
+    use crate::core::hooks::RunOutcome;
+    let outcome = match record.outcome {
+        RunOutcome::Success | RunOutcome::Blocked => "success",
+        RunOutcome::Error | RunOutcome::TimedOut => "error",
+        RunOutcome::Cancelled => "cancelled",
+    };
+    json!({
+        "type": "system",
+        "subtype": "hook_response",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "hook_id": record.hook_id,
+        "hook_name": record.hook_name,
+        "hook_event": record.event.as_str(),
+        "output": format!("{}{}", record.stdout, record.stderr),
+        "stdout": record.stdout,
+        "stderr": record.stderr,
+        "exit_code": record.exit_code,
+        "outcome": outcome,
+        "duration_ms": record.duration.as_millis() as u64,
+    })
 }
 
 /// Writes a line to stdout; a closed pipe is not an error worth a panic.

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod engine;
+pub mod hooks;
 pub mod message;
 pub mod models;
 pub mod permission;

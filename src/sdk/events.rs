@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::core::context::ContextState;
+use crate::core::hooks::{HookEvent, HookRunRecord};
 use crate::core::{Message, ToolDisplay, Usage};
 use crate::session::PermissionAnswer;
 
@@ -150,4 +151,13 @@ pub enum SessionEvent {
     },
     Notice(String),
     Warning(String),
+    /// A hook began to run.
+    HookStarted {
+        hook_id: String,
+        /// `Event` or `Event:query`, e.g. `PreToolUse:Bash`.
+        hook_name: String,
+        event: HookEvent,
+    },
+    /// A hook finished: exit code, outcome, duration and its (capped) output.
+    HookFinished(HookRunRecord),
 }

@@ -1,14 +1,17 @@
 //! `InteractiveSession`: the one client API. It owns a `Session` on its own task and
 //! takes commands (`submit`, `abort`, `execute_command`, mode changes) while turns run;
 //! a second prompt submitted during a turn waits in a queue of one. Every outcome comes
-//! back as a `SessionEvent` on one channel.
+//! back as a `SessionEvent` on one channel. SessionStart hooks fire when the task starts,
+//! SessionEnd hooks when it is closed (and both around `/clear`).
 
 use std::time::Instant;
 
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::engine::{EngineEvent, TurnStop};
+use crate::core::hooks::HookProgress;
 use crate::core::permission::PermissionMode;
 use crate::core::{Block, StreamEvent, models};
 use crate::session::{Session, SessionUpdate};
@@ -28,6 +31,7 @@ pub struct InteractiveSession {
     commands: mpsc::UnboundedSender<Command>,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     id: String,
+    task: JoinHandle<()>,
 }
 
 impl InteractiveSession {
@@ -36,12 +40,20 @@ impl InteractiveSession {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
         let id = session.id().to_string();
-        tokio::spawn(drive(session, command_rx, event_tx));
+        let task = tokio::spawn(drive(session, command_rx, event_tx));
         InteractiveSession {
             commands,
             events: Some(events),
             id,
+            task,
         }
+    }
+
+    /// Ends the session: a running turn is interrupted, SessionEnd hooks run (their events
+    /// still arrive), and this returns when the session's task is done.
+    pub async fn close(self) {
+        drop(self.commands);
+        let _ = self.task.await;
     }
 
     pub fn id(&self) -> &str {
@@ -92,6 +104,8 @@ async fn drive(
         events,
         queued: None,
     };
+    let source = driver.session.start_source().to_string();
+    driver.fire_session_start(&source).await;
     while let Some(command) = commands.recv().await {
         let mut next = Some(command);
         while let Some(command) = next.take() {
@@ -100,18 +114,19 @@ async fn drive(
                     if let Some((name, args)) = commands::parse_slash(&prompt)
                         && commands::find(name).is_some()
                     {
-                        driver.execute(name, args);
+                        driver.execute(name, args).await;
                     } else {
                         driver.run_turn(prompt, &mut commands).await;
                     }
                 }
                 Command::Abort => {}
-                Command::Execute(name, args) => driver.execute(&name, &args),
+                Command::Execute(name, args) => driver.execute(&name, &args).await,
                 Command::SetMode(mode) => driver.session.set_mode(mode),
             }
             next = driver.queued.take().map(Command::Submit);
         }
     }
+    driver.fire_session_end("other").await;
 }
 
 impl Driver {
@@ -119,8 +134,36 @@ impl Driver {
         let _ = self.events.send(event);
     }
 
-    fn execute(&mut self, name: &str, args: &str) {
-        match commands::execute(&mut self.session, name, args) {
+    /// A sink that turns session updates into events on the channel.
+    fn sink(&self) -> impl Fn(SessionUpdate) + Send + Sync + use<> {
+        let events = self.events.clone();
+        move |update: SessionUpdate| {
+            if let Some(event) = translate(update) {
+                let _ = events.send(event);
+            }
+        }
+    }
+
+    async fn fire_session_start(&mut self, source: &str) {
+        let sink = self.sink();
+        self.session.fire_session_start(source, &sink).await;
+    }
+
+    async fn fire_session_end(&mut self, reason: &str) {
+        let sink = self.sink();
+        self.session.fire_session_end(reason, &sink).await;
+    }
+
+    async fn execute(&mut self, name: &str, args: &str) {
+        let clearing = name == "clear";
+        if clearing {
+            self.fire_session_end("clear").await;
+        }
+        let result = commands::execute(&mut self.session, name, args);
+        if clearing && result.is_ok() {
+            self.fire_session_start("clear").await;
+        }
+        match result {
             Ok(CommandEffect::Output(output)) => self.emit(SessionEvent::CommandOutput {
                 command: name.to_string(),
                 output,
@@ -135,12 +178,7 @@ impl Driver {
             prompt: prompt.clone(),
         });
         let cancel = CancellationToken::new();
-        let events = self.events.clone();
-        let sink = move |update: SessionUpdate| {
-            if let Some(event) = translate(update) {
-                let _ = events.send(event);
-            }
-        };
+        let sink = self.sink();
         let mut mode_change = None;
         let policy = self.session.policy_handle();
         let mut closed = false;
@@ -201,6 +239,18 @@ impl Driver {
             .unwrap_or_default();
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,
+            TurnStop::HookStopped(reason) => {
+                let shown = if reason.is_empty() {
+                    "A hook stopped the turn".to_string()
+                } else {
+                    format!("A hook stopped the turn: {reason}")
+                };
+                self.emit(SessionEvent::Notice(shown));
+                TurnEnd::Success
+            }
+            TurnStop::PromptBlocked(reason) => TurnEnd::Error(format!(
+                "The prompt was blocked by a UserPromptSubmit hook: {reason}"
+            )),
             TurnStop::Interrupted => TurnEnd::Interrupted,
             TurnStop::MaxRounds => TurnEnd::MaxTurns,
             TurnStop::ContextFull => TurnEnd::ContextFull,
@@ -310,6 +360,18 @@ fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             reason,
         },
         SessionUpdate::Warning(w) => SessionEvent::Warning(w),
+        SessionUpdate::Notice(n) => SessionEvent::Notice(n),
+        SessionUpdate::Hook(HookProgress::Started {
+            hook_id,
+            event,
+            hook_name,
+            ..
+        }) => SessionEvent::HookStarted {
+            hook_id,
+            hook_name,
+            event,
+        },
+        SessionUpdate::Hook(HookProgress::Finished(record)) => SessionEvent::HookFinished(record),
     };
     Some(event)
 }

@@ -1,9 +1,10 @@
 //! `Session`: one conversation over time. It runs the core engine turn by turn, enforces
 //! the permission policy through its tool gate (asking the client when the policy says
-//! ask, denying when nobody can be asked), tracks context, and writes every committed
-//! message and event to the session log.
+//! ask, denying when nobody can be asked), fires hooks at their moments (prompt submit,
+//! before and after each tool call, permission requests, stop, session start and end),
+//! tracks context, and writes every committed message and event to the session log.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -16,11 +17,14 @@ use crate::core::context::ContextTracker;
 use crate::core::engine::{
     Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
 };
+use crate::core::hooks::protocol::{ToolPermission, system_reminder};
+use crate::core::hooks::{HookConfig, HookEvent, HookProgress, HookRequest};
 use crate::core::permission::{
     CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
 };
-use crate::core::{Block, Message, Provider, ToolDisplay, ToolRegistry, Usage};
+use crate::core::{Block, Message, Provider, ToolDisplay, ToolOutput, ToolRegistry, Usage};
 
+use super::hooks::{HookFiring, SessionHooks, TurnEnding};
 use super::log::{MessageExtra, SessionLog, fields};
 
 /// How a session is set up; fixed for its life except where setters exist.
@@ -67,8 +71,13 @@ pub enum SessionUpdate {
         call: ToolCall,
         reason: String,
     },
-    /// A warning that does not stop the turn (e.g. the log could not be written).
+    /// A warning that does not stop the turn (e.g. the log could not be written, a hook
+    /// failed or timed out).
     Warning(String),
+    /// Something to tell the user (a hook's `systemMessage`, a Stop hook continuing).
+    Notice(String),
+    /// A hook started or finished.
+    Hook(HookProgress),
 }
 
 /// Receives session updates.
@@ -85,6 +94,11 @@ pub struct Session {
     log: Option<Arc<SessionLog>>,
     usage: Arc<Mutex<BTreeMap<String, Usage>>>,
     name: Option<String>,
+    hooks: Option<Arc<SessionHooks>>,
+    /// Hook context (`additionalContext`, SessionStart output) waiting for the next prompt.
+    pending_context: Vec<String>,
+    /// How this session began, for SessionStart: `startup`, `resume`…
+    start_source: String,
 }
 
 impl Session {
@@ -111,7 +125,64 @@ impl Session {
             log: log.map(Arc::new),
             usage: Arc::new(Mutex::new(BTreeMap::new())),
             name: None,
+            hooks: None,
+            pending_context: Vec::new(),
+            start_source: "startup".to_string(),
         }
+    }
+
+    /// Runs these hooks for the project at `project_dir`; `prompt` and `agent` hooks ask
+    /// this session's provider.
+    pub fn with_hooks(mut self, config: HookConfig, project_dir: PathBuf) -> Self {
+        self.hooks = (!config.is_empty()).then(|| {
+            Arc::new(SessionHooks::new(
+                config,
+                project_dir,
+                self.provider.clone(),
+                self.config.model.clone(),
+            ))
+        });
+        self
+    }
+
+    /// How the session began (`startup`, `resume`, `clear`, `compact`), for SessionStart.
+    pub fn with_start_source(mut self, source: &str) -> Self {
+        self.start_source = source.to_string();
+        self
+    }
+
+    pub fn start_source(&self) -> &str {
+        &self.start_source
+    }
+
+    pub fn hooks(&self) -> Option<&SessionHooks> {
+        self.hooks.as_deref()
+    }
+
+    /// Fires SessionStart; what the hooks print as context reaches the next prompt.
+    pub async fn fire_session_start(&mut self, source: &str, sink: UpdateSink<'_>) {
+        let Some(hooks) = self.hooks.clone() else {
+            return;
+        };
+        let firing = hook_firing(hooks, &self.config, &self.policy, &self.log, sink);
+        let fields = json!({"source": source, "model": self.config.model});
+        let request = HookRequest::new(HookEvent::SessionStart, Some(source), fields);
+        let outcome = firing.fire(request, &CancellationToken::new()).await;
+        self.pending_context.extend(outcome.contexts);
+    }
+
+    /// Fires SessionEnd (`clear`, `resume`, `logout`, `prompt_input_exit`, `other`).
+    pub async fn fire_session_end(&mut self, reason: &str, sink: UpdateSink<'_>) {
+        let Some(hooks) = self.hooks.clone() else {
+            return;
+        };
+        let firing = hook_firing(hooks, &self.config, &self.policy, &self.log, sink);
+        let request = HookRequest::new(
+            HookEvent::SessionEnd,
+            Some(reason),
+            json!({ "reason": reason }),
+        );
+        firing.fire(request, &CancellationToken::new()).await;
     }
 
     /// Token usage so far, per model.
@@ -189,6 +260,7 @@ impl Session {
     /// Empties the conversation (the log keeps what was said, marked by a boundary).
     pub fn clear(&mut self) {
         self.history.clear();
+        self.pending_context.clear();
         self.tracker.reset_reported();
         self.log_event("clear", json!({}));
     }
@@ -214,13 +286,33 @@ impl Session {
         }
     }
 
-    /// Runs one user turn to its end.
+    /// Runs one user turn to its end: UserPromptSubmit hooks, the engine, and Stop hooks
+    /// that may send the turn back to work (at most `MAX_STOP_BLOCKS` times in a row).
     pub async fn run_turn(
         &mut self,
-        prompt: Vec<Block>,
+        mut prompt: Vec<Block>,
         sink: UpdateSink<'_>,
         cancel: &CancellationToken,
     ) -> TurnOutcome {
+        let firing = self
+            .hooks
+            .clone()
+            .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
+        if let Some(firing) = &firing {
+            match firing.prompt_submitted(&prompt, cancel).await {
+                Ok(contexts) => self.pending_context.extend(contexts),
+                Err(stop) => {
+                    if let TurnStop::HookStopped(reason) = &stop {
+                        self.log_event("hook_stopped", json!({ "reason": reason }));
+                    }
+                    return TurnOutcome { stop, rounds: 0 };
+                }
+            }
+        }
+        if !self.pending_context.is_empty() {
+            let context = std::mem::take(&mut self.pending_context).join("\n\n");
+            prompt.push(Block::text(system_reminder(&context)));
+        }
         let message = Message::new(crate::core::Role::User, prompt);
         self.log_message(&message, MessageExtra::default());
         self.history.push(message);
@@ -240,6 +332,10 @@ impl Session {
             cwd: self.config.cwd.clone(),
             sink,
             log: self.log.clone(),
+            tools: &self.tools,
+            hooks: firing.as_ref(),
+            halt: Mutex::new(None),
+            hook_context: Mutex::new(HashMap::new()),
         };
         let log = self.log.clone();
         let usage = self.usage.clone();
@@ -264,9 +360,34 @@ impl Session {
             gate: &gate,
             sink: &forward,
         };
-        let outcome = engine
-            .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
-            .await;
+        let mut rounds = 0;
+        let mut stop_blocks = 0u32;
+        let outcome = loop {
+            let mut outcome = engine
+                .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
+                .await;
+            rounds += outcome.rounds;
+            outcome.rounds = rounds;
+            let Some(firing) = &firing else {
+                break outcome;
+            };
+            match firing
+                .turn_ended(outcome, &self.history, stop_blocks, cancel)
+                .await
+            {
+                TurnEnding::Ends(outcome) => break outcome,
+                TurnEnding::Continues { reason, context } => {
+                    stop_blocks += 1;
+                    let mut content = vec![Block::text(reason)];
+                    if !context.is_empty() {
+                        content.push(Block::text(system_reminder(&context.join("\n\n"))));
+                    }
+                    let message = Message::new(crate::core::Role::User, content);
+                    self.log_message(&message, MessageExtra::default());
+                    self.history.push(message);
+                }
+            }
+        };
         match &outcome.stop {
             TurnStop::Interrupted => self.log_event("interrupted", json!({})),
             TurnStop::Failed(err) => self.log_event(
@@ -275,9 +396,32 @@ impl Session {
             ),
             TurnStop::MaxRounds => self.log_event("max_turns", json!({"rounds": outcome.rounds})),
             TurnStop::ContextFull => self.log_event("context_full", json!({})),
-            TurnStop::Completed(_) => {}
+            TurnStop::HookStopped(reason) => {
+                self.log_event("hook_stopped", json!({ "reason": reason }))
+            }
+            TurnStop::Completed(_) | TurnStop::PromptBlocked(_) => {}
         }
         outcome
+    }
+}
+
+/// The hook context of a session, built from its fields (so a turn can borrow the rest).
+fn hook_firing<'a>(
+    hooks: Arc<SessionHooks>,
+    config: &'a SessionConfig,
+    policy: &'a Arc<Mutex<PermissionPolicy>>,
+    log: &Option<Arc<SessionLog>>,
+    sink: UpdateSink<'a>,
+) -> HookFiring<'a> {
+    HookFiring {
+        hooks,
+        session_id: &config.session_id,
+        transcript_path: log.as_ref().map(|l| l.path().to_path_buf()),
+        cwd: &config.cwd,
+        env: &config.env,
+        policy,
+        sink,
+        log: log.clone(),
     }
 }
 
@@ -349,17 +493,25 @@ fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
     }
 }
 
-/// The engine's gate: policy first, then the user when the policy says ask.
-struct SessionGate<'a> {
-    policy: Arc<Mutex<PermissionPolicy>>,
-    interactive: bool,
-    cwd: PathBuf,
-    sink: UpdateSink<'a>,
-    log: Option<Arc<SessionLog>>,
+/// The engine's gate: PreToolUse hooks, then the policy, then PermissionRequest hooks
+/// and the user when the policy says ask; PostToolUse hooks after each call.
+pub(super) struct SessionGate<'a> {
+    pub(super) policy: Arc<Mutex<PermissionPolicy>>,
+    pub(super) interactive: bool,
+    pub(super) cwd: PathBuf,
+    pub(super) sink: UpdateSink<'a>,
+    pub(super) log: Option<Arc<SessionLog>>,
+    /// To re-derive a call's primary argument when a hook rewrites its input.
+    pub(super) tools: &'a ToolRegistry,
+    pub(super) hooks: Option<&'a HookFiring<'a>>,
+    /// Set when a hook said `continue: false`.
+    pub(super) halt: Mutex<Option<String>>,
+    /// PreToolUse `additionalContext` per tool_use id, appended to the call's result.
+    pub(super) hook_context: Mutex<HashMap<String, String>>,
 }
 
 impl SessionGate<'_> {
-    fn record(&self, call: &ToolCall, decision: &str, reason: &str) {
+    pub(super) fn record(&self, call: &ToolCall, decision: &str, reason: &str) {
         if let Some(log) = &self.log
             && let Err(err) = log.append_event(
                 "permission",
@@ -370,7 +522,7 @@ impl SessionGate<'_> {
         }
     }
 
-    fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
+    pub(super) fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
         self.record(call, "deny", &reason);
         (self.sink)(SessionUpdate::PermissionDenied {
             call: call.clone(),
@@ -383,6 +535,14 @@ impl SessionGate<'_> {
 #[async_trait]
 impl ToolGate for SessionGate<'_> {
     async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        // PreToolUse hooks may block, stop the turn, rewrite the input (the policy then
+        // judges the new input) or decide allow / ask / deny.
+        let mut call = call.clone();
+        let hook_decision = match self.pre_tool_use_hooks(&mut call, cancel).await {
+            Ok(decision) => decision,
+            Err(decision) => return decision,
+        };
+        let call = &call;
         let verdict = match self.policy.lock() {
             Ok(policy) => policy.evaluate(&CallFacts {
                 tool: &call.name,
@@ -394,6 +554,17 @@ impl ToolGate for SessionGate<'_> {
                 reason: "permission state is unavailable".to_string(),
             },
         };
+        // A hook's allow skips the mode's question but never a deny or ask rule; its ask
+        // asks even where the policy would allow.
+        let verdict = match (verdict, hook_decision.as_ref().map(|d| d.decision)) {
+            (Verdict::Ask { .. }, Some(ToolPermission::Allow)) => self.evaluate_as_bypass(call),
+            (Verdict::Allow, Some(ToolPermission::Ask)) => Verdict::Ask {
+                reason: hook_decision
+                    .and_then(|d| d.reason)
+                    .unwrap_or_else(|| "a PreToolUse hook asks for confirmation".to_string()),
+            },
+            (verdict, _) => verdict,
+        };
         let reason = match verdict {
             Verdict::Allow => return GateDecision::Allow(call.input.clone()),
             Verdict::Deny { reason } => {
@@ -402,6 +573,9 @@ impl ToolGate for SessionGate<'_> {
             }
             Verdict::Ask { reason } => reason,
         };
+        if let Some(decision) = self.permission_request_hooks(call, cancel).await {
+            return decision;
+        }
         if !self.interactive {
             let message = format!(
                 "Permission to use {} was denied: it needs approval ({reason}) and robota is running non-interactively. The user can allow it with --allowedTools or a permissions.allow rule.",
@@ -416,6 +590,7 @@ impl ToolGate for SessionGate<'_> {
             suggested_rule: suggested_rule(call),
             responder,
         });
+        self.notify_permission_prompt(call);
         let answer = tokio::select! {
             answer = answer => answer.unwrap_or(PermissionAnswer::Deny(None)),
             _ = cancel.cancelled() => PermissionAnswer::Deny(None),
@@ -444,6 +619,19 @@ impl ToolGate for SessionGate<'_> {
                 self.deny(call, "user refused".to_string(), message)
             }
         }
+    }
+
+    async fn after(
+        &self,
+        call: &ToolCall,
+        output: &ToolOutput,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        self.post_tool_use_hooks(call, output, cancel).await
+    }
+
+    fn halted(&self) -> Option<String> {
+        self.halt.lock().ok().and_then(|h| h.clone())
     }
 }
 

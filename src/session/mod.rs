@@ -3,6 +3,8 @@
 //! injected.
 
 pub mod conversation;
+mod gate_hooks;
+pub mod hooks;
 pub mod log;
 pub mod redact;
 pub mod replay;

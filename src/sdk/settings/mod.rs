@@ -286,7 +286,14 @@ fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
             tracing::debug!(file = label, key = %key, "unknown settings key ignored");
         }
     }
-    expand::expand_value(&mut value, &|name| std::env::var(name).ok());
+    // Hook and status-line commands are shell text: their `$VAR`s expand when they run.
+    if let Some(map) = value.as_object_mut() {
+        for (key, entry) in map.iter_mut() {
+            if key != "hooks" && key != "statusLine" {
+                expand::expand_value(entry, &|name| std::env::var(name).ok());
+            }
+        }
+    }
     Ok(value)
 }
 

@@ -185,3 +185,18 @@ fn every_claude_code_fixture_settings_file_parses() {
     }
     assert!(found >= 1, "no settings fixtures found");
 }
+
+#[test]
+fn hook_commands_keep_their_shell_variables() {
+    let d = dirs();
+    write(
+        &d.cwd.join(".claude/settings.json"),
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"\"${CLAUDE_PROJECT_DIR}\"/hooks/stop.sh $HOME"}]}]},"model":"${ROBOTA_SETTINGS_UNSET_MODEL:-m0}"}"#,
+    );
+    let s = load(&d, None, false).unwrap();
+    assert_eq!(
+        s.merged["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "\"${CLAUDE_PROJECT_DIR}\"/hooks/stop.sh $HOME"
+    );
+    assert_eq!(s.text("/model"), Some("m0"));
+}

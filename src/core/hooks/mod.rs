@@ -1,0 +1,147 @@
+//! Hooks in Claude Code's protocol (DESIGN §8): the events, the configuration read from
+//! settings and plugin `hooks.json` files, matchers, the runners for `command` and `http`
+//! handlers (with `prompt` / `agent` handlers delegated to whoever holds a model), the
+//! stdin JSON and the stdout / exit-code protocol, and the merged outcome of one event.
+//! Where an event fires, and what its outcome does to the conversation, is the session's
+//! business; this module only runs hooks and says what they decided.
+
+mod command;
+pub mod config;
+pub mod dispatch;
+mod http;
+pub mod matcher;
+pub mod protocol;
+
+use std::fmt;
+
+pub use config::{HandlerKind, HookConfig, HookHandler, MatcherGroup};
+pub use dispatch::{
+    HookEnvironment, HookProgress, HookRequest, HookRunRecord, HookRunner, ModelHookRunner,
+    RunOutcome,
+};
+pub use matcher::Matcher;
+pub use protocol::{HookOutcome, PermissionRequestDecision, ToolPermissionDecision};
+
+/// A moment at which hooks run. Names and meanings are Claude Code's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookEvent {
+    SessionStart,
+    SessionEnd,
+    UserPromptSubmit,
+    PreToolUse,
+    PermissionRequest,
+    PostToolUse,
+    PostToolUseFailure,
+    Notification,
+    Stop,
+    StopFailure,
+    SubagentStart,
+    SubagentStop,
+    PreCompact,
+    PostCompact,
+}
+
+/// Events Claude Code knows that robota does not fire; configuring them is not an error.
+pub const KNOWN_UNSUPPORTED_EVENTS: &[&str] = &[
+    "Setup",
+    "UserPromptExpansion",
+    "PermissionDenied",
+    "PostToolBatch",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "CwdChanged",
+    "DirectoryAdded",
+    "FileChanged",
+    "TaskCreated",
+    "TaskCompleted",
+    "TeammateIdle",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "Elicitation",
+    "ElicitationResult",
+    "MessageDisplay",
+];
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 14] = [
+        HookEvent::SessionStart,
+        HookEvent::SessionEnd,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::Notification,
+        HookEvent::Stop,
+        HookEvent::StopFailure,
+        HookEvent::SubagentStart,
+        HookEvent::SubagentStop,
+        HookEvent::PreCompact,
+        HookEvent::PostCompact,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::Notification => "Notification",
+            HookEvent::Stop => "Stop",
+            HookEvent::StopFailure => "StopFailure",
+            HookEvent::SubagentStart => "SubagentStart",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::PostCompact => "PostCompact",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+
+    /// Whether the event concerns one tool call (its matcher filters on the tool name and
+    /// its handlers may carry an `if` rule).
+    pub fn is_tool_event(self) -> bool {
+        matches!(
+            self,
+            HookEvent::PreToolUse
+                | HookEvent::PermissionRequest
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+        )
+    }
+
+    /// Whether a matcher means anything for this event; for the others it is ignored.
+    pub fn supports_matcher(self) -> bool {
+        !matches!(self, HookEvent::UserPromptSubmit | HookEvent::Stop)
+    }
+
+    /// Whether plain (non-JSON) stdout of a successful hook becomes context for the model.
+    pub fn stdout_is_context(self) -> bool {
+        matches!(self, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
+    }
+
+    /// Whether exit code 2 blocks what the event is about.
+    pub fn can_block(self) -> bool {
+        matches!(
+            self,
+            HookEvent::UserPromptSubmit
+                | HookEvent::PreToolUse
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+                | HookEvent::Stop
+                | HookEvent::SubagentStop
+                | HookEvent::PreCompact
+        )
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,14 @@
+//! Hooks end to end: real shell and Python hook scripts in temp projects, the real
+//! `robota` binary headless against the loopback mock Anthropic server — what hooks read on
+//! stdin, how their exit codes and JSON steer tool calls, prompts and turns, what reaches
+//! the model, the log and the output — and the Claude Code hook files of the compatibility
+//! corpus parsed and evaluated as Claude Code documents them.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bad_hooks;
+mod corpus;
+mod project;
+mod tool_hooks;
+mod turn_hooks;
