@@ -5,7 +5,10 @@
 //! resolution (`paths`), the read-before-write record (`file_tracker`), atomic writes
 //! (`file_write`), the parallel walk behind Glob and Grep (`walk`, `grep_search`), the
 //! process runner and background jobs behind Bash (`shell_process`, `background_jobs`),
-//! and the session's todo list (`todo`). `default_tools` wires the seven together.
+//! and the session's todo list (`todo`). `default_tools` wires the seven together. WebFetch
+//! and WebSearch (`web_fetch`, `web_search`, machinery in `web`) depend on settings, so
+//! the caller adds them: `web_fetch_tool(settings)`, and `web_search_tool(settings)` when a
+//! search backend is configured.
 
 mod background_jobs;
 mod bash;
@@ -21,6 +24,9 @@ mod read;
 mod shell_process;
 mod todo;
 mod walk;
+pub mod web;
+mod web_fetch;
+mod web_search;
 mod write;
 
 #[cfg(test)]
@@ -40,6 +46,8 @@ pub use grep::GrepTool;
 pub use input::{InvalidInput, ToolFailure};
 pub use read::ReadTool;
 pub use todo::{TodoList, TodoWriteTool};
+pub use web_fetch::{WebFetchConfig, WebFetchTool, web_fetch_tool};
+pub use web_search::{WebSearchTool, web_search_tool};
 pub use write::WriteTool;
 
 /// The built-in tools of a session with the state they share, for a session that needs

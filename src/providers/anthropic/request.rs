@@ -2,7 +2,8 @@
 //! prompt, tools and messages converted from `core` types, with prompt-caching breakpoints
 //! on the last tool, the system block and the latest user message, tool results placed
 //! first in their message, blocks the API would reject left out, and tool-use ids made
-//! unique (a repeated or malformed id is rewritten together with its results).
+//! unique (a repeated or malformed id is rewritten together with its results). Server-side
+//! tools (the `web_search_20250305` search) are listed after the function tools.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,8 +11,64 @@ use serde_json::{Map, Value, json};
 
 use crate::core::{Block, Message, ProviderRequest, Role, ToolSchema};
 
+/// A tool Anthropic runs itself, listed in `tools` next to the function tools. Nothing
+/// outside tests builds one yet: `core::ProviderRequest` needs a `server_tools` field
+/// (`Vec<ServerTool>`, this enum moved to core) for the session to ask for it.
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServerTool {
+    /// `web_search_20250305`: searches and cites; results come back as `server_tool_use`
+    /// and `web_search_tool_result` blocks (kept opaque and re-sent verbatim).
+    WebSearch {
+        max_uses: u32,
+        allowed_domains: Vec<String>,
+        blocked_domains: Vec<String>,
+    },
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl ServerTool {
+    /// Web search with Claude Code's limit of 5 searches per answer and no domain filter.
+    pub(crate) fn web_search() -> Self {
+        ServerTool::WebSearch {
+            max_uses: 5,
+            allowed_domains: Vec::new(),
+            blocked_domains: Vec::new(),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            ServerTool::WebSearch {
+                max_uses,
+                allowed_domains,
+                blocked_domains,
+            } => {
+                let mut tool =
+                    json!({"type":"web_search_20250305","name":"web_search","max_uses":max_uses});
+                // The API refuses both lists at once; an allow-list is the stricter choice.
+                if !allowed_domains.is_empty() {
+                    tool["allowed_domains"] = json!(allowed_domains);
+                } else if !blocked_domains.is_empty() {
+                    tool["blocked_domains"] = json!(blocked_domains);
+                }
+                tool
+            }
+        }
+    }
+}
+
 /// The JSON body for one streaming call.
 pub(crate) fn build_body(request: &ProviderRequest) -> Value {
+    build_body_with_server_tools(request, &[])
+}
+
+/// The body with server tools listed after the function tools (until `ProviderRequest`
+/// carries them, `build_body` passes none).
+pub(crate) fn build_body_with_server_tools(
+    request: &ProviderRequest,
+    server_tools: &[ServerTool],
+) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("max_tokens".into(), json!(request.max_tokens));
@@ -22,8 +79,11 @@ pub(crate) fn build_body(request: &ProviderRequest) -> Value {
             json!([{"type":"text","text":request.system,"cache_control":ephemeral()}]),
         );
     }
-    if !request.tools.is_empty() {
-        body.insert("tools".into(), Value::Array(tools(&request.tools)));
+    if !request.tools.is_empty() || !server_tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            Value::Array(tools(&request.tools, server_tools)),
+        );
         if request.tools_disabled {
             body.insert("tool_choice".into(), json!({"type": "none"}));
         }
@@ -42,10 +102,12 @@ fn ephemeral() -> Value {
     json!({"type":"ephemeral"})
 }
 
-fn tools(tools: &[ToolSchema]) -> Vec<Value> {
+/// Function tools, then server tools; the cache breakpoint on the last entry.
+fn tools(tools: &[ToolSchema], server_tools: &[ServerTool]) -> Vec<Value> {
     let mut out: Vec<Value> = tools
         .iter()
         .map(|t| json!({"name":t.name,"description":t.description,"input_schema":t.input_schema}))
+        .chain(server_tools.iter().map(ServerTool::to_json))
         .collect();
     if let Some(Value::Object(last)) = out.last_mut() {
         last.insert("cache_control".into(), ephemeral());
@@ -342,6 +404,32 @@ mod tests {
             .map(|b| b["type"].as_str().unwrap())
             .collect();
         assert_eq!(kinds, ["server_tool_use", "web_search_tool_result", "text"]);
+    }
+
+    #[test]
+    fn server_web_search_follows_the_function_tools_with_the_cache_breakpoint() {
+        let req = request(vec![Message::user_text("news?")]);
+        let body = build_body_with_server_tools(&req, &[ServerTool::web_search()]);
+        let tools = body["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 3);
+        assert!(tools[1].get("cache_control").is_none());
+        assert_eq!(
+            tools[2],
+            json!({"type":"web_search_20250305","name":"web_search","max_uses":5,
+                   "cache_control":{"type":"ephemeral"}})
+        );
+        let mut only_search = req.clone();
+        only_search.tools.clear();
+        let filtered = ServerTool::WebSearch {
+            max_uses: 2,
+            allowed_domains: vec!["docs.rs".into()],
+            blocked_domains: vec!["spam.test".into()],
+        };
+        let body = build_body_with_server_tools(&only_search, &[filtered]);
+        assert_eq!(body["tools"][0]["allowed_domains"], json!(["docs.rs"]));
+        assert!(body["tools"][0].get("blocked_domains").is_none());
+        assert_eq!(body["tools"][0]["max_uses"], 2);
+        assert_eq!(build_body(&req)["tools"].as_array().unwrap().len(), 2);
     }
 
     #[test]
