@@ -111,6 +111,7 @@ fn session(provider: Arc<dyn Provider>, cwd: &Path, home: &Path, id: &str) -> Se
             context_window: 200_000,
             env: vec![],
             interactive: false,
+            server_tools: Vec::new(),
         },
         provider,
         ToolRegistry::new(robota::tools::default_tools(cwd)),

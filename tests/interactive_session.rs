@@ -34,6 +34,7 @@ fn session(server: &MockServer, cwd: &std::path::Path) -> Session {
             context_window: 200_000,
             env: vec![],
             interactive: true,
+            server_tools: Vec::new(),
         },
         provider,
         tools,

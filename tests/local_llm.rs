@@ -120,6 +120,7 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
         max_tokens: 40,
         thinking_budget: None,
         tools_disabled: false,
+        server_tools: Vec::new(),
     };
     let turn = provider
         .stream(&plain, &sink, &cancel)
@@ -161,6 +162,7 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
         max_tokens: 150,
         thinking_budget: None,
         tools_disabled: false,
+        server_tools: Vec::new(),
     };
     let turn = provider
         .stream(&tool_request, &sink, &cancel)

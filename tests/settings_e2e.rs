@@ -173,3 +173,41 @@ fn zero_config_picks_gemini_from_its_key() {
         request.path
     );
 }
+
+#[test]
+fn web_search_is_anthropics_server_tool_unless_a_backend_is_configured() {
+    let p = project();
+    let server = MockServer::start((0..3).map(|_| anthropic::text_turn("ok")).collect());
+    let tools_of = |i: usize| -> Vec<String> {
+        server.requests()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(p.run(&server, &["-p", "hi"]).status.code(), Some(0));
+    let tools = tools_of(0);
+    assert!(tools.contains(&"WebFetch".to_string()));
+    assert!(tools.contains(&"web_search".to_string()), "{tools:?}");
+    assert!(!tools.contains(&"WebSearch".to_string()));
+
+    assert_eq!(
+        p.run(&server, &["-p", "hi", "--disallowedTools", "WebSearch"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert!(!tools_of(1).contains(&"web_search".to_string()));
+
+    write(
+        &p,
+        ".claude/settings.json",
+        r#"{"webSearch": {"provider": "searxng", "baseURL": "http://127.0.0.1:9"}}"#,
+    );
+    assert_eq!(p.run(&server, &["trust"]).status.code(), Some(0));
+    assert_eq!(p.run(&server, &["-p", "hi"]).status.code(), Some(0));
+    let tools = tools_of(2);
+    assert!(tools.contains(&"WebSearch".to_string()), "{tools:?}");
+    assert!(!tools.contains(&"web_search".to_string()));
+}

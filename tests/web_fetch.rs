@@ -670,6 +670,7 @@ async fn anthropic_server_web_search_survives_a_round_trip() {
         max_tokens: 1024,
         thinking_budget: None,
         tools_disabled: false,
+        server_tools: Vec::new(),
     };
     let cancel = CancellationToken::new();
     let first = provider.stream(&request, &|_| {}, &cancel).await.unwrap();

@@ -4,7 +4,7 @@
 use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
-use crate::core::{TodoItem, ToolRegistry};
+use crate::core::{ServerTool, TodoItem, ToolRegistry};
 use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
@@ -95,13 +95,28 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
             .flat_map(|a| PermissionRule::parse_list(a)),
     );
     let todos = TodoList::new();
-    let mut tools = ToolRegistry::new(crate::tools::default_tool_set(&cwd, todos.clone()).tools);
+    let mut tool_list = crate::tools::default_tool_set(&cwd, todos.clone()).tools;
+    tool_list.push(crate::tools::web_fetch_tool(&settings.merged));
+    let search_tool = crate::tools::web_search_tool(&settings.merged);
+    let has_search_backend = search_tool.is_some();
+    tool_list.extend(search_tool);
+    let mut tools = ToolRegistry::new(tool_list);
     let removed: Vec<String> = deny
         .iter()
         .filter(|r| r.specifier.is_none())
         .map(|r| r.tool.clone())
         .collect();
     tools.retain(|name| !removed.iter().any(|r| r == name || r == "*"));
+    // Without a search backend, Anthropic's own web search stands in (never advertised
+    // where it cannot work, and not when the user removed WebSearch).
+    let server_tools = if !has_search_backend
+        && choice.provider.name() == "anthropic"
+        && !removed.iter().any(|r| r == "WebSearch" || r == "*")
+    {
+        vec![ServerTool::web_search()]
+    } else {
+        Vec::new()
+    };
 
     let store = SessionStore::new(home.clone());
     let resume_query = match (&args.resume, args.continue_session) {
@@ -215,6 +230,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         context_window: info.context_window,
         env: settings.env(),
         interactive,
+        server_tools,
     };
     let policy = PermissionPolicy {
         mode,

@@ -23,6 +23,9 @@ use super::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
 /// Read-only tools of one round run at most this many at a time.
 pub const PARALLEL_READS: usize = 8;
 
+/// A turn paused by a provider-side tool is resumed at most this many times in a row.
+pub const MAX_PAUSES: u32 = 5;
+
 /// How long a cancelled tool may take to wind down before it is dropped.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
@@ -44,6 +47,8 @@ pub struct TurnConfig {
     pub context_window: u64,
     pub cwd: std::path::PathBuf,
     pub env: Vec<(String, String)>,
+    /// Provider-side tools offered every round.
+    pub server_tools: Vec<super::provider::ServerTool>,
 }
 
 /// A tool call as the gate sees it.
@@ -163,6 +168,7 @@ impl Engine<'_> {
     ) -> TurnOutcome {
         let mut rounds = 0u32;
         let mut tool_rounds = 0u32;
+        let mut pauses = 0u32;
         loop {
             if cancel.is_cancelled() {
                 return TurnOutcome {
@@ -186,6 +192,7 @@ impl Engine<'_> {
                 max_tokens: config.max_tokens,
                 thinking_budget: config.thinking_budget,
                 tools_disabled: at_cap,
+                server_tools: config.server_tools.clone(),
             };
             if at_cap {
                 request.messages.push(Message::user_text(SUMMARY_REQUEST));
@@ -256,6 +263,12 @@ impl Engine<'_> {
                 };
             }
             if calls.is_empty() {
+                // A server tool (web search) paused a long answer: sending the answer back
+                // lets the provider continue it.
+                if turn.stop_reason == StopReason::PauseTurn && pauses < MAX_PAUSES {
+                    pauses += 1;
+                    continue;
+                }
                 return TurnOutcome {
                     stop: TurnStop::Completed(turn.stop_reason),
                     rounds,

@@ -167,6 +167,7 @@ fn config() -> TurnConfig {
         context_window: 200_000,
         cwd: std::env::temp_dir(),
         env: vec![],
+        server_tools: vec![],
     }
 }
 
@@ -365,4 +366,17 @@ async fn provider_errors_end_the_turn_with_the_error() {
     let (outcome, history, _e, _p) = run(&provider, &config(), &CancellationToken::new()).await;
     assert_eq!(outcome.stop, TurnStop::Failed(err));
     assert_eq!(history.len(), 1);
+}
+
+#[tokio::test]
+async fn a_paused_turn_is_resumed_by_sending_the_answer_back() {
+    let mut paused = text_turn("searching…");
+    paused.stop_reason = StopReason::PauseTurn;
+    let provider = Scripted::new(vec![Ok(paused), Ok(text_turn("found it"))]);
+    let (outcome, history, _e, _p) = run(&provider, &config(), &CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::Completed(StopReason::EndTurn));
+    assert_eq!(outcome.rounds, 2);
+    assert_eq!(history.last().unwrap().text(), "found it");
+    let requests = provider.requests.lock().unwrap();
+    assert_eq!(requests[1].messages.last().unwrap().text(), "searching…");
 }

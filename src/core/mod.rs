@@ -15,6 +15,6 @@ pub mod truncate;
 pub use message::{Block, Message, MessageState, Role, Usage};
 pub use provider::{
     AssistantTurn, INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest,
-    StopReason, StreamEvent, StreamSink, ToolSchema,
+    ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
 };
 pub use tool::{RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry};

@@ -24,6 +24,28 @@ pub struct ToolSchema {
     pub input_schema: Value,
 }
 
+/// A tool the provider runs on its side (the model calls it; no tool result of ours).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerTool {
+    /// Web search with citations (Anthropic `web_search`).
+    WebSearch {
+        max_uses: u32,
+        allowed_domains: Vec<String>,
+        blocked_domains: Vec<String>,
+    },
+}
+
+impl ServerTool {
+    /// Web search with Claude Code's limit of 5 searches per answer and no domain filter.
+    pub fn web_search() -> Self {
+        ServerTool::WebSearch {
+            max_uses: 5,
+            allowed_domains: Vec::new(),
+            blocked_domains: Vec::new(),
+        }
+    }
+}
+
 /// Everything one provider call needs.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderRequest {
@@ -37,6 +59,8 @@ pub struct ProviderRequest {
     /// Tools stay listed (the history may refer to them) but the model must not call any:
     /// used for the summary call at the round cap.
     pub tools_disabled: bool,
+    /// Provider-side tools to offer (only adapters that have them send them).
+    pub server_tools: Vec<ServerTool>,
 }
 
 /// Pieces of an answer as they stream in, plus retry notices.

@@ -42,6 +42,8 @@ pub struct SessionConfig {
     /// Whether a person can be asked to approve a call. Headless runs cannot: a call that
     /// needs approval is denied.
     pub interactive: bool,
+    /// Provider-side tools (e.g. Anthropic's web search) offered every round.
+    pub server_tools: Vec<crate::core::ServerTool>,
 }
 
 /// The user's answer to a permission request.
@@ -325,6 +327,7 @@ impl Session {
             context_window: self.config.context_window,
             cwd: self.config.cwd.clone(),
             env: self.config.env.clone(),
+            server_tools: self.config.server_tools.clone(),
         };
         let gate = SessionGate {
             policy: self.policy.clone(),

@@ -87,6 +87,7 @@ impl ModelHookRunner for ProviderHookModel {
             max_tokens: 1024,
             thinking_budget: None,
             tools_disabled: false,
+            server_tools: Vec::new(),
         };
         let ignore = |_event: StreamEvent| {};
         let turn = self

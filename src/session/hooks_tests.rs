@@ -159,6 +159,7 @@ async fn a_permission_prompt_fires_notification_in_the_background() {
         context_window: 200_000,
         env: vec![],
         interactive: true,
+        server_tools: Vec::new(),
     };
     let mut session = Session::new(
         session_config,

@@ -57,6 +57,7 @@ pub(crate) fn request() -> ProviderRequest {
         max_tokens: 1024,
         thinking_budget: None,
         tools_disabled: false,
+        server_tools: Vec::new(),
     }
 }
 

@@ -149,6 +149,7 @@ async fn request_builder_matches_recorded_sdk_requests() {
             max_tokens: recorded["max_tokens"].as_u64().unwrap_or(1024) as u32,
             thinking_budget: None,
             tools_disabled: false,
+            server_tools: Vec::new(),
         };
         let out = run(&provider(&server, 0), &req).await;
         assert_eq!(text(out.turn()), "ok");

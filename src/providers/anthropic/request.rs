@@ -9,66 +9,33 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::core::provider::ServerTool;
 use crate::core::{Block, Message, ProviderRequest, Role, ToolSchema};
 
-/// A tool Anthropic runs itself, listed in `tools` next to the function tools. Nothing
-/// outside tests builds one yet: `core::ProviderRequest` needs a `server_tools` field
-/// (`Vec<ServerTool>`, this enum moved to core) for the session to ask for it.
-#[cfg_attr(not(test), allow(dead_code))]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ServerTool {
-    /// `web_search_20250305`: searches and cites; results come back as `server_tool_use`
-    /// and `web_search_tool_result` blocks (kept opaque and re-sent verbatim).
-    WebSearch {
-        max_uses: u32,
-        allowed_domains: Vec<String>,
-        blocked_domains: Vec<String>,
-    },
-}
-
-#[cfg_attr(not(test), allow(dead_code))]
-impl ServerTool {
-    /// Web search with Claude Code's limit of 5 searches per answer and no domain filter.
-    pub(crate) fn web_search() -> Self {
+/// The Messages API's declaration of a server tool.
+fn server_tool_json(tool: &ServerTool) -> Value {
+    match tool {
         ServerTool::WebSearch {
-            max_uses: 5,
-            allowed_domains: Vec::new(),
-            blocked_domains: Vec::new(),
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        match self {
-            ServerTool::WebSearch {
-                max_uses,
-                allowed_domains,
-                blocked_domains,
-            } => {
-                let mut tool =
-                    json!({"type":"web_search_20250305","name":"web_search","max_uses":max_uses});
-                // The API refuses both lists at once; an allow-list is the stricter choice.
-                if !allowed_domains.is_empty() {
-                    tool["allowed_domains"] = json!(allowed_domains);
-                } else if !blocked_domains.is_empty() {
-                    tool["blocked_domains"] = json!(blocked_domains);
-                }
-                tool
+            max_uses,
+            allowed_domains,
+            blocked_domains,
+        } => {
+            let mut tool =
+                json!({"type":"web_search_20250305","name":"web_search","max_uses":max_uses});
+            // The API refuses both lists at once; an allow-list is the stricter choice.
+            if !allowed_domains.is_empty() {
+                tool["allowed_domains"] = json!(allowed_domains);
+            } else if !blocked_domains.is_empty() {
+                tool["blocked_domains"] = json!(blocked_domains);
             }
+            tool
         }
     }
 }
 
 /// The JSON body for one streaming call.
 pub(crate) fn build_body(request: &ProviderRequest) -> Value {
-    build_body_with_server_tools(request, &[])
-}
-
-/// The body with server tools listed after the function tools (until `ProviderRequest`
-/// carries them, `build_body` passes none).
-pub(crate) fn build_body_with_server_tools(
-    request: &ProviderRequest,
-    server_tools: &[ServerTool],
-) -> Value {
+    let server_tools = &request.server_tools;
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("max_tokens".into(), json!(request.max_tokens));
@@ -107,7 +74,7 @@ fn tools(tools: &[ToolSchema], server_tools: &[ServerTool]) -> Vec<Value> {
     let mut out: Vec<Value> = tools
         .iter()
         .map(|t| json!({"name":t.name,"description":t.description,"input_schema":t.input_schema}))
-        .chain(server_tools.iter().map(ServerTool::to_json))
+        .chain(server_tools.iter().map(server_tool_json))
         .collect();
     if let Some(Value::Object(last)) = out.last_mut() {
         last.insert("cache_control".into(), ephemeral());
@@ -304,6 +271,7 @@ mod tests {
             max_tokens: 1024,
             thinking_budget: None,
             tools_disabled: false,
+            server_tools: Vec::new(),
         }
     }
 
@@ -409,7 +377,9 @@ mod tests {
     #[test]
     fn server_web_search_follows_the_function_tools_with_the_cache_breakpoint() {
         let req = request(vec![Message::user_text("news?")]);
-        let body = build_body_with_server_tools(&req, &[ServerTool::web_search()]);
+        let mut with_search = req.clone();
+        with_search.server_tools = vec![ServerTool::web_search()];
+        let body = build_body(&with_search);
         let tools = body["tools"].as_array().unwrap();
         assert_eq!(tools.len(), 3);
         assert!(tools[1].get("cache_control").is_none());
@@ -420,12 +390,12 @@ mod tests {
         );
         let mut only_search = req.clone();
         only_search.tools.clear();
-        let filtered = ServerTool::WebSearch {
+        only_search.server_tools = vec![ServerTool::WebSearch {
             max_uses: 2,
             allowed_domains: vec!["docs.rs".into()],
             blocked_domains: vec!["spam.test".into()],
-        };
-        let body = build_body_with_server_tools(&only_search, &[filtered]);
+        }];
+        let body = build_body(&only_search);
         assert_eq!(body["tools"][0]["allowed_domains"], json!(["docs.rs"]));
         assert!(body["tools"][0].get("blocked_domains").is_none());
         assert_eq!(body["tools"][0]["max_uses"], 2);

@@ -236,6 +236,7 @@ mod tests {
             max_tokens: 2048,
             thinking_budget: None,
             tools_disabled: false,
+            server_tools: Vec::new(),
         }
     }
 

@@ -286,6 +286,7 @@ mod tests {
             max_tokens: 512,
             thinking_budget: Some(1024),
             tools_disabled: false,
+            server_tools: Vec::new(),
         }
     }
 

@@ -41,6 +41,7 @@ fn request(model: &str, messages: Vec<Message>) -> ProviderRequest {
         max_tokens: 1024,
         thinking_budget: None,
         tools_disabled: false,
+        server_tools: Vec::new(),
     }
 }
 

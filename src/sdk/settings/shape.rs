@@ -95,4 +95,6 @@ pub const KNOWN_KEYS: &[&str] = &[
     "sandbox",
     "extraKnownMarketplaces",
     "disableAllHooks",
+    "webFetch",
+    "webSearch",
 ];

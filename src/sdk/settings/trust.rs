@@ -84,6 +84,18 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
             held.push(format!("{key} from {label}"));
         }
     }
+    // A project may not point the user's search key at its own host, nor open local
+    // services to WebFetch.
+    if let Some(search) = map.get_mut("webSearch").and_then(Value::as_object_mut)
+        && search.remove("baseURL").is_some()
+    {
+        held.push(format!("webSearch.baseURL from {label}"));
+    }
+    if let Some(fetch) = map.get_mut("webFetch").and_then(Value::as_object_mut)
+        && fetch.remove("allowPrivateHosts").is_some()
+    {
+        held.push(format!("webFetch.allowPrivateHosts from {label}"));
+    }
     if !keep_hooks && map.remove("hooks").is_some() {
         held.push(format!("hooks from {label}"));
     }
