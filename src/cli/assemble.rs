@@ -153,8 +153,9 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     let policy = PermissionPolicy {
         mode,
         allow,
-        ask: Vec::new(),
         deny,
+        home: paths::home_dir(),
+        ..PermissionPolicy::default()
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name);

@@ -17,7 +17,7 @@ use crate::core::engine::{
     Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
 };
 use crate::core::permission::{
-    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
+    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
 };
 use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
 
@@ -383,13 +383,15 @@ impl SessionGate<'_> {
 #[async_trait]
 impl ToolGate for SessionGate<'_> {
     async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        let facts = CallFacts {
+            tool: &call.name,
+            risk: call.risk,
+            argument: call.argument.as_deref(),
+            cwd: &self.cwd,
+            input: Some(&call.input),
+        };
         let verdict = match self.policy.lock() {
-            Ok(policy) => policy.evaluate(&CallFacts {
-                tool: &call.name,
-                risk: call.risk,
-                argument: call.argument.as_deref(),
-                cwd: &self.cwd,
-            }),
+            Ok(policy) => policy.evaluate(&facts),
             Err(_) => Verdict::Deny {
                 reason: "permission state is unavailable".to_string(),
             },
@@ -413,7 +415,7 @@ impl ToolGate for SessionGate<'_> {
         (self.sink)(SessionUpdate::PermissionAsked {
             call: call.clone(),
             reason: reason.clone(),
-            suggested_rule: suggested_rule(call),
+            suggested_rule: suggested_rule(&facts),
             responder,
         });
         let answer = tokio::select! {
@@ -426,10 +428,8 @@ impl ToolGate for SessionGate<'_> {
                 GateDecision::Allow(call.input.clone())
             }
             PermissionAnswer::AllowAlways(rule) => {
-                if let (Ok(mut policy), Some(parsed)) =
-                    (self.policy.lock(), PermissionRule::parse(&rule))
-                {
-                    policy.allow.push(parsed);
+                if let Ok(mut policy) = self.policy.lock() {
+                    policy.allow.extend(PermissionRule::parse_list(&rule));
                 }
                 self.record(call, "allow", &format!("user approved; rule {rule} added"));
                 GateDecision::Allow(call.input.clone())
@@ -444,25 +444,5 @@ impl ToolGate for SessionGate<'_> {
                 self.deny(call, "user refused".to_string(), message)
             }
         }
-    }
-}
-
-/// The narrowest rule that would allow this call again: the exact command's first word
-/// prefix for Bash, the exact path for file tools, the tool otherwise.
-pub fn suggested_rule(call: &ToolCall) -> String {
-    match (call.name.as_str(), call.argument.as_deref()) {
-        ("Bash", Some(cmd)) => {
-            let words: Vec<&str> = cmd.split_whitespace().take(2).collect();
-            match words.as_slice() {
-                [one] => format!("Bash({one})"),
-                [first, second] if !second.starts_with('-') => {
-                    format!("Bash({first} {second} *)")
-                }
-                [first, ..] => format!("Bash({first} *)"),
-                [] => "Bash".to_string(),
-            }
-        }
-        ("Edit" | "Write" | "Read", Some(path)) => format!("{}({path})", call.name),
-        _ => call.name.clone(),
     }
 }

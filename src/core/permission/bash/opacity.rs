@@ -1,0 +1,763 @@
+//! Commands whose effect cannot be read from their words: shells and interpreters fed a
+//! string or standard input, `eval`, `trap`, `source` of a computed file, aliases,
+//! arithmetic that can run code hidden in a value, programs told to run a command by an
+//! option (`git -c`, `git rebase --exec`, `tar --to-command`, `ssh -o ProxyCommand`,
+//! `awk 'system(…)'`, `sed 's/…/…/e'`, …). Such a command is opaque; when it hands a
+//! literal script to a shell, the script is kept so deny rules can still be checked on it.
+
+use crate::core::permission::shell::Word;
+
+use super::tree::CommandNode;
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh",
+    "rbash", "oksh", "loksh", "pdksh", "elvish", "nu", "xonsh",
+];
+
+/// Interpreters and the options that hand them code on the command line.
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("Rscript", &["-e"]),
+    ("R", &["-e"]),
+    ("julia", &["-e"]),
+    ("osascript", &["-e"]),
+    ("expect", &["-c"]),
+    ("tclsh", &[]),
+    ("wish", &[]),
+    ("irb", &[]),
+    ("pwsh", &["-c", "-Command", "-EncodedCommand", "-ec", "-e"]),
+    (
+        "powershell",
+        &["-c", "-Command", "-EncodedCommand", "-ec", "-e"],
+    ),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("deno", &["eval"]),
+];
+
+/// Options, for any program, whose value is a command the program runs.
+const COMMAND_OPTIONS: &[&str] = &[
+    "--to-command",
+    "--use-compress-program",
+    "--compress-program",
+    "--checkpoint-action",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh",
+    "--upload-pack",
+    "--receive-pack",
+    "--pre",
+    "--exec",
+    "--pager",
+    "--editor",
+    "--unzip-command",
+    "--open-files-in-pager",
+    "--extcmd",
+    "--tool-cmd",
+    "--sh-exec",
+    "--lua-exec",
+    "--eval-command",
+];
+
+/// Options meaning "run this", per program.
+const PROGRAM_COMMAND_OPTIONS: &[(&[&str], &[&str])] = &[
+    (&["tar", "bsdtar", "gtar"], &["-I", "-F"]),
+    (&["tcpdump"], &["-z"]),
+    (&["man"], &["-P"]),
+    (&["zip"], &["-TT"]),
+    (&["split"], &["--filter"]),
+    (&["nix-shell"], &["--run", "--command"]),
+    (&["nc", "ncat", "netcat"], &["-e", "-c"]),
+    (
+        &["vim", "vi", "nvim", "ex", "view", "vimdiff"],
+        &["-c", "--cmd", "-S"],
+    ),
+    (&["emacs"], &["--eval", "-l", "--load", "-f", "--funcall"]),
+    (&["gdb"], &["-ex", "-x", "--command", "-iex"]),
+    (&["rsync"], &["-e"]),
+    (&["git"], &["-O"]),
+    (&["entr", "doas"], &["-s"]),
+    (&["sudo"], &["-s", "-i", "--shell", "--login"]),
+    (&["flock"], &["-c", "--command"]),
+];
+
+/// Programs that run what they are given through a shell or schedule it.
+const SHELL_RUNNERS: &[&str] = &[
+    "su",
+    "script",
+    "watch",
+    "parallel",
+    "at",
+    "batch",
+    "ssh-agent",
+];
+
+/// Builtins taking variable names, where `name[$(…)]` would run code.
+const NAME_BUILTINS: &[&str] = &[
+    "printf",
+    "read",
+    "unset",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "mapfile",
+    "readarray",
+    "wait",
+    "getopts",
+    "test",
+    "[",
+    "[[",
+];
+
+/// Marks `node` opaque (with scripts) when its effect cannot be read from its words.
+pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
+    let words: Vec<Option<String>> = node.words.iter().map(Word::as_literal).collect();
+    let args = &words[1..];
+    let opaque = |node: &mut CommandNode, reason: &str| {
+        if !node.opaque.iter().any(|r| r == reason) {
+            node.opaque.push(reason.to_string());
+        }
+    };
+
+    for arg in args.iter().flatten() {
+        let option = arg.split('=').next().unwrap_or(arg);
+        if COMMAND_OPTIONS.contains(&option) {
+            opaque(node, "an option makes the program run another command");
+        }
+        if arg.to_ascii_lowercase().contains("proxycommand")
+            || arg.to_ascii_lowercase().contains("localcommand")
+            || arg.to_ascii_lowercase().contains("knownhostscommand")
+        {
+            opaque(node, "an ssh option runs a local command");
+        }
+    }
+    for (programs, options) in PROGRAM_COMMAND_OPTIONS {
+        if programs.contains(&name) {
+            for (i, arg) in args.iter().enumerate() {
+                if let Some(arg) = arg
+                    && options.contains(&arg.as_str())
+                {
+                    opaque(node, "an option makes the program run another command");
+                    if let Some(Some(script)) = args.get(i + 1) {
+                        node.scripts.push(script.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    if SHELLS.contains(&name) {
+        shell(node, args, stdin_fed);
+    } else if let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == name) {
+        interpreter(node, args, inline, stdin_fed);
+    } else if is_python(name) {
+        interpreter(node, args, &["-c"], stdin_fed);
+    }
+    match name {
+        "eval" => {
+            opaque(node, "eval runs text as a command");
+            if let Some(text) = joined(args) {
+                node.scripts.push(text);
+            }
+        }
+        "source" | "." => match args.first() {
+            Some(Some(path)) if !reads_stdin(path) => {}
+            Some(_) => opaque(
+                node,
+                "the file sourced is computed at run time or is standard input",
+            ),
+            None => {}
+        },
+        "trap" => {
+            opaque(node, "trap stores a command to run later");
+            if let Some(Some(text)) = args.first() {
+                node.scripts.push(text.clone());
+            }
+        }
+        "alias"
+            if args
+                .iter()
+                .any(|a| a.as_deref().is_none_or(|a| a.contains('='))) =>
+        {
+            opaque(node, "alias can make one command name run another");
+        }
+        "hash" if args.iter().flatten().any(|a| a.starts_with("-p")) => {
+            opaque(node, "hash -p makes one command name run another program");
+        }
+        "enable"
+            if args
+                .iter()
+                .flatten()
+                .any(|a| !matches!(a.as_str(), "-a" | "-p")) =>
+        {
+            opaque(node, "enable changes which builtins exist");
+        }
+        "fc" | "let" | "coproc" => opaque(node, "the command evaluates text at run time"),
+        "mapfile" | "readarray" | "compgen" | "complete" => {
+            for (i, arg) in args.iter().enumerate() {
+                if matches!(arg.as_deref(), Some("-C" | "-F")) {
+                    opaque(node, "a callback command runs at run time");
+                    if let Some(Some(text)) = args.get(i + 1) {
+                        node.scripts.push(text.clone());
+                    }
+                }
+            }
+        }
+        "env" => {
+            for (i, arg) in args.iter().enumerate() {
+                let Some(arg) = arg else { continue };
+                if arg == "-S" || arg == "--split-string" {
+                    opaque(node, "env -S splits a string into a command");
+                    if let Some(text) = joined(&args[i + 1..]) {
+                        node.scripts.push(text);
+                    }
+                } else if let Some(rest) = arg.strip_prefix("--split-string=").or_else(|| {
+                    arg.strip_prefix("-S")
+                        .filter(|r| !r.is_empty() && !arg.starts_with("--"))
+                }) {
+                    opaque(node, "env -S splits a string into a command");
+                    node.scripts.push(rest.to_string());
+                }
+            }
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            if awk_program(args).is_none_or(|p| awk_runs_commands(&p)) {
+                opaque(node, "the awk program may run commands");
+            }
+        }
+        "sed" => {
+            if sed_scripts(args)
+                .iter()
+                .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
+            {
+                opaque(node, "the sed script may run commands");
+            }
+        }
+        "git" => git(node, args),
+        "ssh" => ssh(node, args),
+        "tmux"
+            if !matches!(
+                args.first().and_then(|a| a.as_deref()),
+                Some(
+                    "ls" | "list-sessions"
+                        | "list-windows"
+                        | "list-panes"
+                        | "has-session"
+                        | "capture-pane"
+                        | "display-message"
+                        | "show-options"
+                        | "-V"
+                )
+            ) =>
+        {
+            opaque(node, "tmux can run commands in another shell")
+        }
+        "screen"
+            if !matches!(
+                args.first().and_then(|a| a.as_deref()),
+                Some("-ls" | "-list")
+            ) =>
+        {
+            opaque(node, "screen can run commands in another shell")
+        }
+        "crontab" if !matches!(args.first().and_then(|a| a.as_deref()), Some("-l")) => {
+            opaque(node, "crontab installs commands to run later")
+        }
+        "socat"
+            if args.iter().flatten().any(|a| {
+                a.to_ascii_uppercase().contains("EXEC:")
+                    || a.to_ascii_uppercase().contains("SYSTEM:")
+            }) =>
+        {
+            opaque(node, "socat runs a command")
+        }
+        _ => {}
+    }
+    if SHELL_RUNNERS.contains(&name) {
+        opaque(node, "the program runs a command line through a shell");
+        let operands: Vec<Option<String>> = args
+            .iter()
+            .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
+            .cloned()
+            .collect();
+        if let Some(text) = joined(&operands) {
+            node.scripts.push(text);
+        }
+    }
+    if NAME_BUILTINS.contains(&name) {
+        let hidden_code = args.iter().flatten().any(|a| {
+            a.find('[')
+                .is_some_and(|open| a[open..].contains('$') || a[open..].contains('`'))
+        });
+        let integer_attribute = matches!(name, "declare" | "typeset" | "local")
+            && args
+                .iter()
+                .flatten()
+                .any(|a| a.starts_with('-') && a.contains('i'));
+        if hidden_code || integer_attribute {
+            opaque(
+                node,
+                "an array subscript or integer variable is evaluated at run time",
+            );
+        }
+        if name == "[[" && arithmetic_on_values(&node.words) {
+            opaque(node, "arithmetic comparison on run-time values");
+        }
+    }
+}
+
+fn joined(args: &[Option<String>]) -> Option<String> {
+    let parts: Option<Vec<&str>> = args.iter().map(|a| a.as_deref()).collect();
+    parts.map(|p| p.join(" ")).filter(|t| !t.is_empty())
+}
+
+fn reads_stdin(path: &str) -> bool {
+    path == "-"
+        || path == "/dev/stdin"
+        || path.starts_with("/dev/fd/")
+        || path.starts_with("/proc/self/fd/")
+}
+
+fn is_python(name: &str) -> bool {
+    ["python", "pypy"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
+}
+
+/// `sh -c '…'`, `bash -s`, `bash` reading a pipe, `sh <(…)`.
+fn shell(node: &mut CommandNode, args: &[Option<String>], _stdin_fed: bool) {
+    let mut i = 0;
+    let mut command_string = false;
+    let mut from_stdin = false;
+    while let Some(arg) = args.get(i) {
+        let Some(arg) = arg else {
+            node.opaque
+                .push("a shell argument is computed at run time".to_string());
+            return;
+        };
+        if arg == "--" || arg == "-" {
+            i += 1;
+            break;
+        }
+        if arg.starts_with("--") {
+            i += if matches!(arg.as_str(), "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if (arg.starts_with('-') || arg.starts_with('+')) && arg.len() > 1 {
+            let letters = &arg[1..];
+            command_string |= arg.starts_with('-') && letters.contains('c');
+            from_stdin |= letters.contains('s');
+            i += if letters.contains('o') || letters.contains('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    let operand = args.get(i);
+    if command_string {
+        node.opaque
+            .push("a shell runs a command string".to_string());
+        if let Some(Some(script)) = operand {
+            node.scripts.push(script.clone());
+        }
+        return;
+    }
+    match operand {
+        None => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(_) if from_stdin => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(None) => node
+            .opaque
+            .push("the script a shell runs is computed at run time".to_string()),
+        Some(Some(path)) if reads_stdin(path) => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(Some(_)) => {}
+    }
+}
+
+/// `python -c`, `perl -e`, `node -e`, code piped into an interpreter.
+fn interpreter(node: &mut CommandNode, args: &[Option<String>], inline: &[&str], stdin_fed: bool) {
+    let mut operand = None;
+    for arg in args {
+        let Some(arg) = arg else {
+            node.opaque
+                .push("the interpreter's code is computed at run time".to_string());
+            return;
+        };
+        let short_cluster = arg.starts_with('-')
+            && !arg.starts_with("--")
+            && arg.len() > 2
+            && arg[1..].chars().all(|c| c.is_ascii_alphabetic());
+        let inline_hit = inline.contains(&arg.as_str())
+            || (short_cluster
+                && inline
+                    .iter()
+                    .filter(|f| f.len() == 2)
+                    .any(|f| arg[1..].contains(&f[1..])));
+        if inline_hit {
+            node.opaque
+                .push("the interpreter runs inline code".to_string());
+            return;
+        }
+        if !arg.starts_with('-') || arg == "-" || arg == "-m" {
+            operand = Some(arg.clone());
+            break;
+        }
+    }
+    let reads_input = operand.as_deref().is_none_or(reads_stdin);
+    if reads_input && stdin_fed {
+        node.opaque
+            .push("code is fed to an interpreter's standard input".to_string());
+    }
+}
+
+/// The awk program text (None when it comes from a file or is computed at run time is
+/// reported by the caller as opaque only for the computed case).
+fn awk_program(args: &[Option<String>]) -> Option<String> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let arg = arg.as_deref()?;
+        match arg {
+            "-f" | "--file" => return Some(String::new()),
+            "-F" | "-v" | "--assign" | "--field-separator" | "-i" | "--include" => i += 2,
+            "-e" | "--source" => return args.get(i + 1).cloned().flatten(),
+            "--" => return args.get(i + 1).cloned().flatten(),
+            a if a.starts_with('-') => i += 1,
+            a => return Some(a.to_string()),
+        }
+    }
+    Some(String::new())
+}
+
+pub(super) fn awk_runs_commands(program: &str) -> bool {
+    program.contains("system") || program.replace("||", "").contains('|')
+}
+
+/// Every sed script of the command line (None when computed at run time).
+pub(super) fn sed_scripts(args: &[Option<String>]) -> Vec<Option<String>> {
+    let mut scripts = Vec::new();
+    let mut first_operand = None;
+    let mut explicit = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_deref() {
+            Some("-e" | "--expression") => {
+                scripts.push(args.get(i + 1).cloned().flatten());
+                explicit = true;
+                i += 2;
+                continue;
+            }
+            Some("-f" | "--file") => {
+                explicit = true;
+                i += 2;
+                continue;
+            }
+            Some(a) if a.starts_with("--expression=") => {
+                scripts.push(Some(a["--expression=".len()..].to_string()));
+                explicit = true;
+            }
+            Some(a) if a.starts_with('-') && a.len() > 1 => {}
+            other => {
+                if first_operand.is_none() {
+                    first_operand = Some(other.map(str::to_string));
+                }
+            }
+        }
+        i += 1;
+    }
+    if !explicit && let Some(script) = first_operand {
+        scripts.push(script);
+    }
+    scripts
+}
+
+/// What a sed script does besides printing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct SedScript {
+    /// Runs commands (`e`, `s///e`) or could not be read.
+    pub runs: bool,
+    /// Writes files (`w`, `W`, `s///w`).
+    pub writes: bool,
+}
+
+pub(super) fn sed_script(script: &str) -> SedScript {
+    let chars: Vec<char> = script.chars().collect();
+    let mut result = SedScript::default();
+    let mut i = 0;
+    let skip_field = |i: &mut usize, delim: char| {
+        while *i < chars.len() && chars[*i] != delim {
+            if chars[*i] == '\\' {
+                *i += 1;
+            }
+            *i += 1;
+        }
+        *i += 1;
+    };
+    let to_line_end = |i: &mut usize| {
+        while *i < chars.len() && chars[*i] != '\n' {
+            *i += 1;
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match c {
+            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '~' | '+' => {}
+            '0'..='9' => {}
+            '/' => skip_field(&mut i, '/'),
+            '\\' => {
+                if let Some(&delim) = chars.get(i) {
+                    i += 1;
+                    skip_field(&mut i, delim);
+                }
+            }
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else {
+                    result.runs = true;
+                    return result;
+                };
+                i += 1;
+                skip_field(&mut i, delim);
+                skip_field(&mut i, delim);
+                if c == 's' {
+                    while let Some(&flag) = chars.get(i) {
+                        match flag {
+                            'e' => result.runs = true,
+                            'w' => {
+                                result.writes = true;
+                                to_line_end(&mut i);
+                                break;
+                            }
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
+                            _ => break,
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            'e' => {
+                result.runs = true;
+                return result;
+            }
+            'w' | 'W' => {
+                result.writes = true;
+                to_line_end(&mut i);
+            }
+            'r' | 'R' | 'a' | 'i' | 'c' | ':' | 'b' | 't' | 'T' => {
+                while i < chars.len() && !matches!(chars[i], '\n' | ';') {
+                    i += 1;
+                }
+            }
+            'p' | 'P' | 'd' | 'D' | 'q' | 'Q' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'l'
+            | '=' | 'z' | 'F' => {}
+            _ => {
+                result.runs = true;
+                return result;
+            }
+        }
+    }
+    result
+}
+
+fn git(node: &mut CommandNode, args: &[Option<String>]) {
+    let mut i = 0;
+    while let Some(Some(arg)) = args.get(i) {
+        if !arg.starts_with('-') {
+            break;
+        }
+        if arg == "-c"
+            || arg.starts_with("--config-env")
+            || arg.starts_with("--exec-path")
+            || (arg.starts_with("-c") && arg.len() > 2)
+        {
+            node.opaque
+                .push("git -c can define aliases and commands to run".to_string());
+            return;
+        }
+        i += if matches!(
+            arg.as_str(),
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--attr-source"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    let sub = args.get(i).cloned().flatten();
+    let rest = args.get(i + 1..).unwrap_or(&[]);
+    let mut opaque = |reason: &str, script: Option<String>| {
+        node.opaque.push(reason.to_string());
+        node.scripts.extend(script);
+    };
+    match sub.as_deref() {
+        None if args.get(i).is_some() => opaque("the git subcommand is computed at run time", None),
+        Some("config") => {
+            let key = rest
+                .iter()
+                .flatten()
+                .find(|a| !a.starts_with('-'))
+                .map(|k| k.to_ascii_lowercase());
+            const COMMAND_KEYS: &[&str] = &[
+                "pager",
+                "editor",
+                "sshcommand",
+                "askpass",
+                "fsmonitor",
+                "hookspath",
+                "textconv",
+                "command",
+                "cmd",
+                "external",
+                "program",
+                "helper",
+                "clean",
+                "smudge",
+                "process",
+                "driver",
+                "tool",
+                "receivepack",
+                "uploadpack",
+                "exec",
+                "proxy",
+                "shell",
+            ];
+            let has_value = rest
+                .iter()
+                .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
+                .count()
+                > 1;
+            if let Some(key) = key
+                && has_value
+                && (key.starts_with("alias.") || COMMAND_KEYS.iter().any(|k| key.contains(k)))
+            {
+                let value = rest.iter().flatten().filter(|a| !a.starts_with('-')).nth(1);
+                opaque(
+                    "git config stores a command to run later",
+                    value.map(|v| v.trim_start_matches('!').to_string()),
+                );
+            }
+        }
+        Some("rebase") => {
+            for (k, arg) in rest.iter().enumerate() {
+                if matches!(arg.as_deref(), Some("-x" | "--exec")) {
+                    opaque(
+                        "git rebase --exec runs a command",
+                        rest.get(k + 1).cloned().flatten(),
+                    );
+                }
+            }
+        }
+        Some("bisect") if matches!(rest.first().and_then(|a| a.as_deref()), Some("run")) => {
+            opaque("git bisect run runs a command", joined(&rest[1..]));
+        }
+        Some("submodule") if rest.iter().flatten().any(|a| a == "foreach") => {
+            let at = rest
+                .iter()
+                .position(|a| a.as_deref() == Some("foreach"))
+                .unwrap_or(0);
+            opaque(
+                "git submodule foreach runs a command",
+                joined(&rest[at + 1..]),
+            );
+        }
+        Some("filter-branch" | "filter-repo") => opaque("git filter-branch runs commands", None),
+        Some("difftool" | "mergetool")
+            if rest
+                .iter()
+                .flatten()
+                .any(|a| a == "-x" || a == "-t" || a.starts_with("--tool")) =>
+        {
+            opaque("the git tool option runs a command", None)
+        }
+        Some("clone" | "fetch" | "pull" | "ls-remote" | "archive")
+            if rest.iter().flatten().any(|a| a == "-u") =>
+        {
+            opaque("--upload-pack runs a command", None)
+        }
+        _ => {}
+    }
+}
+
+/// `ssh host command…` runs the command line in the remote shell.
+fn ssh(node: &mut CommandNode, args: &[Option<String>]) {
+    const VALUED: &[&str] = &[
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
+        "-Q", "-R", "-S", "-W", "-w", "-B",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_deref() {
+            Some(a) if VALUED.contains(&a) => i += 2,
+            Some(a) if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    if args.len() > i + 1 {
+        node.opaque
+            .push("ssh runs a command line in a remote shell".to_string());
+        if let Some(text) = joined(&args[i + 1..]) {
+            node.scripts.push(text);
+        }
+    }
+}
+
+/// `[[ $a -eq 1 ]]` evaluates `$a`'s value as arithmetic (which can run code).
+fn arithmetic_on_values(words: &[Word]) -> bool {
+    const OPS: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    let numeric = |w: Option<&Word>| {
+        w.and_then(Word::as_literal).is_some_and(|t| {
+            !t.is_empty()
+                && t.trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+        })
+    };
+    words.iter().enumerate().any(|(i, w)| {
+        w.as_literal().is_some_and(|t| OPS.contains(&t.as_str()))
+            && !(numeric(i.checked_sub(1).and_then(|p| words.get(p))) && numeric(words.get(i + 1)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_scripts_that_run_or_write() {
+        assert_eq!(sed_script("s/a/b/g"), SedScript::default());
+        assert_eq!(sed_script("1,5p;$d"), SedScript::default());
+        assert!(sed_script("s/.*/rm x/e").runs);
+        assert!(sed_script("1e rm x").runs);
+        assert!(sed_script("s/a/b/w out").writes);
+        assert!(sed_script("/x/w out").writes);
+        assert!(!sed_script("s/e/w/g").runs);
+        assert!(sed_script("k").runs);
+    }
+
+    #[test]
+    fn awk_programs_that_run_commands() {
+        assert!(!awk_runs_commands("{print $1} $2 > 5 || x"));
+        assert!(awk_runs_commands("BEGIN{system(\"rm x\")}"));
+        assert!(awk_runs_commands("{print | \"sh\"}"));
+        assert!(awk_runs_commands("BEGIN{\"date\" | getline d}"));
+    }
+}

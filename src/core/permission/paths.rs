@@ -1,0 +1,379 @@
+//! Paths for permission checks: resolving what a call names (`~`, relative to the working
+//! directory, `..` folded, symlinks followed), whether it lies inside the working
+//! directories, and gitignore-style path rules — `//abs`, `~/x`, `/x` (relative to the
+//! settings file's project), `x` or `./x` (relative to the working directory), bare names
+//! at any depth, a directory pattern covering everything below it.
+
+use std::cell::RefCell;
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::pattern::{Tok, path_intersects, path_tokens};
+use super::rules::RuleList;
+use super::shell::Piece;
+
+/// A path as named (lexically normalised) and as it really is (symlinks resolved as far as
+/// the path exists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    pub lexical: PathBuf,
+    pub real: PathBuf,
+}
+
+impl ResolvedPath {
+    /// Resolves `raw` against `cwd`; `None` for `~user` forms (unknown home) or a `~`
+    /// without a known home.
+    pub fn resolve(raw: &str, cwd: &Path, home: Option<&Path>) -> Option<Self> {
+        let joined = if raw == "~" {
+            home?.to_path_buf()
+        } else if let Some(rest) = raw.strip_prefix("~/") {
+            home?.join(rest)
+        } else if raw.starts_with('~') {
+            return None;
+        } else {
+            cwd.join(raw)
+        };
+        Some(Self::of(&joined))
+    }
+
+    /// An absolute path, folded and with its symlinks followed.
+    pub fn of(path: &Path) -> Self {
+        let lexical = fold(path);
+        let real = real_path(&lexical);
+        ResolvedPath { lexical, real }
+    }
+
+    fn forms(&self) -> [&Path; 2] {
+        [&self.lexical, &self.real]
+    }
+}
+
+/// Folds `.` and `..` without touching the disk.
+pub fn fold(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path with symlinks resolved: the longest existing ancestor canonicalised, the rest
+/// appended.
+fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return fold(&out);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Whether both forms of `path` lie inside some working directory.
+pub fn inside_any(path: &ResolvedPath, dirs: &[ResolvedPath]) -> bool {
+    path.forms().iter().all(|form| {
+        dirs.iter()
+            .any(|d| d.forms().iter().any(|dir| form.starts_with(dir)))
+    })
+}
+
+/// What a relative path pattern is relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Root,
+    Home,
+    /// The settings file's project (the working directory when the rule has none).
+    Base,
+    WorkingDir,
+}
+
+/// Where path rules are matched during one evaluation; anchors' real forms are looked up
+/// once.
+pub(super) struct PathContext<'a> {
+    pub cwd: &'a Path,
+    pub home: Option<&'a Path>,
+    real_anchors: RefCell<Vec<(PathBuf, PathBuf)>>,
+}
+
+impl<'a> PathContext<'a> {
+    pub fn new(cwd: &'a Path, home: Option<&'a Path>) -> Self {
+        PathContext {
+            cwd,
+            home,
+            real_anchors: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The anchor as named and, when different, as it really is.
+    fn anchor_forms(&self, anchor: &Path) -> Vec<PathBuf> {
+        let known = self
+            .real_anchors
+            .borrow()
+            .iter()
+            .find(|(a, _)| a == anchor)
+            .map(|(_, real)| real.clone());
+        let real = known.unwrap_or_else(|| {
+            let real = real_path(anchor);
+            self.real_anchors
+                .borrow_mut()
+                .push((anchor.to_path_buf(), real.clone()));
+            real
+        });
+        if real == anchor {
+            vec![real]
+        } else {
+            vec![anchor.to_path_buf(), real]
+        }
+    }
+}
+
+/// A compiled `Read(...)` / `Edit(...)` specifier.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    anchor: Anchor,
+    /// The pattern below its anchor, as written after normalisation.
+    source: String,
+    /// The any-depth form, when deny/ask rules have one.
+    anywhere_source: Option<String>,
+    glob: Option<GlobMatcher>,
+    /// For deny/ask lists: the pattern matched at any depth of any absolute path (bare
+    /// names and single-directory patterns such as `secrets/**`).
+    anywhere: Option<GlobMatcher>,
+}
+
+impl PathPattern {
+    pub fn compile(spec: &str) -> Self {
+        let (anchor, pattern) = if let Some(rest) = spec.strip_prefix("//") {
+            (Anchor::Root, rest)
+        } else if spec == "~" {
+            (Anchor::Home, "**")
+        } else if let Some(rest) = spec.strip_prefix("~/") {
+            (Anchor::Home, rest)
+        } else if let Some(rest) = spec.strip_prefix('/') {
+            (Anchor::Base, rest)
+        } else {
+            (Anchor::WorkingDir, spec.strip_prefix("./").unwrap_or(spec))
+        };
+        let mut pattern = pattern.to_string();
+        if pattern.ends_with('/') {
+            pattern.push_str("**");
+        }
+        if pattern.is_empty() {
+            pattern.push_str("**");
+        }
+        let relative =
+            anchor == Anchor::WorkingDir && !pattern.starts_with("**") && !spec.starts_with("./");
+        let bare_name = relative && !pattern.contains('/');
+        let single_dir = relative && !pattern.trim_end_matches("/**").contains('/');
+        let anywhere_source = if pattern.starts_with("**/") && anchor == Anchor::WorkingDir {
+            Some(pattern.clone())
+        } else if bare_name || single_dir {
+            Some(format!("**/{pattern}"))
+        } else {
+            None
+        };
+        let pattern = if bare_name {
+            format!("**/{pattern}")
+        } else {
+            pattern
+        };
+        PathPattern {
+            anchor,
+            glob: glob(&pattern),
+            anywhere: anywhere_source.as_deref().and_then(glob),
+            anywhere_source,
+            source: pattern,
+        }
+    }
+
+    /// Deny and ask rules match if either form of the path matches; allow rules need both.
+    pub(super) fn matches(
+        &self,
+        path: &ResolvedPath,
+        ctx: &PathContext<'_>,
+        base: Option<&Path>,
+        list: RuleList,
+    ) -> bool {
+        let hit = |form: &Path| self.matches_form(form, ctx, base, list);
+        match list {
+            RuleList::Allow => path.forms().iter().all(|f| hit(f)),
+            RuleList::Ask | RuleList::Deny => path.forms().iter().any(|f| hit(f)),
+        }
+    }
+
+    /// Whether some value of a path known only in part (absolute; see
+    /// [`Piece::Glob`]) could match.
+    pub(super) fn possibly(
+        &self,
+        text: &[Piece],
+        ctx: &PathContext<'_>,
+        base: Option<&Path>,
+        list: RuleList,
+    ) -> bool {
+        let mut alternatives: Vec<Vec<Tok>> = Vec::new();
+        if list != RuleList::Allow
+            && let Some(anywhere) = &self.anywhere_source
+        {
+            let mut tokens = vec![Tok::Star, Tok::Lit('/')];
+            tokens.extend(path_tokens(anywhere));
+            alternatives.push(tokens);
+        }
+        let anchors = match self.anchor {
+            Anchor::Root => vec![PathBuf::from("/")],
+            Anchor::Home => match ctx.home {
+                Some(home) => ctx.anchor_forms(home),
+                None => return list != RuleList::Allow,
+            },
+            Anchor::Base => ctx.anchor_forms(base.unwrap_or(ctx.cwd)),
+            Anchor::WorkingDir => ctx.anchor_forms(ctx.cwd),
+        };
+        for anchor in anchors {
+            let escaped = globset::escape(&anchor.to_string_lossy());
+            let joined = format!("{}/{}", escaped.trim_end_matches('/'), self.source);
+            alternatives.push(path_tokens(&joined));
+        }
+        alternatives.iter().any(|tokens| {
+            let mut below = tokens.clone();
+            below.extend([Tok::Lit('/'), Tok::Star]);
+            path_intersects(tokens, text) || path_intersects(&below, text)
+        })
+    }
+
+    fn matches_form(
+        &self,
+        form: &Path,
+        ctx: &PathContext<'_>,
+        base: Option<&Path>,
+        list: RuleList,
+    ) -> bool {
+        if list != RuleList::Allow
+            && let Some(anywhere) = &self.anywhere
+            && matches_with_ancestors(anywhere, form.strip_prefix("/").unwrap_or(form))
+        {
+            return true;
+        }
+        let anchor = match self.anchor {
+            Anchor::Root => PathBuf::from("/"),
+            Anchor::Home => match ctx.home {
+                Some(home) => home.to_path_buf(),
+                // No home: a deny/ask rule on it is assumed to match.
+                None => return list != RuleList::Allow,
+            },
+            Anchor::Base => base.unwrap_or(ctx.cwd).to_path_buf(),
+            Anchor::WorkingDir => ctx.cwd.to_path_buf(),
+        };
+        let Some(glob) = &self.glob else {
+            return false;
+        };
+        let anchors = if self.anchor == Anchor::Root {
+            vec![anchor]
+        } else {
+            ctx.anchor_forms(&anchor)
+        };
+        anchors.iter().any(|a| {
+            form.strip_prefix(a)
+                .is_ok_and(|rel| !rel.as_os_str().is_empty() && matches_with_ancestors(glob, rel))
+        })
+    }
+}
+
+/// A path matches a pattern if it or a directory above it does (gitignore semantics).
+fn matches_with_ancestors(glob: &GlobMatcher, rel: &Path) -> bool {
+    rel.ancestors()
+        .take_while(|a| !a.as_os_str().is_empty())
+        .any(|a| glob.is_match(a))
+}
+
+fn glob(pattern: &str) -> Option<GlobMatcher> {
+    let build = |p: &str| {
+        GlobBuilder::new(p)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .case_insensitive(cfg!(any(target_os = "macos", target_os = "windows")))
+            .build()
+            .map(|g| g.compile_matcher())
+    };
+    // A malformed glob (an unclosed `[`) is taken literally.
+    build(pattern)
+        .or_else(|_| build(&globset::escape(pattern)))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(p: &str) -> ResolvedPath {
+        ResolvedPath {
+            lexical: PathBuf::from(p),
+            real: PathBuf::from(p),
+        }
+    }
+
+    fn hits(spec: &str, p: &str, list: RuleList) -> bool {
+        let ctx = PathContext::new(Path::new("/repo"), Some(Path::new("/home/u")));
+        PathPattern::compile(spec).matches(&path(p), &ctx, None, list)
+    }
+
+    #[test]
+    fn anchors() {
+        assert!(hits("src/**", "/repo/src/a/b.rs", RuleList::Allow));
+        assert!(!hits("src/**", "/other/src/a.rs", RuleList::Allow));
+        assert!(hits("src/**", "/other/src/a.rs", RuleList::Deny));
+        assert!(hits("//etc/**", "/etc/passwd", RuleList::Deny));
+        assert!(hits("~/.ssh/**", "/home/u/.ssh/id_rsa", RuleList::Deny));
+        assert!(hits("/docs/*.md", "/repo/docs/a.md", RuleList::Allow));
+        assert!(!hits("/docs/*.md", "/repo/docs/x/a.md", RuleList::Allow));
+        assert!(hits("./Cargo.toml", "/repo/Cargo.toml", RuleList::Allow));
+    }
+
+    #[test]
+    fn bare_names_match_at_any_depth_and_directories_cover_their_contents() {
+        assert!(hits(".env", "/repo/.env", RuleList::Deny));
+        assert!(hits(".env", "/repo/a/b/.env", RuleList::Allow));
+        assert!(hits(".env", "/elsewhere/.env", RuleList::Deny));
+        assert!(!hits(".env", "/elsewhere/.env", RuleList::Allow));
+        assert!(hits("secrets", "/repo/secrets/key.pem", RuleList::Deny));
+        assert!(hits("secrets/", "/repo/secrets/key.pem", RuleList::Deny));
+        assert!(!hits(".env", "/repo/.envrc", RuleList::Deny));
+    }
+
+    #[test]
+    fn folding_and_symlinks() {
+        assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("inside")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("inside/link")).unwrap();
+        let resolved = ResolvedPath::resolve("inside/link/secret", &root, None).unwrap();
+        assert_eq!(resolved.lexical, root.join("inside/link/secret"));
+        assert_eq!(
+            resolved.real,
+            outside.path().canonicalize().unwrap().join("secret")
+        );
+        let dirs = [ResolvedPath::of(&root)];
+        assert!(!inside_any(&resolved, &dirs));
+        let plain = ResolvedPath::resolve("inside/../inside/x", &root, None).unwrap();
+        assert!(inside_any(&plain, &dirs));
+        assert_eq!(ResolvedPath::resolve("~other/x", &root, None), None);
+    }
+}
