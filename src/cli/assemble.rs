@@ -3,7 +3,7 @@
 
 use crate::core::ToolRegistry;
 use crate::core::models;
-use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
+use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
@@ -54,12 +54,11 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         .flat_map(|a| PermissionRule::parse_list(a))
         .collect();
     let mut tools = ToolRegistry::new(crate::tools::default_tools(&cwd));
-    let removed: Vec<String> = deny
-        .iter()
-        .filter(|r| r.specifier.is_none())
-        .map(|r| r.tool.clone())
-        .collect();
-    tools.retain(|name| !removed.iter().any(|r| r == name || r == "*"));
+    tools.retain(|name| {
+        !deny
+            .iter()
+            .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
+    });
 
     let store = SessionStore::new(home.clone());
     let resume_query = match (&args.resume, args.continue_session) {

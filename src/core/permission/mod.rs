@@ -110,17 +110,23 @@ impl PermissionPolicy {
     }
 
     fn path_context<'p>(&'p self, call: &CallFacts<'p>) -> PathContext<'p> {
-        PathContext::new(call.cwd, self.home.as_deref())
+        PathContext::new(call.cwd, self.home.as_deref(), &self.additional_dirs)
     }
 
     fn evaluate_tool(&self, call: &CallFacts<'_>) -> Verdict {
         let ctx = self.path_context(call);
-        let target = PathFamily::of_tool(call.tool).and_then(|_| self.file_target(call));
+        let target = PathFamily::of_tool(call.tool).and_then(|_| self.file_target(call, &ctx));
         let target = target.as_ref();
+        let host = if call.tool == "WebFetch" {
+            call.input_str("url").or(call.argument).and_then(host_of)
+        } else {
+            None
+        };
+        let host = host.as_deref();
         if let Some(rule) = self
             .deny
             .iter()
-            .find(|r| self.rule_hits(r, call, target, &ctx, RuleList::Deny))
+            .find(|r| self.rule_hits(r, call, target, host, &ctx, RuleList::Deny))
         {
             return Verdict::Deny {
                 reason: format!("denied by rule {rule}"),
@@ -129,16 +135,17 @@ impl PermissionPolicy {
         if let Some(rule) = self
             .ask
             .iter()
-            .find(|r| self.rule_hits(r, call, target, &ctx, RuleList::Ask))
+            .find(|r| self.rule_hits(r, call, target, host, &ctx, RuleList::Ask))
         {
             return Verdict::Ask {
                 reason: format!("rule {rule} asks"),
             };
         }
-        let inside = target.map(|t| t.inside(&self.working_dirs(call.cwd)));
+        let inside = target.map(|t| t.inside(ctx.working_dirs()));
         if inside == Some(false) && self.mode != PermissionMode::BypassPermissions {
             let named = self.allow.iter().any(|r| {
-                r.specifier.is_some() && self.rule_hits(r, call, target, &ctx, RuleList::Allow)
+                r.specifier.is_some()
+                    && self.rule_hits(r, call, target, host, &ctx, RuleList::Allow)
             });
             if named {
                 return Verdict::Allow;
@@ -153,7 +160,7 @@ impl PermissionPolicy {
         if self
             .allow
             .iter()
-            .any(|r| self.rule_hits(r, call, target, &ctx, RuleList::Allow))
+            .any(|r| self.rule_hits(r, call, target, host, &ctx, RuleList::Allow))
         {
             return Verdict::Allow;
         }
@@ -161,8 +168,7 @@ impl PermissionPolicy {
     }
 
     /// The file a file tool's call touches.
-    fn file_target(&self, call: &CallFacts<'_>) -> Option<FileTarget> {
-        let home = self.home.as_deref();
+    fn file_target(&self, call: &CallFacts<'_>, ctx: &PathContext<'_>) -> Option<FileTarget> {
         match call.tool {
             "Glob" | "Grep" | "LS" => {
                 let dir = call.input_str("path").unwrap_or(".");
@@ -177,14 +183,14 @@ impl PermissionPolicy {
                     }
                     _ => shell::Word::literal(dir),
                 };
-                FileTarget::of_word(&word, Some(call.cwd), home)
+                FileTarget::of_word(&word, Some(call.cwd), ctx)
             }
             _ => {
                 let path = call
                     .input_str("file_path")
                     .or_else(|| call.input_str("notebook_path"))
                     .or(call.argument)?;
-                FileTarget::of_word(&shell::Word::literal(path), Some(call.cwd), home)
+                FileTarget::of_word(&shell::Word::literal(path), Some(call.cwd), ctx)
             }
         }
     }
@@ -195,6 +201,7 @@ impl PermissionPolicy {
         rule: &PermissionRule,
         call: &CallFacts<'_>,
         target: Option<&FileTarget>,
+        host: Option<&str>,
         ctx: &PathContext<'_>,
         list: RuleList,
     ) -> bool {
@@ -207,13 +214,10 @@ impl PermissionPolicy {
             Compiled::Path(..) => target
                 .and_then(|t| t.rule_match(rule, ctx, list))
                 .is_some_and(|c| guard || c == Certainty::Sure),
-            Compiled::Domain(pattern) => {
-                let url = call.input_str("url").or(call.argument);
-                match url.and_then(host_of) {
-                    Some(host) => pattern.matches_str_ignore_case(&host),
-                    None => guard,
-                }
-            }
+            Compiled::Domain(pattern) => match host {
+                Some(host) => pattern.matches_str_ignore_case(host),
+                None => guard,
+            },
             Compiled::Parameter { key, value } => {
                 guard && parameter_matches(call.input, key, value)
             }

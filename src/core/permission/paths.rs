@@ -4,8 +4,9 @@
 //! settings file's project), `x` or `./x` (relative to the working directory), bare names
 //! at any depth, a directory pattern covering everything below it.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use globset::{GlobBuilder, GlobMatcher};
 
@@ -69,14 +70,8 @@ pub fn fold(path: &Path) -> PathBuf {
 fn real_path(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return fold(&out);
-        }
+    // One `stat` per missing level, then one canonicalisation.
+    while std::fs::metadata(existing).is_err() {
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {
                 rest.push(name.to_os_string());
@@ -84,6 +79,15 @@ fn real_path(path: &Path) -> PathBuf {
             }
             _ => return path.to_path_buf(),
         }
+    }
+    match std::fs::canonicalize(existing) {
+        Ok(mut out) => {
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            fold(&out)
+        }
+        Err(_) => path.to_path_buf(),
     }
 }
 
@@ -105,43 +109,74 @@ enum Anchor {
     WorkingDir,
 }
 
-/// Where path rules are matched during one evaluation; anchors' real forms are looked up
-/// once.
+/// Where path rules are matched during one evaluation. Real (symlink-resolved) forms of
+/// paths are looked up once per evaluation.
 pub(super) struct PathContext<'a> {
     pub cwd: &'a Path,
     pub home: Option<&'a Path>,
-    real_anchors: RefCell<Vec<(PathBuf, PathBuf)>>,
+    additional_dirs: &'a [PathBuf],
+    real_paths: RefCell<Vec<(PathBuf, Rc<[PathBuf]>)>>,
+    working_dirs: OnceCell<Vec<ResolvedPath>>,
 }
 
 impl<'a> PathContext<'a> {
-    pub fn new(cwd: &'a Path, home: Option<&'a Path>) -> Self {
+    pub fn new(cwd: &'a Path, home: Option<&'a Path>, additional_dirs: &'a [PathBuf]) -> Self {
         PathContext {
             cwd,
             home,
-            real_anchors: RefCell::new(Vec::new()),
+            additional_dirs,
+            real_paths: RefCell::new(Vec::new()),
+            working_dirs: OnceCell::new(),
         }
     }
 
-    /// The anchor as named and, when different, as it really is.
-    fn anchor_forms(&self, anchor: &Path) -> Vec<PathBuf> {
-        let known = self
-            .real_anchors
-            .borrow()
-            .iter()
-            .find(|(a, _)| a == anchor)
-            .map(|(_, real)| real.clone());
-        let real = known.unwrap_or_else(|| {
-            let real = real_path(anchor);
-            self.real_anchors
-                .borrow_mut()
-                .push((anchor.to_path_buf(), real.clone()));
-            real
-        });
-        if real == anchor {
-            vec![real]
-        } else {
-            vec![anchor.to_path_buf(), real]
+    /// The path as named and, when different, as it really is.
+    fn forms(&self, path: &Path) -> Rc<[PathBuf]> {
+        if let Some((_, forms)) = self.real_paths.borrow().iter().find(|(p, _)| p == path) {
+            return forms.clone();
         }
+        let real = real_path(path);
+        let forms: Rc<[PathBuf]> = if real == path {
+            Rc::from(vec![real])
+        } else {
+            Rc::from(vec![path.to_path_buf(), real])
+        };
+        self.real_paths
+            .borrow_mut()
+            .push((path.to_path_buf(), forms.clone()));
+        forms
+    }
+
+    /// An absolute path, folded, with its real form.
+    pub fn resolve(&self, path: &Path) -> ResolvedPath {
+        let lexical = fold(path);
+        let forms = self.forms(&lexical);
+        let real = forms.last().cloned().unwrap_or_else(|| lexical.clone());
+        ResolvedPath { lexical, real }
+    }
+
+    /// `raw` resolved against `cwd` (see [`ResolvedPath::resolve`]).
+    pub fn resolve_str(&self, raw: &str, cwd: &Path) -> Option<ResolvedPath> {
+        let joined = if raw == "~" {
+            self.home?.to_path_buf()
+        } else if let Some(rest) = raw.strip_prefix("~/") {
+            self.home?.join(rest)
+        } else if raw.starts_with('~') {
+            return None;
+        } else {
+            cwd.join(raw)
+        };
+        Some(self.resolve(&joined))
+    }
+
+    /// The working directories: the session's and the additional ones.
+    pub fn working_dirs(&self) -> &[ResolvedPath] {
+        self.working_dirs.get_or_init(|| {
+            std::iter::once(self.cwd.to_path_buf())
+                .chain(self.additional_dirs.iter().map(|d| self.cwd.join(d)))
+                .map(|d| self.resolve(&d))
+                .collect()
+        })
     }
 }
 
@@ -236,16 +271,16 @@ impl PathPattern {
             tokens.extend(path_tokens(anywhere));
             alternatives.push(tokens);
         }
-        let anchors = match self.anchor {
-            Anchor::Root => vec![PathBuf::from("/")],
+        let anchors: Rc<[PathBuf]> = match self.anchor {
+            Anchor::Root => Rc::from(vec![PathBuf::from("/")]),
             Anchor::Home => match ctx.home {
-                Some(home) => ctx.anchor_forms(home),
+                Some(home) => ctx.forms(home),
                 None => return list != RuleList::Allow,
             },
-            Anchor::Base => ctx.anchor_forms(base.unwrap_or(ctx.cwd)),
-            Anchor::WorkingDir => ctx.anchor_forms(ctx.cwd),
+            Anchor::Base => ctx.forms(base.unwrap_or(ctx.cwd)),
+            Anchor::WorkingDir => ctx.forms(ctx.cwd),
         };
-        for anchor in anchors {
+        for anchor in anchors.iter() {
             let escaped = globset::escape(&anchor.to_string_lossy());
             let joined = format!("{}/{}", escaped.trim_end_matches('/'), self.source);
             alternatives.push(path_tokens(&joined));
@@ -270,25 +305,24 @@ impl PathPattern {
         {
             return true;
         }
-        let anchor = match self.anchor {
-            Anchor::Root => PathBuf::from("/"),
-            Anchor::Home => match ctx.home {
-                Some(home) => home.to_path_buf(),
-                // No home: a deny/ask rule on it is assumed to match.
-                None => return list != RuleList::Allow,
-            },
-            Anchor::Base => base.unwrap_or(ctx.cwd).to_path_buf(),
-            Anchor::WorkingDir => ctx.cwd.to_path_buf(),
-        };
         let Some(glob) = &self.glob else {
             return false;
         };
-        let anchors = if self.anchor == Anchor::Root {
-            vec![anchor]
-        } else {
-            ctx.anchor_forms(&anchor)
+        let anchor = match self.anchor {
+            Anchor::Root => {
+                let rel = form.strip_prefix("/").unwrap_or(form);
+                return !rel.as_os_str().is_empty() && matches_with_ancestors(glob, rel);
+            }
+            Anchor::Home => match ctx.home {
+                Some(home) => home,
+                // No home: a deny/ask rule on it is assumed to match.
+                None => return list != RuleList::Allow,
+            },
+            Anchor::Base => base.unwrap_or(ctx.cwd),
+            Anchor::WorkingDir => ctx.cwd,
         };
-        anchors.iter().any(|a| {
+        let forms = ctx.forms(anchor);
+        forms.iter().any(|a| {
             form.strip_prefix(a)
                 .is_ok_and(|rel| !rel.as_os_str().is_empty() && matches_with_ancestors(glob, rel))
         })
@@ -329,7 +363,7 @@ mod tests {
     }
 
     fn hits(spec: &str, p: &str, list: RuleList) -> bool {
-        let ctx = PathContext::new(Path::new("/repo"), Some(Path::new("/home/u")));
+        let ctx = PathContext::new(Path::new("/repo"), Some(Path::new("/home/u")), &[]);
         PathPattern::compile(spec).matches(&path(p), &ctx, None, list)
     }
 

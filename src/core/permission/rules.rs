@@ -27,6 +27,7 @@ pub struct PermissionRule {
     /// relative to it. `None` (flags, the session) means the session's working directory.
     pub base: Option<PathBuf>,
     compiled: OnceLock<Compiled>,
+    tool_glob: OnceLock<Pattern>,
 }
 
 impl PartialEq for PermissionRule {
@@ -98,6 +99,7 @@ impl PermissionRule {
             specifier,
             base: None,
             compiled: OnceLock::new(),
+            tool_glob: OnceLock::new(),
         }
     }
 
@@ -169,7 +171,10 @@ impl PermissionRule {
             if list == RuleList::Allow && !allow_glob_is_scoped(rule) {
                 return false;
             }
-            return Pattern::wildcard(rule).matches_str(tool);
+            return self
+                .tool_glob
+                .get_or_init(|| Pattern::wildcard(rule))
+                .matches_str(tool);
         }
         // `mcp__server` = every tool of that server.
         if let Some(server) = rule.strip_prefix("mcp__")

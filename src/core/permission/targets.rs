@@ -41,7 +41,7 @@ fn is_harmless_device(path: &str) -> bool {
 impl FileTarget {
     /// What `word` names, relative to `cwd` (None: the directory is not known any more,
     /// e.g. after `cd "$x"`). None when the word names a harmless device.
-    pub fn of_word(word: &Word, cwd: Option<&Path>, home: Option<&Path>) -> Option<Self> {
+    pub fn of_word(word: &Word, cwd: Option<&Path>, ctx: &PathContext<'_>) -> Option<Self> {
         if let Some(text) = word.as_literal() {
             if is_harmless_device(&text) {
                 return None;
@@ -49,14 +49,16 @@ impl FileTarget {
             let absolute = text.starts_with('/') || text.starts_with('~');
             return Some(match (absolute, cwd) {
                 (false, None) => FileTarget::Unknown,
-                (_, cwd) => ResolvedPath::resolve(&text, cwd.unwrap_or(Path::new("/")), home)
+                (_, cwd) => ctx
+                    .resolve_str(&text, cwd.unwrap_or(Path::new("/")))
                     .map_or(FileTarget::Unknown, FileTarget::Known),
             });
         }
-        Some(Self::partial(&word.pieces, cwd, home))
+        Some(Self::partial(&word.pieces, cwd, ctx))
     }
 
-    fn partial(pieces: &[Piece], cwd: Option<&Path>, home: Option<&Path>) -> Self {
+    fn partial(pieces: &[Piece], cwd: Option<&Path>, ctx: &PathContext<'_>) -> Self {
+        let home = ctx.home;
         let first_dynamic = pieces
             .iter()
             .position(|p| !p.is_literal())
@@ -88,7 +90,7 @@ impl FileTarget {
                 None => return FileTarget::Unknown,
             }
         };
-        let dir = ResolvedPath::of(&base);
+        let dir = ctx.resolve(&base);
         let rest: Vec<Piece> = prefix[cut..]
             .chars()
             .map(Piece::Lit)
@@ -196,11 +198,12 @@ mod tests {
             .remove(0)
             .words
             .remove(1);
-        FileTarget::of_word(
-            &word,
-            Some(Path::new("/nonexistent-repo")),
+        let ctx = PathContext::new(
+            Path::new("/nonexistent-repo"),
             Some(Path::new("/home/u")),
-        )
+            &[],
+        );
+        FileTarget::of_word(&word, Some(Path::new("/nonexistent-repo")), &ctx)
     }
 
     #[test]
@@ -221,7 +224,11 @@ mod tests {
 
     #[test]
     fn partial_targets_match_rules_surely_or_possibly() {
-        let ctx = PathContext::new(Path::new("/nonexistent-repo"), Some(Path::new("/home/u")));
+        let ctx = PathContext::new(
+            Path::new("/nonexistent-repo"),
+            Some(Path::new("/home/u")),
+            &[],
+        );
         let rule = |r: &str| PermissionRule::parse(r).unwrap();
         let m = |r: &str, t: &str| {
             target(t)

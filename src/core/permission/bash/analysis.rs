@@ -6,11 +6,12 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::core::permission::paths::PathContext;
 use crate::core::permission::rules::basename;
 use crate::core::permission::shell::{self, RedirectKind, Word};
 use crate::core::permission::targets::FileTarget;
 
-use super::readonly::{FileUse, file_arguments};
+use super::file_args::{FileUse, file_arguments};
 use super::tree::{self, CommandNode};
 
 /// How deep literal shell scripts inside scripts are still read.
@@ -85,9 +86,9 @@ pub(super) struct Analysis {
 }
 
 impl Analysis {
-    pub fn of(command: &str, cwd: &Path, home: Option<&Path>) -> Self {
+    pub fn of(command: &str, ctx: &PathContext<'_>) -> Self {
         let mut analysis = Analysis::default();
-        analysis.read(command, &mut Some(cwd.to_path_buf()), home, 0);
+        analysis.read(command, &mut Some(ctx.cwd.to_path_buf()), ctx, 0);
         analysis
     }
 
@@ -97,7 +98,7 @@ impl Analysis {
         }
     }
 
-    fn read(&mut self, text: &str, cwd: &mut Option<PathBuf>, home: Option<&Path>, depth: usize) {
+    fn read(&mut self, text: &str, cwd: &mut Option<PathBuf>, ctx: &PathContext<'_>, depth: usize) {
         let script = shell::parse(text);
         for reason in script.opaque {
             self.opaque(reason);
@@ -121,7 +122,7 @@ impl Analysis {
                     RedirectKind::Write => FileUse::Write,
                     _ => continue,
                 };
-                self.access(use_, &redirect.target, cwd.as_deref(), home, true);
+                self.access(use_, &redirect.target, cwd.as_deref(), ctx, true);
             }
             let mut found = Vec::new();
             let mut scripts = Vec::new();
@@ -147,14 +148,14 @@ impl Analysis {
                     }
                 }
                 if matches!(name, "cd" | "pushd" | "popd") {
-                    new_cwd = Some(changed_dir(name, &node.words, cwd.as_deref(), home));
+                    new_cwd = Some(changed_dir(name, &node.words, cwd.as_deref(), ctx));
                 }
             });
             for reason in reasons {
                 self.opaque(reason);
             }
             for (use_, word) in found {
-                self.access(use_, &word, cwd.as_deref(), home, false);
+                self.access(use_, &word, cwd.as_deref(), ctx, false);
             }
             if let Some(dir) = new_cwd {
                 *cwd = dir;
@@ -166,7 +167,7 @@ impl Analysis {
             });
             for script in scripts {
                 if depth < MAX_SCRIPT_DEPTH {
-                    self.read(&script, &mut cwd.clone(), home, depth + 1);
+                    self.read(&script, &mut cwd.clone(), ctx, depth + 1);
                 } else {
                     self.opaque("shell scripts nest too deeply to be read".to_string());
                 }
@@ -179,10 +180,10 @@ impl Analysis {
         use_: FileUse,
         word: &Word,
         cwd: Option<&Path>,
-        home: Option<&Path>,
+        ctx: &PathContext<'_>,
         redirect: bool,
     ) {
-        if let Some(target) = FileTarget::of_word(word, cwd, home) {
+        if let Some(target) = FileTarget::of_word(word, cwd, ctx) {
             self.accesses.push(Access {
                 use_,
                 target,
@@ -197,7 +198,7 @@ fn changed_dir(
     name: &str,
     words: &[Word],
     cwd: Option<&Path>,
-    home: Option<&Path>,
+    ctx: &PathContext<'_>,
 ) -> Option<PathBuf> {
     if name == "popd" {
         return None;
@@ -207,8 +208,8 @@ fn changed_dir(
             .is_none_or(|t| !t.starts_with('-') || t == "-")
     });
     match target {
-        None => home.map(Path::to_path_buf),
-        Some(word) => match FileTarget::of_word(word, cwd, home)? {
+        None => ctx.home.map(Path::to_path_buf),
+        Some(word) => match FileTarget::of_word(word, cwd, ctx)? {
             FileTarget::Known(path) => {
                 (word.as_literal().as_deref() != Some("-")).then_some(path.lexical)
             }

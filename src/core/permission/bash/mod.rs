@@ -12,10 +12,13 @@
 //! 4. the mode: bypass allows, plan denies, the others ask.
 
 mod analysis;
+mod file_args;
 mod opacity;
+mod programs;
 mod readonly;
 mod suggest;
 mod tree;
+mod wrappers;
 
 use crate::core::permission::pattern::Pattern;
 use crate::core::permission::rules::{Compiled, PermissionRule, RuleList, basename};
@@ -26,7 +29,7 @@ use crate::core::permission::{
 };
 
 use analysis::{Access, Analysis};
-use readonly::FileUse;
+use file_args::FileUse;
 use tree::CommandNode;
 
 pub(super) use suggest::suggested_rules;
@@ -37,7 +40,7 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
-    let analysis = Analysis::of(command, call.cwd, policy.home.as_deref());
+    let analysis = Analysis::of(command, &ctx);
     let texts = MatchTexts::of(&analysis);
     let deny: Vec<&PermissionRule> = policy
         .deny
@@ -115,7 +118,6 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     }
 
     // 3. Allow.
-    let dirs = policy.working_dirs(call.cwd);
     let bare_allow = policy
         .allow
         .iter()
@@ -129,7 +131,7 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         })
         .collect();
     let file_allowed = |access: &Access| {
-        access.target.inside(&dirs)
+        access.target.inside(ctx.working_dirs())
             && match access.use_ {
                 FileUse::Read => true,
                 FileUse::Write => matches!(

@@ -10,8 +10,10 @@
 //! script opaque with a reason, and the reader never fails: the caller decides what an
 //! opaque script may do.
 
+mod cursor;
 mod grammar;
 mod lexer;
+mod redirects;
 
 /// One character of a word, or a stretch only known at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
