@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
-pub use paths::{ResolvedPath, fold};
+pub use paths::{AnchorCache, ResolvedPath, fold};
 pub use rules::{PathFamily, PermissionRule, RuleList};
 pub use suggest::suggested_rule;
 
@@ -54,6 +54,8 @@ pub struct PermissionPolicy {
     pub additional_dirs: Vec<PathBuf>,
     /// The user's home, for `~/` in rules and commands.
     pub home: Option<PathBuf>,
+    /// Where the directories rules are anchored at really are (filled as needed).
+    pub anchors: AnchorCache,
 }
 
 /// What the policy looks at for one call.
@@ -111,6 +113,7 @@ impl PermissionPolicy {
 
     fn path_context<'p>(&'p self, call: &CallFacts<'p>) -> PathContext<'p> {
         PathContext::new(call.cwd, self.home.as_deref(), &self.additional_dirs)
+            .with_anchor_cache(&self.anchors)
     }
 
     fn evaluate_tool(&self, call: &CallFacts<'_>) -> Verdict {

@@ -4,9 +4,11 @@
 //! settings file's project), `x` or `./x` (relative to the working directory), bare names
 //! at any depth, a directory pattern covering everything below it.
 
+use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobMatcher};
 
@@ -94,8 +96,11 @@ fn real_path(path: &Path) -> PathBuf {
 /// Whether both forms of `path` lie inside some working directory.
 pub fn inside_any(path: &ResolvedPath, dirs: &[ResolvedPath]) -> bool {
     path.forms().iter().all(|form| {
-        dirs.iter()
-            .any(|d| d.forms().iter().any(|dir| form.starts_with(dir)))
+        dirs.iter().any(|d| {
+            d.forms()
+                .iter()
+                .any(|dir| form.as_os_str() == dir.as_os_str() || below(form, dir).is_some())
+        })
     })
 }
 
@@ -110,13 +115,42 @@ enum Anchor {
 }
 
 /// Where path rules are matched during one evaluation. Real (symlink-resolved) forms of
-/// paths are looked up once per evaluation.
+/// paths are looked up once per evaluation, those of anchors (working directories, home,
+/// settings projects) once per policy.
 pub(super) struct PathContext<'a> {
     pub cwd: &'a Path,
     pub home: Option<&'a Path>,
     additional_dirs: &'a [PathBuf],
+    anchors: Option<&'a AnchorCache>,
     real_paths: RefCell<Vec<(PathBuf, Rc<[PathBuf]>)>>,
     working_dirs: OnceCell<Vec<ResolvedPath>>,
+}
+
+/// The real forms of directories rules are anchored at, kept across evaluations (they
+/// are the user's working and settings directories, which do not move under a session).
+#[derive(Debug, Clone, Default)]
+pub struct AnchorCache(Arc<Mutex<Vec<(PathBuf, PathBuf)>>>);
+
+impl AnchorCache {
+    const CAPACITY: usize = 64;
+
+    fn real(&self, path: &Path) -> PathBuf {
+        if let Ok(known) = self.0.lock()
+            && let Some((_, real)) = known
+                .iter()
+                .find(|(p, _)| p.as_os_str() == path.as_os_str())
+        {
+            return real.clone();
+        }
+        let real = real_path(path);
+        if let Ok(mut known) = self.0.lock() {
+            if known.len() >= Self::CAPACITY {
+                known.clear();
+            }
+            known.push((path.to_path_buf(), real.clone()));
+        }
+        real
+    }
 }
 
 impl<'a> PathContext<'a> {
@@ -125,14 +159,38 @@ impl<'a> PathContext<'a> {
             cwd,
             home,
             additional_dirs,
+            anchors: None,
             real_paths: RefCell::new(Vec::new()),
             working_dirs: OnceCell::new(),
         }
     }
 
+    /// Keeps the real forms of anchors in `cache` across evaluations.
+    pub fn with_anchor_cache(mut self, cache: &'a AnchorCache) -> Self {
+        self.anchors = Some(cache);
+        self
+    }
+
     /// The path as named and, when different, as it really is.
     fn forms(&self, path: &Path) -> Rc<[PathBuf]> {
-        if let Some((_, forms)) = self.real_paths.borrow().iter().find(|(p, _)| p == path) {
+        self.forms_by(path, real_path)
+    }
+
+    /// [`Self::forms`] of a directory rules are anchored at.
+    fn anchor_forms(&self, path: &Path) -> Rc<[PathBuf]> {
+        match self.anchors {
+            Some(cache) => self.forms_by(path, |p| cache.real(p)),
+            None => self.forms(path),
+        }
+    }
+
+    fn forms_by(&self, path: &Path, real_path: impl Fn(&Path) -> PathBuf) -> Rc<[PathBuf]> {
+        if let Some((_, forms)) = self
+            .real_paths
+            .borrow()
+            .iter()
+            .find(|(p, _)| p.as_os_str() == path.as_os_str())
+        {
             return forms.clone();
         }
         let real = real_path(path);
@@ -174,7 +232,12 @@ impl<'a> PathContext<'a> {
         self.working_dirs.get_or_init(|| {
             std::iter::once(self.cwd.to_path_buf())
                 .chain(self.additional_dirs.iter().map(|d| self.cwd.join(d)))
-                .map(|d| self.resolve(&d))
+                .map(|d| {
+                    let lexical = fold(&d);
+                    let forms = self.anchor_forms(&lexical);
+                    let real = forms.last().cloned().unwrap_or_else(|| lexical.clone());
+                    ResolvedPath { lexical, real }
+                })
                 .collect()
         })
     }
@@ -189,6 +252,12 @@ pub struct PathPattern {
     /// The any-depth form, when deny/ask rules have one.
     anywhere_source: Option<String>,
     glob: Option<GlobMatcher>,
+    /// The pattern's leading literal text: a path not starting with it cannot match.
+    literal_prefix: String,
+    /// The longest literal stretch of the pattern, and of the any-depth form: a path not
+    /// containing it cannot match.
+    literal_core: String,
+    anywhere_core: String,
     /// For deny/ask lists: the pattern matched at any depth of any absolute path (bare
     /// names and single-directory patterns such as `secrets/**`).
     anywhere: Option<GlobMatcher>,
@@ -233,7 +302,16 @@ impl PathPattern {
         PathPattern {
             anchor,
             glob: glob(&pattern),
+            literal_prefix: pattern
+                .chars()
+                .take_while(|c| !matches!(c, '*' | '?' | '[' | '{' | '\\'))
+                .collect(),
             anywhere: anywhere_source.as_deref().and_then(glob),
+            literal_core: longest_literal(&pattern),
+            anywhere_core: anywhere_source
+                .as_deref()
+                .map(longest_literal)
+                .unwrap_or_default(),
             anywhere_source,
             source: pattern,
         }
@@ -274,11 +352,11 @@ impl PathPattern {
         let anchors: Rc<[PathBuf]> = match self.anchor {
             Anchor::Root => Rc::from(vec![PathBuf::from("/")]),
             Anchor::Home => match ctx.home {
-                Some(home) => ctx.forms(home),
+                Some(home) => ctx.anchor_forms(home),
                 None => return list != RuleList::Allow,
             },
-            Anchor::Base => ctx.forms(base.unwrap_or(ctx.cwd)),
-            Anchor::WorkingDir => ctx.forms(ctx.cwd),
+            Anchor::Base => ctx.anchor_forms(base.unwrap_or(ctx.cwd)),
+            Anchor::WorkingDir => ctx.anchor_forms(ctx.cwd),
         };
         for anchor in anchors.iter() {
             let escaped = globset::escape(&anchor.to_string_lossy());
@@ -301,7 +379,9 @@ impl PathPattern {
     ) -> bool {
         if list != RuleList::Allow
             && let Some(anywhere) = &self.anywhere
-            && matches_with_ancestors(anywhere, form.strip_prefix("/").unwrap_or(form))
+            && let Some(rel) = below(form, Path::new("/"))
+            && contains_literal(&rel, &self.anywhere_core)
+            && matches_with_ancestors(anywhere, &rel)
         {
             return true;
         }
@@ -310,8 +390,8 @@ impl PathPattern {
         };
         let anchor = match self.anchor {
             Anchor::Root => {
-                let rel = form.strip_prefix("/").unwrap_or(form);
-                return !rel.as_os_str().is_empty() && matches_with_ancestors(glob, rel);
+                return below(form, Path::new("/"))
+                    .is_some_and(|rel| self.glob_matches(glob, &rel));
             }
             Anchor::Home => match ctx.home {
                 Some(home) => home,
@@ -321,19 +401,98 @@ impl PathPattern {
             Anchor::Base => base.unwrap_or(ctx.cwd),
             Anchor::WorkingDir => ctx.cwd,
         };
-        let forms = ctx.forms(anchor);
-        forms.iter().any(|a| {
-            form.strip_prefix(a)
-                .is_ok_and(|rel| !rel.as_os_str().is_empty() && matches_with_ancestors(glob, rel))
-        })
+        let forms = ctx.anchor_forms(anchor);
+        forms
+            .iter()
+            .any(|a| below(form, a).is_some_and(|rel| self.glob_matches(glob, &rel)))
+    }
+
+    fn glob_matches(&self, glob: &GlobMatcher, rel: &str) -> bool {
+        let prefix_ok = if cfg!(any(target_os = "macos", target_os = "windows")) {
+            rel.get(..self.literal_prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(&self.literal_prefix))
+        } else {
+            rel.starts_with(&self.literal_prefix)
+        };
+        prefix_ok && contains_literal(rel, &self.literal_core) && matches_with_ancestors(glob, rel)
+    }
+}
+
+/// The longest stretch of `pattern` every match must contain literally: glob syntax
+/// (`*`, `?`, `[…]`, `{…}`) ends a stretch; `\x` is the literal `x`.
+fn longest_literal(pattern: &str) -> String {
+    let mut best = String::new();
+    let mut run = String::new();
+    let mut chars = pattern.chars();
+    let end_run = |run: &mut String, best: &mut String| {
+        if run.len() > best.len() {
+            *best = std::mem::take(run);
+        }
+        run.clear();
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(next) => run.push(next),
+                None => end_run(&mut run, &mut best),
+            },
+            '*' | '?' => end_run(&mut run, &mut best),
+            '[' | '{' => {
+                end_run(&mut run, &mut best);
+                let close = if c == '[' { ']' } else { '}' };
+                for inner in chars.by_ref() {
+                    if inner == close {
+                        break;
+                    }
+                }
+            }
+            _ => run.push(c),
+        }
+    }
+    end_run(&mut run, &mut best);
+    best
+}
+
+/// Whether `text` contains `literal` (ignoring ASCII case where file names do).
+fn contains_literal(text: &str, literal: &str) -> bool {
+    if cfg!(any(target_os = "macos", target_os = "windows")) {
+        text.to_ascii_lowercase()
+            .contains(&literal.to_ascii_lowercase())
+    } else {
+        text.contains(literal)
     }
 }
 
 /// A path matches a pattern if it or a directory above it does (gitignore semantics).
-fn matches_with_ancestors(glob: &GlobMatcher, rel: &Path) -> bool {
-    rel.ancestors()
-        .take_while(|a| !a.as_os_str().is_empty())
-        .any(|a| glob.is_match(a))
+fn matches_with_ancestors(glob: &GlobMatcher, rel: &str) -> bool {
+    let mut end = rel.len();
+    loop {
+        let part = &rel[..end];
+        if !part.is_empty() && glob.is_match(part) {
+            return true;
+        }
+        match part.rfind('/') {
+            Some(slash) => end = slash,
+            None => return false,
+        }
+    }
+}
+
+/// `path` relative to `dir` when it lies strictly below it. Both are folded absolute paths,
+/// so comparing text is comparing components (non-UTF-8 bytes are compared as U+FFFD).
+pub(super) fn below<'p>(path: &'p Path, dir: &Path) -> Option<Cow<'p, str>> {
+    let dir = dir.to_string_lossy();
+    let dir = dir.trim_end_matches('/');
+    match path.to_string_lossy() {
+        Cow::Borrowed(path) => {
+            let rest = path.strip_prefix(dir)?.strip_prefix('/')?;
+            (!rest.is_empty()).then_some(Cow::Borrowed(rest))
+        }
+        Cow::Owned(path) => {
+            let rest = path.strip_prefix(dir)?.strip_prefix('/')?;
+            (!rest.is_empty()).then(|| Cow::Owned(rest.to_string()))
+        }
+    }
 }
 
 fn glob(pattern: &str) -> Option<GlobMatcher> {
@@ -365,6 +524,16 @@ mod tests {
     fn hits(spec: &str, p: &str, list: RuleList) -> bool {
         let ctx = PathContext::new(Path::new("/repo"), Some(Path::new("/home/u")), &[]);
         PathPattern::compile(spec).matches(&path(p), &ctx, None, list)
+    }
+
+    #[test]
+    fn literal_stretches() {
+        assert_eq!(longest_literal("**/src/mod1/**"), "/src/mod1/");
+        assert_eq!(longest_literal("x[abc]yyy"), "yyy");
+        assert_eq!(longest_literal("a{bb,cc}d"), "a");
+        assert_eq!(longest_literal("\\*star"), "*star");
+        assert!(hits("x[abc]y", "/repo/xay", RuleList::Deny));
+        assert!(hits("{a,b}.txt", "/repo/b.txt", RuleList::Deny));
     }
 
     #[test]

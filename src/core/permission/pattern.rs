@@ -142,8 +142,9 @@ fn intersects(pattern: &[Tok], text: &[Piece]) -> bool {
         cur[m] = star && next[m];
         for j in (0..m).rev() {
             let any = !text[j].is_literal();
-            cur[j] = (star && (next[j] || cur[j + 1]))
-                || (any && (cur[j + 1] || next[j]))
+            // A star or a run-time part may produce nothing, or absorb the other side's
+            // next element.
+            cur[j] = ((star || any) && (next[j] || cur[j + 1]))
                 || matches!((pattern[i], text[j]), (Tok::Lit(a), Piece::Lit(b)) if a == b && next[j + 1]);
         }
         std::mem::swap(&mut next, &mut cur);

@@ -54,16 +54,30 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .collect();
 
     // 1. Deny.
-    for rule in &deny {
-        if command_rule_match(rule, call, &texts) == Some(Certainty::Sure) {
-            return Verdict::Deny {
-                reason: format!("denied by rule {rule}"),
-            };
-        }
+    let denied_commands: Vec<(&PermissionRule, Option<Certainty>)> = deny
+        .iter()
+        .map(|rule| (*rule, command_rule_match(rule, call, &texts)))
+        .collect();
+    let denied_files: Vec<(&Access, Option<(&PermissionRule, Certainty)>)> = analysis
+        .accesses
+        .iter()
+        .map(|access| {
+            (
+                access,
+                file_rule(&policy.deny, access, &ctx, RuleList::Deny),
+            )
+        })
+        .collect();
+    if let Some((rule, _)) = denied_commands
+        .iter()
+        .find(|(_, c)| *c == Some(Certainty::Sure))
+    {
+        return Verdict::Deny {
+            reason: format!("denied by rule {rule}"),
+        };
     }
-    for access in &analysis.accesses {
-        if let Some((rule, Certainty::Sure)) = file_rule(&policy.deny, access, &ctx, RuleList::Deny)
-        {
+    for (access, hit) in &denied_files {
+        if let Some((rule, Certainty::Sure)) = hit {
             return Verdict::Deny {
                 reason: format!("denied by rule {rule} ({})", access.target.describe()),
             };
@@ -71,15 +85,13 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     }
 
     // 2. Ask.
-    for rule in &deny {
-        if command_rule_match(rule, call, &texts) == Some(Certainty::Possible) {
-            return Verdict::Ask {
-                reason: format!("the command might run what rule {rule} denies"),
-            };
-        }
+    if let Some((rule, _)) = denied_commands.iter().find(|(_, c)| c.is_some()) {
+        return Verdict::Ask {
+            reason: format!("the command might run what rule {rule} denies"),
+        };
     }
-    for access in &analysis.accesses {
-        if let Some((rule, _)) = file_rule(&policy.deny, access, &ctx, RuleList::Deny) {
+    for (access, hit) in &denied_files {
+        if let Some((rule, _)) = hit {
             return Verdict::Ask {
                 reason: format!(
                     "{} might be what rule {rule} denies",

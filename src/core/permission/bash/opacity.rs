@@ -230,18 +230,17 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                 }
             }
         }
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            if awk_program(args).is_none_or(|p| awk_runs_commands(&p)) {
-                opaque(node, "the awk program may run commands");
-            }
+        "awk" | "gawk" | "mawk" | "nawk"
+            if awk_program(args).is_none_or(|p| awk_runs_commands(&p)) =>
+        {
+            opaque(node, "the awk program may run commands");
         }
-        "sed" => {
+        "sed"
             if sed_scripts(args)
                 .iter()
-                .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
-            {
-                opaque(node, "the sed script may run commands");
-            }
+                .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs)) =>
+        {
+            opaque(node, "the sed script may run commands");
         }
         "git" => git(node, args),
         "ssh" => ssh(node, args),

@@ -21,14 +21,9 @@ impl Parser<'_> {
     }
 
     pub(super) fn starts_with(&self, text: &str) -> bool {
-        let mut i = self.pos;
-        for c in text.chars() {
-            if self.chars.get(i) != Some(&c) {
-                return false;
-            }
-            i += 1;
-        }
-        true
+        (self.pos..)
+            .zip(text.chars())
+            .all(|(i, c)| self.chars.get(i) == Some(&c))
     }
 
     pub(super) fn opaque(&mut self, reason: impl Into<String>) {
