@@ -151,6 +151,27 @@ const RM_ATTACKS: &[(&str, bool)] = &[
         true,
     ),
     ("watch -g 'rm -f victim'", false),
+    // Files written and run by the same line, programs renamed, loaders.
+    ("cat > x.sh <<'EOF'\nrm -f victim\nEOF\nbash x.sh", true),
+    ("echo 'rm -f victim' > x.sh; . ./x.sh", true),
+    ("printf 'rm -f victim' > x; chmod +x x; ./x", true),
+    (
+        "echo 'BEGIN{system(\"rm -f victim\")}' > x.awk; awk -f x.awk",
+        true,
+    ),
+    ("cp /bin/rm ./r && ./r -f victim", true),
+    ("ln -s /bin/rm r; ./r -f victim", true),
+    ("exec /proc/self/exe -c 'rm -f victim'", true),
+    ("/lib64/ld-linux-x86-64.so.2 /bin/rm -f victim", false),
+    (
+        "awk -f /dev/stdin <<< 'BEGIN{system(\"rm -f victim\")}'",
+        true,
+    ),
+    ("echo x | sed -f <(echo '1e rm -f victim')", true),
+    ("make -f - <<< $'all:\\n\\trm -f victim'", true),
+    ("make --eval=$'x:\\n\\trm -f victim' x", true),
+    ("npx -c 'rm -f victim'", false),
+    ("vim -es +'!rm -f victim' +q", false),
     // Command substitution and backticks.
     ("$(echo rm) -f victim", true),
     ("`echo rm` -f victim", true),
@@ -240,6 +261,9 @@ const BENIGN: &[&str] = &[
     "python3 script.py",
     "find . -name '*.rm'",
     "git log --grep push",
+    "./gradlew build > out.log",
+    "python3 script.py > results.txt",
+    "cargo test 2>&1 | tee test.log",
 ];
 
 fn policy(mode: PermissionMode) -> PermissionPolicy {

@@ -83,12 +83,23 @@ pub(super) struct Analysis {
     pub commands: Vec<Analysed>,
     pub opaque: Vec<String>,
     pub accesses: Vec<Access>,
+    /// Files run as code (programs by path, scripts, sourced files).
+    pub executed: Vec<FileTarget>,
 }
 
 impl Analysis {
     pub fn of(command: &str, ctx: &PathContext<'_>) -> Self {
         let mut analysis = Analysis::default();
         analysis.read(command, &mut Some(ctx.cwd.to_path_buf()), ctx, 0);
+        let runs_what_it_writes = analysis.executed.iter().any(|run| {
+            analysis
+                .accesses
+                .iter()
+                .any(|a| a.use_ == FileUse::Write && may_be_same(run, &a.target))
+        });
+        if runs_what_it_writes {
+            analysis.opaque("the command runs a file it writes itself".to_string());
+        }
         analysis
     }
 
@@ -128,8 +139,10 @@ impl Analysis {
             let mut scripts = Vec::new();
             let mut reasons = Vec::new();
             let mut new_cwd = None;
+            let mut executed = Vec::new();
             tree.walk(&mut |node| {
                 reasons.extend(node.opaque.iter().cloned());
+                executed.extend(node.executes.iter().cloned());
                 scripts.extend(node.scripts.iter().cloned());
                 let Some(full) = node.name() else { return };
                 let name = basename(&full);
@@ -156,6 +169,13 @@ impl Analysis {
             }
             for (use_, word) in found {
                 self.access(use_, &word, cwd.as_deref(), ctx, false);
+            }
+            for path in executed {
+                if let Some(target) =
+                    FileTarget::of_word(&Word::literal(&path), cwd.as_deref(), ctx)
+                {
+                    self.executed.push(target);
+                }
             }
             if let Some(dir) = new_cwd {
                 *cwd = dir;
@@ -190,6 +210,14 @@ impl Analysis {
                 redirect,
             });
         }
+    }
+}
+
+/// Whether two files may be the same one (unknown parts may be anything).
+fn may_be_same(a: &FileTarget, b: &FileTarget) -> bool {
+    match (a, b) {
+        (FileTarget::Known(a), FileTarget::Known(b)) => a.lexical == b.lexical || a.real == b.real,
+        _ => true,
     }
 }
 

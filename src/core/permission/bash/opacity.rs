@@ -171,7 +171,7 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             }
         }
         "source" | "." => match args.first() {
-            Some(Some(path)) if !reads_stdin(path) => {}
+            Some(Some(path)) if !reads_stdin(path) => node.executes.push(path.clone()),
             Some(_) => opaque(
                 node,
                 "the file sourced is computed at run time or is standard input",
@@ -230,19 +230,66 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                 }
             }
         }
-        "awk" | "gawk" | "mawk" | "nawk"
-            if awk_program(args).is_none_or(|p| awk_runs_commands(&p)) =>
-        {
-            opaque(node, "the awk program may run commands");
-        }
-        "sed"
-            if sed_scripts(args)
-                .iter()
-                .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs)) =>
-        {
-            opaque(node, "the sed script may run commands");
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" => {
+            let runs = if name == "sed" {
+                sed_scripts(args)
+                    .iter()
+                    .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
+            } else {
+                awk_program(args).is_none_or(|p| awk_runs_commands(&p))
+            };
+            if runs {
+                opaque(node, "the awk or sed program may run commands");
+            }
+            for (i, arg) in args.iter().enumerate() {
+                if matches!(arg.as_deref(), Some("-f" | "--file"))
+                    && let Some(Some(file)) = args.get(i + 1)
+                {
+                    node.executes.push(file.clone());
+                }
+            }
         }
         "git" => git(node, args),
+        "make" | "gmake" => {
+            for (i, arg) in args.iter().enumerate() {
+                let Some(arg) = arg else { continue };
+                if arg.starts_with("--eval") {
+                    opaque(node, "make --eval runs recipes given on the command line");
+                }
+                if matches!(arg.as_str(), "-f" | "--file" | "--makefile") {
+                    match args.get(i + 1) {
+                        Some(Some(file)) if !reads_stdin(file) => node.executes.push(file.clone()),
+                        _ => opaque(
+                            node,
+                            "the makefile is computed at run time or is standard input",
+                        ),
+                    }
+                }
+            }
+        }
+        "npx" | "pnpx" | "bunx" | "npm" => {
+            let exec = name != "npm"
+                || matches!(args.first(), Some(Some(sub)) if sub == "exec" || sub == "x");
+            for (i, arg) in args.iter().enumerate() {
+                if exec && matches!(arg.as_deref(), Some("-c" | "--call")) {
+                    opaque(
+                        node,
+                        "the package runner runs a command line through a shell",
+                    );
+                    if let Some(Some(text)) = args.get(i + 1) {
+                        node.scripts.push(text.clone());
+                    }
+                }
+            }
+        }
+        "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff"
+            if args.iter().flatten().any(|a| a.starts_with('+')) =>
+        {
+            opaque(
+                node,
+                "an editor command given on the command line can run anything",
+            );
+        }
         "ssh" => ssh(node, args),
         "tmux"
             if !matches!(
@@ -326,7 +373,7 @@ pub(super) fn joined(args: &[Option<String>]) -> Option<String> {
     parts.map(|p| p.join(" ")).filter(|t| !t.is_empty())
 }
 
-fn reads_stdin(path: &str) -> bool {
+pub(super) fn reads_stdin(path: &str) -> bool {
     path == "-"
         || path == "/dev/stdin"
         || path.starts_with("/dev/fd/")
@@ -398,7 +445,7 @@ fn shell(node: &mut CommandNode, args: &[Option<String>], _stdin_fed: bool) {
         Some(Some(path)) if reads_stdin(path) => node
             .opaque
             .push("a shell reads commands from its standard input".to_string()),
-        Some(Some(_)) => {}
+        Some(Some(path)) => node.executes.push(path.clone()),
     }
 }
 
@@ -430,6 +477,9 @@ fn interpreter(node: &mut CommandNode, args: &[Option<String>], inline: &[&str],
             operand = Some(arg.clone());
             break;
         }
+    }
+    if let Some(script) = operand.as_deref().filter(|o| !o.starts_with('-')) {
+        node.executes.push(script.to_string());
     }
     let reads_input = operand.as_deref().is_none_or(reads_stdin);
     if reads_input && stdin_fed {

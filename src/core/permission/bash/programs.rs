@@ -4,7 +4,7 @@
 
 use crate::core::permission::shell::Word;
 
-use super::opacity::joined;
+use super::opacity::{joined, reads_stdin};
 use super::tree::CommandNode;
 
 /// The awk program text (None when it comes from a file or is computed at run time is
@@ -14,7 +14,13 @@ pub(super) fn awk_program(args: &[Option<String>]) -> Option<String> {
     while let Some(arg) = args.get(i) {
         let arg = arg.as_deref()?;
         match arg {
-            "-f" | "--file" => return Some(String::new()),
+            "-f" | "--file" => {
+                // A program file; from standard input or computed, it cannot be read.
+                return match args.get(i + 1) {
+                    Some(Some(file)) if !reads_stdin(file) => Some(String::new()),
+                    _ => None,
+                };
+            }
             "-F" | "-v" | "--assign" | "--field-separator" | "-i" | "--include" => i += 2,
             "-e" | "--source" => return args.get(i + 1).cloned().flatten(),
             "--" => return args.get(i + 1).cloned().flatten(),
@@ -45,6 +51,9 @@ pub(super) fn sed_scripts(args: &[Option<String>]) -> Vec<Option<String>> {
             }
             Some("-f" | "--file") => {
                 explicit = true;
+                if !matches!(args.get(i + 1), Some(Some(file)) if !reads_stdin(file)) {
+                    scripts.push(None);
+                }
                 i += 2;
                 continue;
             }

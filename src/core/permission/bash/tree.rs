@@ -23,6 +23,9 @@ pub(super) struct CommandNode {
     pub opaque: Vec<String>,
     /// Literal shell text it hands to a shell (`sh -c '…'`, `eval …`): read for deny rules.
     pub scripts: Vec<String>,
+    /// Files it runs as code: a program named by path, a shell or interpreter script, a
+    /// sourced file.
+    pub executes: Vec<String>,
 }
 
 impl CommandNode {
@@ -68,6 +71,14 @@ pub(super) fn build(words: Vec<Word>, stdin_fed: bool, depth: usize) -> CommandN
         node.opaque.push("too many nested wrappers".to_string());
         return node;
     }
+    if full.starts_with("/proc/") || full.starts_with("/dev/fd/") {
+        node.opaque
+            .push("the program is named through /proc or a descriptor".to_string());
+        return node;
+    }
+    if full.contains('/') {
+        node.executes.push(full.clone());
+    }
     let name = basename(&full).to_string();
     opacity::check(&name, &mut node, stdin_fed);
     let (children, wraps) = children(&name, &node.words);
@@ -91,6 +102,11 @@ const RUNNERS: &[(&str, &str)] = &[
     ("pixi", "run"),
     ("rye", "run"),
     ("hatch", "run"),
+    ("npm", "exec"),
+    ("npm", "x"),
+    ("yarn", "exec"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
 ];
 
 /// Git options before the subcommand, and those taking a value.
@@ -118,13 +134,16 @@ fn children(name: &str, words: &[Word]) -> (Vec<(Vec<Word>, bool)>, Option<usize
     if name == "git" {
         return git(words);
     }
-    if let Some((_, sub)) = RUNNERS.iter().find(|(tool, _)| *tool == name) {
-        let runner = words.get(1).and_then(Word::as_literal);
-        if runner.as_deref() == Some(sub) || (name == "mise" && runner.as_deref() == Some("x")) {
-            let generic = wrapper(&[]);
-            return peel(&generic, words, 2);
-        }
-        return (Vec::new(), None);
+    let sub = words.get(1).and_then(Word::as_literal);
+    if RUNNERS
+        .iter()
+        .any(|(tool, runs)| *tool == name && sub.as_deref() == Some(runs))
+    {
+        return peel(&wrapper(&[]), words, 2);
+    }
+    // The dynamic loader runs the program it is given (`ld-linux-x86-64.so.2 /bin/rm`).
+    if (name.starts_with("ld-") || name.starts_with("ld.so")) && name.contains(".so") {
+        return peel(&wrapper(&[]), words, 1);
     }
     match WRAPPERS.iter().find(|w| w.names.contains(&name)) {
         Some(spec) => peel(spec, words, 1),
