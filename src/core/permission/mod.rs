@@ -12,6 +12,7 @@
 
 mod bash;
 mod mode;
+mod path_rules;
 mod paths;
 mod pattern;
 mod rules;

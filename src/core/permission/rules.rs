@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::paths::PathPattern;
+use super::path_rules::PathPattern;
 use super::pattern::Pattern;
 
 /// Which list a rule sits in; some forms are read differently per list.
