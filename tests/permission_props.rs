@@ -38,6 +38,43 @@ fn policy() -> PermissionPolicy {
     }
 }
 
+/// Policies that reach every stage of a decision.
+fn fuzz_policies() -> Vec<PermissionPolicy> {
+    let rules = |allow: &str, ask: &str, deny: &str, mode| PermissionPolicy {
+        mode,
+        allow: PermissionRule::parse_list(allow),
+        ask: PermissionRule::parse_list(ask),
+        deny: PermissionRule::parse_list(deny),
+        home: Some("/home/u".into()),
+        ..PermissionPolicy::default()
+    };
+    vec![
+        policy(),
+        rules(
+            "Bash(ls *) Bash(git status) Edit(src/**)",
+            "",
+            "",
+            PermissionMode::Default,
+        ),
+        rules(
+            "Bash(x *)",
+            "Bash(sh:*) Edit(.env)",
+            "Read(~/.ssh/**)",
+            PermissionMode::AcceptEdits,
+        ),
+        rules("", "", "Bash(rm *)", PermissionMode::Plan),
+    ]
+}
+
+fn evaluate_with(policy: &PermissionPolicy, command: &str) -> Verdict {
+    policy.evaluate(&CallFacts::new(
+        "Bash",
+        RiskClass::Execute,
+        Some(command),
+        Path::new("/work/project"),
+    ))
+}
+
 fn evaluate(command: &str) -> Verdict {
     policy().evaluate(&CallFacts::new(
         "Bash",
@@ -118,7 +155,10 @@ fn composed() -> impl Strategy<Value = (String, bool)> {
             inner
                 .clone()
                 .prop_map(|(a, x)| (format!("f() {{ {a}; }}; f"), x)),
-            inner.prop_map(|(a, x)| (format!("while false; do {a}; done"), x)),
+            inner
+                .clone()
+                .prop_map(|(a, x)| (format!("while false; do {a}; done < /dev/null"), x)),
+            inner.prop_map(|(a, x)| (format!("{{ {a}; }} 2> /dev/null"), x)),
         ]
     })
 }
@@ -137,14 +177,35 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_text_is_judged_consistently(text in "[a-z $'\"`\\\\|&;()<>{}\\[\\]*?!#=~\n\t.-]{0,60}") {
-        let first = evaluate(&text);
-        prop_assert_eq!(first, evaluate(&text));
+    fn arbitrary_text_is_judged_consistently(text in "[a-z $'\"`\\\\|&;()<>{}\\[\\]*?!#=~/\n\t.-]{0,60}") {
+        for policy in fuzz_policies() {
+            let first = evaluate_with(&policy, &text);
+            prop_assert_eq!(first, evaluate_with(&policy, &text));
+        }
     }
 
     #[test]
     fn arbitrary_unicode_never_panics(text in any::<String>()) {
-        let first = evaluate(&text);
-        prop_assert_eq!(first, evaluate(&text));
+        for policy in fuzz_policies() {
+            let first = evaluate_with(&policy, &text);
+            prop_assert_eq!(first, evaluate_with(&policy, &text));
+        }
+    }
+
+    #[test]
+    fn shell_shaped_text_never_panics(
+        words in prop::collection::vec(prop::sample::select(vec![
+            "ls", "rm", "x", "sh", "-c", "'a b'", "\"$x\"", "$(", ")", "`", "|", "&&", ";", "\n",
+            "<", ">", ">>", "2>&1", "<<EOF", "EOF", "<<<", "(", "{", "}", "if", "then", "fi",
+            "for", "in", "do", "done", "case", "esac", ";;", "while", "[[", "]]", "((", "))",
+            "$((", "${", "}", "find", "-exec", "\\;", "xargs", "timeout", "5", "env", "A=1",
+            "sudo", "git", "-C", "push", "cd", "/tmp", "..", "*.rs", "~", "eval", "f()", "<(",
+        ]), 0..24)
+    ) {
+        let text = words.join(" ");
+        for policy in fuzz_policies() {
+            let first = evaluate_with(&policy, &text);
+            prop_assert_eq!(first, evaluate_with(&policy, &text));
+        }
     }
 }

@@ -54,6 +54,15 @@ impl FileTarget {
                     .map_or(FileTarget::Unknown, FileTarget::Known),
             });
         }
+        // A process substitution's pipe (`/dev/fd/N`).
+        if let Some(rest) = word
+            .pieces
+            .strip_prefix(&Word::literal("/dev/fd/").pieces[..])
+            && !rest.contains(&Piece::Lit('/'))
+            && !rest.contains(&Piece::Any)
+        {
+            return None;
+        }
         Some(Self::partial(&word.pieces, cwd, ctx))
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::core::permission::paths::PathContext;
 use crate::core::permission::rules::basename;
-use crate::core::permission::shell::{self, RedirectKind, Word};
+use crate::core::permission::shell::{self, Piece, RedirectKind, Word};
 use crate::core::permission::targets::FileTarget;
 
 use super::file_args::{FileUse, file_arguments};
@@ -152,11 +152,24 @@ impl Analysis {
                     "env" | "export" | "declare" | "typeset" | "local" | "readonly"
                 ) {
                     for word in &node.words[1..] {
-                        if let Some(text) = word.as_literal()
-                            && let Some((var, _)) = text.split_once('=')
-                            && dangerous_variable(var)
-                        {
-                            reasons.push(format!("setting {var} changes what commands run"));
+                        let name: Option<String> = word
+                            .pieces
+                            .iter()
+                            .take_while(|p| **p != Piece::Lit('='))
+                            .map(|p| match p {
+                                Piece::Lit(c) => Some(*c),
+                                _ => None,
+                            })
+                            .collect();
+                        let assigns = word.pieces.contains(&Piece::Lit('='));
+                        match name {
+                            Some(var) if assigns && dangerous_variable(&var) => {
+                                reasons.push(format!("setting {var} changes what commands run"));
+                            }
+                            None if assigns => {
+                                reasons.push("a variable name is computed at run time".to_string());
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -231,7 +244,7 @@ fn changed_dir(
     if name == "popd" {
         return None;
     }
-    let target = words[1..].iter().find(|w| {
+    let target = words.get(1..).unwrap_or_default().iter().find(|w| {
         w.as_literal()
             .is_none_or(|t| !t.starts_with('-') || t == "-")
     });

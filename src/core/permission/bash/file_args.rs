@@ -169,7 +169,9 @@ pub(super) fn file_arguments(name: &str, words: &[Word]) -> Vec<(FileUse, Word)>
     }
     let all = |use_: FileUse, words: Vec<Word>| words.into_iter().map(|w| (use_, w)).collect();
     if name == "find" {
-        return words[1..]
+        return words
+            .get(1..)
+            .unwrap_or_default()
             .iter()
             .take_while(|w| {
                 w.as_literal()
@@ -179,7 +181,9 @@ pub(super) fn file_arguments(name: &str, words: &[Word]) -> Vec<(FileUse, Word)>
             .collect();
     }
     if name == "dd" {
-        return words[1..]
+        return words
+            .get(1..)
+            .unwrap_or_default()
             .iter()
             .filter_map(|w| {
                 let t = w.as_literal()?;

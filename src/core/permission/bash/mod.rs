@@ -217,11 +217,13 @@ impl MatchTexts {
 }
 
 fn texts_of(node: &CommandNode) -> (Vec<Piece>, Vec<Piece>, Vec<Piece>) {
-    let rest: Vec<Piece> = node.words[1..]
+    let Some((name, args)) = node.words.split_first() else {
+        return Default::default();
+    };
+    let rest: Vec<Piece> = args
         .iter()
         .flat_map(|w| std::iter::once(Piece::Lit(' ')).chain(w.pieces.iter().copied()))
         .collect();
-    let name = &node.words[0];
     let by_name: Vec<Piece> = match name.as_literal() {
         Some(full) => basename(&full).chars().map(Piece::Lit).collect(),
         None => {
@@ -313,7 +315,7 @@ fn file_rule<'r>(
 
 /// An allow rule matches the command, or the one command it merely wraps.
 fn allowed_by_rule(node: &CommandNode, allow: &[&Pattern]) -> bool {
-    if !node.opaque.is_empty() {
+    if !node.opaque.is_empty() || node.words.is_empty() {
         return false;
     }
     let (written, _, _) = texts_of(node);

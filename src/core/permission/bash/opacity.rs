@@ -122,7 +122,7 @@ const NAME_BUILTINS: &[&str] = &[
 /// Marks `node` opaque (with scripts) when its effect cannot be read from its words.
 pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
     let words: Vec<Option<String>> = node.words.iter().map(Word::as_literal).collect();
-    let args = &words[1..];
+    let args = words.get(1..).unwrap_or_default();
     let opaque = |node: &mut CommandNode, reason: &str| {
         if !node.opaque.iter().any(|r| r == reason) {
             node.opaque.push(reason.to_string());

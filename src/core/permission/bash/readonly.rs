@@ -12,6 +12,7 @@ use super::programs::{awk_runs_commands, sed_script, sed_scripts};
 /// Commands that only read, whatever their arguments.
 const ALWAYS_READ_ONLY: &[&str] = &[
     "ls",
+    "read",
     "cat",
     "head",
     "tail",

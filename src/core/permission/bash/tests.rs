@@ -114,6 +114,9 @@ fn read_only_commands_never_ask_inside_the_working_directories() {
         "echo hi > /dev/null 2>&1",
         "wc -l src/*.rs",
         "rg TODO -g '*.rs'",
+        "while read line; do echo \"$line\"; done < notes.txt",
+        "diff <(sort a) <(sort b)",
+        "{ ls; pwd; } 2> /dev/null",
     ] {
         assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
     }

@@ -409,7 +409,11 @@ impl Parser<'_> {
         if feeds_input {
             mark_stdin_fed(&mut self.out.commands[start..]);
         }
-        word.push(Piece::Any);
+        // The word becomes the pipe's path, `/dev/fd/N`.
+        for c in "/dev/fd/".chars() {
+            word.push(Piece::Lit(c));
+        }
+        word.push(Piece::Glob);
     }
 
     /// Reads the substitutions in `start..end` (a here-document body, an arithmetic
