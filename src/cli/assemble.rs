@@ -3,7 +3,7 @@
 
 use crate::core::hooks::HookConfig;
 use crate::core::models;
-use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
+use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, TodoItem, ToolRegistry};
 use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
@@ -101,22 +101,19 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
     let has_search_backend = search_tool.is_some();
     tool_list.extend(search_tool);
     let mut tools = ToolRegistry::new(tool_list);
-    let removed: Vec<String> = deny
-        .iter()
-        .filter(|r| r.specifier.is_none())
-        .map(|r| r.tool.clone())
-        .collect();
-    tools.retain(|name| !removed.iter().any(|r| r == name || r == "*"));
+    let removed = |name: &str| {
+        deny.iter()
+            .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
+    };
+    tools.retain(|name| !removed(name));
     // Without a search backend, Anthropic's own web search stands in (never advertised
     // where it cannot work, and not when the user removed WebSearch).
-    let server_tools = if !has_search_backend
-        && choice.provider.name() == "anthropic"
-        && !removed.iter().any(|r| r == "WebSearch" || r == "*")
-    {
-        vec![ServerTool::web_search()]
-    } else {
-        Vec::new()
-    };
+    let server_tools =
+        if !has_search_backend && choice.provider.name() == "anthropic" && !removed("WebSearch") {
+            vec![ServerTool::web_search()]
+        } else {
+            Vec::new()
+        };
 
     let store = SessionStore::new(home.clone());
     let resume_query = match (&args.resume, args.continue_session) {
@@ -237,6 +234,8 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         allow,
         ask,
         deny,
+        home: paths::home_dir(),
+        ..PermissionPolicy::default()
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name)

@@ -20,7 +20,7 @@ use crate::core::engine::{
 use crate::core::hooks::protocol::{ToolPermission, system_reminder};
 use crate::core::hooks::{HookConfig, HookEvent, HookProgress, HookRequest};
 use crate::core::permission::{
-    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
+    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
 };
 use crate::core::{Block, Message, Provider, ToolDisplay, ToolOutput, ToolRegistry, Usage};
 
@@ -546,13 +546,15 @@ impl ToolGate for SessionGate<'_> {
             Err(decision) => return decision,
         };
         let call = &call;
+        let facts = CallFacts {
+            tool: &call.name,
+            risk: call.risk,
+            argument: call.argument.as_deref(),
+            cwd: &self.cwd,
+            input: Some(&call.input),
+        };
         let verdict = match self.policy.lock() {
-            Ok(policy) => policy.evaluate(&CallFacts {
-                tool: &call.name,
-                risk: call.risk,
-                argument: call.argument.as_deref(),
-                cwd: &self.cwd,
-            }),
+            Ok(policy) => policy.evaluate(&facts),
             Err(_) => Verdict::Deny {
                 reason: "permission state is unavailable".to_string(),
             },
@@ -590,7 +592,7 @@ impl ToolGate for SessionGate<'_> {
         (self.sink)(SessionUpdate::PermissionAsked {
             call: call.clone(),
             reason: reason.clone(),
-            suggested_rule: suggested_rule(call),
+            suggested_rule: suggested_rule(&facts),
             responder,
         });
         self.notify_permission_prompt(call);
@@ -604,10 +606,8 @@ impl ToolGate for SessionGate<'_> {
                 GateDecision::Allow(call.input.clone())
             }
             PermissionAnswer::AllowAlways(rule) => {
-                if let (Ok(mut policy), Some(parsed)) =
-                    (self.policy.lock(), PermissionRule::parse(&rule))
-                {
-                    policy.allow.push(parsed);
+                if let Ok(mut policy) = self.policy.lock() {
+                    policy.allow.extend(PermissionRule::parse_list(&rule));
                 }
                 self.record(call, "allow", &format!("user approved; rule {rule} added"));
                 GateDecision::Allow(call.input.clone())
@@ -635,25 +635,5 @@ impl ToolGate for SessionGate<'_> {
 
     fn halted(&self) -> Option<String> {
         self.halt.lock().ok().and_then(|h| h.clone())
-    }
-}
-
-/// The narrowest rule that would allow this call again: the exact command's first word
-/// prefix for Bash, the exact path for file tools, the tool otherwise.
-pub fn suggested_rule(call: &ToolCall) -> String {
-    match (call.name.as_str(), call.argument.as_deref()) {
-        ("Bash", Some(cmd)) => {
-            let words: Vec<&str> = cmd.split_whitespace().take(2).collect();
-            match words.as_slice() {
-                [one] => format!("Bash({one})"),
-                [first, second] if !second.starts_with('-') => {
-                    format!("Bash({first} {second} *)")
-                }
-                [first, ..] => format!("Bash({first} *)"),
-                [] => "Bash".to_string(),
-            }
-        }
-        ("Edit" | "Write" | "Read", Some(path)) => format!("{}({path})", call.name),
-        _ => call.name.clone(),
     }
 }

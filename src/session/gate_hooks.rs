@@ -14,8 +14,9 @@ use crate::core::hooks::HookEvent;
 use crate::core::hooks::protocol::{ToolPermission, ToolPermissionDecision};
 use crate::core::permission::{CallFacts, PermissionMode, PermissionRule, Verdict};
 
-use super::conversation::{SessionGate, suggested_rule};
+use super::conversation::SessionGate;
 use super::hooks::tool_response;
+use crate::core::permission::suggested_rule;
 
 impl SessionGate<'_> {
     fn stop_turn(&self, reason: &str) {
@@ -38,6 +39,7 @@ impl SessionGate<'_> {
                     risk: call.risk,
                     argument: call.argument.as_deref(),
                     cwd: &self.cwd,
+                    input: Some(&call.input),
                 })
             }
             Err(_) => Verdict::Deny {
@@ -120,7 +122,14 @@ impl SessionGate<'_> {
         cancel: &CancellationToken,
     ) -> Option<GateDecision> {
         let hooks = self.hooks.filter(|h| h.has(HookEvent::PermissionRequest))?;
-        let suggestion = PermissionRule::parse(&suggested_rule(call)).map(|rule| {
+        let facts = CallFacts {
+            tool: &call.name,
+            risk: call.risk,
+            argument: call.argument.as_deref(),
+            cwd: &self.cwd,
+            input: Some(&call.input),
+        };
+        let suggestion = PermissionRule::parse(&suggested_rule(&facts)).map(|rule| {
             json!({
                 "type": "addRules",
                 "rules": [{"toolName": rule.tool, "ruleContent": rule.specifier}],

@@ -360,6 +360,7 @@ pub fn rule_holds(rule: &str, call: &ToolCall, cwd: &Path) -> bool {
             risk: call.risk,
             argument: call.argument.as_deref(),
             cwd,
+            input: Some(&call.input),
         }),
         Verdict::Deny { .. }
     )

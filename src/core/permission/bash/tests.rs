@@ -1,0 +1,214 @@
+//! Bash decision tests: compound commands, wrappers, opaque lines, read-only commands,
+//! redirections and file arguments, modes. (The adversarial suite is in
+//! `tests/permission_adversarial.rs`.)
+
+use std::path::Path;
+
+use crate::core::RiskClass;
+use crate::core::permission::{
+    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
+};
+
+fn policy(mode: PermissionMode, allow: &str, ask: &str, deny: &str) -> PermissionPolicy {
+    PermissionPolicy {
+        mode,
+        allow: PermissionRule::parse_list(allow),
+        ask: PermissionRule::parse_list(ask),
+        deny: PermissionRule::parse_list(deny),
+        home: Some("/home/u".into()),
+        ..PermissionPolicy::default()
+    }
+}
+
+fn bash(cmd: &str) -> CallFacts<'_> {
+    CallFacts::new("Bash", RiskClass::Execute, Some(cmd), Path::new("/repo"))
+}
+
+fn verdict(p: &PermissionPolicy, cmd: &str) -> &'static str {
+    match p.evaluate(&bash(cmd)) {
+        Verdict::Allow => "allow",
+        Verdict::Ask { .. } => "ask",
+        Verdict::Deny { .. } => "deny",
+    }
+}
+
+#[test]
+fn deny_beats_allow_and_catches_any_part_of_a_compound_command() {
+    let p = policy(PermissionMode::BypassPermissions, "Bash", "", "Bash(rm *)");
+    for cmd in [
+        "rm -rf /",
+        "ls && rm -rf /",
+        "ls; rm x",
+        "echo hi | rm x",
+        "(rm x)",
+        "ls\nrm x",
+        "true || rm x",
+        "ls $(rm x)",
+        "ls `rm x`",
+        "sh -c 'rm x'",
+        "eval 'rm x'",
+        "timeout 5 rm x",
+        "sudo -u root rm x",
+        "find . -exec rm {} \\;",
+        "echo a | xargs rm",
+        "/bin/rm x",
+        "\\rm x",
+        "'r'm x",
+        "if true; then rm x; fi",
+        "f() { rm x; }; f",
+    ] {
+        assert_eq!(verdict(&p, cmd), "deny", "{cmd}");
+    }
+    assert_eq!(verdict(&p, "ls -la"), "allow");
+    assert_eq!(verdict(&p, "echo rm"), "allow");
+    assert_eq!(verdict(&p, "rmdir x"), "allow");
+    for cmd in ["$(echo rm) -rf /", "eval \"$x\"", "sh -c \"$x\"", "$CMD x"] {
+        assert_eq!(
+            verdict(&p, cmd),
+            "ask",
+            "{cmd} must ask even in bypass mode"
+        );
+    }
+}
+
+#[test]
+fn allow_needs_every_part_and_never_covers_opaque_parts() {
+    let p = policy(
+        PermissionMode::Default,
+        "Bash(git status),Bash(npm test:*)",
+        "",
+        "",
+    );
+    assert_eq!(verdict(&p, "git status"), "allow");
+    assert_eq!(verdict(&p, "git status && npm test -- --watch"), "allow");
+    assert_eq!(
+        verdict(&p, "timeout 60 npm test"),
+        "allow",
+        "wrappers are looked through"
+    );
+    assert_eq!(verdict(&p, "NODE_ENV=test npm test"), "allow");
+    for cmd in [
+        "git status && cargo build",
+        "npm test $(cargo build)",
+        "eval npm test",
+        "bash -c 'npm test'",
+        "sudo npm test",
+        "PATH=/tmp npm test",
+        "npm test > out.txt",
+        "git status; git push",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+}
+
+#[test]
+fn read_only_commands_never_ask_inside_the_working_directories() {
+    let p = policy(PermissionMode::Default, "", "", "");
+    for cmd in [
+        "ls -la",
+        "cat src/main.rs | head -5",
+        "git status && git diff HEAD~1 && git log --oneline -5",
+        "grep -rn foo src | wc -l",
+        "find . -name '*.rs' -exec grep -l foo {} +",
+        "cd src && ls *.rs",
+        "echo hi > /dev/null 2>&1",
+        "wc -l src/*.rs",
+        "rg TODO -g '*.rs'",
+        "while read line; do echo \"$line\"; done < notes.txt",
+        "diff <(sort a) <(sort b)",
+        "{ ls; pwd; } 2> /dev/null",
+    ] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+    for cmd in [
+        "cat /etc/passwd",
+        "ls ..",
+        "cd /tmp && ls",
+        "ls > listing.txt",
+        "find . -delete",
+        "git push",
+        "cat $FILE",
+        "sed -i s/a/b/ x",
+        "cd \"$d\" && cat x",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+}
+
+#[test]
+fn redirections_are_file_writes() {
+    let p = policy(
+        PermissionMode::BypassPermissions,
+        "",
+        "",
+        "Edit(.env) Read(~/.ssh/**)",
+    );
+    assert_eq!(verdict(&p, "echo x > .env"), "deny");
+    assert_eq!(verdict(&p, "echo x >> sub/.env"), "deny");
+    assert_eq!(verdict(&p, "cat < ~/.ssh/id_rsa"), "deny");
+    assert_eq!(verdict(&p, "cat ~/.ssh/id_rsa"), "deny");
+    assert_eq!(verdict(&p, "cp ~/.ssh/id_rsa /tmp/x"), "deny");
+    assert_eq!(verdict(&p, "rm .env"), "deny");
+    assert_eq!(verdict(&p, "echo x > \"$f\""), "ask");
+    assert_eq!(verdict(&p, "echo x > out.txt"), "allow");
+    let edits = policy(PermissionMode::AcceptEdits, "", "", "");
+    assert_eq!(verdict(&edits, "echo x > out.txt"), "allow");
+    assert_eq!(verdict(&edits, "echo x > /tmp/out.txt"), "ask");
+    assert_eq!(
+        verdict(&edits, "mkdir -p build && touch build/x && cp a build/"),
+        "allow"
+    );
+    assert_eq!(verdict(&edits, "mv a /tmp/"), "ask");
+    assert_eq!(verdict(&edits, "rm a"), "ask");
+    let default = policy(PermissionMode::Default, "Edit(logs/**)", "", "");
+    assert_eq!(verdict(&default, "ls > logs/ls.txt"), "allow");
+    assert_eq!(verdict(&default, "ls > other.txt"), "ask");
+    let plan = policy(PermissionMode::Plan, "", "", "");
+    assert_eq!(verdict(&plan, "ls > x"), "deny");
+}
+
+#[test]
+fn ask_rules_and_possible_matches() {
+    let p = policy(
+        PermissionMode::BypassPermissions,
+        "Bash",
+        "Bash(git push *)",
+        "Bash(curl *)",
+    );
+    assert_eq!(verdict(&p, "git push origin main"), "ask");
+    assert_eq!(verdict(&p, "git -C sub push"), "ask");
+    assert_eq!(verdict(&p, "git $sub origin"), "ask");
+    assert_eq!(verdict(&p, "git status"), "allow");
+    assert_eq!(verdict(&p, "CURL http://x"), "ask", "case look-alike");
+    assert_eq!(
+        verdict(&p, "cur\u{0142} http://x"),
+        "ask",
+        "non-ASCII look-alike"
+    );
+    assert_eq!(verdict(&p, "wget http://x"), "allow");
+    assert_eq!(verdict(&p, "cp /usr/bin/curl ./c && ./c x"), "ask");
+}
+
+#[test]
+fn parameter_rules() {
+    let p = policy(
+        PermissionMode::BypassPermissions,
+        "",
+        "",
+        "Bash(run_in_background:true)",
+    );
+    let input = serde_json::json!({"command": "sleep 100", "run_in_background": true});
+    let call = CallFacts {
+        input: Some(&input),
+        ..bash("sleep 100")
+    };
+    assert!(matches!(p.evaluate(&call), Verdict::Deny { .. }));
+    assert_eq!(verdict(&p, "sleep 100"), "allow");
+}
+
+#[test]
+fn empty_and_comment_lines_do_nothing() {
+    let p = policy(PermissionMode::Default, "", "", "Bash(rm *)");
+    assert_eq!(verdict(&p, ""), "allow");
+    assert_eq!(verdict(&p, "# rm -rf /"), "allow");
+}
