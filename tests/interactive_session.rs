@@ -248,7 +248,10 @@ async fn dont_ask_again_saves_the_rule_and_stops_asking() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         anthropic::tool_turn(None, &[("t1", "Bash", json!({"command": "mkdir -p one"}))]),
-        anthropic::tool_turn(None, &[("t2", "Bash", json!({"command": "mkdir -p one/two"}))]),
+        anthropic::tool_turn(
+            None,
+            &[("t2", "Bash", json!({"command": "mkdir -p one/two"}))],
+        ),
         anthropic::text_turn("done"),
     ]);
     let mut client = InteractiveSession::start(session(&server, dir.path()));
@@ -269,5 +272,8 @@ async fn dont_ask_again_saves_the_rule_and_stops_asking() {
     })
     .await;
     assert!(!asked_again, "the saved rule covers the second call");
-    assert!(dir.path().join("one/two").is_dir(), "the second command ran");
+    assert!(
+        dir.path().join("one/two").is_dir(),
+        "the second command ran"
+    );
 }

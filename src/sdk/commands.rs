@@ -65,6 +65,39 @@ pub const BUILTINS: &[CommandSpec] = &[
     },
 ];
 
+/// Commands only an interactive client runs (pickers, clipboard, leaving); listed next to
+/// [`BUILTINS`] for completion and help, executed by the client itself.
+pub const INTERACTIVE: &[CommandSpec] = &[
+    CommandSpec {
+        name: "resume",
+        description: "Resume an earlier session of this directory",
+        argument_hint: "[id or name]",
+    },
+    CommandSpec {
+        name: "copy",
+        description: "Copy the last answer (or its code block n) to the clipboard",
+        argument_hint: "[n]",
+    },
+    CommandSpec {
+        name: "exit",
+        description: "Leave robota",
+        argument_hint: "",
+    },
+];
+
+/// Every command a client may offer: the built-ins, then the interactive ones.
+pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
+    BUILTINS.iter().chain(INTERACTIVE)
+}
+
+/// The fixed values a command's argument takes, for completion (empty: free text).
+pub fn argument_choices(name: &str) -> Vec<&'static str> {
+    match name {
+        "mode" | "permissions" => PermissionMode::ALL.iter().map(|m| m.as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Splits `/name args` into its parts.
 pub fn parse_slash(prompt: &str) -> Option<(&str, &str)> {
     let rest = prompt.trim_start().strip_prefix('/')?;

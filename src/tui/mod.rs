@@ -8,3 +8,6 @@ pub mod terminal;
 
 /// What the interactive entry point prints while the full-screen UI is not built yet.
 pub const NOT_YET_AVAILABLE: &str = "robota: the full-screen UI is not available in this build yet; run headless with `robota -p \"your prompt\"` (see `robota --help`).";
+
+pub mod completion;
+pub mod composer;
