@@ -211,3 +211,46 @@ fn web_search_is_anthropics_server_tool_unless_a_backend_is_configured() {
     assert!(tools.contains(&"WebSearch".to_string()), "{tools:?}");
     assert!(!tools.contains(&"web_search".to_string()));
 }
+
+#[test]
+fn reads_outside_the_working_directories_ask_unless_added() {
+    let p = project();
+    let outside = p.user_home.join("notes.txt");
+    std::fs::write(&outside, "outside notes").unwrap();
+    let read = || {
+        anthropic::tool_turn(
+            None,
+            &[(
+                "t1",
+                "Read",
+                json!({"file_path": outside.to_str().unwrap()}),
+            )],
+        )
+    };
+    let server = MockServer::start(vec![
+        read(),
+        anthropic::text_turn("a"),
+        read(),
+        anthropic::text_turn("b"),
+    ]);
+    let out = p.run(&server, &["-p", "read it", "--output-format", "json"]);
+    assert_eq!(
+        json_result(&out)["permission_denials"][0]["tool_name"],
+        "Read"
+    );
+    let add = p.user_home.to_str().unwrap().to_string();
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "read it",
+            "--output-format",
+            "json",
+            "--add-dir",
+            &add,
+        ],
+    );
+    assert_eq!(json_result(&out)["permission_denials"], json!([]));
+    let results = tool_results(&server.requests()[3].body);
+    assert!(result_text(&results[0]).contains("outside notes"));
+}

@@ -114,6 +114,10 @@ pub struct Args {
     #[arg(long)]
     pub no_session_persistence: bool,
 
+    /// More working directories the tools may read and edit without asking for the path.
+    #[arg(long = "add-dir", num_args = 1..)]
+    pub add_dir: Vec<std::path::PathBuf>,
+
     /// Provider profile from settings (or anthropic, openai, google).
     #[arg(long)]
     pub provider: Option<String>,

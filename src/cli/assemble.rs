@@ -78,7 +78,9 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         settings
             .rules(list)
             .iter()
-            .filter_map(|(rule, _, _)| PermissionRule::parse(rule))
+            .filter_map(|(rule, _, base)| {
+                PermissionRule::parse(rule).map(|r| r.with_base(base.clone()))
+            })
             .collect()
     };
     let mut allow = from_settings("allow");
@@ -235,6 +237,16 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         ask,
         deny,
         home: paths::home_dir(),
+        additional_dirs: settings
+            .merged
+            .pointer("/permissions/additionalDirectories")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(std::path::PathBuf::from)
+            .chain(args.add_dir.iter().cloned())
+            .collect(),
         ..PermissionPolicy::default()
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
