@@ -36,7 +36,7 @@ impl Provider for Scripted {
         match next {
             Some(Ok(turn)) => {
                 for block in &turn.content {
-                    if let Block::Text { text } = block {
+                    if let Block::Text { text, .. } = block {
                         events(StreamEvent::TextDelta(text.clone()));
                     }
                 }

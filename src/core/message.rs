@@ -38,6 +38,9 @@ pub struct ImageSource {
 pub enum Block {
     Text {
         text: String,
+        /// Sources the text cites (Anthropic web search), kept as the API gave them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        citations: Option<Value>,
     },
     Thinking {
         thinking: String,
@@ -73,13 +76,16 @@ fn is_false(b: &bool) -> bool {
 
 impl Block {
     pub fn text(text: impl Into<String>) -> Self {
-        Block::Text { text: text.into() }
+        Block::Text {
+            text: text.into(),
+            citations: None,
+        }
     }
 
     /// Characters this block contributes to a context estimate.
     pub fn char_len(&self) -> usize {
         match self {
-            Block::Text { text } => text.len(),
+            Block::Text { text, .. } => text.len(),
             Block::Thinking {
                 thinking,
                 signature,
@@ -156,7 +162,7 @@ impl Message {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
-            if let Block::Text { text } = block {
+            if let Block::Text { text, .. } = block {
                 out.push_str(text);
             }
         }

@@ -381,7 +381,7 @@ fn first_prompt_of(line: &[u8]) -> Option<String> {
     };
     let message = message_from_line(&mut line)?;
     message.content.iter().find_map(|block| match block {
-        Block::Text { text } if !text.trim().is_empty() => {
+        Block::Text { text, .. } if !text.trim().is_empty() => {
             Some(text.trim().chars().take(FIRST_PROMPT_CHARS).collect())
         }
         _ => None,

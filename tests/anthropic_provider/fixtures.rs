@@ -191,6 +191,28 @@ async fn fixture_web_search_keeps_server_blocks_verbatim() {
     let answer = text(turn);
     assert!(answer.starts_with("Based on my search results, here are the key tech news"));
     assert!(answer.ends_with("retail expansion."));
+    // Citations ride on the text they annotate, as the API sent them.
+    let recorded_citations: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["delta"]["type"] == "citations_delta")
+        .map(|v| v["delta"]["citation"].clone())
+        .collect();
+    assert!(!recorded_citations.is_empty());
+    let decoded: Vec<Value> = turn
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text {
+                citations: Some(Value::Array(c)),
+                ..
+            } => Some(c.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(decoded, recorded_citations);
+    assert_eq!(decoded[0]["type"], "web_search_result_location");
 }
 
 #[tokio::test]

@@ -127,7 +127,7 @@ fn messages(history: &[Message]) -> Vec<Value> {
 /// interrupted or foreign thinking block cannot be verified).
 fn is_sendable(block: &Block) -> bool {
     match block {
-        Block::Text { text } => !text.is_empty(),
+        Block::Text { text, .. } => !text.is_empty(),
         Block::Thinking { signature, .. } => !signature.is_empty(),
         Block::RedactedThinking { data } => !data.is_empty(),
         Block::Opaque(value) => is_anthropic_block(value),

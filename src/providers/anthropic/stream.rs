@@ -19,7 +19,8 @@ use crate::providers::streaming::{Flow, WireDecoder};
 
 #[derive(Debug)]
 enum BlockState {
-    Text(String),
+    /// The text and the citations that annotate it.
+    Text(String, Vec<Value>),
     Thinking {
         thinking: String,
         signature: String,
@@ -187,7 +188,7 @@ impl StreamAssembler {
             "text" => {
                 let text = text_field("text");
                 self.emit_nonempty(sink, StreamEvent::TextDelta(text.clone()));
-                BlockState::Text(text)
+                BlockState::Text(text, Vec::new())
             }
             "thinking" => {
                 let thinking = text_field("thinking");
@@ -245,7 +246,7 @@ impl StreamAssembler {
             return;
         };
         let event = match (block, delta_type) {
-            (BlockState::Text(text), "text_delta") => {
+            (BlockState::Text(text, _), "text_delta") => {
                 text.push_str(field("text"));
                 StreamEvent::TextDelta(field("text").to_string())
             }
@@ -268,7 +269,13 @@ impl StreamAssembler {
                 json.push_str(field("partial_json"));
                 return;
             }
-            // citations_delta and future delta kinds: the text they annotate still arrives.
+            (BlockState::Text(_, citations), "citations_delta") => {
+                if let Some(citation) = delta.get("citation") {
+                    citations.push(citation.clone());
+                }
+                return;
+            }
+            // Future delta kinds: the text they annotate still arrives.
             _ => return,
         };
         self.emit_nonempty(sink, event);
@@ -320,7 +327,10 @@ fn parse_tool_input(raw: &str) -> Value {
 
 fn settle(state: BlockState) -> Option<Block> {
     match state {
-        BlockState::Text(text) => (!text.is_empty()).then_some(Block::Text { text }),
+        BlockState::Text(text, citations) => (!text.is_empty()).then_some(Block::Text {
+            text,
+            citations: (!citations.is_empty()).then(|| Value::Array(citations)),
+        }),
         BlockState::Thinking {
             thinking,
             signature,

@@ -112,7 +112,7 @@ fn user_parts(message: &Message, call_names: &HashMap<&str, &str>) -> Vec<Value>
                     "text": format!("[result of tool call {tool_use_id}]\n{content}")
                 })),
             },
-            Block::Text { text } if !text.is_empty() => others.push(json!({"text": text})),
+            Block::Text { text, .. } if !text.is_empty() => others.push(json!({"text": text})),
             Block::Image { source } => others.push(json!({"inlineData": {
                 "mimeType": source.media_type,
                 "data": source.data,
@@ -148,7 +148,7 @@ fn model_parts<'a>(message: &'a Message, call_names: &mut HashMap<&'a str, &'a s
                 OwnedOpaque::Part(part) => Some(part.clone()),
                 OwnedOpaque::Foreign => None,
             },
-            Block::Text { text } if !text.is_empty() => Some(json!({"text": text})),
+            Block::Text { text, .. } if !text.is_empty() => Some(json!({"text": text})),
             // Thought summaries are sent back only when a signature rides on them.
             Block::Thinking { thinking, .. } if pending.is_some() => {
                 Some(json!({"text": thinking, "thought": true}))

@@ -262,7 +262,7 @@ impl GeminiStreamDecoder {
             return Ok(());
         }
         match (self.blocks.last_mut(), thought) {
-            (Some(Block::Text { text: current }), false) => current.push_str(text),
+            (Some(Block::Text { text: current, .. }), false) => current.push_str(text),
             (Some(Block::Thinking { thinking, .. }), true) => thinking.push_str(text),
             (_, false) => self.blocks.push(Block::text(text)),
             (_, true) => self.blocks.push(Block::Thinking {

@@ -186,7 +186,7 @@ fn joined_text(content: &[Block]) -> String {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|b| match b {
-            Block::Text { text } if !text.is_empty() => Some(text.as_str()),
+            Block::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
             _ => None,
         })
         .collect();

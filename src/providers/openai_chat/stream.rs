@@ -91,7 +91,7 @@ impl WireDecoder for ChatStreamDecoder {
             .parts
             .into_iter()
             .filter_map(|part| match part {
-                Part::Text(text) => (!text.is_empty()).then_some(Block::Text { text }),
+                Part::Text(text) => (!text.is_empty()).then_some(Block::text(text)),
                 Part::Thinking(thinking) => (!thinking.is_empty()).then_some(Block::Thinking {
                     thinking,
                     signature: String::new(),

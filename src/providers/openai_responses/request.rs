@@ -133,7 +133,7 @@ fn user_items(blocks: &[Block], ids: &mut CallIdRewriter, items: &mut Vec<Value>
                         "text":format!("[result of tool call {tool_use_id}]\n{output}")})),
                 }
             }
-            Block::Text { text } if !text.is_empty() => {
+            Block::Text { text, .. } if !text.is_empty() => {
                 parts.push(json!({"type":"input_text","text":text}));
             }
             Block::Image { source } => parts.push(json!({"type":"input_image",
@@ -163,7 +163,7 @@ fn assistant_items(
     };
     for block in blocks {
         match block {
-            Block::Text { text } if !text.is_empty() => {
+            Block::Text { text, .. } if !text.is_empty() => {
                 text_parts.push(json!({"type":"output_text","text":text}));
             }
             Block::ToolUse { id, name, input } => {

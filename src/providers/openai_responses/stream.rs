@@ -150,7 +150,10 @@ impl WireDecoder for ResponsesDecoder {
                 Item::Message { text, refused: r } => {
                     refused |= r;
                     if !text.is_empty() {
-                        content.push(Block::Text { text });
+                        content.push(Block::Text {
+                            text,
+                            citations: None,
+                        });
                     }
                 }
                 Item::FunctionCall {
