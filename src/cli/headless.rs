@@ -29,6 +29,16 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Runs print mode to completion and returns the process exit code.
 pub async fn run(args: Args) -> u8 {
     let started = Instant::now();
+    // Registered now, before any output, so a SIGINT at any point ends the turn cleanly
+    // rather than killing the process.
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("robota: warning: cannot handle Ctrl+C: {e}");
+            None
+        }
+    };
     if args.output_format == OutputFormat::StreamJson && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;
@@ -76,15 +86,13 @@ pub async fn run(args: Args) -> u8 {
     let mut end = TurnEnd::Success;
     let mut result = String::new();
     let mut prompts = prompts.into_iter();
-    let sigint = tokio::signal::ctrl_c();
-    tokio::pin!(sigint);
     let mut interrupted = false;
     let mut awaiting_command = false;
     let mut pending = submit_next(&session, &mut prompts, &mut awaiting_command);
     while pending {
         let event = tokio::select! {
             event = events.recv() => event,
-            _ = &mut sigint, if !interrupted => {
+            Some(_) = async { sigint.as_mut()?.recv().await }, if !interrupted => {
                 session.abort();
                 interrupted = true;
                 continue;
