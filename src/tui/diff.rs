@@ -145,9 +145,8 @@ impl DiffView {
 
     /// One line saying what changed, e.g. "Updated src/a.rs with 2 additions and 1 removal".
     pub fn summary(&self) -> String {
-        let plural = |n: usize, one: &str, many: &str| {
-            format!("{n} {}", if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         if self.created {
             return format!(
                 "Created {} ({})",
@@ -261,7 +260,10 @@ mod tests {
         let after = "a\nB\nc\nd\ne\n";
         let view = DiffView::new("x.txt", Some(before), after);
         assert_eq!(view.counts(), (2, 1));
-        assert_eq!(view.summary(), "Updated x.txt with 2 additions and 1 removal");
+        assert_eq!(
+            view.summary(),
+            "Updated x.txt with 2 additions and 1 removal"
+        );
         let lines = text(&view.render(40, false, &Theme::new(false)));
         assert_eq!(
             lines,
@@ -281,9 +283,15 @@ mod tests {
     fn colours_follow_the_sign() {
         let view = DiffView::new("x", Some("old\n"), "new\n");
         let lines = view.render(40, false, &Theme::new(true));
-        let del = lines.iter().find(|l| text(&[(*l).clone()])[0].contains("- old")).unwrap();
+        let del = lines
+            .iter()
+            .find(|l| text(&[(*l).clone()])[0].contains("- old"))
+            .unwrap();
         assert_eq!(del.spans.last().unwrap().style, Theme::new(true).diff_del);
-        let add = lines.iter().find(|l| text(&[(*l).clone()])[0].contains("+ new")).unwrap();
+        let add = lines
+            .iter()
+            .find(|l| text(&[(*l).clone()])[0].contains("+ new"))
+            .unwrap();
         assert_eq!(add.spans.last().unwrap().style, Theme::new(true).diff_add);
     }
 
@@ -302,16 +310,17 @@ mod tests {
         assert!(view.is_collapsible());
         let collapsed = text(&view.render(60, false, &Theme::new(false)));
         assert_eq!(collapsed.len(), COLLAPSED_ROWS + 1);
-        assert_eq!(
-            collapsed.last().unwrap(),
-            "… +31 lines (ctrl+o to expand)"
-        );
+        assert_eq!(collapsed.last().unwrap(), "… +31 lines (ctrl+o to expand)");
         assert_eq!(view.render(60, true, &Theme::new(false)).len(), 51);
     }
 
     #[test]
     fn narrow_widths_wrap_within_bounds() {
-        let view = DiffView::new("w", Some("short\n"), "a much longer replacement line 한국어\n");
+        let view = DiffView::new(
+            "w",
+            Some("short\n"),
+            "a much longer replacement line 한국어\n",
+        );
         for width in [1u16, 4, 12, 20] {
             for line in view.render(width, true, &Theme::new(true)) {
                 if width >= 2 {

@@ -5,8 +5,8 @@
 /// What the interactive entry point prints while the full-screen UI is not built yet.
 pub const NOT_YET_AVAILABLE: &str = "robota: the full-screen UI is not available in this build yet; run headless with `robota -p \"your prompt\"` (see `robota --help`).";
 
-pub mod theme;
-pub mod wrap;
-pub mod markdown;
 pub mod diff;
+pub mod markdown;
+pub mod theme;
 pub mod transcript;
+pub mod wrap;

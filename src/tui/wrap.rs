@@ -94,7 +94,9 @@ fn is_closing_punctuation(g: &str) -> bool {
 }
 
 fn is_opening_punctuation(g: &str) -> bool {
-    g.chars().next().is_some_and(|c| "（［｛「『【〈《〔([{".contains(c))
+    g.chars()
+        .next()
+        .is_some_and(|c| "（［｛「『【〈《〔([{".contains(c))
 }
 
 fn pieces<'a>(spans: &'a [Span<'a>]) -> Vec<Piece<'a>> {
@@ -246,7 +248,9 @@ fn wrap_words(pieces: &[Piece<'_>], rows: &mut Rows) {
                 }
                 let word = &pieces[start..i];
                 let word_width: usize = word.iter().map(|p| p.width).sum();
-                let space = pending_space.take().map_or(&pieces[0..0], |(a, b)| &pieces[a..b]);
+                let space = pending_space
+                    .take()
+                    .map_or(&pieces[0..0], |(a, b)| &pieces[a..b]);
                 let space_width: usize = space.iter().map(|p| p.width).sum();
                 if rows.width + space_width + word_width <= rows.limit() {
                     for p in space.iter().chain(word) {
@@ -324,7 +328,12 @@ mod tests {
     }
 
     fn wrap(text: &str, width: usize) -> Vec<String> {
-        texts(&wrap_spans(&[Span::raw(text)], width, width, WrapMode::Words))
+        texts(&wrap_spans(
+            &[Span::raw(text)],
+            width,
+            width,
+            WrapMode::Words,
+        ))
     }
 
     #[test]
@@ -370,7 +379,11 @@ mod tests {
     #[test]
     fn styles_survive_and_merge() {
         let bold = Style::new().add_modifier(Modifier::BOLD);
-        let spans = [Span::styled("he", bold), Span::styled("llo", bold), Span::raw(" x")];
+        let spans = [
+            Span::styled("he", bold),
+            Span::styled("llo", bold),
+            Span::raw(" x"),
+        ];
         let rows = wrap_spans(&spans, 80, 80, WrapMode::Words);
         assert_eq!(rows[0].len(), 2);
         assert_eq!(rows[0][0].content, "hello");
@@ -409,7 +422,7 @@ mod tests {
             let mode = if chars_mode { WrapMode::Chars } else { WrapMode::Words };
             let rows = wrap_spans(&[Span::raw(text.clone())], width, width, mode);
             for row in &rows {
-                prop_assert!(spans_width(row) <= width, "{:?} wider than {}", texts(&[row.clone()]), width);
+                prop_assert!(spans_width(row) <= width, "{:?} wider than {}", texts(std::slice::from_ref(row)), width);
             }
             // Nothing but break spaces is lost.
             let kept: String = texts(&rows).concat().chars().filter(|c| !c.is_whitespace()).collect();

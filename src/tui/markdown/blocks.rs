@@ -64,16 +64,12 @@ impl Fence {
 
     /// A content line with the opener's indentation removed.
     pub(crate) fn strip<'a>(&self, line: &'a str) -> &'a str {
-        let mut removed = 0;
-        let mut bytes = 0;
-        for c in line.chars() {
-            if c != ' ' || removed >= self.indent {
-                break;
-            }
-            removed += 1;
-            bytes += 1;
-        }
-        &line[bytes..]
+        let spaces = line
+            .bytes()
+            .take(self.indent)
+            .take_while(|b| *b == b' ')
+            .count();
+        &line[spaces..]
     }
 }
 
@@ -84,7 +80,11 @@ pub(crate) fn is_heading(line: &str) -> bool {
     }
     let rest = line.trim_start();
     let hashes = rest.chars().take_while(|c| *c == '#').count();
-    (1..=6).contains(&hashes) && rest[hashes..].chars().next().is_none_or(|c| c == ' ' || c == '\t')
+    (1..=6).contains(&hashes)
+        && rest[hashes..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == ' ' || c == '\t')
 }
 
 /// The kind of marker a list item line starts with.
@@ -109,7 +109,10 @@ impl ListMarker {
                     return None;
                 }
                 let start = line[..digits].parse().ok()?;
-                (ListMarker::Ordered { delimiter, start }, &line[digits + 1..])
+                (
+                    ListMarker::Ordered { delimiter, start },
+                    &line[digits + 1..],
+                )
             }
             _ => return None,
         };

@@ -3,6 +3,7 @@
 //! colours, the language is known, the syntaxes are loaded and the block is small enough;
 //! otherwise plain, with an upgrade to highlighted once the syntaxes arrive.
 
+use ratatui::style::Style;
 use ratatui::text::Span;
 
 use super::highlight::{self, LineHighlighter, MAX_HIGHLIGHT_BYTES, MAX_HIGHLIGHT_LINE};
@@ -23,12 +24,13 @@ enum Colouring {
 /// The lines of one code block.
 pub(crate) struct CodeBlock {
     lang: String,
-    theme: Theme,
+    /// Style of unhighlighted code (and the base under highlighting).
+    style: Style,
     source: Vec<String>,
     rows: Vec<Row>,
     bytes: usize,
     colouring: Colouring,
-    highlighter: Option<LineHighlighter>,
+    highlighter: Option<Box<LineHighlighter>>,
 }
 
 impl CodeBlock {
@@ -37,7 +39,7 @@ impl CodeBlock {
         let lang = lang.split_whitespace().next().unwrap_or("").to_string();
         let mut block = CodeBlock {
             lang,
-            theme,
+            style: theme.code,
             source: Vec::new(),
             rows: Vec::new(),
             bytes: 0,
@@ -71,9 +73,9 @@ impl CodeBlock {
             highlight::request();
             return;
         }
-        match LineHighlighter::new(&self.lang, self.theme.code) {
+        match LineHighlighter::new(&self.lang, self.style) {
             Some(h) => {
-                self.highlighter = Some(h);
+                self.highlighter = Some(Box::new(h));
                 self.colouring = Colouring::Highlighting;
                 let source = std::mem::take(&mut self.source);
                 self.rows.clear();
@@ -101,7 +103,7 @@ impl CodeBlock {
     }
 
     fn plain_row(&self, line: &str) -> Row {
-        vec![Span::styled(line.to_string(), self.theme.code)]
+        vec![Span::styled(line.to_string(), self.style)]
     }
 
     /// Appends one complete source line (without its newline).

@@ -109,24 +109,48 @@ const DEFAULT: SynColor = SynColor {
 /// `ansi` theme so it reads on light and dark terminals.
 fn palette_theme() -> SynTheme {
     const RULES: &[(&str, Option<u8>, Option<FontStyle>)] = &[
-        ("comment, punctuation.definition.comment", Some(8), Some(FontStyle::ITALIC)),
+        (
+            "comment, punctuation.definition.comment",
+            Some(8),
+            Some(FontStyle::ITALIC),
+        ),
         ("string, punctuation.definition.string", Some(2), None),
         ("constant.character.escape", Some(6), None),
-        ("constant.numeric, constant.language, constant.character", Some(3), None),
+        (
+            "constant.numeric, constant.language, constant.character",
+            Some(3),
+            None,
+        ),
         ("keyword, storage, keyword.operator.word", Some(5), None),
         ("keyword.operator", None, None),
-        ("entity.name.function, support.function, meta.function-call variable.function", Some(4), None),
-        ("entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, support.type, support.class, storage.type.rust", Some(3), None),
+        (
+            "entity.name.function, support.function, meta.function-call variable.function",
+            Some(4),
+            None,
+        ),
+        (
+            "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, support.type, support.class, storage.type.rust",
+            Some(3),
+            None,
+        ),
         ("entity.name.tag", Some(4), None),
         ("entity.other.attribute-name", Some(3), None),
         ("variable.parameter, variable.language", Some(1), None),
         ("entity.name.macro, support.macro", Some(6), None),
-        ("markup.heading, entity.name.section", Some(4), Some(FontStyle::BOLD)),
+        (
+            "markup.heading, entity.name.section",
+            Some(4),
+            Some(FontStyle::BOLD),
+        ),
         ("markup.bold", None, Some(FontStyle::BOLD)),
         ("markup.italic", None, Some(FontStyle::ITALIC)),
         ("markup.inserted", Some(2), None),
         ("markup.deleted", Some(1), None),
-        ("meta.diff.range, meta.diff.header, meta.diff.index", Some(6), None),
+        (
+            "meta.diff.range, meta.diff.header, meta.diff.index",
+            Some(6),
+            None,
+        ),
         ("markup.raw, markup.inline.raw", Some(6), None),
         ("invalid", Some(1), None),
     ];
@@ -247,7 +271,8 @@ impl LineHighlighter {
             .ok()?;
         let highlighter = Highlighter::new(&self.catalog.theme);
         let mut row: Row = Vec::new();
-        for (style, text) in HighlightIterator::new(&mut self.state, &ops, &with_newline, &highlighter)
+        for (style, text) in
+            HighlightIterator::new(&mut self.state, &ops, &with_newline, &highlighter)
         {
             let text = text.strip_suffix('\n').unwrap_or(text);
             if text.is_empty() {

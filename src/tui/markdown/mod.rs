@@ -229,7 +229,9 @@ impl StreamingMarkdown {
 
     fn finish_markdown(&mut self, text: &str, gap: bool, list: Option<ListMarker>) {
         let mut nodes = parse(text, &self.theme, self.base, true);
-        self.waiting |= nodes.iter_mut().any(|n| n.code_mut().is_some_and(|c| c.is_waiting()));
+        self.waiting |= nodes
+            .iter_mut()
+            .any(|n| n.code_mut().is_some_and(|c| c.is_waiting()));
         self.chunks.push(Chunk {
             gap,
             body: Body::Nodes(nodes),

@@ -22,12 +22,25 @@ pub(crate) struct Prefix {
 /// One laid-out-able piece of a markdown block.
 pub(crate) enum Node {
     /// Prose wrapped at spaces: paragraphs, headings, list item text, HTML.
-    Text { prefix: Prefix, spans: Row },
-    Code { prefix: Prefix, block: CodeBlock },
-    Rule { prefix: Prefix },
-    Table { prefix: Prefix, table: Table },
+    Text {
+        prefix: Prefix,
+        spans: Row,
+    },
+    Code {
+        prefix: Prefix,
+        block: CodeBlock,
+    },
+    Rule {
+        prefix: Prefix,
+    },
+    Table {
+        prefix: Prefix,
+        table: Table,
+    },
     /// An empty separating row (still showing quote bars).
-    Blank { prefix: Row },
+    Blank {
+        prefix: Row,
+    },
 }
 
 impl Node {
@@ -47,8 +60,14 @@ pub(crate) fn options() -> Options {
 
 enum Container {
     Quote,
-    List { next: Option<u64> },
-    Item { marker: Row, indent: usize, marker_shown: bool },
+    List {
+        next: Option<u64>,
+    },
+    Item {
+        marker: Row,
+        indent: usize,
+        marker_shown: bool,
+    },
 }
 
 struct TableBuilder {

@@ -231,7 +231,11 @@ mod tests {
     fn shrinks_and_wraps_to_the_width() {
         let rows = layout_table(&sample(), 20, &Theme::new(false));
         for row in &rows {
-            assert!(spans_width(row) <= 20, "{:?}", text(&[row.clone()]));
+            assert!(
+                spans_width(row) <= 20,
+                "{:?}",
+                text(std::slice::from_ref(row))
+            );
         }
         assert!(text(&rows).iter().any(|r| r.contains("longer")));
         assert!(rows.len() > 6);

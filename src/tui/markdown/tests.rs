@@ -60,14 +60,22 @@ fn renders_the_sample_structure() {
     ];
     assert_eq!(lines.len(), expect_prefixes.len(), "{lines:#?}");
     for (line, prefix) in lines.iter().zip(expect_prefixes) {
-        assert!(line.starts_with(prefix), "{line:?} should start with {prefix:?}");
+        assert!(
+            line.starts_with(prefix),
+            "{line:?} should start with {prefix:?}"
+        );
     }
 }
 
 #[test]
 fn inline_styles_and_heading() {
     let lines = render_whole("# Title\n\n**b** *i* ~~s~~ `c`\n", 40);
-    assert!(lines[0].spans[0].style.add_modifier.contains(Modifier::BOLD));
+    assert!(
+        lines[0].spans[0]
+            .style
+            .add_modifier
+            .contains(Modifier::BOLD)
+    );
     let body = &lines[2].spans;
     let find = |t: &str| body.iter().find(|s| s.content == t).unwrap().style;
     assert!(find("b").add_modifier.contains(Modifier::BOLD));
@@ -169,7 +177,11 @@ fn split_by(text: &str, sizes: &[usize]) -> Vec<String> {
     let mut i = 0;
     let mut k = 0;
     while i < chars.len() {
-        let n = sizes.get(k % sizes.len().max(1)).copied().unwrap_or(7).max(1);
+        let n = sizes
+            .get(k % sizes.len().max(1))
+            .copied()
+            .unwrap_or(7)
+            .max(1);
         let end = (i + n).min(chars.len());
         out.push(chars[i..end].iter().collect());
         i = end;

@@ -98,10 +98,16 @@ impl Entry {
     }
 
     /// The gutter of the first row and of the others.
-    pub(crate) fn gutter(&self, spinner_frame: usize, theme: &Theme) -> (Span<'static>, Span<'static>) {
+    pub(crate) fn gutter(
+        &self,
+        spinner_frame: usize,
+        theme: &Theme,
+    ) -> (Span<'static>, Span<'static>) {
         let blank = Span::raw("  ");
         let first = match &self.cell {
-            Cell::UserPrompt(_) | Cell::CommandOutput { .. } => Span::styled("> ", theme.user_gutter),
+            Cell::UserPrompt(_) | Cell::CommandOutput { .. } => {
+                Span::styled("> ", theme.user_gutter)
+            }
             Cell::Assistant(_) => Span::styled("⏺ ", theme.assistant_gutter),
             Cell::Thinking(_) => Span::styled("✻ ", theme.thinking),
             Cell::ToolCall(t) => match t.status {
@@ -135,10 +141,15 @@ fn notice_look(kind: NoticeKind, theme: &Theme) -> (&'static str, Style) {
 
 fn wrapped(text: &str, style: Style, width: usize) -> Vec<Line<'static>> {
     let text = sanitize(text);
-    wrap_spans(&[Span::styled(text.into_owned(), style)], width, width, WrapMode::Words)
-        .into_iter()
-        .map(Line::from)
-        .collect()
+    wrap_spans(
+        &[Span::styled(text.into_owned(), style)],
+        width,
+        width,
+        WrapMode::Words,
+    )
+    .into_iter()
+    .map(Line::from)
+    .collect()
 }
 
 fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
@@ -186,7 +197,11 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
         }
         Cell::Interrupted => {
             let lead = if width >= 8 { "⎿  " } else { "" };
-            wrapped(&format!("{lead}Interrupted by user"), theme.notice_error, width)
+            wrapped(
+                &format!("{lead}Interrupted by user"),
+                theme.notice_error,
+                width,
+            )
         }
     }
 }

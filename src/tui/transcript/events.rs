@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::Transcript;
 use super::cell::{Cell, NoticeKind, ThinkingCell};
 use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
-use super::Transcript;
 use crate::core::{Block, Message};
 use crate::sdk::{SessionEvent, TurnEnd};
 use crate::tui::markdown::StreamingMarkdown;
@@ -115,7 +115,10 @@ impl Transcript {
                 );
                 let last_is_retry = matches!(
                     self.cell(self.len().wrapping_sub(1)),
-                    Some(Cell::Notice { kind: NoticeKind::Retry, .. })
+                    Some(Cell::Notice {
+                        kind: NoticeKind::Retry,
+                        ..
+                    })
                 );
                 if last_is_retry {
                     let last = self.len() - 1;

@@ -19,10 +19,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-pub use self::cell::{Cell, GUTTER, NoticeKind, SPINNER, ThinkingCell};
-pub use self::tool_call::{PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input};
 use self::cell::Entry;
+pub use self::cell::{Cell, GUTTER, NoticeKind, SPINNER, ThinkingCell};
 use self::events::EventState;
+pub use self::tool_call::{
+    PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input,
+};
 use self::viewport::{HeightIndex, Scroll};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{WrapMode, wrap_spans};
@@ -234,7 +236,9 @@ impl Transcript {
             );
             if let Some(first) = rows.into_iter().next() {
                 let line = Line::from(first);
-                let w = u16::try_from(line.width()).unwrap_or(area.width).min(area.width);
+                let w = u16::try_from(line.width())
+                    .unwrap_or(area.width)
+                    .min(area.width);
                 let x = area.x + (area.width - w) / 2;
                 buf.set_line(x, area.bottom() - 1, &line, w);
             }
@@ -286,12 +290,12 @@ impl Transcript {
     }
 
     pub fn scroll_to_top(&mut self) {
-        self.scroll.to_top();
+        self.scroll.scroll_to_top();
     }
 
     /// Jumps to the end and follows new output again.
     pub fn scroll_to_bottom(&mut self) {
-        self.scroll.to_bottom();
+        self.scroll.scroll_to_bottom();
     }
 
     /// PgUp / PgDn page, Home / End jump to the top / the end (also with ctrl).

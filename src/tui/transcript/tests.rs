@@ -53,7 +53,12 @@ fn a_turn_becomes_prompt_answer_and_tool_cells() {
         input: json!({"command": "ls"}),
     });
     assert!(t.has_running_tools());
-    t.apply(&finished("call_0", "Bash", json!({"command": "ls"}), "a.rs\nb.rs\n"));
+    t.apply(&finished(
+        "call_0",
+        "Bash",
+        json!({"command": "ls"}),
+        "a.rs\nb.rs\n",
+    ));
     t.apply(&SessionEvent::TextDelta("Two files.".into()));
     t.apply(&SessionEvent::TurnComplete {
         end: TurnEnd::Success,
@@ -91,7 +96,12 @@ fn reused_tool_ids_get_new_cells_in_a_new_turn() {
             name: "Read".into(),
             input: json!({"file_path": format!("/f{round}")}),
         });
-        t.apply(&finished("call_0", "Read", json!({"file_path": format!("/f{round}")}), "x\n"));
+        t.apply(&finished(
+            "call_0",
+            "Read",
+            json!({"file_path": format!("/f{round}")}),
+            "x\n",
+        ));
     }
     let lines = all_lines(&mut t, 40);
     assert!(lines.contains(&"⏺ Read(/f0)".to_string()));
@@ -102,7 +112,9 @@ fn reused_tool_ids_get_new_cells_in_a_new_turn() {
 #[test]
 fn a_discarded_attempt_removes_its_cells_and_retries_update_in_place() {
     let mut t = Transcript::new(Theme::new(false));
-    t.apply(&SessionEvent::TurnStarted { prompt: "hi".into() });
+    t.apply(&SessionEvent::TurnStarted {
+        prompt: "hi".into(),
+    });
     t.apply(&SessionEvent::TextDelta("partial ans".into()));
     t.apply(&SessionEvent::AttemptDiscarded);
     for attempt in 1..=2 {
@@ -287,7 +299,11 @@ fn resize_while_scrolled_up_keeps_the_same_cell_in_view() {
     t.render(Rect::new(0, 0, 40, 10), &mut narrow);
     let after = text(&t.visible_lines(40, t.scroll_top(), 1));
     let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
-    assert_eq!(digits(&first[0]), digits(&after[0]), "{first:?} vs {after:?}");
+    assert_eq!(
+        digits(&first[0]),
+        digits(&after[0]),
+        "{first:?} vs {after:?}"
+    );
 }
 
 #[test]

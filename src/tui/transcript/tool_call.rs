@@ -75,7 +75,10 @@ impl ToolCallCell {
         };
         self.result = match display {
             Some(d @ ToolDisplay::FileDiff { .. }) if !is_error => DiffView::from_display(d)
-                .map_or_else(|| ToolResultView::Text(content.to_string()), ToolResultView::Diff),
+                .map_or_else(
+                    || ToolResultView::Text(content.to_string()),
+                    ToolResultView::Diff,
+                ),
             Some(ToolDisplay::Todos { todos }) if !is_error => ToolResultView::Todos(todos.clone()),
             _ if !is_error && self.name == "Read" => {
                 let n = content.lines().count();
@@ -136,18 +139,30 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
                 WrapMode::Words,
             );
             let width = u16::try_from(room).unwrap_or(u16::MAX);
-            rows.extend(diff.render(width, expanded, theme).into_iter().map(|l| l.spans));
+            rows.extend(
+                diff.render(width, expanded, theme)
+                    .into_iter()
+                    .map(|l| l.spans),
+            );
             rows
         }
         (ToolResultView::Todos(todos), _) => todos
             .iter()
             .flat_map(|t| {
                 let (mark, style) = match t.status.as_str() {
-                    "completed" => ("☒ ", theme.dim.add_modifier(ratatui::style::Modifier::CROSSED_OUT)),
+                    "completed" => (
+                        "☒ ",
+                        theme
+                            .dim
+                            .add_modifier(ratatui::style::Modifier::CROSSED_OUT),
+                    ),
                     "in_progress" => ("◼ ", theme.tool_name),
                     _ => ("☐ ", theme.tool_output),
                 };
-                let spans = [Span::styled(mark, style), Span::styled(sanitize(&t.content).into_owned(), style)];
+                let spans = [
+                    Span::styled(mark, style),
+                    Span::styled(sanitize(&t.content).into_owned(), style),
+                ];
                 wrap_spans(&spans, room, room.saturating_sub(2).max(1), WrapMode::Words)
             })
             .collect(),
@@ -159,13 +174,23 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
     }
 }
 
-fn text_rows(text: &str, room: usize, expanded: bool, style: ratatui::style::Style, theme: &Theme) -> Vec<Row> {
+fn text_rows(
+    text: &str,
+    room: usize,
+    expanded: bool,
+    style: ratatui::style::Style,
+    theme: &Theme,
+) -> Vec<Row> {
     let text = sanitize(text.trim_end());
     if text.trim().is_empty() {
         return vec![vec![Span::styled("(no output)", theme.dim)]];
     }
     let lines: Vec<&str> = text.lines().collect();
-    let limit = if expanded { EXPANDED_LINES } else { PREVIEW_LINES };
+    let limit = if expanded {
+        EXPANDED_LINES
+    } else {
+        PREVIEW_LINES
+    };
     let mut rows = Vec::new();
     for line in lines.iter().take(limit) {
         let spans = [Span::styled(line.to_string(), style)];
@@ -178,17 +203,28 @@ fn text_rows(text: &str, room: usize, expanded: bool, style: ratatui::style::Sty
     if lines.len() > limit {
         let more = lines.len() - limit;
         let hint = if expanded { "" } else { " (ctrl+o to expand)" };
-        rows.push(vec![Span::styled(format!("… +{more} lines{hint}"), theme.dim)]);
+        rows.push(vec![Span::styled(
+            format!("… +{more} lines{hint}"),
+            theme.dim,
+        )]);
     }
     rows
 }
 
 /// The body of a tool call cell at `width` columns (the gutter is not included).
-pub fn render_tool_call(cell: &ToolCallCell, width: usize, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+pub fn render_tool_call(
+    cell: &ToolCallCell,
+    width: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let width = width.max(1);
     let mut header = vec![Span::styled(cell.name.clone(), theme.tool_name)];
     if !cell.summary.is_empty() {
-        header.push(Span::styled(format!("({})", cell.summary), theme.tool_output));
+        header.push(Span::styled(
+            format!("({})", cell.summary),
+            theme.tool_output,
+        ));
     }
     let mut out: Vec<Line<'static>> = wrap_spans(&header, width, width, WrapMode::Words)
         .into_iter()
@@ -197,7 +233,10 @@ pub fn render_tool_call(cell: &ToolCallCell, width: usize, expanded: bool, theme
     // "⎿  " before the first result row, three spaces before the others.
     let indent = if width >= 8 { 3 } else { 0 };
     let room = width - indent;
-    for (i, row) in result_rows(cell, room, expanded, theme).into_iter().enumerate() {
+    for (i, row) in result_rows(cell, room, expanded, theme)
+        .into_iter()
+        .enumerate()
+    {
         let mut spans = Vec::with_capacity(row.len() + 1);
         if indent > 0 {
             let lead = if i == 0 { "⎿  " } else { "   " };
@@ -223,10 +262,22 @@ mod tests {
 
     #[test]
     fn summaries_pick_the_telling_argument() {
-        assert_eq!(summarize_input("Bash", &json!({"command": "ls -la\necho hi"})), "ls -la…");
-        assert_eq!(summarize_input("Read", &json!({"file_path": "/a/b.rs"})), "/a/b.rs");
-        assert_eq!(summarize_input("Grep", &json!({"pattern": "fn main", "path": "src"})), "fn main");
-        assert_eq!(summarize_input("mcp__x__y", &json!({"n": 1, "q": "query"})), "query");
+        assert_eq!(
+            summarize_input("Bash", &json!({"command": "ls -la\necho hi"})),
+            "ls -la…"
+        );
+        assert_eq!(
+            summarize_input("Read", &json!({"file_path": "/a/b.rs"})),
+            "/a/b.rs"
+        );
+        assert_eq!(
+            summarize_input("Grep", &json!({"pattern": "fn main", "path": "src"})),
+            "fn main"
+        );
+        assert_eq!(
+            summarize_input("mcp__x__y", &json!({"n": 1, "q": "query"})),
+            "query"
+        );
         assert_eq!(summarize_input("TodoWrite", &json!({"todos": []})), "");
     }
 
@@ -239,9 +290,19 @@ mod tests {
         let lines = text(&render_tool_call(&cell, 40, false, &Theme::new(false)));
         assert_eq!(
             lines,
-            ["Bash(seq 10)", "⎿  1", "   2", "   3", "   4", "   … +6 lines (ctrl+o to expand)"]
+            [
+                "Bash(seq 10)",
+                "⎿  1",
+                "   2",
+                "   3",
+                "   4",
+                "   … +6 lines (ctrl+o to expand)"
+            ]
         );
-        assert_eq!(render_tool_call(&cell, 40, true, &Theme::new(false)).len(), 11);
+        assert_eq!(
+            render_tool_call(&cell, 40, true, &Theme::new(false)).len(),
+            11
+        );
     }
 
     #[test]

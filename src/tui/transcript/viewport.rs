@@ -23,7 +23,12 @@ impl HeightIndex {
     }
 
     /// Measures changed cells (all of them when the width changed).
-    pub(crate) fn update(&mut self, width: u16, cells: usize, mut height_of: impl FnMut(usize) -> usize) {
+    pub(crate) fn update(
+        &mut self,
+        width: u16,
+        cells: usize,
+        mut height_of: impl FnMut(usize) -> usize,
+    ) {
         if width != self.width {
             self.width = width;
             self.dirty_from = 0;
@@ -122,7 +127,11 @@ impl Scroll {
 
     pub(crate) fn up(&mut self, lines: usize, total: usize) {
         let max_top = total.saturating_sub(self.viewport_height);
-        let top = if self.follow { max_top } else { self.top.min(max_top) };
+        let top = if self.follow {
+            max_top
+        } else {
+            self.top.min(max_top)
+        };
         self.top = top.saturating_sub(lines);
         if self.top < max_top {
             self.follow = false;
@@ -136,18 +145,18 @@ impl Scroll {
         let max_top = total.saturating_sub(self.viewport_height);
         self.top = self.top.saturating_add(lines);
         if self.top >= max_top {
-            self.to_bottom();
+            self.scroll_to_bottom();
         }
     }
 
-    pub(crate) fn to_top(&mut self) {
+    pub(crate) fn scroll_to_top(&mut self) {
         if self.last_total > self.viewport_height {
             self.top = 0;
             self.follow = false;
         }
     }
 
-    pub(crate) fn to_bottom(&mut self) {
+    pub(crate) fn scroll_to_bottom(&mut self) {
         self.follow = true;
         self.new_below = false;
     }
@@ -160,7 +169,7 @@ mod tests {
     #[test]
     fn prefix_sums_locate_rows_and_update_from_the_changed_cell() {
         let mut index = HeightIndex::default();
-        let mut heights = vec![3, 1, 4];
+        let mut heights = [3, 1, 4];
         index.update(80, 3, |i| heights[i]);
         assert_eq!(index.total(), 8);
         assert_eq!(index.locate(0), Some((0, 0)));
