@@ -179,7 +179,7 @@ impl DiffView {
         let (with_numbers, sign_width) = match width {
             w if w >= numbers + 10 => (true, 2),
             w if w >= 4 => (false, 2),
-            w if w >= 2 => (false, 1),
+            3 => (false, 1),
             _ => (false, 0),
         };
         let gutter = if with_numbers { numbers } else { 0 } + sign_width;

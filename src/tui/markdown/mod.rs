@@ -104,11 +104,38 @@ impl StreamingMarkdown {
         }
     }
 
-    /// A document holding `text` at once.
+    /// A finished document holding `text`.
     pub fn from_text(theme: Theme, text: &str) -> Self {
         let mut md = StreamingMarkdown::new(theme);
         md.push(text);
+        md.finish();
         md
+    }
+
+    /// Marks the document complete: the last line and the open block are finished like
+    /// any other (so code in it gets highlighted). Text pushed afterwards starts on a new
+    /// line.
+    pub fn finish(&mut self) {
+        let source = std::mem::take(&mut self.source);
+        if self.scanned < source.len() {
+            self.feed_line(&source, self.scanned, source.len());
+            self.scanned = source.len();
+        }
+        match self.open.take() {
+            Some(OpenChunk {
+                start,
+                gap,
+                kind: OpenKind::Markdown(block),
+            }) => self.finish_markdown(&source[start..], gap, block.list),
+            Some(OpenChunk {
+                gap,
+                kind: OpenKind::Fence(_, code),
+                ..
+            }) => self.finish_code(gap, code),
+            None => {}
+        }
+        self.source = source;
+        self.cache.fresh = false;
     }
 
     /// The markdown source so far.

@@ -83,7 +83,9 @@ struct Builder<'a> {
     inline: Row,
     styles: Vec<Style>,
     links: Vec<(String, usize)>,
-    pending_gap: bool,
+    /// A blank row is due before the next node; it shows the quote bars of when it
+    /// became due.
+    pending_gap: Option<Row>,
     code: Option<(String, String)>,
     table: Option<TableBuilder>,
 }
@@ -101,7 +103,7 @@ pub(crate) fn parse(source: &str, theme: &Theme, base: Style, highlight: bool) -
         inline: Vec::new(),
         styles: vec![base],
         links: Vec::new(),
-        pending_gap: false,
+        pending_gap: None,
         code: None,
         table: None,
     };
@@ -187,11 +189,14 @@ impl Builder<'_> {
     }
 
     fn push_node(&mut self, make: impl FnOnce(Prefix) -> Node) {
-        if self.pending_gap && !self.nodes.is_empty() {
-            let prefix = self.blank_prefix();
+        if let Some(then) = self.pending_gap.take()
+            && !self.nodes.is_empty()
+        {
+            // Bars shared by the blocks before and after the gap.
+            let now = self.blank_prefix();
+            let prefix = if then.len() <= now.len() { then } else { now };
             self.nodes.push(Node::Blank { prefix });
         }
-        self.pending_gap = false;
         let prefix = self.take_prefix();
         self.nodes.push(make(prefix));
     }
@@ -220,9 +225,13 @@ impl Builder<'_> {
         self.push_node(|prefix| Node::Text { prefix, spans });
     }
 
+    fn gap_due(&mut self) {
+        self.pending_gap = Some(self.blank_prefix());
+    }
+
     fn block_end(&mut self) {
         self.flush_inline();
-        self.pending_gap = true;
+        self.gap_due();
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -256,7 +265,7 @@ impl Builder<'_> {
             Event::Rule => {
                 self.flush_inline();
                 self.push_node(|prefix| Node::Rule { prefix });
-                self.pending_gap = true;
+                self.gap_due();
             }
             Event::TaskListMarker(done) => {
                 let mark = if done { "[x] " } else { "[ ] " };
@@ -384,7 +393,7 @@ impl Builder<'_> {
                     .iter()
                     .any(|c| matches!(c, Container::List { .. }))
                 {
-                    self.pending_gap = true;
+                    self.gap_due();
                 }
             }
             TagEnd::Item => {
@@ -408,7 +417,7 @@ impl Builder<'_> {
                         prefix,
                         table: t.table,
                     });
-                    self.pending_gap = true;
+                    self.gap_due();
                 }
             }
             TagEnd::TableHead => {
@@ -462,7 +471,7 @@ impl Builder<'_> {
         if let Some((lang, text)) = self.code.take() {
             let block = CodeBlock::from_text(&lang, &text, *self.theme, self.highlight);
             self.push_node(|prefix| Node::Code { prefix, block });
-            self.pending_gap = true;
+            self.gap_due();
         }
     }
 }

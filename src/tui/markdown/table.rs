@@ -10,7 +10,7 @@ use crate::tui::theme::Theme;
 use crate::tui::wrap::{Row, WrapMode, display_width, spans_width, wrap_spans};
 
 /// A column narrower than this makes the table fall back to `header: value` lines.
-const MIN_COLUMN: usize = 3;
+const MIN_COLUMN: usize = 5;
 
 /// A parsed table: header cells, body rows, column alignments.
 #[derive(Debug, Clone, Default)]

@@ -217,6 +217,10 @@ proptest! {
             }
         }
         let streamed = md.render(width).to_vec();
-        prop_assert_eq!(streamed, render_whole(text, width));
+        let mut whole = StreamingMarkdown::new(Theme::new(true));
+        whole.push(text);
+        prop_assert_eq!(&streamed, &whole.render(width).to_vec());
+        md.finish();
+        prop_assert_eq!(md.render(width).to_vec(), render_whole(text, width));
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct EventState {
     streamed: bool,
     /// Tool-use id → its cell, for calls not yet finished.
     tools: HashMap<String, usize>,
+    /// The retry notice of the current attempt; it goes away once the retry succeeds.
+    retry_notice: Option<usize>,
 }
 
 impl EventState {
@@ -36,6 +38,7 @@ impl EventState {
         self.assistant = self.assistant.filter(|i| *i < len);
         self.thinking = self.thinking.filter(|i| *i < len);
         self.tools.retain(|_, i| *i < len);
+        self.retry_notice = self.retry_notice.filter(|i| *i < len);
         self.attempt_start = self.attempt_start.min(len);
     }
 }
@@ -54,6 +57,7 @@ impl Transcript {
             SessionEvent::TextDelta(text) => self.text_delta(text),
             SessionEvent::ThinkingDelta(text) => self.thinking_delta(text),
             SessionEvent::ToolUseStreaming { id, name } => {
+                self.retry_succeeded();
                 self.close_streams();
                 self.events.streamed = true;
                 let index = self.push(Cell::ToolCall(ToolCallCell::new(id, name)));
@@ -61,6 +65,7 @@ impl Transcript {
             }
             SessionEvent::AssistantMessage { message, .. } => self.assistant_message(message),
             SessionEvent::ToolStarted { id, name, input } => {
+                self.close_streams();
                 let index = self.tool_cell(id, name);
                 let summary = summarize_input(name, input);
                 self.update(index, |cell| {
@@ -134,6 +139,7 @@ impl Transcript {
                     });
                 }
                 self.begin_attempt();
+                self.events.retry_notice = Some(self.len() - 1);
             }
             SessionEvent::AttemptDiscarded => {
                 self.truncate(self.events.attempt_start);
@@ -167,6 +173,16 @@ impl Transcript {
         }
     }
 
+    /// The retried attempt produced output: its retry notice has served its purpose.
+    fn retry_succeeded(&mut self) {
+        if let Some(index) = self.events.retry_notice.take()
+            && index + 1 == self.len()
+        {
+            self.truncate(index);
+            self.events.attempt_start = self.len();
+        }
+    }
+
     fn begin_attempt(&mut self) {
         self.events.attempt_start = self.len();
         self.events.streamed = false;
@@ -174,10 +190,17 @@ impl Transcript {
 
     /// Ends the open answer and thinking cells; later deltas start new ones.
     fn close_streams(&mut self) {
-        self.events.assistant = None;
+        if let Some(index) = self.events.assistant.take() {
+            self.update(index, |cell| {
+                if let Cell::Assistant(md) = cell {
+                    md.finish();
+                }
+            });
+        }
         if let Some(index) = self.events.thinking.take() {
             self.update(index, |cell| {
                 if let Cell::Thinking(t) = cell {
+                    t.markdown.finish();
                     t.done = true;
                 }
             });
@@ -185,6 +208,7 @@ impl Transcript {
     }
 
     fn text_delta(&mut self, text: &str) {
+        self.retry_succeeded();
         self.events.streamed = true;
         if self.events.thinking.is_some() {
             self.close_streams();
@@ -206,8 +230,11 @@ impl Transcript {
     }
 
     fn thinking_delta(&mut self, text: &str) {
+        self.retry_succeeded();
         self.events.streamed = true;
-        self.events.assistant = None;
+        if self.events.assistant.is_some() {
+            self.close_streams();
+        }
         let index = match self.events.thinking {
             Some(index) => index,
             None => {
@@ -234,6 +261,7 @@ impl Transcript {
     /// A committed message: builds its cells when nothing was streamed (non-streaming
     /// providers, resumed sessions), else fills in what streaming could not know.
     fn assistant_message(&mut self, message: &Message) {
+        self.retry_succeeded();
         self.close_streams();
         if self.events.streamed {
             for (id, name, input) in message.tool_uses() {
@@ -259,6 +287,7 @@ impl Transcript {
                 Block::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
                     let mut cell = self.new_thinking();
                     cell.markdown.push(thinking);
+                    cell.markdown.finish();
                     cell.done = true;
                     self.push(Cell::Thinking(cell));
                 }

@@ -217,6 +217,11 @@ impl Transcript {
         if area.is_empty() {
             return;
         }
+        for y in area.top()..area.bottom() {
+            for x in area.left()..area.right() {
+                buf[(x, y)].reset();
+            }
+        }
         self.ensure_layout(area.width);
         let total = self.index.total();
         let height = usize::from(area.height);
@@ -240,7 +245,11 @@ impl Transcript {
                     .unwrap_or(area.width)
                     .min(area.width);
                 let x = area.x + (area.width - w) / 2;
-                buf.set_line(x, area.bottom() - 1, &line, w);
+                let y = area.bottom() - 1;
+                for col in area.left()..area.right() {
+                    buf[(col, y)].reset();
+                }
+                buf.set_line(x, y, &line, w);
             }
         }
     }

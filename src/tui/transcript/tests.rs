@@ -125,15 +125,32 @@ fn a_discarded_attempt_removes_its_cells_and_retries_update_in_place() {
             error: "Overloaded".into(),
         });
     }
-    t.apply(&SessionEvent::TextDelta("full answer".into()));
     assert_eq!(
         all_lines(&mut t, 60),
+        ["> hi", "", "↻ Overloaded · retrying in 2s (attempt 2/5)"]
+    );
+    t.apply(&SessionEvent::TextDelta("full answer".into()));
+    assert_eq!(all_lines(&mut t, 60), ["> hi", "", "⏺ full answer"]);
+    // A retry that never succeeds stays visible next to the error.
+    t.apply(&SessionEvent::Retrying {
+        attempt: 1,
+        max_attempts: 1,
+        delay: Duration::from_secs(1),
+        error: "Server error".into(),
+    });
+    t.apply(&SessionEvent::TurnComplete {
+        end: TurnEnd::Error("Server error (500)".into()),
+        rounds: 1,
+        duration: Duration::ZERO,
+        result: String::new(),
+    });
+    assert_eq!(
+        all_lines(&mut t, 60)[3..],
         [
-            "> hi",
             "",
-            "↻ Overloaded · retrying in 2s (attempt 2/5)",
+            "↻ Server error · retrying in 1s (attempt 1/1)",
             "",
-            "⏺ full answer",
+            "✗ Server error (500)"
         ]
     );
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::core::{TodoItem, ToolDisplay};
 use crate::tui::diff::DiffView;
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{Row, WrapMode, sanitize, truncate_spans, wrap_spans};
+use crate::tui::wrap::{Row, WrapMode, sanitize, spans_width, truncate_spans, wrap_spans};
 
 /// Output lines shown while collapsed.
 pub const PREVIEW_LINES: usize = 4;
@@ -163,9 +163,14 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
                     Span::styled(mark, style),
                     Span::styled(sanitize(&t.content).into_owned(), style),
                 ];
-                wrap_spans(&spans, room, room.saturating_sub(2).max(1), WrapMode::Words)
+                let rest = if room >= 4 { room - 2 } else { room };
+                wrap_spans(&spans, room, rest, WrapMode::Words)
             })
             .collect(),
+        // A denial's reason is short and matters: shown whole.
+        (ToolResultView::Text(text), ToolStatus::Denied) => {
+            text_rows(text, room, true, text_style, theme)
+        }
         (ToolResultView::Text(text), _) => text_rows(text, room, expanded, text_style, theme),
         (ToolResultView::None, ToolStatus::Denied) => {
             vec![vec![Span::styled("Denied", text_style)]]
@@ -203,10 +208,8 @@ fn text_rows(
     if lines.len() > limit {
         let more = lines.len() - limit;
         let hint = if expanded { "" } else { " (ctrl+o to expand)" };
-        rows.push(vec![Span::styled(
-            format!("… +{more} lines{hint}"),
-            theme.dim,
-        )]);
+        let note = [Span::styled(format!("… +{more} lines{hint}"), theme.dim)];
+        rows.extend(wrap_spans(&note, room, room, WrapMode::Words));
     }
     rows
 }
@@ -233,10 +236,16 @@ pub fn render_tool_call(
     // "⎿  " before the first result row, three spaces before the others.
     let indent = if width >= 8 { 3 } else { 0 };
     let room = width - indent;
-    for (i, row) in result_rows(cell, room, expanded, theme)
+    let rows = result_rows(cell, room, expanded, theme)
         .into_iter()
-        .enumerate()
-    {
+        .flat_map(|row| {
+            if spans_width(&row) <= room {
+                vec![row]
+            } else {
+                wrap_spans(&row, room, room, WrapMode::Words)
+            }
+        });
+    for (i, row) in rows.enumerate() {
         let mut spans = Vec::with_capacity(row.len() + 1);
         if indent > 0 {
             let lead = if i == 0 { "⎿  " } else { "   " };
