@@ -79,8 +79,9 @@ fn markdown_mid_stream() {
     highlight::load_blocking();
     let mut md = StreamingMarkdown::new(Theme::new(true));
     let cut = CODE.find("println").unwrap_or(CODE.len());
-    for chunk in CODE[..cut + 4].as_bytes().chunks(5) {
-        md.push(std::str::from_utf8(chunk).unwrap_or(""));
+    let head: Vec<char> = CODE[..cut + 4].chars().collect();
+    for chunk in head.chunks(5) {
+        md.push(&chunk.iter().collect::<String>());
         md.render(40);
     }
     let lines = md.render(40);

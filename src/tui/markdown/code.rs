@@ -30,7 +30,7 @@ pub(crate) struct CodeBlock {
     rows: Vec<Row>,
     bytes: usize,
     colouring: Colouring,
-    highlighter: Option<Box<LineHighlighter>>,
+    highlighter: Option<Box<LineHighlighter<'static>>>,
 }
 
 impl CodeBlock {
@@ -113,7 +113,7 @@ impl CodeBlock {
         if self.colouring == Colouring::Highlighting
             && (self.bytes > MAX_HIGHLIGHT_BYTES || line.len() > MAX_HIGHLIGHT_LINE)
         {
-            self.make_plain();
+            self.stop_highlighting();
         }
         let row = match (&mut self.highlighter, self.colouring) {
             (Some(h), Colouring::Highlighting) => h.line(&line),
@@ -123,7 +123,7 @@ impl CodeBlock {
             Some(row) => row,
             None => {
                 if self.colouring == Colouring::Highlighting {
-                    self.make_plain();
+                    self.stop_highlighting();
                 }
                 self.plain_row(&line)
             }
@@ -132,11 +132,11 @@ impl CodeBlock {
         self.source.push(line);
     }
 
-    fn make_plain(&mut self) {
+    /// Lines from here on stay plain; rows already shown keep their colours, so a block
+    /// renders the same however it was streamed.
+    fn stop_highlighting(&mut self) {
         self.colouring = Colouring::Plain;
         self.highlighter = None;
-        let rows = self.source.iter().map(|l| self.plain_row(l)).collect();
-        self.rows = rows;
     }
 
     /// Rows per source line so far.
@@ -181,12 +181,14 @@ mod tests {
     }
 
     #[test]
-    fn huge_blocks_fall_back_to_plain() {
+    fn huge_blocks_stop_highlighting_at_the_limit() {
         highlight::load_blocking();
         let line = "let x = 1; // padding padding padding padding padding padding\n";
-        let text = line.repeat(MAX_HIGHLIGHT_BYTES / line.len() + 2);
+        let lines = MAX_HIGHLIGHT_BYTES / line.len() + 20;
+        let text = line.repeat(lines);
         let block = CodeBlock::from_text("rust", &text, Theme::new(true), true);
-        assert!(block.rows().iter().all(|r| r.len() == 1));
-        assert_eq!(block.rows().len(), text.lines().count());
+        assert_eq!(block.rows().len(), lines);
+        assert!(block.rows()[0].len() > 1);
+        assert!(block.rows()[lines - 10..].iter().all(|r| r.len() == 1));
     }
 }

@@ -3,7 +3,8 @@
 //! code block asks for it on a background thread and renders plain until it is ready (the
 //! app may also start the load early with [`preload`] and get a callback to redraw).
 //! Highlighting is incremental, one line at a time, so a streaming code block costs its
-//! length once; blocks over a size limit stay plain.
+//! length once; past a size limit the rest of a block stays plain. The loader thread also
+//! warms the common languages up (syntect compiles its regexes on first use, ~20 ms each).
 
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -19,9 +20,10 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 use crate::tui::wrap::Row;
 
-/// Code blocks with more source bytes than this are not highlighted.
+/// Highlighting of a code block stops after this many source bytes (the rest is plain).
 pub const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
-/// Code lines longer than this make their block plain (regexes on minified text crawl).
+/// A code line longer than this stops its block's highlighting (regexes on minified text
+/// crawl).
 pub const MAX_HIGHLIGHT_LINE: usize = 2_000;
 
 /// The loaded syntaxes and the palette theme.
@@ -33,11 +35,56 @@ pub struct Catalog {
 static CATALOG: OnceLock<Catalog> = OnceLock::new();
 static LOAD_STARTED: AtomicBool = AtomicBool::new(false);
 
+/// Snippets exercising the common constructs of the languages answers use most, so
+/// syntect compiles their regexes on the loader thread instead of during a frame.
+const WARM_UP: &[(&str, &str)] = &[
+    (
+        "rust",
+        "use std::io;\n#[derive(Debug)]\npub struct A<'a, T> { x: &'a [u8], t: T }\nimpl<T: Clone> A<'_, T> {\n    pub fn f(&self) -> Option<u32> {\n        let s = \"text {}\"; // note\n        match self.x.len() { 0 => None, n => Some(n as u32 * 2) }\n    }\n}\nmacro_rules! m { () => {} }\n",
+    ),
+    (
+        "python",
+        "import os\n@dataclass\nclass A(B):\n    def f(self, x: int = 1) -> str:\n        \"\"\"Doc.\"\"\"\n        return f\"{x}\" if x else 'n'  # c\n",
+    ),
+    (
+        "js",
+        "import { a } from './b';\nexport const f = async (x) => { const y = `t${x}`; return await g(y, 1.5, /re/g); }; // c\nclass C extends D { constructor() { super(); this.x = null; } }\n",
+    ),
+    (
+        "bash",
+        "#!/bin/bash\nset -euo pipefail\nfor f in *.rs; do echo \"$f\" | grep -q x && cd \"${HOME}\"; done # c\nif [ -n \"$1\" ]; then exit 1; fi\n",
+    ),
+    (
+        "json",
+        "{\"a\": [1, 2.5, true, null], \"b\": {\"c\": \"d\"}}\n",
+    ),
+    (
+        "diff",
+        "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n context\n",
+    ),
+    (
+        "go",
+        "package main\nimport \"fmt\"\nfunc main() { x := []int{1}; fmt.Println(x) } // c\n",
+    ),
+    (
+        "c",
+        "#include <stdio.h>\nint main(void) { char *s = \"x\"; return 0; } /* c */\n",
+    ),
+];
+
 fn load() -> Catalog {
-    Catalog {
+    let catalog = Catalog {
         syntaxes: SyntaxSet::load_defaults_newlines(),
         theme: palette_theme(),
+    };
+    for (lang, code) in WARM_UP {
+        if let Some(mut h) = LineHighlighter::with_catalog(&catalog, lang, Style::new()) {
+            for line in code.lines() {
+                let _ = h.line(line);
+            }
+        }
     }
+    catalog
 }
 
 /// The catalog if it is loaded; never blocks.
@@ -239,18 +286,23 @@ impl Catalog {
 }
 
 /// Highlights one code block line by line, keeping syntect's state between lines.
-pub struct LineHighlighter {
-    catalog: &'static Catalog,
+pub struct LineHighlighter<'c> {
+    catalog: &'c Catalog,
     parse: ParseState,
     state: HighlightState,
     base: Style,
 }
 
-impl LineHighlighter {
+impl LineHighlighter<'static> {
     /// A highlighter for `lang`, or `None` when the catalog is not loaded or the language
     /// is unknown.
     pub fn new(lang: &str, base: Style) -> Option<Self> {
-        let catalog = catalog()?;
+        LineHighlighter::with_catalog(catalog()?, lang, base)
+    }
+}
+
+impl<'c> LineHighlighter<'c> {
+    fn with_catalog(catalog: &'c Catalog, lang: &str, base: Style) -> Option<Self> {
         let syntax = catalog.syntax_for(lang)?;
         let highlighter = Highlighter::new(&catalog.theme);
         Some(LineHighlighter {
