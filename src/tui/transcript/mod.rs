@@ -194,13 +194,8 @@ impl Transcript {
                     out.push(Line::default());
                 } else {
                     let k = offset - gap;
-                    let line = &body[k];
-                    let mut spans = Vec::with_capacity(line.spans.len() + 1);
-                    if with_gutter {
-                        spans.push(if k == 0 { first.clone() } else { rest.clone() });
-                    }
-                    spans.extend(line.spans.iter().cloned());
-                    out.push(Line::from(spans).style(line.style));
+                    let gutter = with_gutter.then_some(if k == 0 { &first } else { &rest });
+                    out.push(with_gutter_span(gutter, &body[k]));
                 }
                 offset += 1;
             }
@@ -208,6 +203,37 @@ impl Transcript {
             offset = 0;
         }
         out
+    }
+
+    /// The last `height` rows at `width` columns, found by walking cells from the end: a
+    /// following view needs no heights of the cells above it, so a resize or a resumed
+    /// 100k-row session draws its first frame at the cost of the rows in view.
+    fn bottom_lines(&mut self, width: u16, height: usize) -> Vec<Line<'static>> {
+        let width = width.max(1);
+        let with_gutter = width >= 2 * GUTTER;
+        let body_width = Self::body_width(width);
+        let (theme, expanded, frame) = (self.theme, self.expanded, self.spinner_frame);
+        let mut reversed = Vec::with_capacity(height);
+        for cell in (0..self.entries.len()).rev() {
+            let entry = &mut self.entries[cell];
+            let (first, rest) = entry.gutter(frame, &theme);
+            let body = entry.body(body_width, expanded, &theme);
+            for k in (0..body.len()).rev() {
+                if reversed.len() == height {
+                    break;
+                }
+                let gutter = with_gutter.then_some(if k == 0 { &first } else { &rest });
+                reversed.push(with_gutter_span(gutter, &body[k]));
+            }
+            if cell > 0 && reversed.len() < height {
+                reversed.push(Line::default());
+            }
+            if reversed.len() == height {
+                break;
+            }
+        }
+        reversed.reverse();
+        reversed
     }
 
     /// Draws the transcript into `area`, following the end unless scrolled up; shows the
@@ -222,11 +248,16 @@ impl Transcript {
                 buf[(x, y)].reset();
             }
         }
-        self.ensure_layout(area.width);
-        let total = self.index.total();
         let height = usize::from(area.height);
-        self.scroll.settle(total, area.width, height);
-        let lines = self.visible_lines(area.width, self.scroll.top, height);
+        let lines = if self.scroll.follow {
+            self.scroll.followed(area.width, height);
+            self.bottom_lines(area.width, height)
+        } else {
+            self.ensure_layout(area.width);
+            let total = self.index.total();
+            self.scroll.settle(total, area.width, height);
+            self.visible_lines(area.width, self.scroll.top, height)
+        };
         for (row, line) in lines.iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
@@ -254,8 +285,13 @@ impl Transcript {
         }
     }
 
-    /// The first row in view (valid after a `render`).
-    pub fn scroll_top(&self) -> usize {
+    /// The first row in view at the last rendered size (measures every cell when the
+    /// view follows the end, which otherwise never needs to).
+    pub fn scroll_top(&mut self) -> usize {
+        if self.scroll.follow {
+            let height = self.scroll.viewport_height;
+            return self.current_total().saturating_sub(height);
+        }
         self.scroll.top
     }
 
@@ -299,7 +335,8 @@ impl Transcript {
     }
 
     pub fn scroll_to_top(&mut self) {
-        self.scroll.scroll_to_top();
+        let total = self.current_total();
+        self.scroll.scroll_to_top(total);
     }
 
     /// Jumps to the end and follows new output again.
@@ -332,6 +369,14 @@ impl Transcript {
         }
         true
     }
+}
+
+/// A body line with the cell's gutter in front.
+fn with_gutter_span(gutter: Option<&Span<'static>>, line: &Line<'static>) -> Line<'static> {
+    let mut spans = Vec::with_capacity(line.spans.len() + 1);
+    spans.extend(gutter.cloned());
+    spans.extend(line.spans.iter().cloned());
+    Line::from(spans).style(line.style)
 }
 
 #[cfg(test)]

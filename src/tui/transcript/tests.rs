@@ -311,10 +311,12 @@ fn resize_while_scrolled_up_keeps_the_same_cell_in_view() {
     t.scroll_to_top();
     t.scroll_down(20);
     t.render(Rect::new(0, 0, 80, 10), &mut buf);
-    let first = text(&t.visible_lines(80, t.scroll_top(), 1));
+    let top = t.scroll_top();
+    let first = text(&t.visible_lines(80, top, 1));
     let mut narrow = Buffer::empty(Rect::new(0, 0, 40, 10));
     t.render(Rect::new(0, 0, 40, 10), &mut narrow);
-    let after = text(&t.visible_lines(40, t.scroll_top(), 1));
+    let top = t.scroll_top();
+    let after = text(&t.visible_lines(40, top, 1));
     let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
     assert_eq!(
         digits(&first[0]),
@@ -336,4 +338,16 @@ fn tiny_areas_do_not_panic() {
     let mut buf = Buffer::empty(Rect::new(0, 0, 10, 3));
     empty.render(Rect::new(0, 0, 10, 3), &mut buf);
     assert!(empty.visible_lines(10, 0, 3).is_empty());
+}
+
+#[test]
+fn following_frames_match_the_measured_layout_and_skip_measuring() {
+    for height in [1usize, 7, 40, 10_000] {
+        let mut t = long_transcript(25);
+        let bottom = text(&t.bottom_lines(33, height));
+        assert_eq!(t.index.width(), 0, "following needs no heights");
+        let total = t.total_height(33);
+        let expect = text(&t.visible_lines(33, total.saturating_sub(height), height));
+        assert_eq!(bottom, expect, "height {height}");
+    }
 }

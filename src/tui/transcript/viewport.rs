@@ -85,7 +85,8 @@ pub(crate) struct Scroll {
     pub new_below: bool,
     pub viewport_width: u16,
     pub viewport_height: usize,
-    last_total: usize,
+    /// The total at the last frame that measured it (`None` after following frames).
+    last_total: Option<usize>,
 }
 
 impl Default for Scroll {
@@ -96,7 +97,7 @@ impl Default for Scroll {
             new_below: false,
             viewport_width: 0,
             viewport_height: 0,
-            last_total: 0,
+            last_total: None,
         }
     }
 }
@@ -111,11 +112,20 @@ impl Scroll {
         } else {
             self.top = self.top.min(max_top);
             let same_width = width == self.viewport_width;
-            if same_width && total > self.last_total && self.top < max_top {
+            let grew = self.last_total.is_some_and(|last| total > last);
+            if same_width && grew && self.top < max_top {
                 self.new_below = true;
             }
         }
-        self.last_total = total;
+        self.last_total = Some(total);
+        self.viewport_width = width;
+        self.viewport_height = height;
+    }
+
+    /// A frame drawn following the end (without measuring the total).
+    pub(crate) fn followed(&mut self, width: u16, height: usize) {
+        self.new_below = false;
+        self.last_total = None;
         self.viewport_width = width;
         self.viewport_height = height;
     }
@@ -149,8 +159,8 @@ impl Scroll {
         }
     }
 
-    pub(crate) fn scroll_to_top(&mut self) {
-        if self.last_total > self.viewport_height {
+    pub(crate) fn scroll_to_top(&mut self, total: usize) {
+        if total > self.viewport_height {
             self.top = 0;
             self.follow = false;
         }
