@@ -1,0 +1,207 @@
+//! Transcript cells: each keeps its source (prompt text, markdown, tool call, diff,
+//! notice) and renders to lines for a width. A cell is drawn as a two-column gutter (its
+//! symbol on the first row: `>` prompt, `⏺` answer, a spinner / coloured `⏺` for tools) and
+//! a body; bodies are cached per (width, expanded) so scrolling never re-renders them.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::tool_call::{ToolCallCell, ToolStatus, render_tool_call};
+use crate::tui::diff::DiffView;
+use crate::tui::markdown::StreamingMarkdown;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
+
+/// Braille spinner frames for running tools.
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Columns the gutter takes (when the width allows one).
+pub const GUTTER: u16 = 2;
+
+/// What a notice is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+    /// A provider call is being retried.
+    Retry,
+}
+
+/// Thinking text: collapsed to one line unless the transcript is expanded.
+pub struct ThinkingCell {
+    pub markdown: StreamingMarkdown,
+    /// The thinking block is complete.
+    pub done: bool,
+}
+
+/// One entry of the transcript.
+pub enum Cell {
+    UserPrompt(String),
+    Assistant(StreamingMarkdown),
+    Thinking(ThinkingCell),
+    ToolCall(ToolCallCell),
+    /// A file diff on its own (tool diffs live inside their `ToolCall`).
+    Diff(DiffView),
+    Notice {
+        kind: NoticeKind,
+        text: String,
+    },
+    /// A slash command and what it printed.
+    CommandOutput {
+        command: String,
+        output: String,
+    },
+    /// The turn was interrupted by the user.
+    Interrupted,
+}
+
+/// A cell and its rendered body for one width.
+pub(crate) struct Entry {
+    pub cell: Cell,
+    cache: Option<(u16, bool, Vec<Line<'static>>)>,
+}
+
+impl Entry {
+    pub(crate) fn new(cell: Cell) -> Self {
+        Entry { cell, cache: None }
+    }
+
+    /// Forgets the cached body (the cell changed).
+    pub(crate) fn invalidate(&mut self) {
+        self.cache = None;
+    }
+
+    /// The body lines at `width` columns.
+    pub(crate) fn body(&mut self, width: u16, expanded: bool, theme: &Theme) -> &[Line<'static>] {
+        let markdown = match self.cell {
+            Cell::Assistant(_) => true,
+            Cell::Thinking(_) => expanded,
+            _ => false,
+        };
+        if markdown {
+            return match &mut self.cell {
+                Cell::Assistant(md) => md.render(width),
+                Cell::Thinking(t) => t.markdown.render(width),
+                _ => &[],
+            };
+        }
+        let fresh = matches!(&self.cache, Some((w, e, _)) if *w == width && *e == expanded);
+        if !fresh {
+            let lines = render_body(&self.cell, usize::from(width.max(1)), expanded, theme);
+            self.cache = Some((width, expanded, lines));
+        }
+        match &self.cache {
+            Some((_, _, lines)) => lines,
+            None => &[],
+        }
+    }
+
+    /// The gutter of the first row and of the others.
+    pub(crate) fn gutter(
+        &self,
+        spinner_frame: usize,
+        theme: &Theme,
+    ) -> (Span<'static>, Span<'static>) {
+        let blank = Span::raw("  ");
+        let first = match &self.cell {
+            Cell::UserPrompt(_) | Cell::CommandOutput { .. } => {
+                Span::styled("> ", theme.user_gutter)
+            }
+            Cell::Assistant(_) => Span::styled("⏺ ", theme.assistant_gutter),
+            Cell::Thinking(_) => Span::styled("✻ ", theme.thinking),
+            Cell::ToolCall(t) => match t.status {
+                ToolStatus::Pending | ToolStatus::Running => Span::styled(
+                    format!("{} ", SPINNER[spinner_frame % SPINNER.len()]),
+                    theme.tool_running,
+                ),
+                ToolStatus::Ok => Span::styled("⏺ ", theme.tool_ok),
+                ToolStatus::Error => Span::styled("⏺ ", theme.tool_error),
+                ToolStatus::Denied => Span::styled("⏺ ", theme.tool_denied),
+            },
+            Cell::Diff(_) => Span::styled("⏺ ", theme.tool_ok),
+            Cell::Notice { kind, .. } => {
+                let (symbol, style) = notice_look(*kind, theme);
+                Span::styled(symbol, style)
+            }
+            Cell::Interrupted => blank.clone(),
+        };
+        (first, blank)
+    }
+}
+
+fn notice_look(kind: NoticeKind, theme: &Theme) -> (&'static str, Style) {
+    match kind {
+        NoticeKind::Info => ("⏺ ", theme.notice_info),
+        NoticeKind::Warning => ("⚠ ", theme.notice_warning),
+        NoticeKind::Error => ("✗ ", theme.notice_error),
+        NoticeKind::Retry => ("↻ ", theme.notice_retry),
+    }
+}
+
+fn wrapped(text: &str, style: Style, width: usize) -> Vec<Line<'static>> {
+    let text = sanitize(text);
+    wrap_spans(
+        &[Span::styled(text.into_owned(), style)],
+        width,
+        width,
+        WrapMode::Words,
+    )
+    .into_iter()
+    .map(Line::from)
+    .collect()
+}
+
+fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+    match cell {
+        Cell::UserPrompt(text) => wrapped(text.trim_end(), theme.user_text, width),
+        Cell::Assistant(_) => Vec::new(),
+        Cell::Thinking(t) => {
+            let text = if t.done {
+                "Thinking (ctrl+o to expand)"
+            } else {
+                "Thinking…"
+            };
+            wrapped(text, theme.thinking, width)
+        }
+        Cell::ToolCall(call) => render_tool_call(call, width, expanded, theme),
+        Cell::Diff(diff) => {
+            let mut out = wrapped(&diff.summary(), theme.tool_name, width);
+            let w = u16::try_from(width).unwrap_or(u16::MAX);
+            out.extend(diff.render(w, expanded, theme));
+            out
+        }
+        Cell::Notice { kind, text } => wrapped(text.trim_end(), notice_look(*kind, theme).1, width),
+        Cell::CommandOutput { command, output } => {
+            let mut out = wrapped(&format!("/{command}"), theme.dim, width);
+            let output = sanitize(output.trim_end());
+            if output.is_empty() {
+                return out;
+            }
+            let indent = if width >= 8 { 3 } else { 0 };
+            let rows = wrap_spans(
+                &[Span::styled(output.into_owned(), theme.tool_output)],
+                width - indent,
+                width - indent,
+                WrapMode::Words,
+            );
+            for (i, row) in rows.into_iter().enumerate() {
+                let mut spans = Vec::new();
+                if indent > 0 {
+                    spans.push(Span::styled(if i == 0 { "⎿  " } else { "   " }, theme.dim));
+                }
+                spans.extend(row);
+                out.push(Line::from(spans));
+            }
+            out
+        }
+        Cell::Interrupted => {
+            let lead = if width >= 8 { "⎿  " } else { "" };
+            wrapped(
+                &format!("{lead}Interrupted by user"),
+                theme.notice_error,
+                width,
+            )
+        }
+    }
+}

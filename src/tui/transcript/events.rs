@@ -1,0 +1,386 @@
+//! `SessionEvent` → transcript cells: prompts, streamed answer and thinking text, tool
+//! calls from the first streamed byte to their result, retries (a discarded attempt's
+//! cells are removed again), and how the turn ended. Tool-use ids are only trusted within
+//! a turn (some servers reuse `call_0`), so a finished call is never matched again.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Transcript;
+use super::cell::{Cell, NoticeKind, ThinkingCell};
+use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
+use crate::core::{Block, Message};
+use crate::sdk::{SessionEvent, TurnEnd};
+use crate::tui::markdown::StreamingMarkdown;
+
+/// What event handling remembers between events.
+#[derive(Debug, Default)]
+pub(crate) struct EventState {
+    /// The answer cell text deltas go to.
+    assistant: Option<usize>,
+    /// The thinking cell thinking deltas go to.
+    thinking: Option<usize>,
+    /// Cells of the current provider attempt start here (removed if it is discarded).
+    attempt_start: usize,
+    /// The current attempt streamed something.
+    streamed: bool,
+    /// Tool-use id → its cell, for calls not yet finished.
+    tools: HashMap<String, usize>,
+    /// The retry notice of the current attempt; it goes away once the retry succeeds.
+    retry_notice: Option<usize>,
+}
+
+impl EventState {
+    /// Cells from `len` on are gone.
+    pub(crate) fn forget_from(&mut self, len: usize) {
+        self.assistant = self.assistant.filter(|i| *i < len);
+        self.thinking = self.thinking.filter(|i| *i < len);
+        self.tools.retain(|_, i| *i < len);
+        self.retry_notice = self.retry_notice.filter(|i| *i < len);
+        self.attempt_start = self.attempt_start.min(len);
+    }
+}
+
+impl Transcript {
+    /// Updates the transcript for one session event. Events with no transcript content
+    /// (usage, context, permission requests, queue changes) are ignored; the app shows
+    /// those elsewhere.
+    pub fn apply(&mut self, event: &SessionEvent) {
+        match event {
+            SessionEvent::TurnStarted { prompt } => {
+                self.close_streams();
+                self.push(Cell::UserPrompt(prompt.clone()));
+                self.begin_attempt();
+            }
+            SessionEvent::TextDelta(text) => self.text_delta(text),
+            SessionEvent::ThinkingDelta(text) => self.thinking_delta(text),
+            SessionEvent::ToolUseStreaming { id, name } => {
+                self.retry_succeeded();
+                self.close_streams();
+                self.events.streamed = true;
+                let index = self.push(Cell::ToolCall(ToolCallCell::new(id, name)));
+                self.events.tools.insert(id.clone(), index);
+            }
+            SessionEvent::AssistantMessage { message, .. } => self.assistant_message(message),
+            SessionEvent::ToolStarted { id, name, input } => {
+                self.close_streams();
+                let index = self.tool_cell(id, name);
+                let summary = summarize_input(name, input);
+                self.update(index, |cell| {
+                    if let Cell::ToolCall(t) = cell {
+                        t.summary = summary;
+                        t.status = ToolStatus::Running;
+                    }
+                });
+            }
+            SessionEvent::ToolFinished {
+                id,
+                name,
+                input,
+                content,
+                is_error,
+                display,
+                duration,
+            } => {
+                let index = self.tool_cell(id, name);
+                self.events.tools.remove(id);
+                self.finish_tool(index, name, input, *duration, |t| {
+                    t.finish(content, *is_error, display.as_ref());
+                });
+            }
+            SessionEvent::PermissionDenied {
+                tool_use_id,
+                tool_name,
+                input,
+                reason,
+            } => {
+                let index = self.tool_cell(tool_use_id, tool_name);
+                self.events.tools.remove(tool_use_id);
+                self.finish_tool(index, tool_name, input, Duration::ZERO, |t| {
+                    t.status = ToolStatus::Denied;
+                    t.result = ToolResultView::Text(reason.clone());
+                    t.duration = None;
+                });
+            }
+            SessionEvent::ToolResults(_) => {
+                self.close_streams();
+                self.begin_attempt();
+            }
+            SessionEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                error,
+            } => {
+                let text = format!(
+                    "{error} · retrying in {:.0}s (attempt {attempt}/{max_attempts})",
+                    delay.as_secs_f64().ceil()
+                );
+                let last_is_retry = matches!(
+                    self.cell(self.len().wrapping_sub(1)),
+                    Some(Cell::Notice {
+                        kind: NoticeKind::Retry,
+                        ..
+                    })
+                );
+                if last_is_retry {
+                    let last = self.len() - 1;
+                    self.update(last, |cell| {
+                        if let Cell::Notice { text: t, .. } = cell {
+                            *t = text;
+                        }
+                    });
+                } else {
+                    self.push(Cell::Notice {
+                        kind: NoticeKind::Retry,
+                        text,
+                    });
+                }
+                self.begin_attempt();
+                self.events.retry_notice = Some(self.len() - 1);
+            }
+            SessionEvent::AttemptDiscarded => {
+                self.truncate(self.events.attempt_start);
+                self.close_streams();
+                self.events.streamed = false;
+            }
+            SessionEvent::TurnComplete { end, .. } => self.turn_complete(end),
+            SessionEvent::CommandOutput { command, output } => {
+                self.push(Cell::CommandOutput {
+                    command: command.clone(),
+                    output: output.clone(),
+                });
+            }
+            SessionEvent::Notice(text) => {
+                self.push(Cell::Notice {
+                    kind: NoticeKind::Info,
+                    text: text.clone(),
+                });
+            }
+            SessionEvent::Warning(text) => {
+                self.push(Cell::Notice {
+                    kind: NoticeKind::Warning,
+                    text: text.clone(),
+                });
+            }
+            // A hook's notice (timeout, bad output) is shown; a quiet run is not.
+            SessionEvent::HookFinished(record) => {
+                if let Some(text) = &record.notice {
+                    self.push(Cell::Notice {
+                        kind: NoticeKind::Warning,
+                        text: text.clone(),
+                    });
+                }
+            }
+            SessionEvent::HookStarted { .. }
+            | SessionEvent::PermissionRequest(_)
+            | SessionEvent::Context(_)
+            | SessionEvent::Usage { .. }
+            | SessionEvent::PromptQueued(_)
+            | SessionEvent::PromptDequeued(_) => {}
+        }
+    }
+
+    /// The retried attempt produced output: its retry notice has served its purpose.
+    fn retry_succeeded(&mut self) {
+        if let Some(index) = self.events.retry_notice.take()
+            && index + 1 == self.len()
+        {
+            self.truncate(index);
+            self.events.attempt_start = self.len();
+        }
+    }
+
+    fn begin_attempt(&mut self) {
+        self.events.attempt_start = self.len();
+        self.events.streamed = false;
+    }
+
+    /// Ends the open answer and thinking cells; later deltas start new ones.
+    fn close_streams(&mut self) {
+        if let Some(index) = self.events.assistant.take() {
+            self.update(index, |cell| {
+                if let Cell::Assistant(md) = cell {
+                    md.finish();
+                }
+            });
+        }
+        if let Some(index) = self.events.thinking.take() {
+            self.update(index, |cell| {
+                if let Cell::Thinking(t) = cell {
+                    t.markdown.finish();
+                    t.done = true;
+                }
+            });
+        }
+    }
+
+    fn text_delta(&mut self, text: &str) {
+        self.retry_succeeded();
+        self.events.streamed = true;
+        if self.events.thinking.is_some() {
+            self.close_streams();
+        }
+        let index = match self.events.assistant {
+            Some(index) => index,
+            None => {
+                let theme = *self.theme();
+                let index = self.push(Cell::Assistant(StreamingMarkdown::new(theme)));
+                self.events.assistant = Some(index);
+                index
+            }
+        };
+        self.update(index, |cell| {
+            if let Cell::Assistant(md) = cell {
+                md.push(text);
+            }
+        });
+    }
+
+    fn thinking_delta(&mut self, text: &str) {
+        self.retry_succeeded();
+        self.events.streamed = true;
+        if self.events.assistant.is_some() {
+            self.close_streams();
+        }
+        let index = match self.events.thinking {
+            Some(index) => index,
+            None => {
+                let index = self.push(Cell::Thinking(self.new_thinking()));
+                self.events.thinking = Some(index);
+                index
+            }
+        };
+        self.update(index, |cell| {
+            if let Cell::Thinking(t) = cell {
+                t.markdown.push(text);
+            }
+        });
+    }
+
+    fn new_thinking(&self) -> ThinkingCell {
+        let theme = *self.theme();
+        ThinkingCell {
+            markdown: StreamingMarkdown::with_base_style(theme, theme.thinking),
+            done: false,
+        }
+    }
+
+    /// A committed message: builds its cells when nothing was streamed (non-streaming
+    /// providers, resumed sessions), else fills in what streaming could not know.
+    fn assistant_message(&mut self, message: &Message) {
+        self.retry_succeeded();
+        self.close_streams();
+        if self.events.streamed {
+            for (id, name, input) in message.tool_uses() {
+                if let Some(&index) = self.events.tools.get(id) {
+                    let summary = summarize_input(name, input);
+                    self.update(index, |cell| {
+                        if let Cell::ToolCall(t) = cell
+                            && t.summary.is_empty()
+                        {
+                            t.summary = summary;
+                        }
+                    });
+                }
+            }
+            return;
+        }
+        let theme = *self.theme();
+        for block in &message.content {
+            match block {
+                Block::Text { text, .. } if !text.trim().is_empty() => {
+                    self.push(Cell::Assistant(StreamingMarkdown::from_text(theme, text)));
+                }
+                Block::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
+                    let mut cell = self.new_thinking();
+                    cell.markdown.push(thinking);
+                    cell.markdown.finish();
+                    cell.done = true;
+                    self.push(Cell::Thinking(cell));
+                }
+                Block::ToolUse { id, name, input } => {
+                    let mut call = ToolCallCell::new(id, name);
+                    call.summary = summarize_input(name, input);
+                    let index = self.push(Cell::ToolCall(call));
+                    self.events.tools.insert(id.clone(), index);
+                }
+                _ => {}
+            }
+        }
+        self.events.streamed = true;
+    }
+
+    /// The unfinished call with this id, or a new cell for it.
+    fn tool_cell(&mut self, id: &str, name: &str) -> usize {
+        if let Some(&index) = self.events.tools.get(id) {
+            return index;
+        }
+        let index = self.push(Cell::ToolCall(ToolCallCell::new(id, name)));
+        self.events.tools.insert(id.to_string(), index);
+        index
+    }
+
+    fn finish_tool(
+        &mut self,
+        index: usize,
+        name: &str,
+        input: &Value,
+        duration: Duration,
+        finish: impl FnOnce(&mut ToolCallCell),
+    ) {
+        let summary = summarize_input(name, input);
+        self.update(index, |cell| {
+            if let Cell::ToolCall(t) = cell {
+                if t.summary.is_empty() {
+                    t.summary = summary;
+                }
+                t.duration = Some(duration);
+                finish(t);
+            }
+        });
+    }
+
+    fn turn_complete(&mut self, end: &TurnEnd) {
+        self.close_streams();
+        // Calls that never finished were cut off by the end of the turn.
+        let open: Vec<usize> = self.events.tools.drain().map(|(_, i)| i).collect();
+        for index in open {
+            self.update(index, |cell| {
+                if let Cell::ToolCall(t) = cell
+                    && matches!(t.status, ToolStatus::Pending | ToolStatus::Running)
+                {
+                    t.status = ToolStatus::Error;
+                    t.result = ToolResultView::Text("Interrupted".into());
+                }
+            });
+        }
+        let notice = |kind, text: &str| Cell::Notice {
+            kind,
+            text: text.to_string(),
+        };
+        match end {
+            TurnEnd::Success => {}
+            TurnEnd::Interrupted => {
+                self.push(Cell::Interrupted);
+            }
+            TurnEnd::MaxTurns => {
+                self.push(notice(
+                    NoticeKind::Warning,
+                    "Stopped: the turn reached its maximum number of rounds",
+                ));
+            }
+            TurnEnd::ContextFull => {
+                self.push(notice(
+                    NoticeKind::Error,
+                    "The context window is full; run /compact or start a new session",
+                ));
+            }
+            TurnEnd::Error(message) => {
+                self.push(notice(NoticeKind::Error, message));
+            }
+        }
+    }
+}
