@@ -83,7 +83,7 @@ async fn fixture_function_call_jsonl() {
 }
 
 #[tokio::test]
-async fn fixture_vertex_streamed_arguments() {
+async fn fixture_vertex_streamed_input() {
     let (out, _server) = replay(
         vec![mock::fixture(
             "gemini/vertex_stream_function_call_partial_args.jsonl",

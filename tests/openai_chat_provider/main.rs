@@ -13,26 +13,13 @@ mod local_fixtures;
 mod request_shape;
 mod retries;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
-use robota::core::{
-    AssistantTurn, Block, Message, Provider, ProviderError, ProviderRequest, Role, StreamEvent,
-    Usage,
-};
-use robota::providers::{OpenAiChatConfig, OpenAiChatProvider, RetryPolicy};
+use robota::core::{Message, ProviderRequest, Usage};
+use robota::providers::{OpenAiChatConfig, OpenAiChatProvider};
 use serde_json::Value;
+pub(crate) use support::harness::{Outcome, fast_retry, run, text, tool_calls};
 use support::{MockResponse, MockServer};
-use tokio_util::sync::CancellationToken;
-
-pub(crate) fn fast_retry(max_retries: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_retries,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(2),
-        max_server_delay: Duration::from_secs(60),
-    }
-}
 
 pub(crate) fn config_for(
     server: &MockServer,
@@ -71,96 +58,10 @@ pub(crate) fn request() -> ProviderRequest {
     }
 }
 
-pub(crate) struct Outcome {
-    pub(crate) result: Result<AssistantTurn, ProviderError>,
-    pub(crate) events: Vec<StreamEvent>,
-}
-
-impl Outcome {
-    pub(crate) fn turn(&self) -> &AssistantTurn {
-        self.result.as_ref().expect("the call succeeds")
-    }
-
-    pub(crate) fn error(&self) -> &ProviderError {
-        self.result.as_ref().expect_err("the call fails")
-    }
-
-    pub(crate) fn retries(&self) -> Vec<&StreamEvent> {
-        self.events
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
-            .collect()
-    }
-
-    pub(crate) fn streamed_text(&self) -> String {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::TextDelta(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub(crate) fn streamed_thinking(&self) -> String {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ThinkingDelta(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// The concatenated `ToolInputDelta`s of the call with `id`.
-    pub(crate) fn streamed_input(&self, id: &str) -> String {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ToolInputDelta {
-                    id: call,
-                    partial_json,
-                } if call == id => Some(partial_json.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-pub(crate) async fn run(provider: &OpenAiChatProvider, request: &ProviderRequest) -> Outcome {
-    let seen = Mutex::new(Vec::new());
-    let sink = |e: StreamEvent| seen.lock().unwrap().push(e);
-    let cancel = CancellationToken::new();
-    let result = tokio::time::timeout(
-        Duration::from_secs(30),
-        provider.stream(request, &sink, &cancel),
-    )
-    .await
-    .expect("the call ends in bounded time");
-    Outcome {
-        result,
-        events: seen.into_inner().unwrap(),
-    }
-}
-
 pub(crate) async fn replay(script: Vec<MockResponse>, max_retries: u32) -> (Outcome, MockServer) {
     let server = MockServer::start(script);
     let outcome = run(&provider(&server, max_retries), &request()).await;
     (outcome, server)
-}
-
-pub(crate) fn text(turn: &AssistantTurn) -> String {
-    Message::new(Role::Assistant, turn.content.clone()).text()
-}
-
-pub(crate) fn tool_calls(turn: &AssistantTurn) -> Vec<(String, String, Value)> {
-    turn.content
-        .iter()
-        .filter_map(|b| match b {
-            Block::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 pub(crate) fn call(id: &str, name: &str, input: Value) -> (String, String, Value) {

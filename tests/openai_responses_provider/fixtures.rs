@@ -57,7 +57,7 @@ async fn fixture_function_call_jsonl() {
         .count();
     assert_eq!(deltas, 13);
     assert_eq!(
-        out.streamed_arguments(call_id),
+        out.streamed_input(call_id),
         r#"{"location":"San Francisco, CA","unit":"fahrenheit"}"#
     );
 }

@@ -202,10 +202,7 @@ async fn scripted_parallel_tool_calls_and_reasoning_round_trip() {
             ),
         ]
     );
-    assert_eq!(
-        out.streamed_arguments("call_b"),
-        r#"{"file_path":"/b.txt"}"#
-    );
+    assert_eq!(out.streamed_input("call_b"), r#"{"file_path":"/b.txt"}"#);
 
     let (out, _server) = replay(
         vec![mock::reasoning_then_text("let me see", "gAAAA-enc", "42")],

@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod gemini;
+pub mod harness;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod project;
