@@ -76,15 +76,6 @@ pub fn init_message(
     })
 }
 
-pub fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens,
-    })
-}
-
 pub fn assistant_message(
     session_id: &str,
     message: &Message,
@@ -99,7 +90,7 @@ pub fn assistant_message(
         "content": message.content,
         "stop_reason": stop_reason,
         "stop_sequence": null,
-        "usage": message.usage.as_ref().map(usage_json),
+        "usage": message.usage,
     });
     if message.state == crate::core::MessageState::Interrupted
         && let Some(obj) = inner.as_object_mut()
@@ -198,7 +189,7 @@ pub fn result_message(
         "num_turns": totals.num_turns,
         "result": result,
         "total_cost_usd": if totals.cost_known { json!(totals.cost_usd) } else { Value::Null },
-        "usage": usage_json(&totals.usage),
+        "usage": totals.usage,
         "modelUsage": model_usage,
         "permission_denials": totals.permission_denials,
     });

@@ -259,11 +259,12 @@ impl Settings {
     }
 }
 
+/// Whether the value at `pointer` is a credential (shown redacted), by its key's name.
 fn is_secret(pointer: &str) -> bool {
-    let lower = pointer.to_ascii_lowercase();
-    ["apikey", "api_key", "token", "secret", "password"]
-        .iter()
-        .any(|k| lower.contains(k))
+    pointer
+        .rsplit('/')
+        .next()
+        .is_some_and(crate::session::redact::is_secret_key)
 }
 
 /// Parses one file: JSON syntax, then the known keys' types, then env expansion.

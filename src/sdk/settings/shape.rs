@@ -7,23 +7,13 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// A string, number or boolean (settings `env` values), kept as text.
+/// A string, number or boolean: the types a settings `env` value may have.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum EnvValue {
     Text(String),
     Number(serde_json::Number),
     Bool(bool),
-}
-
-impl EnvValue {
-    pub fn to_text(&self) -> String {
-        match self {
-            EnvValue::Text(s) => s.clone(),
-            EnvValue::Number(n) => n.to_string(),
-            EnvValue::Bool(b) => b.to_string(),
-        }
-    }
 }
 
 #[derive(Debug, Deserialize)]
