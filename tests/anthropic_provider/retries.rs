@@ -1,10 +1,10 @@
 //! Failures end to end: HTTP errors and their kinds, retries after 429/529/5xx, cut and
 //! stalled streams, mid-stream error events, `x-should-retry`, and prompt cancellation.
 
+use crate::support::harness;
 use std::time::Duration;
 
-use robota::core::{Provider, ProviderErrorKind, StreamEvent};
-use tokio_util::sync::CancellationToken;
+use robota::core::{ProviderErrorKind, StreamEvent};
 
 use crate::support::anthropic as mock;
 use crate::support::{MockResponse, MockServer};
@@ -212,41 +212,15 @@ async fn idle_stream_times_out_and_is_retried() {
 async fn cancel_during_a_held_stream_returns_promptly() {
     let server = MockServer::start(vec![mock::text_turn_held("hello there friend", 4)]);
     let provider = provider_with(&server, 3, Duration::from_secs(60));
-    let cancel = CancellationToken::new();
-    let sink = |e: StreamEvent| {
-        if matches!(e, StreamEvent::TextDelta(_)) {
-            cancel.cancel();
-        }
-    };
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        provider.stream(&request(), &sink, &cancel),
-    )
-    .await
-    .expect("cancellation ends the call promptly");
-    assert_eq!(result.unwrap_err().kind, ProviderErrorKind::Cancelled);
-    assert_eq!(server.requests().len(), 1);
+    harness::assert_cancel_during_held_stream(&provider, &server, &request()).await;
 }
 
 #[tokio::test]
 async fn released_hold_lets_the_stream_finish() {
     let server = MockServer::start(vec![mock::text_turn_held("held then released", 4)]);
     let provider = provider_with(&server, 0, Duration::from_secs(20));
-    let release = || server.release_held();
-    let sink = |e: StreamEvent| {
-        if matches!(e, StreamEvent::TextDelta(_)) {
-            release();
-        }
-    };
-    let cancel = CancellationToken::new();
-    let turn = tokio::time::timeout(
-        Duration::from_secs(20),
-        provider.stream(&request(), &sink, &cancel),
-    )
-    .await
-    .expect("bounded")
-    .expect("the released stream completes");
-    assert_eq!(text(&turn), "held then released");
+    harness::assert_released_hold_finishes(&provider, &server, &request(), "held then released")
+        .await;
 }
 
 #[tokio::test]

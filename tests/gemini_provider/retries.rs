@@ -2,11 +2,11 @@
 //! daily quota, token limit), retries after 429 `RetryInfo`/503, cut and stalled streams,
 //! mid-stream `{"error"}` chunks and malformed function calls, and prompt cancellation.
 
+use crate::support::harness;
 use std::time::Duration;
 
-use robota::core::{Provider, ProviderErrorKind, StreamEvent};
+use robota::core::{ProviderErrorKind, StreamEvent};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::support::gemini as mock;
 use crate::support::{MockResponse, MockServer};
@@ -277,40 +277,15 @@ async fn idle_stream_times_out_and_is_retried() {
 async fn cancel_during_a_held_stream_returns_promptly() {
     let server = MockServer::start(vec![mock::text_turn_held("hello there friend", 1)]);
     let provider = provider_with(&server, 3, Duration::from_secs(60));
-    let cancel = CancellationToken::new();
-    let sink = |e: StreamEvent| {
-        if matches!(e, StreamEvent::TextDelta(_)) {
-            cancel.cancel();
-        }
-    };
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        provider.stream(&request(), &sink, &cancel),
-    )
-    .await
-    .expect("cancellation ends the call promptly");
-    assert_eq!(result.unwrap_err().kind, ProviderErrorKind::Cancelled);
-    assert_eq!(server.requests().len(), 1);
+    harness::assert_cancel_during_held_stream(&provider, &server, &request()).await;
 }
 
 #[tokio::test]
 async fn released_hold_lets_the_stream_finish() {
     let server = MockServer::start(vec![mock::text_turn_held("held then released", 1)]);
     let provider = provider_with(&server, 0, Duration::from_secs(20));
-    let release = || server.release_held();
-    let sink = |e: StreamEvent| {
-        if matches!(e, StreamEvent::TextDelta(_)) {
-            release();
-        }
-    };
-    let turn = tokio::time::timeout(
-        Duration::from_secs(20),
-        provider.stream(&request(), &sink, &CancellationToken::new()),
-    )
-    .await
-    .expect("bounded")
-    .expect("the released stream completes");
-    assert_eq!(text(&turn), "held then released");
+    harness::assert_released_hold_finishes(&provider, &server, &request(), "held then released")
+        .await;
 }
 
 #[tokio::test]

@@ -3,11 +3,11 @@
 //! streams, the end after `finish_reason` without `[DONE]`, mid-stream error events (JSON
 //! and old llama.cpp's `error:` line), and prompt cancellation.
 
+use crate::support::harness;
 use std::time::Duration;
 
-use robota::core::{Provider, ProviderErrorKind, StreamEvent};
+use robota::core::{ProviderErrorKind, StreamEvent};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::support::openai_chat as mock;
 use crate::support::{MockResponse, MockServer, wire_fixture_path};
@@ -269,20 +269,7 @@ async fn idle_stream_times_out_and_is_retried() {
 async fn cancel_during_a_held_stream_returns_promptly() {
     let server = MockServer::start(vec![mock::text_turn_held("hello there friend", 4)]);
     let provider = provider_with(&server, 3, Duration::from_secs(60));
-    let cancel = CancellationToken::new();
-    let sink = |e: StreamEvent| {
-        if matches!(e, StreamEvent::TextDelta(_)) {
-            cancel.cancel();
-        }
-    };
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        provider.stream(&request(), &sink, &cancel),
-    )
-    .await
-    .expect("cancellation ends the call promptly");
-    assert_eq!(result.unwrap_err().kind, ProviderErrorKind::Cancelled);
-    assert_eq!(server.requests().len(), 1);
+    harness::assert_cancel_during_held_stream(&provider, &server, &request()).await;
 }
 
 #[tokio::test]

@@ -112,3 +112,52 @@ pub fn tool_calls(turn: &AssistantTurn) -> Vec<(String, String, Value)> {
         })
         .collect()
 }
+
+/// Cancelling while the server holds the stream open ends the call promptly with
+/// `Cancelled`, after one request. `server` holds its (only) stream after some text.
+pub async fn assert_cancel_during_held_stream(
+    provider: &dyn Provider,
+    server: &super::MockServer,
+    request: &ProviderRequest,
+) {
+    let cancel = CancellationToken::new();
+    let sink = |e: StreamEvent| {
+        if matches!(e, StreamEvent::TextDelta(_)) {
+            cancel.cancel();
+        }
+    };
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        provider.stream(request, &sink, &cancel),
+    )
+    .await
+    .expect("cancellation ends the call promptly");
+    assert_eq!(
+        result.unwrap_err().kind,
+        robota::core::ProviderErrorKind::Cancelled
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// A held stream released by the test finishes normally with the whole `expected` text.
+pub async fn assert_released_hold_finishes(
+    provider: &dyn Provider,
+    server: &super::MockServer,
+    request: &ProviderRequest,
+    expected: &str,
+) {
+    let release = || server.release_held();
+    let sink = |e: StreamEvent| {
+        if matches!(e, StreamEvent::TextDelta(_)) {
+            release();
+        }
+    };
+    let turn = tokio::time::timeout(
+        Duration::from_secs(20),
+        provider.stream(request, &sink, &CancellationToken::new()),
+    )
+    .await
+    .expect("bounded")
+    .expect("the released stream completes");
+    assert_eq!(text(&turn), expected);
+}
