@@ -28,7 +28,7 @@ pub enum Subcommand {
     Trust,
 }
 
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "robota", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]

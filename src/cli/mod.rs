@@ -4,6 +4,7 @@
 pub mod args;
 pub mod assemble;
 pub mod headless;
+pub mod interactive;
 pub mod output;
 pub mod paths;
 pub mod provider_setup;
@@ -24,25 +25,29 @@ pub fn main() -> ExitCode {
     if let Some(command) = &args.command {
         return ExitCode::from(run_subcommand(command, &args));
     }
-    if !args.print {
-        eprintln!("{}", crate::tui::NOT_YET_AVAILABLE);
-        return ExitCode::from(headless::EXIT_ERROR);
-    }
     let _log_guard = init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    if !args.print {
+        return ExitCode::from(interactive::run(args));
+    }
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("Error: cannot start the async runtime: {err}");
-            return ExitCode::from(headless::EXIT_ERROR);
-        }
+        Err(code) => return ExitCode::from(code),
     };
     let code = runtime.block_on(headless::run(args));
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
+}
+
+/// The async runtime both modes run on; `Err` carries the exit status after the message.
+fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("Error: cannot start the async runtime: {err}");
+            headless::EXIT_ERROR
+        })
 }
 
 /// `robota config` and `robota trust`.

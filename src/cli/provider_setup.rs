@@ -95,6 +95,9 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// How the error for "nothing configured" begins (the TUI opens its setup screen on it).
+pub const NO_PROVIDER: &str = "no provider is configured";
+
 /// Picks the provider from flags, settings and environment.
 pub fn choose(
     settings: &Settings,
@@ -121,7 +124,7 @@ pub fn choose(
         },
         None => {
             let kind = detect_from_env().ok_or_else(|| {
-                "no provider is configured. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json".to_string()
+                format!("{NO_PROVIDER}. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json")
             })?;
             (env_spec(kind), Some(kind))
         }

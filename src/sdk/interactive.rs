@@ -83,6 +83,8 @@ impl InteractiveSession {
             .send(Command::Execute(name.to_string(), args.to_string()));
     }
 
+    pub fn run_shell(&self, _command: impl Into<String>) {}
+
     pub fn set_mode(&self, mode: PermissionMode) {
         let _ = self.commands.send(Command::SetMode(mode));
     }

@@ -11,3 +11,5 @@ pub mod system_prompt;
 
 pub use events::{PermissionRequest, SessionEvent, TurnEnd};
 pub use interactive::InteractiveSession;
+/// How a client answers a permission request.
+pub use crate::session::PermissionAnswer;

@@ -1,8 +1,6 @@
-//! The full-screen terminal UI. It consumes `sdk::InteractiveSession` events and renders
-//! them. The widgets are here (transcript with streaming markdown and diffs, composer with
-//! completion, status line, permission popup, terminal guard, frame scheduler); the app
-//! loop that composes them is not yet, so `robota` without `-p` explains how to run
-//! headless.
+//! The full-screen terminal UI. It drives an `sdk::InteractiveSession` and renders its
+//! events: the app loop and its layers (`app`), the transcript with streaming markdown
+//! and diffs, the composer with completion, the status line, the terminal guard.
 
 pub mod app;
 pub mod completion;
@@ -14,6 +12,3 @@ pub mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
-
-/// What the interactive entry point prints while the full-screen UI is not built yet.
-pub const NOT_YET_AVAILABLE: &str = "robota: the full-screen UI is not available in this build yet; run headless with `robota -p \"your prompt\"` (see `robota --help`).";

@@ -19,7 +19,7 @@ use crossterm::{cursor, execute};
 
 /// Whether the UI currently owns the terminal (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// Whether the keyboard enhancement was pushed (only on terminals that support it).
+/// Whether the keyboard enhancement was pushed.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 
 /// Puts the terminal in full-screen mode; restores it when dropped.
@@ -63,16 +63,13 @@ fn enter_modes() -> io::Result<()> {
         EnableFocusChange,
         cursor::Show
     )?;
-    if matches!(
-        crossterm::terminal::supports_keyboard_enhancement(),
-        Ok(true)
-    ) {
-        execute!(
-            out,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )?;
-        ENHANCED.store(true, Ordering::SeqCst);
-    }
+    // Pushed without asking first: the query waits for an answer (up to seconds on
+    // terminals that never reply), and terminals without the protocol ignore the push.
+    execute!(
+        out,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )?;
+    ENHANCED.store(true, Ordering::SeqCst);
     ACTIVE.store(true, Ordering::SeqCst);
     Ok(())
 }

@@ -300,3 +300,4 @@ fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
 
 #[cfg(test)]
 mod tests;
+pub mod setup_save;

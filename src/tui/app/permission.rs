@@ -18,6 +18,13 @@ pub enum PermissionChoice {
     Deny(Option<String>),
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Allow,
+    AllowAlways,
+    Deny,
+}
+
 /// The popup's state.
 #[derive(Debug, Clone)]
 pub struct PermissionPopup {
@@ -52,12 +59,42 @@ impl PermissionPopup {
         }
     }
 
-    fn options(&self) -> [String; 3] {
-        [
-            "Yes".to_string(),
-            format!("Yes, and don't ask again ({})", self.rule),
+    /// The answers offered, in order; "don't ask again" only when there is a rule to save.
+    fn options(&self) -> Vec<(Answer, String)> {
+        let mut options = vec![(Answer::Allow, "Yes".to_string())];
+        if !self.rule.is_empty() {
+            options.push((
+                Answer::AllowAlways,
+                format!("Yes, and don't ask again ({})", self.rule),
+            ));
+        }
+        options.push((
+            Answer::Deny,
             "No, and tell robota what to do instead".to_string(),
-        ]
+        ));
+        options
+    }
+
+    /// Picks option `index` (0-based): a choice, or `None` when "No" opens the feedback line.
+    fn pick(&mut self, index: usize) -> Option<PermissionChoice> {
+        let options = self.options();
+        let (answer, _) = options.get(index)?;
+        self.selected = index;
+        match answer {
+            Answer::Allow => Some(PermissionChoice::Allow),
+            Answer::AllowAlways => Some(PermissionChoice::AllowAlways),
+            Answer::Deny => {
+                self.feedback = Some(String::new());
+                None
+            }
+        }
+    }
+
+    /// Text pasted while typing feedback.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(feedback) = &mut self.feedback {
+            feedback.push_str(&text.replace(['\r', '\n'], " "));
+        }
     }
 
     /// Handles a key; returns the choice once the user made one.
@@ -79,31 +116,20 @@ impl PermissionPopup {
             }
             return None;
         }
+        let last = self.options().len() - 1;
         match key.code {
-            KeyCode::Char('1') | KeyCode::Char('y') => Some(PermissionChoice::Allow),
-            KeyCode::Char('2') => Some(PermissionChoice::AllowAlways),
-            KeyCode::Char('3') => {
-                self.selected = 2;
-                self.feedback = Some(String::new());
-                None
-            }
+            KeyCode::Char('y') => Some(PermissionChoice::Allow),
+            KeyCode::Char(c @ '1'..='3') => self.pick(usize::from(c as u8 - b'1')),
             KeyCode::Char('n') | KeyCode::Esc => Some(PermissionChoice::Deny(None)),
             KeyCode::Up | KeyCode::Char('k') => {
                 self.selected = self.selected.saturating_sub(1);
                 None
             }
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
-                self.selected = (self.selected + 1).min(2);
+                self.selected = (self.selected + 1).min(last);
                 None
             }
-            KeyCode::Enter => match self.selected {
-                0 => Some(PermissionChoice::Allow),
-                1 => Some(PermissionChoice::AllowAlways),
-                _ => {
-                    self.feedback = Some(String::new());
-                    None
-                }
-            },
+            KeyCode::Enter => self.pick(self.selected),
             _ => None,
         }
     }
@@ -147,7 +173,7 @@ impl PermissionPopup {
         }
         lines.push(Line::default());
         lines.push(Line::from("Do you want to proceed?"));
-        for (i, option) in self.options().iter().enumerate() {
+        for (i, (_, option)) in self.options().iter().enumerate() {
             let marker = if i == self.selected { "❯" } else { " " };
             let style = if i == self.selected {
                 Style::default().add_modifier(Modifier::BOLD)
@@ -231,6 +257,21 @@ mod tests {
             p.handle_key(key(KeyCode::Enter)),
             Some(PermissionChoice::Deny(Some("use tras".into())))
         );
+    }
+
+    #[test]
+    fn without_a_rule_to_save_only_yes_and_no_are_offered() {
+        let mut p = popup();
+        p.rule.clear();
+        assert_eq!(p.handle_key(key(KeyCode::Char('2'))), None);
+        assert!(p.feedback.is_some(), "2 is now \"No, and tell robota…\"");
+        let mut p = popup();
+        p.rule.clear();
+        p.handle_key(key(KeyCode::Down));
+        p.handle_key(key(KeyCode::Down));
+        assert_eq!(p.selected, 1, "two options only");
+        assert_eq!(p.handle_key(key(KeyCode::Char('3'))), None);
+        assert!(p.feedback.is_none(), "there is no third option");
     }
 
     #[test]

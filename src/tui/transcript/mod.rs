@@ -12,6 +12,7 @@
 mod cell;
 mod events;
 mod tool_call;
+mod replay;
 mod viewport;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};

@@ -1,0 +1,196 @@
+//! `robota` without `-p`: checks that there is a terminal, then runs the full-screen app
+//! with a [`Launcher`] that assembles sessions from the command line (and from sessions
+//! picked in the app), answers the trust question from the settings, lists this
+//! directory's sessions and saves the first-run setup.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use crate::core::models;
+use crate::sdk::settings::setup_save::{self, SetupProfile};
+use crate::sdk::settings::trust::TrustStore;
+use crate::sdk::settings::{LoadOptions, Settings};
+use crate::sdk::{InteractiveSession, system_prompt};
+use crate::session::log::project_dir_name;
+use crate::session::store::SessionStore;
+use crate::tui::app::{
+    self, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry, StartOptions,
+};
+
+use super::args::Args;
+use super::assemble::assemble;
+use super::{headless, paths, provider_setup};
+
+/// Runs the TUI; returns the process exit status.
+pub fn run(args: Args) -> u8 {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "Error: the full-screen UI needs a terminal; run headless with `robota -p \"your prompt\"` (see `robota --help`)."
+        );
+        return headless::EXIT_ERROR;
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("Error: cannot read the working directory: {e}");
+            return headless::EXIT_ERROR;
+        }
+    };
+    let home = paths::robota_home();
+    let options = StartOptions {
+        prompt: args.prompt.clone().filter(|p| !p.trim().is_empty()),
+        pick_session: args.resume.as_deref() == Some(""),
+        history_path: Some(
+            home.join("history")
+                .join(format!("{}.jsonl", project_dir_name(&cwd))),
+        ),
+        cwd: cwd.clone(),
+    };
+    let launcher = CliLauncher { args, cwd, home };
+    let runtime = match super::runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let result = runtime.block_on(app::run(Box::new(launcher), options));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(exit) => {
+            if let Some(message) = exit.message {
+                if exit.failed {
+                    eprintln!("{message}");
+                } else {
+                    println!("{message}");
+                }
+            }
+            if exit.failed {
+                headless::EXIT_ERROR
+            } else {
+                headless::EXIT_OK
+            }
+        }
+        Err(e) => {
+            eprintln!("Error: the terminal failed: {e}");
+            headless::EXIT_ERROR
+        }
+    }
+}
+
+struct CliLauncher {
+    args: Args,
+    cwd: PathBuf,
+    home: PathBuf,
+}
+
+impl CliLauncher {
+    fn settings(&self) -> Result<Settings, String> {
+        let user_home = paths::home_dir();
+        Settings::load(&LoadOptions {
+            cwd: &self.cwd,
+            home: user_home.as_deref(),
+            robota_home: &self.home,
+            extra: self.args.settings.as_deref(),
+            interactive: true,
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
+impl Launcher for CliLauncher {
+    fn open(&mut self, target: OpenTarget) -> Result<OpenedSession, LaunchError> {
+        let args = match target {
+            OpenTarget::FromArgs => self.args.clone(),
+            OpenTarget::Resume(id) => Args {
+                resume: Some(id),
+                continue_session: false,
+                fork_session: false,
+                session_id: None,
+                ..self.args.clone()
+            },
+        };
+        // The next open (a session picked in the app) starts from the arguments again,
+        // not from the prompt or session they named.
+        self.args.resume = None;
+        self.args.continue_session = false;
+        self.args.session_id = None;
+        let assembled = assemble(&args, true).map_err(|e| {
+            if e.starts_with(provider_setup::NO_PROVIDER) {
+                LaunchError::NeedsSetup(e)
+            } else {
+                LaunchError::Failed(e)
+            }
+        })?;
+        let session = assembled.session;
+        let history = session.history().to_vec();
+        let mode = session.mode();
+        let name = session.name().map(str::to_string);
+        let mut notices: Vec<String> = assembled.notice.into_iter().collect();
+        notices.extend(assembled.warnings);
+        Ok(OpenedSession {
+            session: InteractiveSession::start(session),
+            history,
+            model: assembled.model,
+            mode,
+            name,
+            git_branch: system_prompt::git_branch(&self.cwd),
+            project_dir: self.cwd.clone(),
+            notices,
+        })
+    }
+
+    fn sessions(&self) -> Vec<SessionEntry> {
+        SessionStore::new(self.home.clone())
+            .list(&self.cwd)
+            .into_iter()
+            .map(|s| SessionEntry {
+                title: s
+                    .name
+                    .or(s.first_prompt)
+                    .map(|t| t.lines().next().unwrap_or("").to_string())
+                    .unwrap_or_else(|| "(no prompt)".into()),
+                id: s.id,
+                modified: s.modified,
+                turns: s.message_count,
+            })
+            .collect()
+    }
+
+    fn models(&self) -> Vec<String> {
+        let provider = self
+            .settings()
+            .ok()
+            .and_then(|s| provider_setup::choose(&s, self.args.provider.as_deref(), None).ok());
+        let Some(choice) = provider else {
+            return Vec::new();
+        };
+        let family: &[&str] = match choice.provider.name() {
+            "anthropic" => &["claude-"],
+            "openai" => &["gpt-", "o3", "o4"],
+            "google" => &["gemini-"],
+            _ => &[],
+        };
+        let mut ids = vec![choice.model.clone()];
+        ids.extend(
+            models::known_ids()
+                .filter(|id| family.iter().any(|f| id.starts_with(f)))
+                .filter(|id| *id != choice.model)
+                .map(str::to_string),
+        );
+        ids
+    }
+
+    fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {
+        let settings = self.settings().ok()?;
+        (!settings.trusted && !settings.held_back.is_empty())
+            .then(|| (self.cwd.clone(), settings.held_back))
+    }
+
+    fn trust(&mut self) -> Result<(), String> {
+        TrustStore::load(&self.home)
+            .trust(&self.cwd)
+            .map_err(|e| format!("cannot save trust in {}: {e}", self.home.display()))
+    }
+
+    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String> {
+        setup_save::save_setup(&self.home, profile).map_err(|e| e.to_string())
+    }
+}

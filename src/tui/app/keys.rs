@@ -1,0 +1,183 @@
+//! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+D,
+//! Ctrl+Z, Ctrl+L, Shift+Tab, Ctrl+O), then the top layer, then the base screen — the
+//! composer with its completion popups, the transcript's scroll keys, Esc to interrupt.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
+
+use super::layers::Layer;
+use super::picker::PickerOutcome;
+use super::setup::SetupOutcome;
+use super::state::App;
+use super::trust::TrustOutcome;
+use crate::tui::completion::InputAction;
+
+/// A second Ctrl+C within this time exits.
+const CTRL_C_WINDOW: Duration = Duration::from_secs(2);
+
+/// What the loop must do after an input event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOutcome {
+    /// Nothing visible changed.
+    Nothing,
+    /// Draw a frame.
+    Redraw,
+    /// Clear the screen and draw everything again (Ctrl+L).
+    FullRedraw,
+    /// Give the terminal back and stop (Ctrl+Z).
+    Suspend,
+}
+
+impl App {
+    pub fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
+        if key.kind == KeyEventKind::Release {
+            return KeyOutcome::Nothing;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !(ctrl && key.code == KeyCode::Char('c')) {
+            self.ctrl_c_at = None;
+            self.hint = None;
+        }
+        match key.code {
+            KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
+            KeyCode::Char('l') if ctrl => return KeyOutcome::FullRedraw,
+            KeyCode::Char('c') if ctrl => {
+                self.ctrl_c();
+                return KeyOutcome::Redraw;
+            }
+            _ => {}
+        }
+        if !self.layers.is_empty() {
+            self.layer_key(key);
+            return KeyOutcome::Redraw;
+        }
+        match key.code {
+            KeyCode::BackTab => {
+                self.cycle_mode();
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.transcript.toggle_expanded();
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Char('d') if ctrl && self.input.composer().is_empty() => {
+                self.quit = true;
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::PageUp | KeyCode::PageDown => {
+                self.transcript.handle_key(&key);
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Home | KeyCode::End if ctrl || self.input.composer().is_empty() => {
+                self.transcript.handle_key(&key);
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Esc if !self.input.popup_open() && self.is_busy() => {
+                self.interrupt();
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Backspace
+                if self.input.composer().is_empty() && self.queued.is_some() =>
+            {
+                self.unqueue();
+                return KeyOutcome::Redraw;
+            }
+            _ => {}
+        }
+        match self.input.handle_key(key) {
+            InputAction::Ignored => KeyOutcome::Nothing,
+            InputAction::Handled => KeyOutcome::Redraw,
+            InputAction::Submit(prompt) => {
+                self.submit(prompt);
+                KeyOutcome::Redraw
+            }
+            InputAction::RunCommand { name, args } => {
+                self.run_command(&name, &args);
+                KeyOutcome::Redraw
+            }
+            InputAction::RunShell(command) => {
+                self.run_shell(command);
+                KeyOutcome::Redraw
+            }
+        }
+    }
+
+    /// Ctrl+C: closes the top layer, else clears the composer, else interrupts the turn,
+    /// else asks for a second press and exits on it.
+    fn ctrl_c(&mut self) {
+        if !self.layers.is_empty() {
+            self.layer_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            return;
+        }
+        if !self.input.composer().is_empty() {
+            self.input.composer_mut().clear();
+            self.input.refresh_completion();
+            return;
+        }
+        if self.is_busy() {
+            self.interrupt();
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .ctrl_c_at
+            .is_some_and(|at| now.duration_since(at) < CTRL_C_WINDOW)
+        {
+            self.quit = true;
+        } else {
+            self.ctrl_c_at = Some(now);
+            self.hint = Some("Press Ctrl+C again to exit".into());
+        }
+    }
+
+    /// A key for the top layer.
+    fn layer_key(&mut self, key: KeyEvent) {
+        let Some(layer) = self.layers.pop() else {
+            return;
+        };
+        match layer {
+            Layer::Permission {
+                mut popup,
+                request,
+            } => match popup.handle_key(key) {
+                Some(choice) => self.answer_permission(request, choice),
+                None => self.layers.push(Layer::Permission { popup, request }),
+            },
+            Layer::Picker {
+                mut picker,
+                purpose,
+            } => match picker.handle_key(key) {
+                PickerOutcome::Pending => self.layers.push(Layer::Picker { picker, purpose }),
+                PickerOutcome::Chosen(id) => self.picked(purpose, id),
+                PickerOutcome::Cancelled => self.picker_cancelled(),
+            },
+            Layer::Setup(mut setup) => match setup.handle_key(key) {
+                SetupOutcome::Pending => self.layers.push(Layer::Setup(setup)),
+                SetupOutcome::Done(choice) => self.setup_done(Some(choice)),
+                SetupOutcome::Cancelled => self.setup_done(None),
+            },
+            Layer::Trust(mut prompt) => match prompt.handle_key(key) {
+                TrustOutcome::Pending => self.layers.push(Layer::Trust(prompt)),
+                TrustOutcome::Trust => self.trust_answered(true),
+                TrustOutcome::Decline => self.trust_answered(false),
+            },
+        }
+    }
+
+    /// A bracketed paste: into the top layer's text field, else the composer.
+    pub fn on_paste(&mut self, text: &str) {
+        match self.layers.last_mut() {
+            Some(Layer::Permission { popup, .. }) => popup.paste(text),
+            Some(Layer::Picker { picker, .. }) => picker.paste(text),
+            Some(Layer::Setup(setup)) => setup.paste(text),
+            Some(Layer::Trust(_)) => {}
+            None => self.input.paste(text),
+        }
+    }
+
+    /// The mouse wheel scrolls the transcript. Returns whether anything changed.
+    pub fn on_mouse(&mut self, mouse: &MouseEvent) -> bool {
+        self.layers.is_empty() && self.transcript.handle_mouse(mouse)
+    }
+}

@@ -1,0 +1,50 @@
+//! End-to-end tests of the full-screen UI: the real binary in a pseudo-terminal, its
+//! screen parsed by vt100, talking to a mock Anthropic server on loopback.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod basics;
+
+use std::time::Duration;
+
+use portable_pty::CommandBuilder;
+use support::MockServer;
+use support::project::Project;
+use support::pty::PtySession;
+
+/// The UI's terminal size in these tests.
+pub const COLS: u16 = 80;
+pub const ROWS: u16 = 24;
+
+/// Starts `robota <args>` in a pty for `project`, pointed at `server`.
+pub fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySession {
+    start_sized(project, server, args, COLS, ROWS)
+}
+
+pub fn start_sized(
+    project: &Project,
+    server: &MockServer,
+    args: &[&str],
+    cols: u16,
+    rows: u16,
+) -> PtySession {
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_robota"));
+    cmd.args(args);
+    cmd.cwd(&project.root);
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd.env("HOME", &project.user_home);
+    cmd.env("ROBOTA_HOME", &project.home);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("ANTHROPIC_BASE_URL", server.base_url());
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000");
+    cmd.env("ROBOTA_RETRY_BASE_MS", "1");
+    PtySession::spawn(cmd, cols, rows)
+}
+
+/// Leaves with Ctrl+D on an empty composer and checks the exit status.
+pub fn exit_cleanly(pty: &mut PtySession) {
+    pty.send(b"\x04");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0), "{}", pty.contents());
+}
