@@ -1,9 +1,12 @@
-//! Typing a prompt, watching the answer stream, leaving.
+//! Typing (including Korean, key by key and pasted), watching the answer stream, Shift+Tab,
+//! Ctrl+C twice, and leaving with the terminal restored.
 
+use std::time::Duration;
+
+use crate::support::MockServer;
 use crate::support::anthropic::text_turn;
 use crate::support::project::project;
-use crate::support::MockServer;
-use crate::{exit_cleanly, start};
+use crate::{exit_cleanly, last_user_text, start};
 
 #[test]
 fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
@@ -14,10 +17,63 @@ fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
     pty.type_text("say hello");
     pty.send(b"\r");
     let screen = pty.wait_for_text("Hello from the mock model.");
-    eprintln!("{screen}");
-    assert!(screen.contains("say hello"), "{screen}");
+    assert!(screen.contains("> say hello"), "{screen}");
+    assert!(screen.contains("claude-sonnet"), "status line shows the model: {screen}");
     exit_cleanly(&mut pty);
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
-    assert!(raw.contains("\x1b[?1049l"), "alternate screen left");
-    assert!(raw.contains("\x1b[?2004l"), "bracketed paste off");
+    let entered = raw.find("\x1b[?1049h").expect("alternate screen entered");
+    let left = raw.rfind("\x1b[?1049l").expect("alternate screen left");
+    assert!(left > entered);
+    for mode_off in ["\x1b[?2004l", "\x1b[?1000l", "\x1b[?1004l", "\x1b[<1u"] {
+        assert!(raw[entered..].contains(mode_off), "{mode_off:?} not restored");
+    }
+}
+
+#[test]
+fn korean_typed_key_by_key_and_pasted_reaches_the_model_whole() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("네, 알겠습니다."), text_turn("좋아요")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("안녕하세요 세계");
+    pty.wait_for_text("안녕하세요 세계");
+    pty.send(b"\r");
+    pty.wait_for_text("네, 알겠습니다.");
+    assert_eq!(last_user_text(&server, 1), "안녕하세요 세계");
+
+    pty.paste("붙여넣은 한국어\r\n두 번째 줄");
+    pty.wait_for_text("두 번째 줄");
+    pty.send(b"\r");
+    pty.wait_for_text("좋아요");
+    assert_eq!(last_user_text(&server, 2), "붙여넣은 한국어\n두 번째 줄");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn shift_tab_cycles_the_mode_shown_in_the_status_line() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("· default ·");
+    pty.send(b"\x1b[Z");
+    pty.wait_for_text("acceptEdits");
+    pty.send(b"\x1b[Z");
+    pty.wait_for_text("plan");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn ctrl_c_clears_the_composer_then_asks_then_exits() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("draft");
+    pty.wait_for_text("> draft");
+    pty.send(b"\x03");
+    pty.wait_for_text("Ask anything");
+    pty.send(b"\x03");
+    pty.wait_for_text("Press Ctrl+C again to exit");
+    pty.send(b"\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0));
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod basics;
+mod turns;
 
 use std::time::Duration;
 
@@ -41,6 +42,27 @@ pub fn start_sized(
     cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000");
     cmd.env("ROBOTA_RETRY_BASE_MS", "1");
     PtySession::spawn(cmd, cols, rows)
+}
+
+/// The text of the last user message of request `n` (1-based), once it arrived.
+pub fn last_user_text(server: &MockServer, n: usize) -> String {
+    assert!(
+        server.wait_for_requests(n, Duration::from_secs(20)),
+        "request {n} never came"
+    );
+    let request = &server.requests()[n - 1].body;
+    let messages = request["messages"].as_array().expect("messages");
+    let last = messages.iter().rev().find(|m| m["role"] == "user").expect("a user message");
+    match &last["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .filter(|t| !t.starts_with("<system-reminder>"))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
 }
 
 /// Leaves with Ctrl+D on an empty composer and checks the exit status.

@@ -63,7 +63,9 @@ pub fn permission_popup(
         "Edit" | "Write" => file_preview(&request.tool_name, input, cwd)
             .map(|diff| diff.render(width.saturating_sub(4).max(20), true, theme))
             .unwrap_or_default(),
+        // A one-line command is already the summary.
         "Bash" => field("command")
+            .filter(|command| command.trim().contains('\n'))
             .map(|command| {
                 command
                     .lines()

@@ -136,7 +136,11 @@ impl PermissionPopup {
 
     /// Height the popup wants at `width` (it may get less).
     pub fn height(&self) -> u16 {
-        (5 + self.preview.len().min(20) + 3 + usize::from(self.feedback.is_some())) as u16
+        let preview = self.preview.len().min(20) + usize::from(self.preview.len() > 20);
+        // Borders, summary and a blank line, the preview, a blank line and the question,
+        // the options, the feedback line.
+        let rows = 2 + 2 + preview + 2 + self.options().len() + usize::from(self.feedback.is_some());
+        u16::try_from(rows).unwrap_or(u16::MAX)
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {

@@ -1,0 +1,166 @@
+//! Turn control in the UI: approving an Edit in the popup (with its diff), denying a Bash
+//! call with feedback for the model, Esc interrupting a stream, a prompt queued while a
+//! turn runs, and a resize re-wrapping the streamed answer.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::MockServer;
+use crate::support::anthropic::{text_turn, text_turn_held, tool_turn};
+use crate::support::project::{project, result_text, tool_results};
+use crate::{exit_cleanly, last_user_text, start, start_sized};
+
+#[test]
+fn approving_an_edit_in_the_popup_changes_the_file() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("r1", "Read", json!({"file_path": "calc.py"}))]),
+        tool_turn(
+            Some("Fixing the sign."),
+            &[(
+                "e1",
+                "Edit",
+                json!({"file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+            )],
+        ),
+        text_turn("Fixed the addition."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("fix add");
+    pty.send(b"\r");
+    let popup = pty.wait_for_text("Do you want to proceed?");
+    assert!(popup.contains("-     return a - b") || popup.contains("- return a - b"), "{popup}");
+    assert!(popup.contains("return a + b"), "{popup}");
+    assert!(popup.contains("1. Yes"), "{popup}");
+    pty.send(b"1");
+    pty.wait_for_text("Fixed the addition.");
+    let calc = std::fs::read_to_string(project.root.join("calc.py")).unwrap();
+    assert!(calc.contains("return a + b"), "{calc}");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn denying_bash_with_feedback_sends_the_feedback_to_the_model() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("b1", "Bash", json!({"command": "rm -rf build"}))]),
+        text_turn("Understood, I will move it to the trash."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("clean up");
+    pty.send(b"\r");
+    let popup = pty.wait_for_text("Do you want to proceed?");
+    assert!(popup.contains("rm -rf build"), "{popup}");
+    pty.send(b"3");
+    pty.wait_for_text("Tell robota what to do instead");
+    pty.type_text("use trash instead");
+    pty.send(b"\r");
+    pty.wait_for_text("Understood, I will move it to the trash.");
+    assert!(server.wait_for_requests(2, Duration::from_secs(10)));
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["is_error"], true);
+    assert!(
+        result_text(&results[0]).contains("use trash instead"),
+        "{:?}",
+        results[0]
+    );
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn esc_interrupts_a_streaming_answer_and_keeps_what_arrived() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn_held(
+        "First part of the answer. Second part never arrives.",
+        4,
+    )]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("long answer please");
+    pty.send(b"\r");
+    pty.wait_for_text("esc to interrupt");
+    pty.wait_for_text("First part");
+    pty.send(b"\x1b");
+    let screen = pty.wait_for_text("Interrupted");
+    assert!(screen.contains("First part"), "{screen}");
+    assert!(!screen.contains("esc to interrupt"), "{screen}");
+    server.release_held();
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn a_prompt_entered_while_busy_is_queued_then_sent() {
+    let project = project();
+    let server = MockServer::start(vec![
+        text_turn_held("Working on the first one.", 4),
+        text_turn("Second answer."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("first");
+    pty.send(b"\r");
+    pty.wait_for_text("Working");
+    pty.type_text("second");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("queued: second");
+    assert_eq!(server.requests().len(), 1, "{screen}");
+    server.release_held();
+    pty.wait_for_text("Second answer.");
+    assert_eq!(last_user_text(&server, 2), "second");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn backspace_on_an_empty_composer_takes_the_queued_prompt_back() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn_held("Busy for a while.", 4)]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("first");
+    pty.send(b"\r");
+    pty.wait_for_text("Busy");
+    pty.type_text("later");
+    pty.send(b"\r");
+    pty.wait_for_text("queued: later");
+    pty.send(b"\x7f");
+    pty.wait_for("the queue emptied", Duration::from_secs(10), |s| {
+        !s.contains("queued:") && s.contains("> later")
+    });
+    pty.send(b"\x1b");
+    pty.wait_for_text("Interrupted");
+    server.release_held();
+    pty.send(b"\x03");
+    pty.send(b"\x04");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_resize_mid_stream_rewraps_the_answer_to_the_new_width() {
+    let project = project();
+    let sentence = "The quick brown fox jumps over the lazy dog again and again until the end.";
+    let server = MockServer::start(vec![text_turn_held(&format!("{sentence} {sentence}"), 5)]);
+    let mut pty = start_sized(&project, &server, &[], 100, 24);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("fox");
+    pty.send(b"\r");
+    pty.wait_for_text("quick brown");
+    pty.resize(40, 24);
+    let screen = pty.wait_for("text wrapped at 40 columns", Duration::from_secs(10), |s| {
+        s.contains("Ask anything") && s.lines().all(|l| l.chars().count() <= 40)
+    });
+    server.release_held();
+    let screen_after = pty.wait_for("the whole answer", Duration::from_secs(10), |s| {
+        s.matches("end.").count() == 2
+    });
+    let rows: Vec<&str> = screen_after.lines().filter(|l| l.contains("fox")).collect();
+    assert!(rows.len() >= 2, "{screen}\n---\n{screen_after}");
+    for row in screen_after.lines() {
+        assert!(row.trim_end().chars().count() <= 40, "{row:?}");
+    }
+    exit_cleanly(&mut pty);
+}
