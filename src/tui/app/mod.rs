@@ -65,7 +65,8 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
 
     let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<()>();
     let wake = wake_tx.clone();
-    highlight::preload(move || {
+    // Syntaxes load when the first code block needs them (they cost ~50 MiB), not here.
+    highlight::set_ready_hook(move || {
         let _ = wake.send(());
     });
     let mut terminate = signal(SignalKind::terminate())?;

@@ -34,6 +34,14 @@ pub struct Catalog {
 
 static CATALOG: OnceLock<Catalog> = OnceLock::new();
 static LOAD_STARTED: AtomicBool = AtomicBool::new(false);
+/// Called once the syntaxes a [`request`] started are loaded (the app redraws in it).
+static READY_HOOK: OnceLock<Box<dyn Fn() + Send + Sync>> = OnceLock::new();
+
+/// Sets what runs when a requested load finishes (once per process; later calls are
+/// ignored). The app sets a redraw here, so a code block drawn plain gets its colours.
+pub fn set_ready_hook(hook: impl Fn() + Send + Sync + 'static) {
+    let _ = READY_HOOK.set(Box::new(hook));
+}
 
 /// Snippets exercising the common constructs of the languages answers use most, so
 /// syntect compiles their regexes on the loader thread instead of during a frame.
@@ -97,7 +105,8 @@ pub fn is_ready() -> bool {
     CATALOG.get().is_some()
 }
 
-/// Starts loading on a background thread (once); code renders plain until it is ready.
+/// Starts loading on a background thread (once); code renders plain until it is ready,
+/// then the ready hook runs.
 pub fn request() {
     if CATALOG.get().is_some() || LOAD_STARTED.swap(true, Ordering::SeqCst) {
         return;
@@ -106,22 +115,9 @@ pub fn request() {
         .name("syntax-load".into())
         .spawn(|| {
             let _ = CATALOG.get_or_init(load);
-        });
-    if let Err(err) = spawned {
-        tracing::warn!("cannot start the syntax loader: {err}; code stays plain");
-    }
-}
-
-/// Loads the syntaxes on a background thread and calls `on_ready` once they are usable
-/// (immediately on that thread if they already are). The app calls this after its first
-/// frame and redraws in `on_ready`, so code blocks already on screen get their colours.
-pub fn preload(on_ready: impl FnOnce() + Send + 'static) {
-    LOAD_STARTED.store(true, Ordering::SeqCst);
-    let spawned = std::thread::Builder::new()
-        .name("syntax-load".into())
-        .spawn(move || {
-            let _ = CATALOG.get_or_init(load);
-            on_ready();
+            if let Some(hook) = READY_HOOK.get() {
+                hook();
+            }
         });
     if let Err(err) = spawned {
         tracing::warn!("cannot start the syntax loader: {err}; code stays plain");
