@@ -267,6 +267,14 @@ impl Session {
         self.log_event("clear", json!({}));
     }
 
+    /// Appends a user message that is not a prompt (e.g. a `!command` and its output) to
+    /// the history and the log; the model sees it with the next prompt.
+    pub fn record_user_note(&mut self, text: String) {
+        let message = Message::user_text(text);
+        self.log_message(&message, MessageExtra::default());
+        self.history.push(message);
+    }
+
     /// Writes an event line; failures are logged to the trace, never fatal.
     pub fn log_event(&self, kind: &str, value: Value) {
         self.with_log(|log| log.append_event(kind, fields(value)));

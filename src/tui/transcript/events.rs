@@ -153,6 +153,17 @@ impl Transcript {
                     output: output.clone(),
                 });
             }
+            SessionEvent::ShellOutput {
+                command,
+                output,
+                exit_code,
+            } => {
+                self.push(Cell::Shell {
+                    command: command.clone(),
+                    output: output.clone(),
+                    exit_code: *exit_code,
+                });
+            }
             SessionEvent::Notice(text) => {
                 self.push(Cell::Notice {
                     kind: NoticeKind::Info,
