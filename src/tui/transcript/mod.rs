@@ -5,12 +5,15 @@
 //! every cell exactly (the scroll position stays on the same cell). The view follows new
 //! output unless the user scrolled up, in which case a "new output below" indicator shows.
 //!
+//! A resumed session's history is turned into the same cells with `replay`.
+//!
 //! Use from the app loop: `apply` each `SessionEvent`, call `render(area, buf)` per frame,
 //! forward scroll keys / wheel events to `handle_key` / `handle_mouse`, `toggle_expanded`
 //! on ctrl+o, `tick` the spinner while tools run.
 
 mod cell;
 mod events;
+mod replay;
 mod tool_call;
 mod viewport;
 
