@@ -1,5 +1,6 @@
 //! The full-screen application: the event loop over terminal input, session events and the
 //! frame scheduler, and the popups stacked above the transcript and composer.
 
+pub mod clipboard;
 pub mod permission;
 pub mod scheduler;
