@@ -11,12 +11,17 @@ use robota::core::ToolRegistry;
 use robota::core::permission::{PermissionMode, PermissionPolicy};
 use robota::providers::{AnthropicConfig, AnthropicProvider, RetryPolicy};
 use robota::sdk::{InteractiveSession, SessionEvent, TurnEnd};
+use robota::session::log::{SessionHeader, SessionLog};
 use robota::session::{PermissionAnswer, Session, SessionConfig};
 use serde_json::json;
 use support::{MockServer, anthropic};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 fn session(server: &MockServer, cwd: &std::path::Path) -> Session {
+    logged_session(server, cwd, None)
+}
+
+fn logged_session(server: &MockServer, cwd: &std::path::Path, log: Option<SessionLog>) -> Session {
     let mut config = AnthropicConfig::new("sk-test");
     config.base_url = server.base_url();
     config.retry = RetryPolicy::none();
@@ -42,7 +47,7 @@ fn session(server: &MockServer, cwd: &std::path::Path) -> Session {
             mode: PermissionMode::Default,
             ..PermissionPolicy::default()
         },
-        None,
+        log,
     )
 }
 
@@ -276,4 +281,114 @@ async fn dont_ask_again_saves_the_rule_and_stops_asking() {
         dir.path().join("one/two").is_dir(),
         "the second command ran"
     );
+}
+
+/// The `ShellOutput` answering the next `!command`.
+async fn shell_output(
+    events: &mut UnboundedReceiver<SessionEvent>,
+) -> (String, String, Option<i32>) {
+    until(events, |e| match e {
+        SessionEvent::ShellOutput {
+            command,
+            output,
+            exit_code,
+        } => Some((command, output, exit_code)),
+        _ => None,
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_commands_run_and_join_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker.txt"), "").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![anthropic::text_turn("seen")]);
+    let header = SessionHeader::new("s1", dir.path(), "claude-sonnet-4-5", "anthropic");
+    let log = SessionLog::create(home.path(), &header).unwrap();
+    let log_path = log.path().to_path_buf();
+    let mut client = InteractiveSession::start(logged_session(&server, dir.path(), Some(log)));
+    let mut events = client.events().unwrap();
+    client.run_shell("echo hi; ls");
+    let (command, output, exit_code) = shell_output(&mut events).await;
+    assert_eq!(command, "echo hi; ls");
+    assert_eq!(output, "hi\nmarker.txt", "runs in the session's directory");
+    assert_eq!(exit_code, Some(0));
+    client.run_shell("echo bad >&2; exit 3");
+    let (_, output, exit_code) = shell_output(&mut events).await;
+    assert_eq!((output.as_str(), exit_code), ("bad", Some(3)));
+
+    client.submit("what happened?");
+    let result = until(&mut events, |e| match e {
+        SessionEvent::TurnComplete { end, result, .. } => Some((end, result)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(result, (TurnEnd::Success, "seen".to_string()));
+    let messages = server.requests()[0].body["messages"].clone();
+    let texts: Vec<String> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"][0]["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "<bash-input>echo hi; ls</bash-input>\n<bash-stdout>hi\nmarker.txt</bash-stdout><bash-stderr></bash-stderr>",
+            "<bash-input>echo bad >&2; exit 3</bash-input>\n<bash-stdout></bash-stdout><bash-stderr>bad</bash-stderr>",
+            "what happened?",
+        ]
+    );
+    // The log holds the notes too, so a resumed session still has them.
+    let replayed = robota::session::replay::replay(&log_path).unwrap();
+    let logged: Vec<String> = replayed.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(logged[..3], texts[..]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_commands_are_refused_during_a_turn_and_abort_stops_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("busy answer", 4),
+        anthropic::text_turn("next"),
+    ]);
+    let mut client = InteractiveSession::start(session(&server, dir.path()));
+    let mut events = client.events().unwrap();
+    client.submit("first");
+    until(&mut events, |e| {
+        matches!(e, SessionEvent::TextDelta(_)).then_some(())
+    })
+    .await;
+    client.run_shell("touch should-not-exist");
+    let warning = until(&mut events, |e| match e {
+        SessionEvent::Warning(w) => Some(w),
+        SessionEvent::ShellOutput { .. } => panic!("the command ran during a turn"),
+        _ => None,
+    })
+    .await;
+    assert_eq!(warning, "!commands cannot run while a turn is in progress");
+    server.release_held();
+    until(&mut events, |e| {
+        matches!(e, SessionEvent::TurnComplete { .. }).then_some(())
+    })
+    .await;
+    assert!(!dir.path().join("should-not-exist").exists());
+
+    // A long command is stopped by abort, and says so.
+    client.run_shell("sleep 30");
+    client.abort();
+    let (_, output, exit_code) = shell_output(&mut events).await;
+    assert_eq!(
+        (output.as_str(), exit_code),
+        ("Command interrupted by user", None)
+    );
+    client.submit("second");
+    until(&mut events, |e| {
+        matches!(e, SessionEvent::TurnComplete { .. }).then_some(())
+    })
+    .await;
+    let body = server.requests()[1].body.to_string();
+    assert!(!body.contains("should-not-exist"), "{body}");
+    assert!(body.contains("<bash-input>sleep 30</bash-input>"), "{body}");
 }

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use crate::core::models;
 use crate::core::permission::PermissionMode;
 use crate::session::Session;
+use crate::session::conversation::ContextUsage;
 
 /// A command as listed in help and completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,14 +143,7 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             session.set_mode(mode);
             format!("Permission mode set to {mode}.")
         }
-        "context" => {
-            let used = session.context_estimate();
-            let window = session.config().context_window;
-            format!(
-                "Context: {used} of {window} tokens ({:.0}%).",
-                used as f64 * 100.0 / window.max(1) as f64
-            )
-        }
+        "context" => context_report(&session.context_usage()),
         "cost" => cost_report(session),
         "rename" if args.is_empty() => return Err("Usage: /rename <name>".to_string()),
         "rename" => {
@@ -163,6 +157,93 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
         }
     };
     Ok(CommandEffect::Output(output))
+}
+
+/// Cells of the `/context` bar.
+pub const CONTEXT_BAR_CELLS: usize = 40;
+
+/// `/context`: the total, a bar of [`CONTEXT_BAR_CELLS`] cells with one character per
+/// category, and a table of tokens and share of the window per category.
+fn context_report(usage: &ContextUsage) -> String {
+    let categories = [
+        ('█', "System prompt", usage.system_prompt),
+        ('▓', "Tools", usage.tools),
+        ('▒', "Messages", usage.messages),
+        ('░', "Free space", usage.free()),
+    ];
+    let window = usage.window.max(1);
+    let share = |tokens: u64| tokens as f64 * 100.0 / window as f64;
+    let mut out = format!(
+        "Context: {} of {} tokens ({:.0}%)\n",
+        grouped(usage.used()),
+        grouped(usage.window),
+        share(usage.used())
+    );
+    let cells = bar_cells(&categories.map(|(_, _, tokens)| tokens), CONTEXT_BAR_CELLS);
+    for ((symbol, _, _), n) in categories.iter().zip(cells) {
+        out.extend(std::iter::repeat_n(*symbol, n));
+    }
+    out.push('\n');
+    let number_width = categories
+        .iter()
+        .map(|(_, _, tokens)| grouped(*tokens).len())
+        .max()
+        .unwrap_or(0);
+    for (symbol, name, tokens) in categories {
+        let _ = writeln!(
+            out,
+            "{symbol} {name:<13} {:>number_width$} tokens {:>5.1}%",
+            grouped(tokens),
+            share(tokens)
+        );
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+/// Splits `cells` among the amounts in proportion (largest remainders first); an amount
+/// above zero gets at least one cell, taken from the largest share.
+fn bar_cells(amounts: &[u64], cells: usize) -> Vec<usize> {
+    let total: u64 = amounts.iter().sum();
+    if total == 0 {
+        return vec![0; amounts.len()];
+    }
+    let exact: Vec<f64> = amounts
+        .iter()
+        .map(|a| *a as f64 * cells as f64 / total as f64)
+        .collect();
+    let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
+    let mut by_remainder: Vec<usize> = (0..amounts.len()).collect();
+    by_remainder.sort_by(|a, b| {
+        (exact[*b] - exact[*b].floor()).total_cmp(&(exact[*a] - exact[*a].floor()))
+    });
+    let missing = cells.saturating_sub(counts.iter().sum());
+    for &i in by_remainder.iter().take(missing) {
+        counts[i] += 1;
+    }
+    for i in 0..amounts.len() {
+        if amounts[i] > 0 && counts[i] == 0 {
+            let largest = (0..counts.len()).max_by_key(|j| counts[*j]).unwrap_or(i);
+            if counts[largest] > 1 {
+                counts[largest] -= 1;
+                counts[i] = 1;
+            }
+        }
+    }
+    counts
+}
+
+/// `1234567` → `1,234,567`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn cost_report(session: &Session) -> String {
@@ -191,6 +272,122 @@ fn cost_report(session: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use crate::core::permission::PermissionPolicy;
+    use crate::core::{
+        AssistantTurn, Message, Provider, ProviderError, ProviderRequest, StreamSink, ToolRegistry,
+    };
+    use crate::session::SessionConfig;
+    use tokio_util::sync::CancellationToken;
+
+    /// A provider that is never called.
+    struct Unused;
+
+    #[async_trait::async_trait]
+    impl Provider for Unused {
+        fn name(&self) -> &str {
+            "unused"
+        }
+        async fn stream(
+            &self,
+            _request: &ProviderRequest,
+            _events: StreamSink<'_>,
+            _cancel: &CancellationToken,
+        ) -> Result<AssistantTurn, ProviderError> {
+            unreachable!("the tests never run a turn")
+        }
+    }
+
+    fn session_with_history(history: Vec<Message>) -> Session {
+        let cwd = std::env::temp_dir();
+        let config = SessionConfig {
+            session_id: "s".into(),
+            cwd: cwd.clone(),
+            model: "m".into(),
+            system_prompt: "s".repeat(4_000),
+            max_tokens: 1000,
+            thinking_budget: None,
+            max_rounds: None,
+            context_window: 20_000,
+            env: Vec::new(),
+            interactive: true,
+            server_tools: Vec::new(),
+        };
+        let tools = ToolRegistry::new(crate::tools::default_tools(&cwd));
+        Session::new(
+            config,
+            Arc::new(Unused),
+            tools,
+            PermissionPolicy::default(),
+            None,
+        )
+        .with_history(history, None)
+    }
+
+    #[test]
+    fn context_report_shows_a_bar_and_each_category() {
+        let usage = ContextUsage {
+            system_prompt: 3_000,
+            tools: 5_000,
+            messages: 12_000,
+            window: 200_000,
+        };
+        let expected = [
+            "Context: 20,000 of 200,000 tokens (10%)",
+            &format!("█▓▒▒{}", "░".repeat(36)),
+            "█ System prompt   3,000 tokens   1.5%",
+            "▓ Tools           5,000 tokens   2.5%",
+            "▒ Messages       12,000 tokens   6.0%",
+            "░ Free space    180,000 tokens  90.0%",
+        ]
+        .join("\n");
+        assert_eq!(context_report(&usage), expected);
+    }
+
+    #[test]
+    fn context_of_a_session_with_history() {
+        let history = vec![
+            Message::user_text("a".repeat(8_000)),
+            Message::new(
+                crate::core::Role::Assistant,
+                vec![crate::core::Block::text("b".repeat(3_984))],
+            ),
+        ];
+        let mut session = session_with_history(history);
+        let usage = session.context_usage();
+        assert_eq!(usage.system_prompt, 1_000);
+        assert!(usage.tools > 500, "seven tool schemas: {}", usage.tools);
+        // (8,000 + 16) + (3,984 + 16) characters of messages.
+        assert_eq!(usage.messages, 3_004);
+        assert_eq!(usage.used(), session.context_estimate());
+        let Ok(CommandEffect::Output(report)) = execute(&mut session, "context", "") else {
+            panic!("/context runs");
+        };
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines.len(), 6, "{report}");
+        assert!(lines[0].starts_with("Context: "), "{report}");
+        assert_eq!(lines[1].chars().count(), CONTEXT_BAR_CELLS);
+        assert!(
+            lines[4] == "▒ Messages       3,004 tokens  15.0%",
+            "{report}"
+        );
+        for symbol in ['█', '▓', '▒', '░'] {
+            assert!(lines[1].contains(symbol), "{report}");
+        }
+    }
+
+    #[test]
+    fn bar_cells_add_up_and_keep_small_shares_visible() {
+        assert_eq!(bar_cells(&[1, 0, 2, 997], 40), [1, 0, 1, 38]);
+        assert_eq!(bar_cells(&[1, 1, 1, 1], 40), [10, 10, 10, 10]);
+        assert_eq!(bar_cells(&[0, 0, 0, 0], 40), [0, 0, 0, 0]);
+        let over = bar_cells(&[50, 50, 150, 0], 40);
+        assert_eq!(over.iter().sum::<usize>(), 40);
+        assert_eq!(over[3], 0);
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(999), "999");
+    }
 
     #[test]
     fn slash_prompts_split_into_name_and_arguments() {

@@ -149,6 +149,14 @@ pub enum SessionEvent {
         command: String,
         output: String,
     },
+    /// A `!command` the user ran directly, and what it printed (stdout, then stderr).
+    /// The command and its output are also part of the conversation now.
+    ShellOutput {
+        command: String,
+        output: String,
+        /// `None` when the command was killed, timed out, interrupted or could not start.
+        exit_code: Option<i32>,
+    },
     Notice(String),
     Warning(String),
     /// A hook began to run.

@@ -2,8 +2,10 @@
 //! takes commands (`submit`, `abort`, `execute_command`, mode changes) while turns run;
 //! a second prompt submitted during a turn waits in a queue of one. Every outcome comes
 //! back as a `SessionEvent` on one channel. SessionStart hooks fire when the task starts,
-//! SessionEnd hooks when it is closed (and both around `/clear`).
+//! SessionEnd hooks when it is closed (and both around `/clear`). `!command`s run here too
+//! (`run_shell`), between turns, and join the conversation as user notes.
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::mpsc;
@@ -12,18 +14,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::engine::{EngineEvent, TurnStop};
 use crate::core::hooks::HookProgress;
-use crate::core::permission::PermissionMode;
+use crate::core::permission::{PermissionMode, PermissionPolicy};
 use crate::core::{Block, StreamEvent, models};
 use crate::session::{Session, SessionUpdate};
 
 use super::commands::{self, CommandEffect};
 use super::events::{PermissionRequest, SessionEvent, TurnEnd};
+use super::shell_command::run_shell_command;
 
 enum Command {
     Submit(String),
     Abort,
     Execute(String, String),
     SetMode(PermissionMode),
+    Shell(String),
 }
 
 /// A running session driven by commands and observed through events.
@@ -83,10 +87,16 @@ impl InteractiveSession {
             .send(Command::Execute(name.to_string(), args.to_string()));
     }
 
-    pub fn run_shell(&self, _command: impl Into<String>) {}
-
     pub fn set_mode(&self, mode: PermissionMode) {
         let _ = self.commands.send(Command::SetMode(mode));
+    }
+
+    /// Runs a `!command` (without the `!`) in the session's directory with its settings'
+    /// environment, stdin closed, for at most two minutes; `abort` stops it. It answers
+    /// with `SessionEvent::ShellOutput`, and the command with its output joins the
+    /// conversation for the model's next turn. Refused with a warning while a turn runs.
+    pub fn run_shell(&self, command: impl Into<String>) {
+        let _ = self.commands.send(Command::Shell(command.into()));
     }
 }
 
@@ -124,6 +134,7 @@ async fn drive(
                 Command::Abort => {}
                 Command::Execute(name, args) => driver.execute(&name, &args).await,
                 Command::SetMode(mode) => driver.session.set_mode(mode),
+                Command::Shell(command) => driver.run_shell(command, &mut commands).await,
             }
             next = driver.queued.take().map(Command::Submit);
         }
@@ -174,6 +185,54 @@ impl Driver {
         }
     }
 
+    /// Runs a `!command` to its end (an abort interrupts it), records it with its output
+    /// as a user note and reports it.
+    async fn run_shell(
+        &mut self,
+        command: String,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) {
+        if command.trim().is_empty() {
+            self.emit(SessionEvent::Warning(
+                "Type a command after ! to run it".to_string(),
+            ));
+            return;
+        }
+        let cwd = self.session.config().cwd.clone();
+        let env = self.session.config().env.clone();
+        let cancel = CancellationToken::new();
+        let policy = self.session.policy_handle();
+        let (run, mode_change) = {
+            let mut busy = Busy {
+                activity: "a !command is running",
+                queued: &mut self.queued,
+                events: &self.events,
+                policy,
+                cancel: &cancel,
+                mode_change: None,
+                closed: false,
+            };
+            let shell = run_shell_command(&command, &cwd, &env, &cancel);
+            tokio::pin!(shell);
+            let run = loop {
+                tokio::select! {
+                    run = &mut shell => break run,
+                    command = commands.recv(), if !busy.closed => busy.handle(command),
+                }
+            };
+            (run, busy.mode_change)
+        };
+        if let Some(mode) = mode_change {
+            self.session.set_mode(mode);
+        }
+        self.session.record_user_note(run.note);
+        self.emit(SessionEvent::ShellOutput {
+            command,
+            output: run.output,
+            exit_code: run.exit_code,
+        });
+    }
+
     async fn run_turn(&mut self, prompt: String, commands: &mut mpsc::UnboundedReceiver<Command>) {
         let started = Instant::now();
         self.emit(SessionEvent::TurnStarted {
@@ -181,51 +240,28 @@ impl Driver {
         });
         let cancel = CancellationToken::new();
         let sink = self.sink();
-        let mut mode_change = None;
         let policy = self.session.policy_handle();
-        let mut closed = false;
-        let outcome = {
-            let queued = &mut self.queued;
-            let events = &self.events;
+        let (outcome, mode_change) = {
+            let mut busy = Busy {
+                activity: "a turn is in progress",
+                queued: &mut self.queued,
+                events: &self.events,
+                policy,
+                cancel: &cancel,
+                mode_change: None,
+                closed: false,
+            };
             let turn = self
                 .session
                 .run_turn(vec![Block::text(prompt)], &sink, &cancel);
             tokio::pin!(turn);
-            loop {
+            let outcome = loop {
                 tokio::select! {
                     outcome = &mut turn => break outcome,
-                    command = commands.recv(), if !closed => match command {
-                        None => {
-                            closed = true;
-                            cancel.cancel();
-                        }
-                        Some(Command::Abort) => {
-                            cancel.cancel();
-                            if let Some(prompt) = queued.take() {
-                                let _ = events.send(SessionEvent::PromptDequeued(prompt));
-                            }
-                        }
-                        Some(Command::Submit(prompt)) => {
-                            if let Some(old) = queued.replace(prompt.clone()) {
-                                let _ = events.send(SessionEvent::PromptDequeued(old));
-                            }
-                            let _ = events.send(SessionEvent::PromptQueued(prompt));
-                        }
-                        Some(Command::SetMode(mode)) => {
-                            // Takes effect for the next tool call of this turn.
-                            if let Ok(mut p) = policy.lock() {
-                                p.mode = mode;
-                            }
-                            mode_change = Some(mode);
-                        }
-                        Some(Command::Execute(name, _)) => {
-                            let _ = events.send(SessionEvent::Warning(format!(
-                                "/{name} cannot run while a turn is in progress"
-                            )));
-                        }
-                    },
+                    command = commands.recv(), if !busy.closed => busy.handle(command),
                 }
-            }
+            };
+            (outcome, busy.mode_change)
         };
         if let Some(mode) = mode_change {
             self.session.set_mode(mode);
@@ -264,6 +300,63 @@ impl Driver {
             duration: started.elapsed(),
             result,
         });
+    }
+}
+
+/// Commands that arrive while the driver is busy with a turn or a `!command`: an abort
+/// cancels it (and drops the queued prompt), a prompt waits in the queue of one, a mode
+/// change applies at once, commands and `!commands` are refused.
+struct Busy<'a> {
+    /// What the driver is busy with, for refusals: "a turn is in progress".
+    activity: &'static str,
+    queued: &'a mut Option<String>,
+    events: &'a mpsc::UnboundedSender<SessionEvent>,
+    policy: Arc<Mutex<PermissionPolicy>>,
+    cancel: &'a CancellationToken,
+    /// The last mode set meanwhile; the session records it once the work is done.
+    mode_change: Option<PermissionMode>,
+    /// The client hung up: the work is cancelled and no more commands come.
+    closed: bool,
+}
+
+impl Busy<'_> {
+    fn handle(&mut self, command: Option<Command>) {
+        let emit = |event| {
+            let _ = self.events.send(event);
+        };
+        match command {
+            None => {
+                self.closed = true;
+                self.cancel.cancel();
+            }
+            Some(Command::Abort) => {
+                self.cancel.cancel();
+                if let Some(prompt) = self.queued.take() {
+                    emit(SessionEvent::PromptDequeued(prompt));
+                }
+            }
+            Some(Command::Submit(prompt)) => {
+                if let Some(old) = self.queued.replace(prompt.clone()) {
+                    emit(SessionEvent::PromptDequeued(old));
+                }
+                emit(SessionEvent::PromptQueued(prompt));
+            }
+            Some(Command::SetMode(mode)) => {
+                // Takes effect for the next tool call of a running turn.
+                if let Ok(mut p) = self.policy.lock() {
+                    p.mode = mode;
+                }
+                self.mode_change = Some(mode);
+            }
+            Some(Command::Execute(name, _)) => emit(SessionEvent::Warning(format!(
+                "/{name} cannot run while {}",
+                self.activity
+            ))),
+            Some(Command::Shell(_)) => emit(SessionEvent::Warning(format!(
+                "!commands cannot run while {}",
+                self.activity
+            ))),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::context::ContextTracker;
+use crate::core::context::{ContextTracker, chars_to_tokens};
 use crate::core::engine::{
     Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
 };
@@ -80,6 +80,29 @@ pub enum SessionUpdate {
     Notice(String),
     /// A hook started or finished.
     Hook(HookProgress),
+}
+
+/// The context estimate split by what fills it, in tokens (chars/4, and the provider's
+/// last figure for the messages when it is larger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextUsage {
+    pub system_prompt: u64,
+    /// Tool definitions (names, descriptions, input schemas).
+    pub tools: u64,
+    pub messages: u64,
+    pub window: u64,
+}
+
+impl ContextUsage {
+    /// The whole estimate: what [`Session::context_estimate`] returns.
+    pub fn used(&self) -> u64 {
+        self.system_prompt + self.tools + self.messages
+    }
+
+    /// What is left of the window (zero when the estimate exceeds it).
+    pub fn free(&self) -> u64 {
+        self.window.saturating_sub(self.used())
+    }
 }
 
 /// Receives session updates.
@@ -237,6 +260,18 @@ impl Session {
         self.tracker.estimate(&self.history)
     }
 
+    /// [`Session::context_estimate`] by category, with the window.
+    pub fn context_usage(&self) -> ContextUsage {
+        let prefix = self.tracker.prefix_tokens;
+        let system_prompt = chars_to_tokens(self.config.system_prompt.len()).min(prefix);
+        ContextUsage {
+            system_prompt,
+            tools: prefix - system_prompt,
+            messages: self.context_estimate().saturating_sub(prefix),
+            window: self.config.context_window,
+        }
+    }
+
     /// The live policy, for changing the mode while a turn runs.
     pub fn policy_handle(&self) -> Arc<Mutex<PermissionPolicy>> {
         self.policy.clone()
@@ -265,6 +300,14 @@ impl Session {
         self.pending_context.clear();
         self.tracker.reset_reported();
         self.log_event("clear", json!({}));
+    }
+
+    /// Appends a user message that is not a prompt (e.g. a `!command` and its output) to
+    /// the history and the log; the model sees it with the next prompt.
+    pub fn record_user_note(&mut self, text: String) {
+        let message = Message::user_text(text);
+        self.log_message(&message, MessageExtra::default());
+        self.history.push(message);
     }
 
     /// Writes an event line; failures are logged to the trace, never fatal.

@@ -45,6 +45,7 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use input::{InvalidInput, ToolFailure};
 pub use read::ReadTool;
+pub use shell_process::{Ending, ShellRun, ShellScript, run_script};
 pub use todo::{TodoList, TodoWriteTool};
 pub use web_fetch::{WebFetchConfig, WebFetchTool, web_fetch_tool};
 pub use web_search::{WebSearchTool, web_search_tool};

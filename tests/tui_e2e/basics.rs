@@ -77,3 +77,38 @@ fn ctrl_c_clears_the_composer_then_asks_then_exits() {
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0));
 }
+
+#[test]
+fn a_bang_command_runs_in_the_shell_and_its_output_is_shown() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("!echo shell-says-hi; exit 3");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("shell-says-hi");
+    pty.wait_for_text("Exit code 3");
+    assert!(screen.contains("echo shell-says-hi"), "{screen}");
+    assert!(server.requests().is_empty(), "no model call for a ! command");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn(
+        "Run this:\n\n```sh\ncargo test\n```\n",
+    )]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("how do I test");
+    pty.send(b"\r");
+    pty.wait_for_text("cargo test");
+    pty.type_text("/copy 1");
+    pty.send(b"\r");
+    pty.wait_for_text("Copied 10 characters");
+    let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
+    // base64("cargo test") = Y2FyZ28gdGVzdA==
+    assert!(raw.contains("\x1b]52;c;Y2FyZ28gdGVzdA==\x07"), "no OSC 52 sequence");
+    exit_cleanly(&mut pty);
+}

@@ -4,6 +4,7 @@
 
 mod diff;
 mod markdown;
+mod replay;
 mod transcript;
 
 use ratatui::buffer::Buffer;

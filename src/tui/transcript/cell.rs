@@ -6,7 +6,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::tool_call::{ToolCallCell, ToolStatus, render_tool_call};
+use super::tool_call::{ToolCallCell, ToolStatus, render_tool_call, text_rows};
 use crate::tui::diff::DiffView;
 use crate::tui::markdown::StreamingMarkdown;
 use crate::tui::theme::Theme;
@@ -17,6 +17,9 @@ pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦"
 
 /// Columns the gutter takes (when the width allows one).
 pub const GUTTER: u16 = 2;
+
+/// Output lines of a `!command` shown while collapsed (ctrl+o shows the rest).
+pub const SHELL_PREVIEW_LINES: usize = 20;
 
 /// What a notice is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,12 @@ pub enum Cell {
     CommandOutput {
         command: String,
         output: String,
+    },
+    /// A `!command` the user ran and its output (a non-zero exit code is shown).
+    Shell {
+        command: String,
+        output: String,
+        exit_code: Option<i32>,
     },
     /// The turn was interrupted by the user.
     Interrupted,
@@ -108,6 +117,7 @@ impl Entry {
             Cell::UserPrompt(_) | Cell::CommandOutput { .. } => {
                 Span::styled("> ", theme.user_gutter)
             }
+            Cell::Shell { .. } => Span::styled("! ", theme.user_gutter),
             Cell::Assistant(_) => Span::styled("⏺ ", theme.assistant_gutter),
             Cell::Thinking(_) => Span::styled("✻ ", theme.thinking),
             Cell::ToolCall(t) => match t.status {
@@ -195,6 +205,11 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
             }
             out
         }
+        Cell::Shell {
+            command,
+            output,
+            exit_code,
+        } => render_shell(command, output, *exit_code, width, expanded, theme),
         Cell::Interrupted => {
             let lead = if width >= 8 { "⎿  " } else { "" };
             wrapped(
@@ -204,4 +219,50 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
             )
         }
     }
+}
+
+/// `! command` (the gutter holds the `!`), then the output dimmed under `⎿`, then the exit
+/// code when it is not zero.
+fn render_shell(
+    command: &str,
+    output: &str,
+    exit_code: Option<i32>,
+    width: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = wrapped(command.trim_end(), theme.user_text, width);
+    let indent = if width >= 8 { 3 } else { 0 };
+    let room = width - indent;
+    let failed = exit_code.filter(|c| *c != 0);
+    let mut rows = if output.trim().is_empty() && failed.is_some() {
+        Vec::new()
+    } else {
+        text_rows(
+            output,
+            room,
+            expanded,
+            SHELL_PREVIEW_LINES,
+            theme.dim,
+            theme,
+        )
+    };
+    if let Some(code) = failed {
+        let text = format!("Exit code {code}");
+        rows.extend(wrap_spans(
+            &[Span::styled(text, theme.tool_error)],
+            room,
+            room,
+            WrapMode::Words,
+        ));
+    }
+    for (i, row) in rows.into_iter().enumerate() {
+        let mut spans = Vec::with_capacity(row.len() + 1);
+        if indent > 0 {
+            spans.push(Span::styled(if i == 0 { "⎿  " } else { "   " }, theme.dim));
+        }
+        spans.extend(row);
+        out.push(Line::from(spans));
+    }
+    out
 }

@@ -25,9 +25,9 @@ pub(crate) struct EventState {
     /// Cells of the current provider attempt start here (removed if it is discarded).
     attempt_start: usize,
     /// The current attempt streamed something.
-    streamed: bool,
+    pub(super) streamed: bool,
     /// Tool-use id → its cell, for calls not yet finished.
-    tools: HashMap<String, usize>,
+    pub(super) tools: HashMap<String, usize>,
     /// The retry notice of the current attempt; it goes away once the retry succeeds.
     retry_notice: Option<usize>,
 }
@@ -153,6 +153,17 @@ impl Transcript {
                     output: output.clone(),
                 });
             }
+            SessionEvent::ShellOutput {
+                command,
+                output,
+                exit_code,
+            } => {
+                self.push(Cell::Shell {
+                    command: command.clone(),
+                    output: output.clone(),
+                    exit_code: *exit_code,
+                });
+            }
             SessionEvent::Notice(text) => {
                 self.push(Cell::Notice {
                     kind: NoticeKind::Info,
@@ -193,7 +204,7 @@ impl Transcript {
         }
     }
 
-    fn begin_attempt(&mut self) {
+    pub(super) fn begin_attempt(&mut self) {
         self.events.attempt_start = self.len();
         self.events.streamed = false;
     }
@@ -270,7 +281,7 @@ impl Transcript {
 
     /// A committed message: builds its cells when nothing was streamed (non-streaming
     /// providers, resumed sessions), else fills in what streaming could not know.
-    fn assistant_message(&mut self, message: &Message) {
+    pub(super) fn assistant_message(&mut self, message: &Message) {
         self.retry_succeeded();
         self.close_streams();
         if self.events.streamed {
@@ -343,7 +354,7 @@ impl Transcript {
         });
     }
 
-    fn turn_complete(&mut self, end: &TurnEnd) {
+    pub(super) fn turn_complete(&mut self, end: &TurnEnd) {
         self.close_streams();
         // Calls that never finished were cut off by the end of the turn.
         let open: Vec<usize> = self.events.tools.drain().map(|(_, i)| i).collect();

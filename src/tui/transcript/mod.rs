@@ -5,14 +5,16 @@
 //! every cell exactly (the scroll position stays on the same cell). The view follows new
 //! output unless the user scrolled up, in which case a "new output below" indicator shows.
 //!
+//! A resumed session's history is turned into the same cells with `replay`.
+//!
 //! Use from the app loop: `apply` each `SessionEvent`, call `render(area, buf)` per frame,
 //! forward scroll keys / wheel events to `handle_key` / `handle_mouse`, `toggle_expanded`
 //! on ctrl+o, `tick` the spinner while tools run.
 
 mod cell;
 mod events;
-mod tool_call;
 mod replay;
+mod tool_call;
 mod viewport;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
@@ -21,7 +23,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use self::cell::Entry;
-pub use self::cell::{Cell, GUTTER, NoticeKind, SPINNER, ThinkingCell};
+pub use self::cell::{Cell, GUTTER, NoticeKind, SHELL_PREVIEW_LINES, SPINNER, ThinkingCell};
 use self::events::EventState;
 pub use self::tool_call::{
     PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input,

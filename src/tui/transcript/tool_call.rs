@@ -169,9 +169,11 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
             .collect(),
         // A denial's reason is short and matters: shown whole.
         (ToolResultView::Text(text), ToolStatus::Denied) => {
-            text_rows(text, room, true, text_style, theme)
+            text_rows(text, room, true, PREVIEW_LINES, text_style, theme)
         }
-        (ToolResultView::Text(text), _) => text_rows(text, room, expanded, text_style, theme),
+        (ToolResultView::Text(text), _) => {
+            text_rows(text, room, expanded, PREVIEW_LINES, text_style, theme)
+        }
         (ToolResultView::None, ToolStatus::Denied) => {
             vec![vec![Span::styled("Denied", text_style)]]
         }
@@ -179,10 +181,13 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
     }
 }
 
-fn text_rows(
+/// Output text as rows of at most `room` columns: the first `preview` lines, cut at the
+/// edge, unless `expanded` (then wrapped, up to a generous limit); the rest is counted.
+pub(super) fn text_rows(
     text: &str,
     room: usize,
     expanded: bool,
+    preview: usize,
     style: ratatui::style::Style,
     theme: &Theme,
 ) -> Vec<Row> {
@@ -191,11 +196,7 @@ fn text_rows(
         return vec![vec![Span::styled("(no output)", theme.dim)]];
     }
     let lines: Vec<&str> = text.lines().collect();
-    let limit = if expanded {
-        EXPANDED_LINES
-    } else {
-        PREVIEW_LINES
-    };
+    let limit = if expanded { EXPANDED_LINES } else { preview };
     let mut rows = Vec::new();
     for line in lines.iter().take(limit) {
         let spans = [Span::styled(line.to_string(), style)];
