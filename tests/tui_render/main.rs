@@ -4,6 +4,7 @@
 
 mod diff;
 mod markdown;
+mod screens;
 mod transcript;
 
 use ratatui::buffer::Buffer;

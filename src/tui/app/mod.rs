@@ -2,4 +2,7 @@
 //! frame scheduler, and the popups stacked above the transcript and composer.
 
 pub mod permission;
+pub mod picker;
 pub mod scheduler;
+pub mod setup;
+pub mod trust;
