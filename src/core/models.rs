@@ -191,6 +191,23 @@ pub fn lookup(model: &str) -> ModelInfo {
         .unwrap_or(FALLBACK)
 }
 
+/// The models offered when setting up a provider of settings type `provider` (`anthropic`,
+/// `openai`, `google`; aliases as the provider profile accepts them), the zero-config
+/// default first. OpenAI-compatible servers name their own models: none are offered.
+pub fn default_models(provider: &str) -> Vec<&'static str> {
+    match provider {
+        "anthropic" => vec!["claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"],
+        "openai" => vec!["gpt-5.4", "gpt-5.4-mini", "gpt-5-mini"],
+        "google" | "gemini" => vec![
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+            "gemini-3-pro-preview",
+            "gemini-3-flash-preview",
+        ],
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +242,19 @@ mod tests {
             cache_creation_input_tokens: 1_000_000,
         };
         assert!((p.cost(&u) - (3.0 + 15.0 + 0.3 + 3.75)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn offered_models_are_known_and_start_with_the_zero_config_default() {
+        assert_eq!(default_models("anthropic")[0], "claude-sonnet-4-6");
+        assert_eq!(default_models("openai")[0], "gpt-5.4");
+        assert_eq!(default_models("google")[0], "gemini-2.5-pro");
+        assert_eq!(default_models("gemini"), default_models("google"));
+        assert!(default_models("openai-compatible").is_empty());
+        for provider in ["anthropic", "openai", "google"] {
+            for model in default_models(provider) {
+                assert_ne!(lookup(model), FALLBACK, "{model} is not in the table");
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@
 mod diff;
 mod markdown;
 mod replay;
+mod screens;
 mod transcript;
 
 use ratatui::buffer::Buffer;

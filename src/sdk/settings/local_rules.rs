@@ -1,10 +1,11 @@
 //! "Yes, and don't ask again": the exact rule the user approved, added to the project's
 //! `.robota/settings.local.json` (`permissions.allow`), keeping everything else in the file.
-//! Written atomically (temp file + rename), so a crash leaves the old file or the new one.
+//! Written atomically (temp file + rename), so a crash leaves the old file or the new one;
+//! that reading and writing is shared with the other settings writers (`setup_save`).
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::SettingsError;
 
@@ -16,56 +17,151 @@ pub fn local_settings_path(project_dir: &Path) -> PathBuf {
 /// Adds `rule` to `permissions.allow` of the project's local settings; returns the file.
 pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, SettingsError> {
     let path = local_settings_path(project_dir);
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        SettingsError(format!("cannot {what} {}: {e}", path.display()))
+    let mut root = read_for_edit(&path)?;
+    let shape_error = |what: &str| SettingsWriteError::Shape {
+        path: path.clone(),
+        what: what.to_string(),
     };
-    let mut value: Value = match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text).map_err(|e| {
-            SettingsError(format!(
-                "{}:{}:{}: malformed JSON, not changed: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            ))
-        })?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(fail("read", &e)),
-    };
-    let root = value
-        .as_object_mut()
-        .ok_or_else(|| SettingsError(format!("{} is not a JSON object", path.display())))?;
     let permissions = root
         .entry("permissions")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .ok_or_else(|| {
-            SettingsError(format!(
-                "{}: \"permissions\" is not an object",
-                path.display()
-            ))
-        })?;
+        .ok_or_else(|| shape_error("\"permissions\" is not an object"))?;
     let allow = permissions
         .entry("allow")
         .or_insert_with(|| json!([]))
         .as_array_mut()
-        .ok_or_else(|| {
-            SettingsError(format!(
-                "{}: \"permissions.allow\" is not an array",
-                path.display()
-            ))
-        })?;
+        .ok_or_else(|| shape_error("\"permissions.allow\" is not an array"))?;
     if !allow.iter().any(|r| r.as_str() == Some(rule)) {
         allow.push(json!(rule));
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| fail("create the folder of", &e))?;
-    }
-    let text = serde_json::to_string_pretty(&value).map_err(|e| fail("encode", &e))?;
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text + "\n").map_err(|e| fail("write", &e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| fail("replace", &e))?;
+    write_atomically(&path, &Value::Object(root), FileAccess::Shared)?;
     Ok(path)
+}
+
+/// Why a settings file could not be changed. The file is never left half-written: it
+/// keeps its old content or gets the new one whole.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsWriteError {
+    #[error("{}:{line}:{column}: malformed JSON, not changed: {message}", path.display())]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{}: {what}, not changed", path.display())]
+    Shape { path: PathBuf, what: String },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<SettingsWriteError> for SettingsError {
+    fn from(e: SettingsWriteError) -> Self {
+        SettingsError(e.to_string())
+    }
+}
+
+/// Who may read a written settings file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileAccess {
+    /// The process umask decides (project files others may share).
+    Shared,
+    /// Mode 0600 and a 0700 folder when created: the file may hold an API key.
+    Private,
+}
+
+/// A settings file's top-level object, to be edited and written back: `{}` when the
+/// file is missing or blank; an error naming the file, line and column when it is not a
+/// JSON object (the caller must then leave it alone).
+pub(crate) fn read_for_edit(path: &Path) -> Result<Map<String, Value>, SettingsWriteError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(source) => {
+            return Err(SettingsWriteError::Io {
+                action: "read",
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(SettingsWriteError::Shape {
+            path: path.to_path_buf(),
+            what: "not a JSON object".to_string(),
+        }),
+        Err(e) => Err(SettingsWriteError::Malformed {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Writes `value` as pretty JSON to `path`, creating its folder: first to a temporary
+/// file beside it, then renamed over it, so a crash leaves the old file or the new one.
+pub(crate) fn write_atomically(
+    path: &Path,
+    value: &Value,
+    access: FileAccess,
+) -> Result<(), SettingsWriteError> {
+    let io = |action: &'static str, at: &Path| {
+        let path = at.to_path_buf();
+        move |source| SettingsWriteError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        if access == FileAccess::Private {
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        }
+        builder
+            .create(dir)
+            .map_err(io("create the folder of", path))?;
+    }
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| io("encode", path)(std::io::Error::other(e)))?;
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if access == FileAccess::Private {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    }
+    let written = options.open(&tmp).and_then(|mut file| {
+        #[cfg(unix)]
+        if access == FileAccess::Private {
+            // A temp file left by a crashed run keeps its old mode: set it again.
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        std::io::Write::write_all(&mut file, format!("{text}\n").as_bytes())?;
+        file.sync_all()
+    });
+    if let Err(source) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io("write", path)(source));
+    }
+    std::fs::rename(&tmp, path).map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        io("replace", path)(source)
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod expand;
 pub mod local_rules;
 pub mod merge;
+pub mod setup_save;
 pub mod shape;
 pub mod trust;
 
@@ -300,4 +301,3 @@ fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
 
 #[cfg(test)]
 mod tests;
-pub mod setup_save;
