@@ -204,7 +204,11 @@ fn measure(agent: &Agent, _project: &Path, idle: Duration) -> Result<Sample, Str
     ));
     let screen = Arc::new((
         Mutex::new(Screen {
-            parser: vt100::Parser::new(std::num::NonZeroU16::MIN.saturating_add(39), std::num::NonZeroU16::MIN.saturating_add(119), 0),
+            parser: vt100::Parser::new(
+                std::num::NonZeroU16::MIN.saturating_add(39),
+                std::num::NonZeroU16::MIN.saturating_add(119),
+                0,
+            ),
             scanned: 0,
             raw: Vec::new(),
             closed: false,
@@ -249,7 +253,10 @@ fn measure(agent: &Agent, _project: &Path, idle: Duration) -> Result<Sample, Str
             if now >= deadline || state.closed {
                 let text = state.parser.screen().contents();
                 let _ = child.kill();
-                return Err(format!("no ready marker {:?}; screen:\n{text}", agent.ready));
+                return Err(format!(
+                    "no ready marker {:?}; screen:\n{text}",
+                    agent.ready
+                ));
             }
             state = cvar
                 .wait_timeout(state, deadline - now)
@@ -318,13 +325,21 @@ fn process_tree_cpu(root: u32) -> Duration {
             let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
             let fields: Vec<&str> = after.split_whitespace().collect();
             // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the name.
-            total += fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            total += fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total += fields
+                .get(11)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            total += fields
+                .get(12)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
         }
-        if let Ok(children) =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        {
-            stack.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+            stack.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
     }
     Duration::from_secs_f64(total as f64 / ticks_per_sec)
@@ -349,10 +364,12 @@ fn rss(root: u32) -> (u64, u64) {
                 best = (hwm, now);
             }
         }
-        if let Ok(children) =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        {
-            stack.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+            stack.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
     }
     best

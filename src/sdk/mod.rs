@@ -10,7 +10,7 @@ pub mod settings;
 pub mod shell_command;
 pub mod system_prompt;
 
-pub use events::{PermissionRequest, SessionEvent, TurnEnd};
-pub use interactive::InteractiveSession;
 /// How a client answers a permission request.
 pub use crate::session::PermissionAnswer;
+pub use events::{PermissionRequest, SessionEvent, TurnEnd};
+pub use interactive::InteractiveSession;

@@ -18,14 +18,20 @@ fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
     pty.send(b"\r");
     let screen = pty.wait_for_text("Hello from the mock model.");
     assert!(screen.contains("> say hello"), "{screen}");
-    assert!(screen.contains("claude-sonnet"), "status line shows the model: {screen}");
+    assert!(
+        screen.contains("claude-sonnet"),
+        "status line shows the model: {screen}"
+    );
     exit_cleanly(&mut pty);
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
     let entered = raw.find("\x1b[?1049h").expect("alternate screen entered");
     let left = raw.rfind("\x1b[?1049l").expect("alternate screen left");
     assert!(left > entered);
     for mode_off in ["\x1b[?2004l", "\x1b[?1000l", "\x1b[?1004l", "\x1b[<1u"] {
-        assert!(raw[entered..].contains(mode_off), "{mode_off:?} not restored");
+        assert!(
+            raw[entered..].contains(mode_off),
+            "{mode_off:?} not restored"
+        );
     }
 }
 
@@ -89,16 +95,17 @@ fn a_bang_command_runs_in_the_shell_and_its_output_is_shown() {
     let screen = pty.wait_for_text("shell-says-hi");
     pty.wait_for_text("Exit code 3");
     assert!(screen.contains("echo shell-says-hi"), "{screen}");
-    assert!(server.requests().is_empty(), "no model call for a ! command");
+    assert!(
+        server.requests().is_empty(),
+        "no model call for a ! command"
+    );
     exit_cleanly(&mut pty);
 }
 
 #[test]
 fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     let project = project();
-    let server = MockServer::start(vec![text_turn(
-        "Run this:\n\n```sh\ncargo test\n```\n",
-    )]);
+    let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
     let mut pty = start(&project, &server, &[]);
     pty.wait_for_text("Ask anything");
     pty.type_text("how do I test");
@@ -109,6 +116,9 @@ fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     pty.wait_for_text("Copied 10 characters");
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
     // base64("cargo test") = Y2FyZ28gdGVzdA==
-    assert!(raw.contains("\x1b]52;c;Y2FyZ28gdGVzdA==\x07"), "no OSC 52 sequence");
+    assert!(
+        raw.contains("\x1b]52;c;Y2FyZ28gdGVzdA==\x07"),
+        "no OSC 52 sequence"
+    );
     exit_cleanly(&mut pty);
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod basics;
+mod sessions;
 mod turns;
 
 use std::time::Duration;
@@ -23,6 +24,18 @@ pub fn start(project: &Project, server: &MockServer, args: &[&str]) -> PtySessio
     start_sized(project, server, args, COLS, ROWS)
 }
 
+/// Like [`start`], with the command adjusted by `adjust` (e.g. an env var removed).
+pub fn start_with(
+    project: &Project,
+    server: &MockServer,
+    args: &[&str],
+    adjust: impl FnOnce(&mut CommandBuilder),
+) -> PtySession {
+    let mut cmd = command(project, server, args);
+    adjust(&mut cmd);
+    PtySession::spawn(cmd, COLS, ROWS)
+}
+
 pub fn start_sized(
     project: &Project,
     server: &MockServer,
@@ -30,6 +43,10 @@ pub fn start_sized(
     cols: u16,
     rows: u16,
 ) -> PtySession {
+    PtySession::spawn(command(project, server, args), cols, rows)
+}
+
+fn command(project: &Project, server: &MockServer, args: &[&str]) -> CommandBuilder {
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_robota"));
     cmd.args(args);
     cmd.cwd(&project.root);
@@ -41,7 +58,7 @@ pub fn start_sized(
     cmd.env("ANTHROPIC_BASE_URL", server.base_url());
     cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000");
     cmd.env("ROBOTA_RETRY_BASE_MS", "1");
-    PtySession::spawn(cmd, cols, rows)
+    cmd
 }
 
 /// The text of the last user message of request `n` (1-based), once it arrived.
@@ -52,7 +69,11 @@ pub fn last_user_text(server: &MockServer, n: usize) -> String {
     );
     let request = &server.requests()[n - 1].body;
     let messages = request["messages"].as_array().expect("messages");
-    let last = messages.iter().rev().find(|m| m["role"] == "user").expect("a user message");
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
     match &last["content"] {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Array(parts) => parts
@@ -68,5 +89,10 @@ pub fn last_user_text(server: &MockServer, n: usize) -> String {
 /// Leaves with Ctrl+D on an empty composer and checks the exit status.
 pub fn exit_cleanly(pty: &mut PtySession) {
     pty.send(b"\x04");
-    assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0), "{}", pty.contents());
+    assert_eq!(
+        pty.wait_exit(Duration::from_secs(10)),
+        Some(0),
+        "{}",
+        pty.contents()
+    );
 }

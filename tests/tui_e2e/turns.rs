@@ -31,7 +31,10 @@ fn approving_an_edit_in_the_popup_changes_the_file() {
     pty.type_text("fix add");
     pty.send(b"\r");
     let popup = pty.wait_for_text("Do you want to proceed?");
-    assert!(popup.contains("-     return a - b") || popup.contains("- return a - b"), "{popup}");
+    assert!(
+        popup.contains("-     return a - b") || popup.contains("- return a - b"),
+        "{popup}"
+    );
     assert!(popup.contains("return a + b"), "{popup}");
     assert!(popup.contains("1. Yes"), "{popup}");
     pty.send(b"1");

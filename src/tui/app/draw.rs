@@ -34,7 +34,12 @@ impl App {
             return None;
         }
         let status_height = u16::from(area.height >= 2);
-        let status_area = Rect::new(area.x, area.bottom() - status_height, area.width, status_height);
+        let status_area = Rect::new(
+            area.x,
+            area.bottom() - status_height,
+            area.width,
+            status_height,
+        );
         let above = Rect::new(area.x, area.y, area.width, area.height - status_height);
         self.render_status(status_area, buf, now);
 
@@ -61,12 +66,7 @@ impl App {
             above.width,
             queued_height,
         );
-        let transcript_area = Rect::new(
-            above.x,
-            above.y,
-            above.width,
-            queued_area.y - above.y,
-        );
+        let transcript_area = Rect::new(above.x, above.y, above.width, queued_area.y - above.y);
         self.transcript.render(transcript_area, buf);
         if let Some(queued) = &self.queued {
             self.render_queued(queued, queued_area, buf);
@@ -75,12 +75,7 @@ impl App {
 
         if let Some(Layer::Permission { popup, .. }) = self.layers.last() {
             let height = popup.height().min(transcript_area.height + queued_height);
-            let popup_area = Rect::new(
-                above.x,
-                composer_area.y - height,
-                above.width,
-                height,
-            );
+            let popup_area = Rect::new(above.x, composer_area.y - height, above.width, height);
             popup.render(popup_area, buf);
             return None;
         }
@@ -104,7 +99,11 @@ impl App {
 
     fn render_queued(&self, queued: &str, area: Rect, buf: &mut Buffer) {
         let first = queued.lines().next().unwrap_or("");
-        let more = if queued.lines().count() > 1 { " …" } else { "" };
+        let more = if queued.lines().count() > 1 {
+            " …"
+        } else {
+            ""
+        };
         let line = Line::from(vec![
             Span::styled("⏳ queued: ", self.theme.dim),
             Span::raw(format!("{first}{more}")),

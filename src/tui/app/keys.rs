@@ -77,9 +77,7 @@ impl App {
                 self.interrupt();
                 return KeyOutcome::Redraw;
             }
-            KeyCode::Backspace
-                if self.input.composer().is_empty() && self.queued.is_some() =>
-            {
+            KeyCode::Backspace if self.input.composer().is_empty() && self.queued.is_some() => {
                 self.unqueue();
                 return KeyOutcome::Redraw;
             }
@@ -137,10 +135,7 @@ impl App {
             return;
         };
         match layer {
-            Layer::Permission {
-                mut popup,
-                request,
-            } => match popup.handle_key(key) {
+            Layer::Permission { mut popup, request } => match popup.handle_key(key) {
                 Some(choice) => self.answer_permission(request, choice),
                 None => self.layers.push(Layer::Permission { popup, request }),
             },

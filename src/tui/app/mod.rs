@@ -28,10 +28,10 @@ use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
-pub use self::state::{App, StartOptions};
 use self::keys::KeyOutcome;
+pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
 use self::scheduler::FrameScheduler;
+pub use self::state::{App, StartOptions};
 use crate::sdk::SessionEvent;
 use crate::tui::markdown::highlight;
 use crate::tui::terminal::TerminalGuard;
@@ -166,13 +166,19 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     }
 
     let session_id = app.live.as_ref().map(|l| l.handle.id().to_string());
-    let had_turns = app.transcript.cells().any(|c| matches!(c, crate::tui::transcript::Cell::UserPrompt(_)));
+    let had_turns = app
+        .transcript
+        .cells()
+        .any(|c| matches!(c, crate::tui::transcript::Cell::UserPrompt(_)));
     if let Some(session) = app.take_session() {
         let _ = tokio::time::timeout(CLOSE_TIMEOUT, session.close()).await;
     }
     drop(terminal);
     drop(guard);
-    let failed = app.farewell.as_deref().is_some_and(|m| m.starts_with("Error"));
+    let failed = app
+        .farewell
+        .as_deref()
+        .is_some_and(|m| m.starts_with("Error"));
     let message = app.farewell.take().or_else(|| {
         session_id
             .filter(|_| had_turns)

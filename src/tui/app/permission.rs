@@ -139,7 +139,8 @@ impl PermissionPopup {
         let preview = self.preview.len().min(20) + usize::from(self.preview.len() > 20);
         // Borders, summary and a blank line, the preview, a blank line and the question,
         // the options, the feedback line.
-        let rows = 2 + 2 + preview + 2 + self.options().len() + usize::from(self.feedback.is_some());
+        let rows =
+            2 + 2 + preview + 2 + self.options().len() + usize::from(self.feedback.is_some());
         u16::try_from(rows).unwrap_or(u16::MAX)
     }
 

@@ -537,10 +537,7 @@ impl App {
                 };
                 PickerItem {
                     title: id.clone(),
-                    detail: format!(
-                        "{}K context{current}",
-                        info.context_window / 1000
-                    ),
+                    detail: format!("{}K context{current}", info.context_window / 1000),
                     id,
                 }
             })

@@ -1,0 +1,194 @@
+//! Sessions in the UI: resuming through the picker, `robota "prompt"`, the `/model`
+//! picker, the first-run setup screen, and the workspace-trust question.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::MockServer;
+use crate::support::anthropic::{text_turn, tool_turn};
+use crate::support::project::project;
+use crate::{exit_cleanly, last_user_text, start, start_with};
+
+#[test]
+fn resume_without_an_id_opens_the_picker_and_replays_the_chosen_session() {
+    let project = project();
+    let server = MockServer::start(vec![
+        text_turn("The first answer."),
+        text_turn("The second answer."),
+    ]);
+    let out = project.run(&server, &["-p", "remember the number 42"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut pty = start(&project, &server, &["--resume"]);
+    let picker = pty.wait_for_text("Resume a session");
+    assert!(picker.contains("remember the number 42"), "{picker}");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("The first answer.");
+    assert!(screen.contains("> remember the number 42"), "{screen}");
+    pty.type_text("and now?");
+    pty.send(b"\r");
+    pty.wait_for_text("The second answer.");
+    assert!(server.wait_for_requests(2, Duration::from_secs(10)));
+    let messages = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(messages, 3, "the resumed history was sent along");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn slash_resume_switches_to_another_session() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Old answer.")]);
+    let out = project.run(&server, &["-p", "an older session"]);
+    assert!(out.status.success());
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("/resume");
+    pty.send(b"\r");
+    pty.wait_for_text("Resume a session");
+    pty.type_text("older");
+    pty.send(b"\r");
+    pty.wait_for_text("Old answer.");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn a_prompt_on_the_command_line_is_sent_at_start() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Started with your prompt.")]);
+    let mut pty = start(&project, &server, &["explain calc.py"]);
+    pty.wait_for_text("Started with your prompt.");
+    assert_eq!(last_user_text(&server, 1), "explain calc.py");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn the_model_picker_changes_the_model_of_the_next_request() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("From haiku.")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("/model");
+    pty.send(b"\r");
+    pty.wait_for_text("Choose a model");
+    pty.type_text("haiku");
+    pty.wait_for_text("claude-haiku");
+    pty.send(b"\r");
+    pty.wait_for(
+        "the status line to show haiku",
+        Duration::from_secs(10),
+        |s| s.lines().last().is_some_and(|l| l.contains("claude-haiku")),
+    );
+    pty.type_text("hi");
+    pty.send(b"\r");
+    pty.wait_for_text("From haiku.");
+    let model = server.requests()[0].body["model"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(model.starts_with("claude-haiku"), "{model}");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn first_run_without_a_provider_opens_setup_and_saves_the_choice() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Set up and answering.")]);
+    let mut pty = start_with(&project, &server, &[], |cmd| {
+        cmd.env_remove("ANTHROPIC_API_KEY");
+    });
+    pty.wait_for_text("Anthropic");
+    pty.send(b"\r");
+    pty.wait_for_text("API key");
+    let key = "sk-ant-typed-in-setup-1234567890";
+    pty.paste(key);
+    let masked = pty.wait_for_text("7890");
+    assert!(
+        !masked.contains("typed-in-setup"),
+        "the key is masked: {masked}"
+    );
+    pty.send(b"\r");
+    pty.wait_for_text("claude-sonnet-4-6");
+    pty.send(b"\r");
+    pty.wait_for_text("Ask anything");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(project.home.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["currentProvider"], "anthropic");
+    assert_eq!(saved["providers"]["anthropic"]["apiKey"], key);
+    pty.type_text("hello");
+    pty.send(b"\r");
+    pty.wait_for_text("Set up and answering.");
+    assert_eq!(server.requests()[0].header("x-api-key"), Some(key));
+    exit_cleanly(&mut pty);
+}
+
+fn project_with_allow_rule() -> crate::support::project::Project {
+    let project = project();
+    std::fs::create_dir_all(project.root.join(".claude")).unwrap();
+    std::fs::write(
+        project.root.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Bash(touch *)"]}}).to_string(),
+    )
+    .unwrap();
+    project
+}
+
+fn echo_turns() -> MockServer {
+    MockServer::start(vec![
+        tool_turn(
+            None,
+            &[("b1", "Bash", json!({"command": "touch trusted-run.txt"}))],
+        ),
+        text_turn("Echo done."),
+    ])
+}
+
+#[test]
+fn trusting_a_folder_applies_its_allow_rules_and_is_remembered() {
+    let project = project_with_allow_rule();
+    let server = echo_turns();
+    let mut pty = start(&project, &server, &[]);
+    let question = pty.wait_for_text("trust");
+    assert!(question.contains("permissions.allow"), "{question}");
+    pty.send(b"1");
+    pty.wait_for_text("Ask anything");
+    pty.type_text("echo something");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("Echo done.");
+    assert!(!screen.contains("Do you want to proceed?"), "{screen}");
+    assert!(
+        project.root.join("trusted-run.txt").exists(),
+        "the allowed command ran"
+    );
+    exit_cleanly(&mut pty);
+
+    // The answer is remembered: the next start asks nothing.
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    let screen = pty.wait_for_text("Ask anything");
+    assert!(!screen.contains("trust this folder"), "{screen}");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn declining_trust_keeps_the_allow_rules_held_back() {
+    let project = project_with_allow_rule();
+    let server = echo_turns();
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("trust this folder");
+    pty.send(b"2");
+    pty.wait_for_text("Ask anything");
+    pty.type_text("echo something");
+    pty.send(b"\r");
+    pty.wait_for_text("Do you want to proceed?");
+    pty.send(b"1");
+    pty.wait_for_text("Echo done.");
+    exit_cleanly(&mut pty);
+}
