@@ -75,6 +75,11 @@ impl PtySession {
         }
     }
 
+    /// The program's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("a pid")
+    }
+
     /// Sends bytes as if typed.
     pub fn send(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).expect("write to pty");

@@ -6,6 +6,7 @@ mod support;
 
 mod basics;
 mod sessions;
+mod signals;
 mod turns;
 
 use std::time::Duration;
@@ -46,8 +47,29 @@ pub fn start_sized(
     PtySession::spawn(command(project, server, args), cols, rows)
 }
 
+/// Starts another program (a shell) with robota's test environment.
+pub fn start_with_program(
+    project: &Project,
+    server: &MockServer,
+    program: &str,
+    args: &[&str],
+) -> PtySession {
+    let mut cmd = command_for(program, project, server, args);
+    cmd.env("PS1", "$ ");
+    PtySession::spawn(cmd, COLS, ROWS)
+}
+
 fn command(project: &Project, server: &MockServer, args: &[&str]) -> CommandBuilder {
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_robota"));
+    command_for(env!("CARGO_BIN_EXE_robota"), project, server, args)
+}
+
+fn command_for(
+    program: &str,
+    project: &Project,
+    server: &MockServer,
+    args: &[&str],
+) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(program);
     cmd.args(args);
     cmd.cwd(&project.root);
     cmd.env_clear();

@@ -167,3 +167,50 @@ fn a_resize_mid_stream_rewraps_the_answer_to_the_new_width() {
     }
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn dont_ask_again_saves_the_exact_rule_and_the_next_call_runs_unasked() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("b1", "Bash", json!({"command": "touch one.txt"}))]),
+        tool_turn(None, &[("b2", "Bash", json!({"command": "touch two.txt"}))]),
+        text_turn("Both files made."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("make files");
+    pty.send(b"\r");
+    let popup = pty.wait_for_text("don't ask again");
+    assert!(popup.contains("Bash(touch *)"), "{popup}");
+    pty.send(b"2");
+    let screen = pty.wait_for_text("Both files made.");
+    assert_eq!(
+        screen.matches("Do you want to proceed?").count(),
+        0,
+        "{screen}"
+    );
+    assert!(project.root.join("one.txt").exists() && project.root.join("two.txt").exists());
+    let local: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.root.join(".robota/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(local["permissions"]["allow"], json!(["Bash(touch *)"]));
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn a_one_by_one_terminal_grown_to_full_size_draws_the_whole_screen() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Plenty of room now.")]);
+    let mut pty = start_sized(&project, &server, &[], 1, 1);
+    pty.resize(80, 24);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("hi");
+    pty.send(b"\r");
+    pty.wait_for_text("Plenty of room now.");
+    pty.resize(20, 5);
+    pty.resize(1, 1);
+    pty.resize(60, 20);
+    pty.wait_for_text("Plenty of room now.");
+    exit_cleanly(&mut pty);
+}

@@ -91,6 +91,8 @@ mod tests {
             "Bash(npm run build *)"
         );
         assert_eq!(suggest("Bash", "make"), "Bash(make)");
+        assert_eq!(suggest("Bash", "touch one.txt"), "Bash(touch *)");
+        assert_eq!(suggest("Bash", "python3 build.py"), "Bash(python3 *)");
         assert_eq!(suggest("Bash", "rm -rf target"), "Bash(rm *)");
         assert_eq!(
             suggest("Bash", "timeout 60 cargo test && ls && git commit -m x"),

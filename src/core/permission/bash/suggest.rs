@@ -56,6 +56,50 @@ fn innermost(node: &CommandNode) -> &CommandNode {
     }
 }
 
+/// Commands whose second word names what they do.
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "deno",
+    "npx",
+    "cargo",
+    "go",
+    "rustup",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "gh",
+    "glab",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "make",
+    "just",
+    "mvn",
+    "gradle",
+    "dotnet",
+    "brew",
+    "apt",
+    "apt-get",
+    "systemctl",
+    "bundle",
+    "rails",
+    "rake",
+    "mix",
+    "composer",
+    "swift",
+    "flutter",
+    "dart",
+    "nx",
+    "turbo",
+];
+
 fn rule_for(node: &CommandNode) -> Option<String> {
     let literal: Vec<String> = node.words.iter().map_while(Word::as_literal).collect();
     let name = literal.first()?;
@@ -65,7 +109,10 @@ fn rule_for(node: &CommandNode) -> Option<String> {
             .filter(|w| !w.starts_with('-') && !w.contains('/'))
     };
     let mut prefix = vec![name.clone()];
-    if let Some(second) = subcommand(1) {
+    // Only tools built of subcommands keep their second word (`git push`, `npm run
+    // build`); for the rest it is an operand (`touch notes.txt` → `Bash(touch *)`).
+    let has_subcommands = SUBCOMMAND_TOOLS.contains(&basename(name));
+    if has_subcommands && let Some(second) = subcommand(1) {
         prefix.push(second.clone());
         if SCRIPT_RUNNERS.contains(&basename(name))
             && second == "run"
