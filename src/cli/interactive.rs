@@ -98,6 +98,11 @@ impl CliLauncher {
 impl Launcher for CliLauncher {
     fn open(&mut self, target: OpenTarget) -> Result<OpenedSession, LaunchError> {
         let args = match target {
+            // `--resume` without an id was the picker's job; closing it means a new session.
+            OpenTarget::FromArgs if self.args.resume.as_deref() == Some("") => Args {
+                resume: None,
+                ..self.args.clone()
+            },
             OpenTarget::FromArgs => self.args.clone(),
             OpenTarget::Resume(id) => Args {
                 resume: Some(id),
@@ -107,11 +112,6 @@ impl Launcher for CliLauncher {
                 ..self.args.clone()
             },
         };
-        // The next open (a session picked in the app) starts from the arguments again,
-        // not from the prompt or session they named.
-        self.args.resume = None;
-        self.args.continue_session = false;
-        self.args.session_id = None;
         let assembled = assemble(&args, true).map_err(|e| {
             if e.starts_with(provider_setup::NO_PROVIDER) {
                 LaunchError::NeedsSetup(e)
@@ -119,6 +119,11 @@ impl Launcher for CliLauncher {
                 LaunchError::Failed(e)
             }
         })?;
+        // A later open (after /resume) starts from the arguments again, not from the
+        // session they named.
+        self.args.resume = None;
+        self.args.continue_session = false;
+        self.args.session_id = None;
         let session = assembled.session;
         let history = session.history().to_vec();
         let mode = session.mode();

@@ -5,6 +5,7 @@
 mod support;
 
 mod basics;
+mod faults;
 mod sessions;
 mod signals;
 mod turns;

@@ -192,3 +192,25 @@ fn declining_trust_keeps_the_allow_rules_held_back() {
     pty.wait_for_text("Echo done.");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn closing_the_start_picker_opens_a_new_session() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Old."), text_turn("Fresh start.")]);
+    let out = project.run(&server, &["-p", "an old prompt"]);
+    assert!(out.status.success());
+    let mut pty = start(&project, &server, &["--resume"]);
+    pty.wait_for_text("Resume a session");
+    pty.send(b"\x1b");
+    let screen = pty.wait_for_text("Ask anything");
+    assert!(!screen.contains("an old prompt"), "{screen}");
+    pty.type_text("new");
+    pty.send(b"\r");
+    pty.wait_for_text("Fresh start.");
+    let messages = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(messages, 1, "a new session has no history");
+    exit_cleanly(&mut pty);
+}
