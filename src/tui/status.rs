@@ -1,7 +1,8 @@
 //! The status line under the composer: model, permission mode, context use (green under
 //! 70 %, yellow under 90 %, red above), tokens and cost, session name, git branch, and
 //! while a turn runs a spinner with the elapsed seconds and "esc to interrupt" (or the
-//! retry notice). Rendering is a pure function of `StatusLine` and the time.
+//! retry notice). Rendering is a pure function of `StatusLine` and the time; a line too
+//! wide for the screen drops its last segments whole instead of cutting one mid-word.
 
 use std::time::{Duration, Instant};
 
@@ -55,77 +56,97 @@ impl StatusLine {
 
     /// The line at time `now` (the spinner frame and elapsed seconds come from it).
     pub fn line(&self, now: Instant) -> Line<'static> {
-        let dim = if self.colors {
-            Style::default().fg(Color::DarkGray)
-        } else {
-            Style::default()
-        };
-        let sep = || Span::styled(" · ", dim);
+        self.join(self.segments(now))
+    }
+
+    /// The line cut to `width` columns at a segment boundary: the last segments (branch,
+    /// session name, tokens, …) are dropped whole rather than cut mid-word; only a first
+    /// segment wider than the line is clipped.
+    pub fn line_for_width(&self, width: u16, now: Instant) -> Line<'static> {
+        let mut segments = self.segments(now);
+        while segments.len() > 1 && self.join(segments.clone()).width() > usize::from(width) {
+            segments.pop();
+        }
+        self.join(segments)
+    }
+
+    fn dim(&self) -> Style {
+        self.style(Color::DarkGray)
+    }
+
+    fn join(&self, segments: Vec<Vec<Span<'static>>>) -> Line<'static> {
         let mut spans = Vec::new();
+        for (i, segment) in segments.into_iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" · ", self.dim()));
+            }
+            spans.extend(segment);
+        }
+        Line::from(spans)
+    }
+
+    /// The line's parts, most important first.
+    fn segments(&self, now: Instant) -> Vec<Vec<Span<'static>>> {
+        let mut segments = Vec::new();
         if let Some(since) = self.busy_since {
             let elapsed = now.saturating_duration_since(since);
             let frame = (elapsed.as_millis() / 80) as usize % SPINNER.len();
-            spans.push(Span::styled(
-                format!("{} ", SPINNER[frame]),
-                self.style(Color::Cyan),
-            ));
+            let spinner = Span::styled(format!("{} ", SPINNER[frame]), self.style(Color::Cyan));
             match &self.retry {
-                Some(retry) => spans.push(Span::styled(retry.clone(), self.style(Color::Yellow))),
-                None => spans.push(Span::raw(format!(
-                    "{}s · esc to interrupt",
-                    elapsed.as_secs()
-                ))),
+                Some(retry) => segments.push(vec![
+                    spinner,
+                    Span::styled(retry.clone(), self.style(Color::Yellow)),
+                ]),
+                None => {
+                    segments.push(vec![spinner, Span::raw(format!("{}s", elapsed.as_secs()))]);
+                    segments.push(vec![Span::raw("esc to interrupt")]);
+                }
             }
-            spans.push(sep());
         }
-        spans.push(Span::styled(
+        segments.push(vec![Span::styled(
             self.model.clone(),
             Style::default().add_modifier(Modifier::BOLD),
-        ));
-        spans.push(sep());
+        )]);
         let mode_color = match self.mode {
             PermissionMode::Default => Color::Reset,
             PermissionMode::AcceptEdits => Color::Green,
             PermissionMode::Plan => Color::Blue,
             PermissionMode::BypassPermissions => Color::Red,
         };
-        spans.push(Span::styled(
+        segments.push(vec![Span::styled(
             self.mode.as_str().to_string(),
             self.style(mode_color),
-        ));
+        )]);
         if let Some(ctx) = self.context {
             let pct = ctx.percent();
-            spans.push(sep());
-            spans.push(Span::styled(
+            segments.push(vec![Span::styled(
                 format!("ctx {pct}%"),
                 self.style(Self::context_color(pct)),
-            ));
+            )]);
         }
         if self.tokens > 0 {
-            spans.push(sep());
             let cost = match (self.cost_usd, self.cost_unknown) {
                 (_, true) => "cost unknown".to_string(),
                 (Some(c), false) => format!("${c:.2}"),
                 (None, false) => "$0.00".to_string(),
             };
-            spans.push(Span::raw(format!(
-                "{} tok · {cost}",
-                short_count(self.tokens)
-            )));
+            segments.push(vec![
+                Span::raw(format!("{} tok", short_count(self.tokens))),
+                Span::styled(" · ", self.dim()),
+                Span::raw(cost),
+            ]);
         }
         if let Some(name) = &self.session_name {
-            spans.push(sep());
-            spans.push(Span::raw(name.clone()));
+            segments.push(vec![Span::raw(name.clone())]);
         }
         if let Some(branch) = &self.git_branch {
-            spans.push(sep());
-            spans.push(Span::styled(format!("⎇ {branch}"), dim));
+            segments.push(vec![Span::styled(format!("⎇ {branch}"), self.dim())]);
         }
-        Line::from(spans)
+        segments
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant) {
-        Paragraph::new(self.line(now)).render(area, buf);
+        Paragraph::new(self.line_for_width(area.width, now)).render(area, buf);
     }
 
     /// How soon the line changes by itself (the spinner), if at all.
@@ -185,6 +206,40 @@ mod tests {
         assert!(text(&s.line(now)).contains("retrying in 4 s"));
         s.cost_unknown = true;
         assert!(text(&s.line(now)).contains("cost unknown"));
+    }
+
+    #[test]
+    fn a_narrow_line_drops_whole_segments_from_the_end() {
+        let now = Instant::now();
+        let s = StatusLine {
+            model: "claude-sonnet-4-6".into(),
+            mode: PermissionMode::AcceptEdits,
+            context: Some(ContextState {
+                used_tokens: 80_000,
+                window: 200_000,
+            }),
+            tokens: 48_210,
+            cost_usd: Some(0.43),
+            session_name: Some("fix-login".into()),
+            git_branch: Some("main".into()),
+            colors: true,
+            ..StatusLine::default()
+        };
+        let full = text(&s.line(now));
+        assert_eq!(text(&s.line_for_width(200, now)), full);
+        assert_eq!(
+            text(&s.line_for_width(80, now)),
+            "claude-sonnet-4-6 · acceptEdits · ctx 40% · 48.2k tok · $0.43 · fix-login"
+        );
+        assert_eq!(
+            text(&s.line_for_width(40, now)),
+            "claude-sonnet-4-6 · acceptEdits"
+        );
+        assert_eq!(
+            text(&s.line_for_width(5, now)),
+            "claude-sonnet-4-6",
+            "clipped by the area"
+        );
     }
 
     #[test]

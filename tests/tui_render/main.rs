@@ -2,6 +2,7 @@
 //! drawn into ratatui buffers at 80, 40 and 20 columns and a 1×1 area. Snapshots hold the
 //! buffer's text and its style runs and live in `snapshots/` at the repository root.
 
+mod app;
 mod diff;
 mod markdown;
 mod replay;

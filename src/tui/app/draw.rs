@@ -74,10 +74,12 @@ impl App {
         self.input.render(composer_area, buf);
 
         if let Some(Layer::Permission { popup, .. }) = self.layers.last() {
-            let height = popup.height().min(transcript_area.height + queued_height);
+            let height = popup
+                .height(above.width)
+                .min(transcript_area.height + queued_height);
             let popup_area = Rect::new(above.x, composer_area.y - height, above.width, height);
             popup.render(popup_area, buf);
-            return None;
+            return popup.cursor_position(popup_area);
         }
         self.input.render_popup(composer_area, buf);
         self.input.cursor_position(composer_area)

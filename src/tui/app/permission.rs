@@ -5,10 +5,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
 
 /// What the user chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,50 +136,55 @@ impl PermissionPopup {
         }
     }
 
-    /// Height the popup wants at `width` (it may get less).
-    pub fn height(&self) -> u16 {
-        let preview = self.preview.len().min(20) + usize::from(self.preview.len() > 20);
-        // Borders, summary and a blank line, the preview, a blank line and the question,
-        // the options, the feedback line.
-        let rows =
-            2 + 2 + preview + 2 + self.options().len() + usize::from(self.feedback.is_some());
-        u16::try_from(rows).unwrap_or(u16::MAX)
+    /// Height the popup wants when it is `width` columns wide (it may get less).
+    pub fn height(&self, width: u16) -> u16 {
+        let inner = usize::from(width.saturating_sub(2));
+        let rows = self.head_rows(inner).len()
+            + self.preview_rows(inner).len()
+            + self.tail_rows(inner).len();
+        u16::try_from(rows + 2).unwrap_or(u16::MAX)
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        if area.width < 4 || area.height < 3 {
-            return;
+    /// The summary and a blank row.
+    fn head_rows(&self, inner: usize) -> Vec<Line<'static>> {
+        let summary = [Span::styled(
+            sanitize(&self.summary).into_owned(),
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        let mut rows = wrapped(&summary, inner, 0, WrapMode::Words);
+        rows.push(Line::default());
+        rows
+    }
+
+    /// The preview (its first 20 lines, then a count of the rest) and a blank row; nothing
+    /// without a preview.
+    fn preview_rows(&self, inner: usize) -> Vec<Line<'static>> {
+        if self.preview.is_empty() {
+            return Vec::new();
         }
-        Clear.render(area, buf);
-        let accent = if self.colors {
-            Style::default().fg(Color::Yellow)
-        } else {
-            Style::default()
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(accent)
-            .title(Span::styled(
-                format!(" {} ", self.tool),
-                accent.add_modifier(Modifier::BOLD),
-            ));
-        let mut lines = vec![
-            Line::from(Span::styled(
-                self.summary.clone(),
-                Style::default().add_modifier(Modifier::BOLD),
-            )),
-            Line::default(),
-        ];
-        let shown = self.preview.len().min(20);
-        lines.extend(self.preview.iter().take(shown).cloned());
+        let shown = self.preview.len().min(PREVIEW_LINES);
+        let mut rows: Vec<Line<'static>> = self.preview[..shown]
+            .iter()
+            .flat_map(|line| {
+                wrapped(&line.spans, inner, 0, WrapMode::Chars)
+                    .into_iter()
+                    .map(|row| row.style(line.style))
+            })
+            .collect();
         if self.preview.len() > shown {
-            lines.push(Line::from(format!(
+            rows.push(Line::from(format!(
                 "… {} more lines",
                 self.preview.len() - shown
             )));
         }
-        lines.push(Line::default());
-        lines.push(Line::from("Do you want to proceed?"));
+        rows.push(Line::default());
+        rows
+    }
+
+    /// The question, the options (continuation rows under the option's text) and, while
+    /// typing, the feedback line (always last, with a free column for the cursor).
+    fn tail_rows(&self, inner: usize) -> Vec<Line<'static>> {
+        let mut rows = vec![Line::from("Do you want to proceed?")];
         for (i, (_, option)) in self.options().iter().enumerate() {
             let marker = if i == self.selected { "❯" } else { " " };
             let style = if i == self.selected {
@@ -185,21 +192,106 @@ impl PermissionPopup {
             } else {
                 Style::default()
             };
-            lines.push(Line::from(Span::styled(
-                format!("{marker} {}. {option}", i + 1),
-                style,
-            )));
+            let text = [Span::styled(format!("{marker} {}. {option}", i + 1), style)];
+            rows.extend(wrapped(&text, inner, OPTION_INDENT, WrapMode::Words));
         }
         if let Some(text) = &self.feedback {
-            lines.push(Line::from(format!(
-                "  Tell robota what to do instead: {text}▏"
-            )));
+            let text = [Span::raw(format!(
+                "  Tell robota what to do instead: {}",
+                sanitize(text)
+            ))];
+            rows.extend(wrapped(&text, inner.saturating_sub(1), 2, WrapMode::Chars));
         }
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false })
-            .render(area, buf);
+        rows
     }
+
+    /// The rows shown in `inner` (width, height): the preview gives way first, then the
+    /// top, so the options and the feedback line stay visible.
+    fn rows(&self, inner: Rect) -> Vec<Line<'static>> {
+        let width = usize::from(inner.width);
+        let height = usize::from(inner.height);
+        let head = self.head_rows(width);
+        let mut preview = self.preview_rows(width);
+        let tail = self.tail_rows(width);
+        let room = height.saturating_sub(head.len() + tail.len());
+        if preview.len() > room {
+            // Keep what fits, a count of the rest, and the blank row before the question.
+            let kept = room.saturating_sub(2);
+            let hidden = preview.len() - 1 - kept;
+            preview.truncate(kept);
+            if room >= 2 {
+                preview.push(Line::from(format!("… {hidden} more lines")));
+                preview.push(Line::default());
+            }
+        }
+        let mut rows = head;
+        rows.extend(preview);
+        rows.extend(tail);
+        let cut = rows.len().saturating_sub(height);
+        rows.split_off(cut)
+    }
+
+    fn inner(area: Rect) -> Option<Rect> {
+        (area.width >= 4 && area.height >= 3)
+            .then(|| Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2))
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let Some(inner) = Self::inner(area) else {
+            return;
+        };
+        Clear.render(area, buf);
+        let accent = if self.colors {
+            Style::default().fg(Color::Yellow)
+        } else {
+            Style::default()
+        };
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(accent)
+            .title(Span::styled(
+                format!(" {} ", self.tool),
+                accent.add_modifier(Modifier::BOLD),
+            ))
+            .render(area, buf);
+        Paragraph::new(self.rows(inner)).render(inner, buf);
+    }
+
+    /// Where the terminal cursor goes while feedback is typed (after the text, so an IME
+    /// draws its preedit there); `None` otherwise.
+    pub fn cursor_position(&self, area: Rect) -> Option<Position> {
+        self.feedback.as_ref()?;
+        let inner = Self::inner(area)?;
+        let rows = self.rows(inner);
+        let last = rows.last()?;
+        let x = u16::try_from(last.width()).unwrap_or(u16::MAX);
+        let y = u16::try_from(rows.len() - 1).unwrap_or(u16::MAX);
+        Some(Position::new(inner.x + x.min(inner.width - 1), inner.y + y))
+    }
+}
+
+/// Preview lines shown before the rest is counted.
+const PREVIEW_LINES: usize = 20;
+/// Columns of "❯ 1. ": where an option's continuation rows start.
+const OPTION_INDENT: usize = 5;
+
+/// `spans` wrapped to `width` columns, continuation rows indented by `indent`.
+fn wrapped(spans: &[Span<'_>], width: usize, indent: usize, mode: WrapMode) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let indent = indent.min(width - 1);
+    wrap_spans(spans, width, width - indent, mode)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            if i == 0 || indent == 0 {
+                Line::from(row)
+            } else {
+                let mut spans = vec![Span::raw(" ".repeat(indent))];
+                spans.extend(row);
+                Line::from(spans)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -277,6 +369,26 @@ mod tests {
         assert_eq!(p.selected, 1, "two options only");
         assert_eq!(p.handle_key(key(KeyCode::Char('3'))), None);
         assert!(p.feedback.is_none(), "there is no third option");
+    }
+
+    #[test]
+    fn narrow_popups_grow_by_their_wrapped_rows_and_place_the_cursor_after_feedback() {
+        let mut p = popup();
+        assert_eq!(
+            p.height(80),
+            2 + 2 + 1 + 3,
+            "no preview: summary, question, options"
+        );
+        assert!(p.height(30) > p.height(80), "the long options wrap");
+        assert_eq!(p.cursor_position(Rect::new(0, 0, 80, 10)), None);
+        p.handle_key(key(KeyCode::Char('3')));
+        p.handle_key(key(KeyCode::Char('네')));
+        let area = Rect::new(0, 0, 80, p.height(80));
+        let prefix = "  Tell robota what to do instead: ".len() as u16;
+        assert_eq!(
+            p.cursor_position(area),
+            Some(Position::new(1 + prefix + 2, area.height - 2))
+        );
     }
 
     #[test]
