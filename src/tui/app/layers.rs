@@ -61,7 +61,7 @@ pub fn permission_popup(
     let field = |key: &str| input.get(key).and_then(Value::as_str);
     let preview = match request.tool_name.as_str() {
         "Edit" | "Write" => file_preview(&request.tool_name, input, cwd)
-            .map(|diff| diff.render(width.saturating_sub(4).max(20), true, theme))
+            .map(|diff| diff.render(width.saturating_sub(2).max(20), true, theme))
             .unwrap_or_default(),
         // A one-line command is already the summary.
         "Bash" => field("command")
