@@ -1,5 +1,7 @@
 //! Start-up of the full-screen UI, measured in a pseudo-terminal: the time from exec to
-//! the first complete frame (the screen shows the agent's ready marker), then peak and
+//! the first complete frame (the screen shows the agent's ready marker: for robota the
+//! status line with the model, i.e. the session is open; for the peers their prompt
+//! footer), then peak and
 //! current RSS and the CPU time spent over 10 s of idling. The harness answers the
 //! terminal queries a real terminal would (cursor position, device attributes), so peers
 //! that ask before drawing are measured fairly.
@@ -120,7 +122,8 @@ fn robota(work: &Path, project: &Path) -> Agent {
     Agent {
         name: "robota",
         command,
-        ready: "Ask anything",
+        // The status line names the model once the session is open.
+        ready: "claude-sonnet",
     }
 }
 
@@ -153,7 +156,7 @@ fn peers(prefix: &Path, work: &Path, project: &Path) -> Vec<Agent> {
         agents.push(Agent {
             name: "Claude Code",
             command,
-            ready: "for shortcuts",
+            ready: "shift+tab to cycle",
         });
     }
     let codex = bin.join("codex");
@@ -176,7 +179,7 @@ fn peers(prefix: &Path, work: &Path, project: &Path) -> Vec<Agent> {
         agents.push(Agent {
             name: "Codex",
             command,
-            ready: "context left",
+            ready: "Ask Codex",
         });
     }
     agents
