@@ -46,7 +46,12 @@ pub fn run(args: Args) -> u8 {
         ),
         cwd: cwd.clone(),
     };
-    let launcher = CliLauncher { args, cwd, home };
+    let launcher = CliLauncher {
+        args,
+        cwd,
+        home,
+        provider: String::new(),
+    };
     let runtime = match super::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -79,6 +84,8 @@ struct CliLauncher {
     args: Args,
     cwd: PathBuf,
     home: PathBuf,
+    /// The provider type of the open session (what `/model` offers models for).
+    provider: String,
 }
 
 impl CliLauncher {
@@ -125,6 +132,7 @@ impl Launcher for CliLauncher {
         self.args.continue_session = false;
         self.args.session_id = None;
         let session = assembled.session;
+        self.provider = session.provider_name().to_string();
         let history = session.history().to_vec();
         let mode = session.mode();
         let name = session.name().map(str::to_string);
@@ -160,27 +168,10 @@ impl Launcher for CliLauncher {
     }
 
     fn models(&self) -> Vec<String> {
-        let provider = self
-            .settings()
-            .ok()
-            .and_then(|s| provider_setup::choose(&s, self.args.provider.as_deref(), None).ok());
-        let Some(choice) = provider else {
-            return Vec::new();
-        };
-        let family: &[&str] = match choice.provider.name() {
-            "anthropic" => &["claude-"],
-            "openai" => &["gpt-", "o3", "o4"],
-            "google" => &["gemini-"],
-            _ => &[],
-        };
-        let mut ids = vec![choice.model.clone()];
-        ids.extend(
-            models::known_ids()
-                .filter(|id| family.iter().any(|f| id.starts_with(f)))
-                .filter(|id| *id != choice.model)
-                .map(str::to_string),
-        );
-        ids
+        models::default_models(&self.provider)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::core::Provider;
+use crate::core::models;
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{
     AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
@@ -41,13 +42,19 @@ impl ProviderKind {
         }
     }
 
-    fn default_model(self) -> Option<&'static str> {
+    /// The settings type string of this kind.
+    fn type_name(self) -> &'static str {
         match self {
-            ProviderKind::Anthropic => Some("claude-sonnet-4-6"),
-            ProviderKind::OpenAi => Some("gpt-5.4"),
-            ProviderKind::Google => Some("gemini-2.5-pro"),
-            ProviderKind::OpenAiCompatible => None,
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Google => "google",
+            ProviderKind::OpenAiCompatible => "openai-compatible",
         }
+    }
+
+    /// The zero-config model: the first the model table offers for this kind.
+    fn default_model(self) -> Option<&'static str> {
+        models::default_models(self.type_name()).first().copied()
     }
 
     fn key_vars(self) -> &'static [&'static str] {

@@ -176,11 +176,6 @@ const TABLE: &[(&str, ModelInfo)] = &[
     ),
 ];
 
-/// The model families the table knows, in table order (newest first per provider).
-pub fn known_ids() -> impl Iterator<Item = &'static str> {
-    TABLE.iter().map(|(id, _)| *id)
-}
-
 /// Looks a model up by id (longest known prefix), falling back to [`FALLBACK`].
 pub fn lookup(model: &str) -> ModelInfo {
     TABLE

@@ -11,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use super::layers::Layer;
 use super::state::App;
@@ -117,11 +117,7 @@ impl App {
 
 /// A layer that covers everything above the status line; returns its cursor.
 fn render_full_screen(layer: &Layer, area: Rect, buf: &mut Buffer) -> Option<Position> {
-    for y in area.top()..area.bottom() {
-        for x in area.left()..area.right() {
-            buf[(x, y)].reset();
-        }
-    }
+    Clear.render(area, buf);
     match layer {
         Layer::Picker { picker, .. } => {
             picker.render(area, buf);

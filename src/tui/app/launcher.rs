@@ -60,7 +60,7 @@ pub trait Launcher {
     fn open(&mut self, target: OpenTarget) -> Result<OpenedSession, LaunchError>;
     /// Sessions of the working directory, newest first.
     fn sessions(&self) -> Vec<SessionEntry>;
-    /// Models offered by `/model` for the current provider.
+    /// Models offered by `/model` for the current provider (the app adds the current one).
     fn models(&self) -> Vec<String>;
     /// What the untrusted project's settings would add, when the question must be asked.
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)>;

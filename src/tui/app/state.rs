@@ -125,6 +125,13 @@ impl App {
         }
     }
 
+    /// The open session's project directory (the working directory before one opens).
+    fn project_dir(&self) -> PathBuf {
+        self.live
+            .as_ref()
+            .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone())
+    }
+
     pub fn is_busy(&self) -> bool {
         self.status.busy_since.is_some()
     }
@@ -311,11 +318,7 @@ impl App {
         let Some(request) = self.pending_permissions.pop_front() else {
             return;
         };
-        let cwd = self
-            .live
-            .as_ref()
-            .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone());
-        let popup = permission_popup(&request, &cwd, self.width, &self.theme);
+        let popup = permission_popup(&request, &self.project_dir(), self.width, &self.theme);
         // Below full-screen layers (a picker opened meanwhile stays on top).
         let at = self
             .layers
@@ -329,29 +332,23 @@ impl App {
     pub fn answer_permission(&mut self, mut request: PermissionRequest, choice: PermissionChoice) {
         match choice {
             PermissionChoice::Allow => request.respond(PermissionAnswer::Allow),
-            PermissionChoice::AllowAlways => {
-                let dir = self
-                    .live
-                    .as_ref()
-                    .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone());
-                match request.allow_and_save(&dir) {
-                    Ok(path) => self.notice(
-                        NoticeKind::Info,
-                        format!(
-                            "Saved {} to {} — robota won't ask again",
-                            request.suggested_rule,
-                            path.display()
-                        ),
+            PermissionChoice::AllowAlways => match request.allow_and_save(&self.project_dir()) {
+                Ok(path) => self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Saved {} to {} — robota won't ask again",
+                        request.suggested_rule,
+                        path.display()
                     ),
-                    Err(e) => self.notice(
-                        NoticeKind::Warning,
-                        format!(
-                            "Allowed {} for this session, but saving the rule failed: {e}",
-                            request.suggested_rule
-                        ),
+                ),
+                Err(e) => self.notice(
+                    NoticeKind::Warning,
+                    format!(
+                        "Allowed {} for this session, but saving the rule failed: {e}",
+                        request.suggested_rule
                     ),
-                }
-            }
+                ),
+            },
             PermissionChoice::Deny(feedback) => {
                 request.respond(PermissionAnswer::Deny(feedback));
             }
@@ -524,9 +521,11 @@ impl App {
     }
 
     fn open_model_picker(&mut self) {
-        let items: Vec<PickerItem> = self
-            .launcher
-            .models()
+        let mut ids = self.launcher.models();
+        if !ids.contains(&self.status.model) {
+            ids.insert(0, self.status.model.clone());
+        }
+        let items: Vec<PickerItem> = ids
             .into_iter()
             .map(|id| {
                 let info = models::lookup(&id);
