@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use robota::core::ToolDisplay;
-use robota::sdk::SessionEvent;
+use robota::sdk::{SessionEvent, Submission, SubmissionId};
 use robota::tui::markdown::highlight;
 use robota::tui::theme::Theme;
 use robota::tui::transcript::Transcript;
@@ -34,8 +34,9 @@ fn answer(i: usize) -> String {
 }
 
 fn add_turn(t: &mut Transcript, i: usize) {
-    t.apply(&SessionEvent::TurnStarted {
-        prompt: format!("question number {i}: why does it fail?"),
+    t.apply(&SessionEvent::SubmissionStarted {
+        id: SubmissionId(1),
+        submission: Submission::Prompt(format!("question number {i}: why does it fail?")),
     });
     t.apply(&SessionEvent::TextDelta(answer(i)));
     t.apply(&SessionEvent::ToolStarted {
@@ -114,8 +115,9 @@ fn main() {
     let first_frame = first.elapsed();
     let rows = t.total_height(WIDTH);
 
-    t.apply(&SessionEvent::TurnStarted {
-        prompt: "explain everything in detail".into(),
+    t.apply(&SessionEvent::SubmissionStarted {
+        id: SubmissionId(1),
+        submission: Submission::Prompt("explain everything in detail".to_string()),
     });
     let text = stream_text(2_000);
     let bytes = text.as_bytes();

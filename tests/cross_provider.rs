@@ -132,7 +132,7 @@ async fn run(session: Session, prompt: &str) -> (Vec<String>, TurnEnd) {
     let end = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
             let kind = match events.recv().await.unwrap() {
-                SessionEvent::TurnComplete { end, .. } => return end,
+                SessionEvent::SubmissionEnded { outcome, .. } => return outcome.end,
                 SessionEvent::TextDelta(_) => "text".to_string(),
                 SessionEvent::ThinkingDelta(_) => "thinking".to_string(),
                 SessionEvent::ToolUseStreaming { name, .. } => format!("streaming {name}"),
@@ -274,7 +274,7 @@ async fn errors_mean_the_same_on_every_wire() {
             "authentication_error",
             "invalid key",
             None,
-            "check your API key",
+            "check the API key",
         ),
         (
             404,
@@ -308,9 +308,9 @@ async fn errors_mean_the_same_on_every_wire() {
             );
             let (_, end) = run(s, "hi").await;
             match end {
-                TurnEnd::Error(text) => assert!(
-                    text.contains(expect),
-                    "{}: {status} should say {expect:?}, said {text:?}",
+                TurnEnd::Error(error) => assert!(
+                    error.line().contains(expect) && error.status == Some(*status),
+                    "{}: {status} should say {expect:?}, said {error:?}",
                     wire.name
                 ),
                 other => panic!("{}: {status} ended {other:?}", wire.name),

@@ -625,25 +625,118 @@ fn stream_json_input_runs_one_turn_per_line() {
 #[test]
 fn provider_errors_are_reported_in_the_result_and_as_exit_1() {
     let p = project();
-    let server = MockServer::start(vec![anthropic::error_status(
-        401,
-        "authentication_error",
-        "invalid x-api-key",
-        None,
-    )]);
+    let unauthorized =
+        || anthropic::error_status(401, "authentication_error", "invalid x-api-key", None);
+    let server = MockServer::start(vec![unauthorized(), unauthorized()]);
     let out = p.run(&server, &["-p", "hi", "--output-format", "json"]);
     let result = json_result(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        result["errors"][0]
-            .as_str()
-            .unwrap()
-            .contains("check your API key")
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["error"]["kind"], "auth");
+    assert_eq!(result["error"]["status"], 401);
+    assert_eq!(
+        result["errors"][0],
+        "Authentication failed (401): invalid x-api-key — check the API key in ANTHROPIC_API_KEY"
     );
     let out = p.run(&server, &["-p", "hi"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Error:"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "Error: Authentication failed (401): invalid x-api-key — check the API key in ANTHROPIC_API_KEY"
+    );
+}
+
+#[test]
+fn a_refused_connection_names_the_base_url_and_its_variable() {
+    let p = project();
+    let server = MockServer::start(vec![]);
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut cmd = p.command(&server, &["-p", "hi", "--output-format", "json"]);
+    cmd.env("ANTHROPIC_BASE_URL", &url)
+        .env("ROBOTA_MAX_RETRIES", "0");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result = json_result(&out);
+    assert_eq!(result["error"]["kind"], "network");
+    assert_eq!(
+        result["errors"][0],
+        format!(
+            "Cannot reach {url}: connection refused — is the server running? (check ANTHROPIC_BASE_URL)"
+        )
+    );
+}
+
+#[test]
+fn unknown_commands_fail_without_a_model_call_and_paths_are_prompts() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("a path, then")]);
+    let out = p.run(&server, &["-p", "/compcat now"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Unknown command: /compcat"), "{stderr}");
+    let out = p.run(&server, &["-p", "/foo", "--output-format", "json"]);
+    let result = json_result(&out);
+    assert_eq!(result["error"]["kind"], "unknown_command");
+    assert_eq!(
+        result["errors"][0],
+        "Unknown command: /foo — /help lists the commands"
+    );
+    assert!(server.requests().is_empty(), "no model call for a command");
+
+    let out = p.run(&server, &["-p", "/usr/bin/env is broken"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "a path, then");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].body["messages"][0]["content"][0]["text"],
+        "/usr/bin/env is broken"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_the_run_without_a_panic() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn_held("streamed answer", 2)]);
+    let mut child = p
+        .command(
+            &server,
+            &[
+                "-p",
+                "hi",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first line (system/init), then hang up.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("\"subtype\":\"init\""), "{first}");
+    drop(stdout);
+    server.release_held();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.code().is_some(),
+        "ended by itself, not by a signal"
+    );
 }
 
 #[test]

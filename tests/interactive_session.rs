@@ -84,7 +84,7 @@ async fn a_prompt_sent_while_busy_waits_its_turn_and_abort_keeps_the_partial() {
     .await;
     client.submit("second");
     let queued = until(&mut events, |e| match e {
-        SessionEvent::PromptQueued(p) => Some(p),
+        SessionEvent::SubmissionQueued(q) => Some(q.text),
         _ => None,
     })
     .await;
@@ -93,11 +93,11 @@ async fn a_prompt_sent_while_busy_waits_its_turn_and_abort_keeps_the_partial() {
     let (end, dequeued) = {
         let mut dequeued = None;
         let end = until(&mut events, |e| match e {
-            SessionEvent::PromptDequeued(p) => {
-                dequeued = Some(p);
+            SessionEvent::SubmissionDropped(q) => {
+                dequeued = Some(q.text);
                 None
             }
-            SessionEvent::TurnComplete { end, result, .. } => Some((end, result)),
+            SessionEvent::SubmissionEnded { outcome, .. } => Some((outcome.end, outcome.result)),
             _ => None,
         })
         .await;
@@ -115,7 +115,7 @@ async fn a_prompt_sent_while_busy_waits_its_turn_and_abort_keeps_the_partial() {
     // The session is still usable: the next prompt carries the interrupted answer.
     client.submit("third");
     let result = until(&mut events, |e| match e {
-        SessionEvent::TurnComplete { end, result, .. } => Some((end, result)),
+        SessionEvent::SubmissionEnded { outcome, .. } => Some((outcome.end, outcome.result)),
         _ => None,
     })
     .await;
@@ -141,14 +141,14 @@ async fn a_queued_prompt_runs_after_the_turn_completes() {
     .await;
     client.submit("second");
     until(&mut events, |e| {
-        matches!(e, SessionEvent::PromptQueued(_)).then_some(())
+        matches!(e, SessionEvent::SubmissionQueued(_)).then_some(())
     })
     .await;
     server.release_held();
     let mut results = Vec::new();
     while results.len() < 2 {
         let r = until(&mut events, |e| match e {
-            SessionEvent::TurnComplete { result, .. } => Some(result),
+            SessionEvent::SubmissionEnded { outcome, .. } => Some(outcome.result),
             _ => None,
         })
         .await;
@@ -203,7 +203,7 @@ async fn permission_requests_are_answered_through_the_responder() {
     assert!(target.exists(), "the approved command ran");
     second.respond(PermissionAnswer::Deny(Some("use trash instead".into())));
     until(&mut events, |e| {
-        matches!(e, SessionEvent::TurnComplete { .. }).then_some(())
+        matches!(e, SessionEvent::SubmissionEnded { .. }).then_some(())
     })
     .await;
     let last = &server.requests()[2].body;
@@ -230,22 +230,31 @@ async fn slash_commands_run_without_the_model() {
     })
     .await;
     assert_eq!(out, "Permission mode set to plan.");
-    client.execute_command("model", "");
+    client.submit("/model");
     let out = until(&mut events, |e| match e {
         SessionEvent::CommandOutput { output, .. } => Some(output),
         _ => None,
     })
     .await;
     assert_eq!(out, "Model: claude-sonnet-4-5");
-    client.submit("/nonsense");
-    // Unknown slash words go to the model like any prompt (the mock has no script: error).
+    client.submit("/modle x");
+    // Unknown commands are answered without the model, naming the closest commands.
     let end = until(&mut events, |e| match e {
-        SessionEvent::TurnComplete { end, .. } => Some(end),
+        SessionEvent::SubmissionEnded { outcome, .. } => Some(outcome.end),
         _ => None,
     })
     .await;
-    assert!(matches!(end, TurnEnd::Error(_)));
-    assert!(server.requests()[0].body.to_string().contains("/nonsense"));
+    match end {
+        TurnEnd::Error(error) => {
+            assert_eq!(error.kind, robota::sdk::ErrorKind::UnknownCommand);
+            assert_eq!(
+                error.message,
+                "Unknown command: /modle — did you mean /model, /mode?"
+            );
+        }
+        other => panic!("ended {other:?}"),
+    }
+    assert!(server.requests().is_empty(), "no model call");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,7 +281,7 @@ async fn dont_ask_again_saves_the_rule_and_stops_asking() {
     assert!(text.contains(&request.suggested_rule), "{text}");
     let asked_again = until(&mut events, |e| match e {
         SessionEvent::PermissionRequest(_) => Some(true),
-        SessionEvent::TurnComplete { .. } => Some(false),
+        SessionEvent::SubmissionEnded { .. } => Some(false),
         _ => None,
     })
     .await;
@@ -292,6 +301,7 @@ async fn shell_output(
             command,
             output,
             exit_code,
+            ..
         } => Some((command, output, exit_code)),
         _ => None,
     })
@@ -320,7 +330,7 @@ async fn shell_commands_run_and_join_the_conversation() {
 
     client.submit("what happened?");
     let result = until(&mut events, |e| match e {
-        SessionEvent::TurnComplete { end, result, .. } => Some((end, result)),
+        SessionEvent::SubmissionEnded { outcome, .. } => Some((outcome.end, outcome.result)),
         _ => None,
     })
     .await;
@@ -347,7 +357,7 @@ async fn shell_commands_run_and_join_the_conversation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shell_commands_are_refused_during_a_turn_and_abort_stops_one() {
+async fn shell_commands_wait_behind_a_turn_and_abort_stops_one() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         anthropic::text_turn_held("busy answer", 4),
@@ -360,20 +370,26 @@ async fn shell_commands_are_refused_during_a_turn_and_abort_stops_one() {
         matches!(e, SessionEvent::TextDelta(_)).then_some(())
     })
     .await;
-    client.run_shell("touch should-not-exist");
-    let warning = until(&mut events, |e| match e {
-        SessionEvent::Warning(w) => Some(w),
+    client.run_shell("touch made-after-the-turn");
+    let queued = until(&mut events, |e| match e {
+        SessionEvent::SubmissionQueued(q) => Some(q.text),
         SessionEvent::ShellOutput { .. } => panic!("the command ran during a turn"),
         _ => None,
     })
     .await;
-    assert_eq!(warning, "!commands cannot run while a turn is in progress");
+    assert_eq!(queued, "!touch made-after-the-turn");
+    assert!(!dir.path().join("made-after-the-turn").exists());
     server.release_held();
     until(&mut events, |e| {
-        matches!(e, SessionEvent::TurnComplete { .. }).then_some(())
+        matches!(e, SessionEvent::SubmissionEnded { .. }).then_some(())
     })
     .await;
-    assert!(!dir.path().join("should-not-exist").exists());
+    let (command, _, exit_code) = shell_output(&mut events).await;
+    assert_eq!(
+        (command.as_str(), exit_code),
+        ("touch made-after-the-turn", Some(0))
+    );
+    assert!(dir.path().join("made-after-the-turn").exists());
 
     // A long command is stopped by abort, and says so.
     client.run_shell("sleep 30");
@@ -385,10 +401,13 @@ async fn shell_commands_are_refused_during_a_turn_and_abort_stops_one() {
     );
     client.submit("second");
     until(&mut events, |e| {
-        matches!(e, SessionEvent::TurnComplete { .. }).then_some(())
+        matches!(e, SessionEvent::SubmissionEnded { .. }).then_some(())
     })
     .await;
     let body = server.requests()[1].body.to_string();
-    assert!(!body.contains("should-not-exist"), "{body}");
+    assert!(
+        body.contains("<bash-input>touch made-after-the-turn</bash-input>"),
+        "{body}"
+    );
     assert!(body.contains("<bash-input>sleep 30</bash-input>"), "{body}");
 }

@@ -22,6 +22,8 @@ pub struct Assembled {
     pub session: Session,
     pub model: String,
     pub api_key_source: String,
+    /// Where the provider is reached and what configured it, for error messages.
+    pub endpoint: crate::sdk::ProviderEndpoint,
     /// The zero-config notice (which provider and model were chosen), if any.
     pub notice: Option<String>,
     /// Lines for stderr (e.g. a log line skipped on resume).
@@ -267,6 +269,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         session,
         model,
         api_key_source: choice.api_key_source,
+        endpoint: choice.endpoint,
         notice: choice.notice,
         warnings,
     })

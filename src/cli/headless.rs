@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::core::hooks::{HookEvent, HookRunRecord};
-use crate::sdk::commands::{self, BUILTINS};
-use crate::sdk::{InteractiveSession, SessionEvent, TurnEnd};
+use crate::sdk::commands::{self, CommandScope};
+use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, SessionOptions, TurnEnd, TurnError};
 
 use super::args::{Args, InputFormat, OutputFormat};
 use super::assemble::assemble;
@@ -68,7 +68,10 @@ pub async fn run(args: Args) -> u8 {
     }
     let session_id = assembled.session.id().to_string();
     printer.session_id = session_id.clone();
-    let commands: Vec<&str> = BUILTINS.iter().map(|c| c.name).collect();
+    let commands: Vec<&str> = commands::all()
+        .filter(|c| c.scope == CommandScope::Session)
+        .map(|c| c.name)
+        .collect();
     printer.emit(output::init_message(
         &session_id,
         &assembled.session.config().cwd.to_string_lossy(),
@@ -79,7 +82,12 @@ pub async fn run(args: Args) -> u8 {
         &commands,
     ));
 
-    let mut session = InteractiveSession::start(assembled.session);
+    let mut session = InteractiveSession::start_with(
+        assembled.session,
+        SessionOptions {
+            endpoint: assembled.endpoint.clone(),
+        },
+    );
     let Some(mut events) = session.events() else {
         return EXIT_ERROR;
     };
@@ -87,9 +95,8 @@ pub async fn run(args: Args) -> u8 {
     let mut result = String::new();
     let mut prompts = prompts.into_iter();
     let mut interrupted = false;
-    let mut awaiting_command = false;
-    let mut pending = submit_next(&session, &mut prompts, &mut awaiting_command);
-    while pending {
+    let mut current = prompts.next().map(|p| session.submit(p));
+    while let Some(running) = current {
         let event = tokio::select! {
             event = events.recv() => event,
             Some(_) = async { sigint.as_mut()?.recv().await }, if !interrupted => {
@@ -100,55 +107,26 @@ pub async fn run(args: Args) -> u8 {
         };
         let Some(event) = event else { break };
         match event {
-            SessionEvent::TurnComplete {
-                end: turn_end,
-                rounds,
-                result: text,
-                ..
-            } => {
-                printer.totals.num_turns += rounds;
-                if let TurnEnd::Error(message) = &turn_end {
-                    printer.totals.errors.push(message.clone());
+            SessionEvent::SubmissionEnded { id, outcome } if id == running => {
+                printer.totals.num_turns += outcome.rounds;
+                if let Some(error) = end_error(&outcome.end, args.max_turns) {
+                    printer.totals.errors.push(error);
                 }
-                if turn_end == TurnEnd::Interrupted {
-                    printer
-                        .totals
-                        .errors
-                        .push("Interrupted by user".to_string());
-                }
-                if turn_end == TurnEnd::ContextFull {
-                    printer.totals.errors.push(
-                        "The context window is nearly full; run /compact or start a new session."
-                            .to_string(),
-                    );
-                }
-                if turn_end == TurnEnd::MaxTurns {
-                    printer.totals.errors.push(format!(
-                        "Reached the maximum number of turns ({})",
-                        args.max_turns.unwrap_or_default()
-                    ));
-                }
-                let stop = turn_end != TurnEnd::Success;
-                end = turn_end;
-                result = text;
-                pending = !stop && submit_next(&session, &mut prompts, &mut awaiting_command);
-            }
-            SessionEvent::CommandOutput { output, .. } => {
-                result = output;
-                pending = submit_next(&session, &mut prompts, &mut awaiting_command);
-            }
-            SessionEvent::Warning(w) if awaiting_command => {
-                // The slash command failed.
-                eprintln!("robota: {w}");
-                if prompts.len() == 0 {
-                    printer.totals.errors.push(w.clone());
-                    end = TurnEnd::Error(w);
-                    pending = false;
+                let go_on = outcome.end.is_success() && !printer.closed;
+                end = outcome.end;
+                result = outcome.result;
+                current = if go_on {
+                    prompts.next().map(|p| session.submit(p))
                 } else {
-                    pending = submit_next(&session, &mut prompts, &mut awaiting_command);
-                }
+                    None
+                };
             }
             other => printer.on_event(other),
+        }
+        if printer.closed && !interrupted {
+            // Nobody reads the output any more: end the turn as an interrupt would.
+            session.abort();
+            interrupted = true;
         }
     }
     let code = printer.finish(&end, &result, started.elapsed());
@@ -162,24 +140,20 @@ pub async fn run(args: Args) -> u8 {
     code
 }
 
-/// Submits the next prompt, noting whether it runs as a slash command.
-fn submit_next(
-    session: &InteractiveSession,
-    prompts: &mut impl Iterator<Item = String>,
-    awaiting_command: &mut bool,
-) -> bool {
-    match prompts.next() {
-        Some(p) => {
-            *awaiting_command =
-                commands::parse_slash(&p).is_some_and(|(name, _)| commands::find(name).is_some());
-            session.submit(p);
-            true
+/// The line `errors` carries for a submission that did not succeed.
+fn end_error(end: &TurnEnd, max_turns: Option<u32>) -> Option<String> {
+    Some(match end {
+        TurnEnd::Success => return None,
+        TurnEnd::Error(error) => error.line(),
+        TurnEnd::Interrupted => "Interrupted by user".to_string(),
+        TurnEnd::ContextFull => {
+            "The context window is nearly full; run /compact or start a new session.".to_string()
         }
-        None => {
-            *awaiting_command = false;
-            false
-        }
-    }
+        TurnEnd::MaxTurns => format!(
+            "Reached the maximum number of turns ({})",
+            max_turns.unwrap_or_default()
+        ),
+    })
 }
 
 /// The prompts of this run: the argument plus piped stdin, or one per stream-json line.
@@ -263,6 +237,8 @@ struct Printer {
     collected: Vec<Value>,
     block_index: Option<(usize, &'static str)>,
     next_block: usize,
+    /// Stdout was closed by its reader.
+    closed: bool,
 }
 
 impl Printer {
@@ -277,12 +253,19 @@ impl Printer {
             collected: Vec::new(),
             block_index: None,
             next_block: 0,
+            closed: false,
+        }
+    }
+
+    fn print(&mut self, line: &str) {
+        if !self.closed && !print_line(line) {
+            self.closed = true;
         }
     }
 
     fn emit(&mut self, value: Value) {
         match self.format {
-            OutputFormat::StreamJson => print_line(&value.to_string()),
+            OutputFormat::StreamJson => self.print(&value.to_string()),
             OutputFormat::Json if self.verbose_json => self.collected.push(value),
             _ => {}
         }
@@ -295,7 +278,10 @@ impl Printer {
                 eprintln!("Error: {message}");
                 EXIT_ERROR
             }
-            _ => self.finish(&TurnEnd::Error(message.to_string()), "", started.elapsed()),
+            _ => {
+                let error = TurnError::new(ErrorKind::Config, message);
+                self.finish(&TurnEnd::Error(error), "", started.elapsed())
+            }
         }
     }
 
@@ -425,7 +411,7 @@ impl Printer {
         match self.format {
             OutputFormat::Text => {
                 if !result.is_empty() {
-                    print_line(result);
+                    self.print(result);
                 }
                 for e in &self.totals.errors {
                     eprintln!("Error: {e}");
@@ -433,9 +419,10 @@ impl Printer {
             }
             OutputFormat::Json if self.verbose_json => {
                 self.collected.push(value);
-                print_line(&Value::Array(std::mem::take(&mut self.collected)).to_string());
+                let all = Value::Array(std::mem::take(&mut self.collected));
+                self.print(&all.to_string());
             }
-            OutputFormat::Json | OutputFormat::StreamJson => print_line(&value.to_string()),
+            OutputFormat::Json | OutputFormat::StreamJson => self.print(&value.to_string()),
         }
         code
     }
@@ -484,9 +471,9 @@ fn hook_response_message(session_id: &str, record: &HookRunRecord) -> Value {
     })
 }
 
-/// Writes a line to stdout; a closed pipe is not an error worth a panic.
-fn print_line(line: &str) {
+/// Writes a line to stdout; `false` once nobody reads it (a closed pipe), which ends the
+/// run rather than panicking.
+fn print_line(line: &str) -> bool {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
 }

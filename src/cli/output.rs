@@ -205,6 +205,9 @@ pub fn result_message(
         if is_error {
             obj.insert("errors".into(), json!(totals.errors));
         }
+        if let TurnEnd::Error(error) = end {
+            obj.insert("error".into(), json!(error));
+        }
     }
     value
 }

@@ -18,6 +18,7 @@ use crate::providers::{
     AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
     OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
 };
+use crate::sdk::ProviderEndpoint;
 use crate::sdk::settings::{Scope, Settings};
 
 /// The wire format a profile speaks.
@@ -84,6 +85,8 @@ pub struct ProviderChoice {
     pub api_key_source: String,
     /// A one-line notice for zero-config starts (which provider and model were chosen).
     pub notice: Option<String>,
+    /// Where the provider is reached and what configured it, for error messages.
+    pub endpoint: ProviderEndpoint,
 }
 
 /// Everything needed to build one provider.
@@ -94,6 +97,8 @@ pub struct ProviderSpec {
     pub api_key: Option<String>,
     pub api_key_source: String,
     pub base_url: Option<String>,
+    /// What set `base_url` (a variable, a settings key), for error messages.
+    pub base_url_source: Option<String>,
     pub timeout: Option<Duration>,
     pub options: Map<String, Value>,
 }
@@ -152,6 +157,7 @@ pub fn choose(
             "the provider profile names no model: add \"model\" to it or pass --model".to_string()
         })?;
     let provider = build(&spec)?;
+    let endpoint = endpoint(&spec);
     let notice = zero_config.map(|kind| {
         format!(
             "using {} ({model}) from {}",
@@ -164,7 +170,28 @@ pub fn choose(
         model,
         api_key_source: spec.api_key_source,
         notice,
+        endpoint,
     })
+}
+
+/// The base URL a spec sends to (the provider's default when none is set) and the settings
+/// that chose it and the key.
+fn endpoint(spec: &ProviderSpec) -> ProviderEndpoint {
+    let default_url = match spec.kind {
+        ProviderKind::Anthropic => crate::providers::anthropic::DEFAULT_BASE_URL,
+        ProviderKind::OpenAi => crate::providers::openai_responses::DEFAULT_BASE_URL,
+        ProviderKind::Google => crate::providers::gemini::DEFAULT_BASE_URL,
+        ProviderKind::OpenAiCompatible => "",
+    };
+    ProviderEndpoint {
+        provider: spec.kind.type_name().to_string(),
+        base_url: spec
+            .base_url
+            .clone()
+            .unwrap_or_else(|| default_url.to_string()),
+        base_url_source: spec.base_url_source.clone(),
+        key_source: (spec.api_key_source != "none").then(|| spec.api_key_source.clone()),
+    }
 }
 
 fn kind_name(kind: ProviderKind) -> &'static str {
@@ -201,6 +228,10 @@ fn env_spec(kind: ProviderKind) -> ProviderSpec {
         api_key,
         api_key_source: source,
         base_url: kind.base_var().and_then(env_var),
+        base_url_source: kind
+            .base_var()
+            .filter(|v| env_var(v).is_some())
+            .map(str::to_string),
         timeout: None,
         options: Map::new(),
     }
@@ -227,6 +258,15 @@ fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<Prov
         Some(key) => (Some(key), format!("settings profile {name}")),
         None => (env.api_key, env.api_key_source),
     };
+    let base_url_source = match text("baseURL") {
+        Some(_) => Some(format!(
+            "providers.{name}.baseURL in {}",
+            settings
+                .source_of(&pointer("baseURL"))
+                .unwrap_or("settings")
+        )),
+        None => env.base_url_source,
+    };
     let base_url = text("baseURL").or(env.base_url);
     // A project file may point a profile at a host; it may not send the user's key there.
     let scope_of = |key: &str| {
@@ -250,6 +290,7 @@ fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<Prov
         api_key,
         api_key_source,
         base_url,
+        base_url_source,
         timeout: profile
             .get("timeout")
             .and_then(Value::as_u64)

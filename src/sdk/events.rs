@@ -1,5 +1,9 @@
-//! `SessionEvent`: everything a client (headless printer or TUI) sees of a session, in
-//! the order it happens. Clients render or serialise these; they never look below.
+//! `SessionEvent`: everything a client (headless printer, TUI, protocol drivers) sees of a
+//! session, in the order it happens. Every submission is bracketed by
+//! `SubmissionStarted`/`SubmissionEnded` with its id (or `SubmissionQueued` then
+//! `SubmissionDropped` when it never ran); what changes in the session's state comes as a
+//! whole `SessionState`. Clients render or serialise these; they never look below and keep
+//! no copies of what the session owns.
 
 use std::time::Duration;
 
@@ -8,8 +12,12 @@ use tokio::sync::oneshot;
 
 use crate::core::context::ContextState;
 use crate::core::hooks::{HookEvent, HookRunRecord};
+use crate::core::permission::PermissionMode;
 use crate::core::{Message, ToolDisplay, Usage};
 use crate::session::PermissionAnswer;
+
+use super::commands::{Submission, SubmissionId};
+use super::errors::TurnError;
 
 /// A pending permission question; answer it exactly once through `respond`.
 #[derive(Debug)]
@@ -18,9 +26,25 @@ pub struct PermissionRequest {
     pub tool_name: String,
     pub input: Value,
     pub reason: String,
-    /// The rule "Yes, and don't ask again" would add.
+    /// The rule "Yes, and don't ask again" would add (empty: none can be saved).
     pub suggested_rule: String,
+    /// What the call would change, computed by the tool that will apply it (the diff of
+    /// an Edit or Write).
+    pub preview: Option<ToolDisplay>,
+    /// The answers to offer, in order.
+    pub choices: Vec<PermissionChoice>,
     responder: Option<oneshot::Sender<PermissionAnswer>>,
+}
+
+/// One answer a permission question offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionChoice {
+    /// Yes, this once.
+    Allow,
+    /// Yes, and don't ask again for calls this rule covers (saved for the project).
+    AllowAlways { rule: String },
+    /// No, optionally telling the model what to do instead.
+    Deny,
 }
 
 impl PermissionRequest {
@@ -30,14 +54,24 @@ impl PermissionRequest {
         input: Value,
         reason: String,
         suggested_rule: String,
+        preview: Option<ToolDisplay>,
         responder: oneshot::Sender<PermissionAnswer>,
     ) -> Self {
+        let mut choices = vec![PermissionChoice::Allow];
+        if !suggested_rule.is_empty() {
+            choices.push(PermissionChoice::AllowAlways {
+                rule: suggested_rule.clone(),
+            });
+        }
+        choices.push(PermissionChoice::Deny);
         PermissionRequest {
             tool_use_id,
             tool_name,
             input,
             reason,
             suggested_rule,
+            preview,
+            choices,
             responder: Some(responder),
         }
     }
@@ -65,21 +99,80 @@ impl PermissionRequest {
     }
 }
 
-/// How a turn ended, for clients.
+/// How a submission ended, for clients.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEnd {
     Success,
     Interrupted,
     MaxTurns,
     ContextFull,
-    Error(String),
+    Error(TurnError),
+}
+
+impl TurnEnd {
+    pub fn is_success(&self) -> bool {
+        *self == TurnEnd::Success
+    }
+}
+
+/// The end of one submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub end: TurnEnd,
+    /// Provider calls that ran tools (0 for commands and `!commands`).
+    pub rounds: u32,
+    pub duration: Duration,
+    /// The last assistant text of a turn, a command's output, a `!command`'s output.
+    pub result: String,
+}
+
+/// A submission waiting behind the running one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedSubmission {
+    pub id: SubmissionId,
+    /// As the user typed it.
+    pub text: String,
+}
+
+/// What a client shows of the session besides the transcript; sent whole whenever any of
+/// it changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionState {
+    pub session_id: String,
+    pub name: Option<String>,
+    pub model: String,
+    pub mode: PermissionMode,
+    /// Token usage of the whole session, every model.
+    pub usage: Usage,
+    /// Cost of that usage; `None` when a model's price is unknown.
+    pub cost_usd: Option<f64>,
+    /// The latest context estimate, once a call was made.
+    pub context: Option<ContextState>,
+    /// The submission running now.
+    pub running: Option<SubmissionId>,
+    /// Submissions waiting behind it, oldest first.
+    pub queue: Vec<QueuedSubmission>,
 }
 
 /// One thing that happened in a session.
 #[derive(Debug)]
 pub enum SessionEvent {
-    TurnStarted {
-        prompt: String,
+    /// The session's state changed (model, mode, name, usage and cost, context, queue).
+    State(SessionState),
+    /// A submission waits behind the running one.
+    SubmissionQueued(QueuedSubmission),
+    /// A queued submission was dropped without running (an abort, or the client took it
+    /// back); clients may give its text back to the user.
+    SubmissionDropped(QueuedSubmission),
+    /// A submission began: a prompt's turn, a command, a `!command`.
+    SubmissionStarted {
+        id: SubmissionId,
+        submission: Submission,
+    },
+    /// A submission ended; every `SubmissionStarted` gets exactly one.
+    SubmissionEnded {
+        id: SubmissionId,
+        outcome: Outcome,
     },
     TextDelta(String),
     ThinkingDelta(String),
@@ -126,6 +219,7 @@ pub enum SessionEvent {
     /// Text streamed so far in this call is void; a retry follows.
     AttemptDiscarded,
     Context(ContextState),
+    /// One provider call's usage.
     Usage {
         usage: Usage,
         model: String,
@@ -133,25 +227,16 @@ pub enum SessionEvent {
         cost_usd: Option<f64>,
         api_duration: Duration,
     },
-    TurnComplete {
-        end: TurnEnd,
-        rounds: u32,
-        duration: Duration,
-        /// The last assistant text of the turn.
-        result: String,
-    },
-    /// A prompt was queued behind the running turn.
-    PromptQueued(String),
-    /// A queued prompt was dropped (e.g. by an abort); clients may give it back to the user.
-    PromptDequeued(String),
-    /// Output of a slash command.
+    /// Output of a slash command (also the submission's `result`).
     CommandOutput {
+        id: SubmissionId,
         command: String,
         output: String,
     },
     /// A `!command` the user ran directly, and what it printed (stdout, then stderr).
     /// The command and its output are also part of the conversation now.
     ShellOutput {
+        id: SubmissionId,
         command: String,
         output: String,
         /// `None` when the command was killed, timed out, interrupted or could not start.

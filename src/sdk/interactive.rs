@@ -1,10 +1,14 @@
-//! `InteractiveSession`: the one client API. It owns a `Session` on its own task and
-//! takes commands (`submit`, `abort`, `execute_command`, mode changes) while turns run;
-//! a second prompt submitted during a turn waits in a queue of one. Every outcome comes
-//! back as a `SessionEvent` on one channel. SessionStart hooks fire when the task starts,
-//! SessionEnd hooks when it is closed (and both around `/clear`). `!command`s run here too
-//! (`run_shell`), between turns, and join the conversation as user notes.
+//! `InteractiveSession`: the one client API. It owns a `Session` on its own task and takes
+//! typed submissions (prompts, slash commands, `!commands`) and controls (abort, take back
+//! a queued submission, mode changes) while work runs. Each submission gets an id and is
+//! bracketed by `SubmissionStarted`/`SubmissionEnded`; while one runs, the others wait in
+//! the one queue (a command that reads nothing the turn holds, like `/help` or `/mode`,
+//! runs at once). State that changes comes back as `SessionEvent::State`. SessionStart
+//! hooks fire when the task starts, SessionEnd hooks when it is closed (and both around
+//! `/clear`).
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -12,43 +16,57 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::engine::{EngineEvent, TurnStop};
-use crate::core::hooks::HookProgress;
+use crate::core::engine::TurnStop;
 use crate::core::permission::{PermissionMode, PermissionPolicy};
-use crate::core::{Block, StreamEvent, models};
-use crate::session::{Session, SessionUpdate};
+use crate::core::{Block, Role, models};
+use crate::session::Session;
 
-use super::commands::{self, CommandEffect};
-use super::events::{PermissionRequest, SessionEvent, TurnEnd};
+use super::commands::{self, CommandEffect, CommandScope, Submission, SubmissionId};
+use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
+use super::events::{Outcome, QueuedSubmission, SessionEvent, SessionState, TurnEnd};
 use super::shell_command::run_shell_command;
+use super::translate::translate;
 
-enum Command {
-    Submit(String),
-    Abort,
-    Execute(String, String),
-    SetMode(PermissionMode),
-    Shell(String),
+/// How a session is presented to its clients.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Where the provider is reached and what configured it, for error messages.
+    pub endpoint: ProviderEndpoint,
 }
 
-/// A running session driven by commands and observed through events.
+enum Control {
+    Submit(SubmissionId, Submission),
+    Abort,
+    TakeBackQueued,
+    SetMode(PermissionMode),
+    CycleMode,
+}
+
+/// A running session driven by submissions and observed through events.
 pub struct InteractiveSession {
-    commands: mpsc::UnboundedSender<Command>,
+    controls: mpsc::UnboundedSender<Control>,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     id: String,
+    next_id: AtomicU64,
     task: JoinHandle<()>,
 }
 
 impl InteractiveSession {
     /// Starts the session's task on the current tokio runtime.
     pub fn start(session: Session) -> Self {
-        let (commands, command_rx) = mpsc::unbounded_channel();
+        Self::start_with(session, SessionOptions::default())
+    }
+
+    pub fn start_with(session: Session, options: SessionOptions) -> Self {
+        let (controls, control_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
         let id = session.id().to_string();
-        let task = tokio::spawn(drive(session, command_rx, event_tx));
+        let task = tokio::spawn(drive(session, options, control_rx, event_tx));
         InteractiveSession {
-            commands,
+            controls,
             events: Some(events),
             id,
+            next_id: AtomicU64::new(1),
             task,
         }
     }
@@ -56,7 +74,7 @@ impl InteractiveSession {
     /// Ends the session: a running turn is interrupted, SessionEnd hooks run (their events
     /// still arrive), and this returns when the session's task is done.
     pub async fn close(self) {
-        drop(self.commands);
+        drop(self.controls);
         let _ = self.task.await;
     }
 
@@ -69,92 +87,171 @@ impl InteractiveSession {
         self.events.take()
     }
 
-    /// Sends a prompt: runs now when idle, else waits behind the running turn. A prompt
-    /// starting with `/` runs as a command when one of that name exists.
-    pub fn submit(&self, prompt: impl Into<String>) {
-        let _ = self.commands.send(Command::Submit(prompt.into()));
-    }
-
-    /// Interrupts the running turn (its partial answer is kept) and drops a queued prompt.
-    pub fn abort(&self) {
-        let _ = self.commands.send(Command::Abort);
-    }
-
-    /// Runs a slash command by name (without the slash) with its argument text.
-    pub fn execute_command(&self, name: &str, args: &str) {
-        let _ = self
-            .commands
-            .send(Command::Execute(name.to_string(), args.to_string()));
-    }
-
-    pub fn set_mode(&self, mode: PermissionMode) {
-        let _ = self.commands.send(Command::SetMode(mode));
+    /// Submits typed text (parsed once: `/name args` is a command, anything else a prompt)
+    /// or a [`Submission`]. It runs now when the session is idle, else waits in the queue.
+    pub fn submit(&self, submission: impl Into<Submission>) -> SubmissionId {
+        let id = SubmissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let _ = self.controls.send(Control::Submit(id, submission.into()));
+        id
     }
 
     /// Runs a `!command` (without the `!`) in the session's directory with its settings'
-    /// environment, stdin closed, for at most two minutes; `abort` stops it. It answers
-    /// with `SessionEvent::ShellOutput`, and the command with its output joins the
-    /// conversation for the model's next turn. Refused with a warning while a turn runs.
-    pub fn run_shell(&self, command: impl Into<String>) {
-        let _ = self.commands.send(Command::Shell(command.into()));
+    /// environment, stdin closed, for at most two minutes; `abort` stops it. Its output
+    /// comes as `SessionEvent::ShellOutput`, and the command with its output joins the
+    /// conversation for the model's next turn.
+    pub fn run_shell(&self, command: impl Into<String>) -> SubmissionId {
+        self.submit(Submission::Shell(command.into()))
+    }
+
+    /// Interrupts the running submission (a turn's partial answer is kept) and drops the
+    /// queue (each dropped submission is reported).
+    pub fn abort(&self) {
+        let _ = self.controls.send(Control::Abort);
+    }
+
+    /// Drops the newest queued submission (reported as `SubmissionDropped`).
+    pub fn take_back_queued(&self) {
+        let _ = self.controls.send(Control::TakeBackQueued);
+    }
+
+    /// Sets the permission mode; a running turn's next tool call sees it.
+    pub fn set_mode(&self, mode: PermissionMode) {
+        let _ = self.controls.send(Control::SetMode(mode));
+    }
+
+    /// Moves to the next mode of the Shift+Tab cycle.
+    pub fn cycle_mode(&self) {
+        let _ = self.controls.send(Control::CycleMode);
+    }
+}
+
+/// What the driver and the running turn's event sink share: the event channel and the
+/// state clients are sent.
+struct Shared {
+    events: mpsc::UnboundedSender<SessionEvent>,
+    state: Mutex<SessionState>,
+}
+
+impl Shared {
+    fn emit(&self, event: SessionEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Changes the state and sends it whole.
+    fn update_state(&self, change: impl FnOnce(&mut SessionState)) {
+        let snapshot = match self.state.lock() {
+            Ok(mut state) => {
+                change(&mut state);
+                state.clone()
+            }
+            Err(_) => return,
+        };
+        self.emit(SessionEvent::State(snapshot));
     }
 }
 
 struct Driver {
     session: Session,
-    events: mpsc::UnboundedSender<SessionEvent>,
-    queued: Option<String>,
+    shared: Arc<Shared>,
+    queue: VecDeque<(SubmissionId, Submission)>,
+    options: SessionOptions,
 }
 
 async fn drive(
     session: Session,
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    options: SessionOptions,
+    mut controls: mpsc::UnboundedReceiver<Control>,
     events: mpsc::UnboundedSender<SessionEvent>,
 ) {
+    let state = initial_state(&session);
     let mut driver = Driver {
         session,
-        events,
-        queued: None,
+        shared: Arc::new(Shared {
+            events,
+            state: Mutex::new(state),
+        }),
+        queue: VecDeque::new(),
+        options,
     };
+    driver.shared.update_state(|_| {});
     let source = driver.session.start_source().to_string();
     driver.fire_session_start(&source).await;
-    while let Some(command) = commands.recv().await {
-        let mut next = Some(command);
-        while let Some(command) = next.take() {
-            match command {
-                Command::Submit(prompt) => {
-                    if let Some((name, args)) = commands::parse_slash(&prompt)
-                        && commands::find(name).is_some()
-                    {
-                        driver.execute(name, args).await;
-                    } else {
-                        driver.run_turn(prompt, &mut commands).await;
-                    }
-                }
-                Command::Abort => {}
-                Command::Execute(name, args) => driver.execute(&name, &args).await,
-                Command::SetMode(mode) => driver.session.set_mode(mode),
-                Command::Shell(command) => driver.run_shell(command, &mut commands).await,
-            }
-            next = driver.queued.take().map(Command::Submit);
+    loop {
+        let next = match driver.queue.pop_front() {
+            Some(next) => Some(next),
+            None => match controls.recv().await {
+                None => break,
+                Some(control) => driver.idle_control(control),
+            },
+        };
+        if let Some((id, submission)) = next {
+            driver.run(id, submission, &mut controls).await;
         }
     }
     driver.fire_session_end("other").await;
 }
 
+fn initial_state(session: &Session) -> SessionState {
+    let (usage, cost_usd) = usage_totals(session);
+    SessionState {
+        session_id: session.id().to_string(),
+        name: session.name().map(str::to_string),
+        model: session.config().model.clone(),
+        mode: session.mode(),
+        usage,
+        cost_usd,
+        context: None,
+        running: None,
+        queue: Vec::new(),
+    }
+}
+
+/// The session's usage over every model, and its cost (`None` when a price is unknown).
+fn usage_totals(session: &Session) -> (crate::core::Usage, Option<f64>) {
+    let mut total = crate::core::Usage::default();
+    let mut cost = Some(0.0);
+    for (model, usage) in session.usage_by_model() {
+        total.add(&usage);
+        let price = models::lookup(&model).price.map(|p| p.cost(&usage));
+        cost = cost.zip(price).map(|(a, b)| a + b);
+    }
+    (total, cost)
+}
+
 impl Driver {
     fn emit(&self, event: SessionEvent) {
-        let _ = self.events.send(event);
+        self.shared.emit(event);
     }
 
-    /// A sink that turns session updates into events on the channel.
-    fn sink(&self) -> impl Fn(SessionUpdate) + Send + Sync + use<> {
-        let events = self.events.clone();
-        move |update: SessionUpdate| {
-            if let Some(event) = translate(update) {
-                let _ = events.send(event);
-            }
+    /// A control while nothing runs: a submission to run, or a change applied at once.
+    fn idle_control(&mut self, control: Control) -> Option<(SubmissionId, Submission)> {
+        match control {
+            Control::Submit(id, submission) => return Some((id, submission)),
+            Control::Abort | Control::TakeBackQueued => {}
+            Control::SetMode(mode) => self.set_mode(mode),
+            Control::CycleMode => self.set_mode(self.session.mode().next()),
         }
+        None
+    }
+
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.session.set_mode(mode);
+        self.shared.update_state(|s| s.mode = mode);
+    }
+
+    /// The session's own state after a command may have changed it.
+    fn refresh_state(&self) {
+        let (usage, cost_usd) = usage_totals(&self.session);
+        let model = self.session.config().model.clone();
+        let name = self.session.name().map(str::to_string);
+        let mode = self.session.mode();
+        self.shared.update_state(|s| {
+            s.model = model;
+            s.name = name;
+            s.mode = mode;
+            s.usage = usage;
+            s.cost_usd = cost_usd;
+        });
     }
 
     async fn fire_session_start(&mut self, source: &str) {
@@ -167,7 +264,88 @@ impl Driver {
         self.session.fire_session_end(reason, &sink).await;
     }
 
-    async fn execute(&mut self, name: &str, args: &str) {
+    /// A sink that turns session updates into events, keeping usage and context in the
+    /// state as they arrive.
+    fn sink(&self) -> impl Fn(crate::session::SessionUpdate) + Send + Sync + use<> {
+        let shared = self.shared.clone();
+        move |update| {
+            let Some(event) = translate(update) else {
+                return;
+            };
+            match &event {
+                SessionEvent::Usage {
+                    usage, cost_usd, ..
+                } => {
+                    let (usage, cost) = (*usage, *cost_usd);
+                    shared.emit(event);
+                    shared.update_state(|s| {
+                        s.usage.add(&usage);
+                        s.cost_usd = s.cost_usd.zip(cost).map(|(a, b)| a + b);
+                    });
+                }
+                SessionEvent::Context(context) => {
+                    let context = *context;
+                    shared.emit(event);
+                    shared.update_state(|s| s.context = Some(context));
+                }
+                _ => shared.emit(event),
+            }
+        }
+    }
+
+    /// Runs one submission from its start event to its end event.
+    async fn run(
+        &mut self,
+        id: SubmissionId,
+        submission: Submission,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) {
+        let started = Instant::now();
+        self.shared.update_state(|s| {
+            s.running = Some(id);
+            s.queue.retain(|q| q.id != id);
+        });
+        self.emit(SessionEvent::SubmissionStarted {
+            id,
+            submission: submission.clone(),
+        });
+        let (end, rounds, result) = match submission {
+            Submission::Prompt(prompt) => self.run_turn(prompt, controls).await,
+            Submission::Command { spec, args } => {
+                let (end, output) = self.run_command(id, spec.name, spec.scope, &args).await;
+                (end, 0, output)
+            }
+            Submission::UnknownCommand { name, suggestions } => {
+                (unknown_command(&name, &suggestions), 0, String::new())
+            }
+            Submission::Shell(command) => self.run_shell(id, command, controls).await,
+        };
+        self.emit(SessionEvent::SubmissionEnded {
+            id,
+            outcome: Outcome {
+                end,
+                rounds,
+                duration: started.elapsed(),
+                result,
+            },
+        });
+        self.shared.update_state(|s| s.running = None);
+    }
+
+    async fn run_command(
+        &mut self,
+        id: SubmissionId,
+        name: &str,
+        scope: CommandScope,
+        args: &str,
+    ) -> (TurnEnd, String) {
+        if scope == CommandScope::Client {
+            let message = format!("/{name} only runs in the full-screen UI");
+            return (
+                TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
+                String::new(),
+            );
+        }
         let clearing = name == "clear";
         if clearing {
             self.fire_session_end("clear").await;
@@ -175,13 +353,22 @@ impl Driver {
         let result = commands::execute(&mut self.session, name, args);
         if clearing && result.is_ok() {
             self.fire_session_start("clear").await;
+            self.shared.update_state(|s| s.context = None);
         }
+        self.refresh_state();
         match result {
-            Ok(CommandEffect::Output(output)) => self.emit(SessionEvent::CommandOutput {
-                command: name.to_string(),
-                output,
-            }),
-            Err(message) => self.emit(SessionEvent::Warning(message)),
+            Ok(CommandEffect::Output(output)) => {
+                self.emit(SessionEvent::CommandOutput {
+                    id,
+                    command: name.to_string(),
+                    output: output.clone(),
+                });
+                (TurnEnd::Success, output)
+            }
+            Err(message) => (
+                TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
+                String::new(),
+            ),
         }
     }
 
@@ -189,14 +376,14 @@ impl Driver {
     /// as a user note and reports it.
     async fn run_shell(
         &mut self,
+        id: SubmissionId,
         command: String,
-        commands: &mut mpsc::UnboundedReceiver<Command>,
-    ) {
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, u32, String) {
         if command.trim().is_empty() {
-            self.emit(SessionEvent::Warning(
-                "Type a command after ! to run it".to_string(),
-            ));
-            return;
+            let error =
+                TurnError::new(ErrorKind::CommandFailed, "Type a command after ! to run it");
+            return (TurnEnd::Error(error), 0, String::new());
         }
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
@@ -204,9 +391,8 @@ impl Driver {
         let policy = self.session.policy_handle();
         let (run, mode_change) = {
             let mut busy = Busy {
-                activity: "a !command is running",
-                queued: &mut self.queued,
-                events: &self.events,
+                queue: &mut self.queue,
+                shared: &self.shared,
                 policy,
                 cancel: &cancel,
                 mode_change: None,
@@ -217,7 +403,7 @@ impl Driver {
             let run = loop {
                 tokio::select! {
                     run = &mut shell => break run,
-                    command = commands.recv(), if !busy.closed => busy.handle(command),
+                    control = controls.recv(), if !busy.closed => busy.handle(control),
                 }
             };
             (run, busy.mode_change)
@@ -227,25 +413,31 @@ impl Driver {
         }
         self.session.record_user_note(run.note);
         self.emit(SessionEvent::ShellOutput {
+            id,
             command,
-            output: run.output,
+            output: run.output.clone(),
             exit_code: run.exit_code,
         });
+        let end = if cancel.is_cancelled() {
+            TurnEnd::Interrupted
+        } else {
+            TurnEnd::Success
+        };
+        (end, 0, run.output)
     }
 
-    async fn run_turn(&mut self, prompt: String, commands: &mut mpsc::UnboundedReceiver<Command>) {
-        let started = Instant::now();
-        self.emit(SessionEvent::TurnStarted {
-            prompt: prompt.clone(),
-        });
+    async fn run_turn(
+        &mut self,
+        prompt: String,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
         let policy = self.session.policy_handle();
         let (outcome, mode_change) = {
             let mut busy = Busy {
-                activity: "a turn is in progress",
-                queued: &mut self.queued,
-                events: &self.events,
+                queue: &mut self.queue,
+                shared: &self.shared,
                 policy,
                 cancel: &cancel,
                 mode_change: None,
@@ -258,7 +450,7 @@ impl Driver {
             let outcome = loop {
                 tokio::select! {
                     outcome = &mut turn => break outcome,
-                    command = commands.recv(), if !busy.closed => busy.handle(command),
+                    control = controls.recv(), if !busy.closed => busy.handle(control),
                 }
             };
             (outcome, busy.mode_change)
@@ -266,15 +458,7 @@ impl Driver {
         if let Some(mode) = mode_change {
             self.session.set_mode(mode);
         }
-        let result = self
-            .session
-            .history()
-            .iter()
-            .rev()
-            .take_while(|m| m.role == crate::core::Role::Assistant || has_tool_results(m))
-            .find(|m| m.role == crate::core::Role::Assistant && !m.text().is_empty())
-            .map(|m| m.text())
-            .unwrap_or_default();
+        let result = last_answer(self.session.history());
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,
             TurnStop::HookStopped(reason) => {
@@ -286,77 +470,162 @@ impl Driver {
                 self.emit(SessionEvent::Notice(shown));
                 TurnEnd::Success
             }
-            TurnStop::PromptBlocked(reason) => TurnEnd::Error(format!(
-                "The prompt was blocked by a UserPromptSubmit hook: {reason}"
-            )),
+            TurnStop::PromptBlocked(reason) => TurnEnd::Error(
+                TurnError::new(
+                    ErrorKind::HookBlocked,
+                    format!("The prompt was blocked by a UserPromptSubmit hook: {reason}"),
+                )
+                .with_hint("the UserPromptSubmit hooks in your settings decide this"),
+            ),
             TurnStop::Interrupted => TurnEnd::Interrupted,
             TurnStop::MaxRounds => TurnEnd::MaxTurns,
             TurnStop::ContextFull => TurnEnd::ContextFull,
-            TurnStop::Failed(err) => TurnEnd::Error(err.user_message()),
+            TurnStop::Failed(err) => {
+                TurnEnd::Error(TurnError::from_provider(&err, &self.options.endpoint))
+            }
         };
-        self.emit(SessionEvent::TurnComplete {
-            end,
-            rounds: outcome.rounds,
-            duration: started.elapsed(),
-            result,
-        });
+        (end, outcome.rounds, result)
     }
 }
 
-/// Commands that arrive while the driver is busy with a turn or a `!command`: an abort
-/// cancels it (and drops the queued prompt), a prompt waits in the queue of one, a mode
-/// change applies at once, commands and `!commands` are refused.
+fn unknown_command(name: &str, suggestions: &[&str]) -> TurnEnd {
+    TurnEnd::Error(TurnError::new(
+        ErrorKind::UnknownCommand,
+        Submission::unknown_message(name, suggestions),
+    ))
+}
+
+/// The last assistant text of the latest turn.
+fn last_answer(history: &[crate::core::Message]) -> String {
+    history
+        .iter()
+        .rev()
+        .take_while(|m| m.role == Role::Assistant || has_tool_results(m))
+        .find(|m| m.role == Role::Assistant && !m.text().is_empty())
+        .map(|m| m.text())
+        .unwrap_or_default()
+}
+
+/// Controls that arrive while a turn or a `!command` runs: an abort cancels it and drops
+/// the queue; a submission that may run during a turn runs at once, any other waits in the
+/// queue; a mode change applies to the running turn's next tool call at once.
 struct Busy<'a> {
-    /// What the driver is busy with, for refusals: "a turn is in progress".
-    activity: &'static str,
-    queued: &'a mut Option<String>,
-    events: &'a mpsc::UnboundedSender<SessionEvent>,
+    queue: &'a mut VecDeque<(SubmissionId, Submission)>,
+    shared: &'a Arc<Shared>,
     policy: Arc<Mutex<PermissionPolicy>>,
     cancel: &'a CancellationToken,
     /// The last mode set meanwhile; the session records it once the work is done.
     mode_change: Option<PermissionMode>,
-    /// The client hung up: the work is cancelled and no more commands come.
+    /// The client hung up: the work is cancelled and no more controls come.
     closed: bool,
 }
 
 impl Busy<'_> {
-    fn handle(&mut self, command: Option<Command>) {
-        let emit = |event| {
-            let _ = self.events.send(event);
-        };
-        match command {
+    fn handle(&mut self, control: Option<Control>) {
+        match control {
             None => {
                 self.closed = true;
                 self.cancel.cancel();
             }
-            Some(Command::Abort) => {
+            Some(Control::Abort) => {
                 self.cancel.cancel();
-                if let Some(prompt) = self.queued.take() {
-                    emit(SessionEvent::PromptDequeued(prompt));
+                while let Some((id, submission)) = self.queue.pop_front() {
+                    self.dropped(id, &submission);
                 }
             }
-            Some(Command::Submit(prompt)) => {
-                if let Some(old) = self.queued.replace(prompt.clone()) {
-                    emit(SessionEvent::PromptDequeued(old));
+            Some(Control::TakeBackQueued) => {
+                if let Some((id, submission)) = self.queue.pop_back() {
+                    self.dropped(id, &submission);
                 }
-                emit(SessionEvent::PromptQueued(prompt));
             }
-            Some(Command::SetMode(mode)) => {
-                // Takes effect for the next tool call of a running turn.
-                if let Ok(mut p) = self.policy.lock() {
-                    p.mode = mode;
-                }
-                self.mode_change = Some(mode);
+            Some(Control::Submit(id, submission)) if submission.runs_during_turn() => {
+                self.run_now(id, submission);
             }
-            Some(Command::Execute(name, _)) => emit(SessionEvent::Warning(format!(
-                "/{name} cannot run while {}",
-                self.activity
-            ))),
-            Some(Command::Shell(_)) => emit(SessionEvent::Warning(format!(
-                "!commands cannot run while {}",
-                self.activity
-            ))),
+            Some(Control::Submit(id, submission)) => {
+                let queued = QueuedSubmission {
+                    id,
+                    text: submission.text(),
+                };
+                self.queue.push_back((id, submission));
+                self.shared.update_state(|s| s.queue.push(queued.clone()));
+                self.shared.emit(SessionEvent::SubmissionQueued(queued));
+            }
+            Some(Control::SetMode(mode)) => self.set_mode(mode),
+            Some(Control::CycleMode) => {
+                let current = self.policy.lock().map(|p| p.mode).unwrap_or_default();
+                self.set_mode(current.next());
+            }
         }
+    }
+
+    fn dropped(&self, id: SubmissionId, submission: &Submission) {
+        let dropped = QueuedSubmission {
+            id,
+            text: submission.text(),
+        };
+        self.shared.update_state(|s| s.queue.retain(|q| q.id != id));
+        self.shared.emit(SessionEvent::SubmissionDropped(dropped));
+    }
+
+    fn set_mode(&mut self, mode: PermissionMode) {
+        if let Ok(mut p) = self.policy.lock() {
+            p.mode = mode;
+        }
+        self.mode_change = Some(mode);
+        self.shared.update_state(|s| s.mode = mode);
+    }
+
+    /// A submission that needs nothing the running work holds: `/help`, `/mode`, an
+    /// unknown command.
+    fn run_now(&mut self, id: SubmissionId, submission: Submission) {
+        let started = Instant::now();
+        self.shared.emit(SessionEvent::SubmissionStarted {
+            id,
+            submission: submission.clone(),
+        });
+        let (end, result) = match &submission {
+            Submission::UnknownCommand { name, suggestions } => {
+                (unknown_command(name, suggestions), String::new())
+            }
+            Submission::Command { spec, args } => {
+                let output = match spec.name {
+                    "help" => Ok(commands::help_text()),
+                    "mode" | "permissions" if args.is_empty() => Ok(format!(
+                        "Permission mode: {}",
+                        self.policy.lock().map(|p| p.mode).unwrap_or_default()
+                    )),
+                    "mode" | "permissions" => commands::parse_mode(args).map(|mode| {
+                        self.set_mode(mode);
+                        commands::mode_set(mode)
+                    }),
+                    other => Err(format!("/{other} cannot run while a turn is in progress")),
+                };
+                match output {
+                    Ok(output) => {
+                        self.shared.emit(SessionEvent::CommandOutput {
+                            id,
+                            command: spec.name.to_string(),
+                            output: output.clone(),
+                        });
+                        (TurnEnd::Success, output)
+                    }
+                    Err(message) => (
+                        TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
+                        String::new(),
+                    ),
+                }
+            }
+            Submission::Prompt(_) | Submission::Shell(_) => (TurnEnd::Success, String::new()),
+        };
+        self.shared.emit(SessionEvent::SubmissionEnded {
+            id,
+            outcome: Outcome {
+                end,
+                rounds: 0,
+                duration: started.elapsed(),
+                result,
+            },
+        });
     }
 }
 
@@ -365,108 +634,4 @@ fn has_tool_results(message: &crate::core::Message) -> bool {
         .content
         .iter()
         .any(|b| matches!(b, Block::ToolResult { .. }))
-}
-
-/// Maps a session update onto the client events it stands for.
-fn translate(update: SessionUpdate) -> Option<SessionEvent> {
-    let event = match update {
-        SessionUpdate::Engine(event) => match event {
-            EngineEvent::Stream(stream) => match stream {
-                StreamEvent::TextDelta(t) => SessionEvent::TextDelta(t),
-                StreamEvent::ThinkingDelta(t) => SessionEvent::ThinkingDelta(t),
-                StreamEvent::ToolUseStart { id, name } => {
-                    SessionEvent::ToolUseStreaming { id, name }
-                }
-                StreamEvent::ServerToolUse { id, name } => {
-                    SessionEvent::ToolUseStreaming { id, name }
-                }
-                StreamEvent::ToolInputDelta { .. } => return None,
-                StreamEvent::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    error,
-                    ..
-                } => SessionEvent::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    error,
-                },
-                StreamEvent::AttemptDiscarded => SessionEvent::AttemptDiscarded,
-            },
-            EngineEvent::Assistant {
-                message,
-                stop_reason,
-                model,
-            } => SessionEvent::AssistantMessage {
-                message,
-                stop_reason: stop_reason.map(|s| s.as_str().to_string()),
-                model,
-            },
-            EngineEvent::ToolStarted(call) => SessionEvent::ToolStarted {
-                id: call.id,
-                name: call.name,
-                input: call.input,
-            },
-            EngineEvent::ToolFinished {
-                call,
-                output,
-                duration,
-            } => SessionEvent::ToolFinished {
-                id: call.id,
-                name: call.name,
-                input: call.input,
-                content: output.content,
-                is_error: output.is_error,
-                display: output.display,
-                duration,
-            },
-            EngineEvent::ToolResults(message) => SessionEvent::ToolResults(message),
-            EngineEvent::Usage {
-                usage,
-                model,
-                api_duration,
-            } => SessionEvent::Usage {
-                cost_usd: models::lookup(&model).price.map(|p| p.cost(&usage)),
-                usage,
-                model,
-                api_duration,
-            },
-            EngineEvent::Context(state) => SessionEvent::Context(state),
-        },
-        SessionUpdate::PermissionAsked {
-            call,
-            reason,
-            suggested_rule,
-            responder,
-        } => SessionEvent::PermissionRequest(PermissionRequest::new(
-            call.id,
-            call.name,
-            call.input,
-            reason,
-            suggested_rule,
-            responder,
-        )),
-        SessionUpdate::PermissionDenied { call, reason } => SessionEvent::PermissionDenied {
-            tool_use_id: call.id,
-            tool_name: call.name,
-            input: call.input,
-            reason,
-        },
-        SessionUpdate::Warning(w) => SessionEvent::Warning(w),
-        SessionUpdate::Notice(n) => SessionEvent::Notice(n),
-        SessionUpdate::Hook(HookProgress::Started {
-            hook_id,
-            event,
-            hook_name,
-            ..
-        }) => SessionEvent::HookStarted {
-            hook_id,
-            hook_name,
-            event,
-        },
-        SessionUpdate::Hook(HookProgress::Finished(record)) => SessionEvent::HookFinished(record),
-    };
-    Some(event)
 }

@@ -4,13 +4,20 @@
 
 pub mod commands;
 pub mod context_files;
+pub mod errors;
 pub mod events;
 pub mod interactive;
 pub mod settings;
 pub mod shell_command;
 pub mod system_prompt;
+mod translate;
 
 /// How a client answers a permission request.
 pub use crate::session::PermissionAnswer;
-pub use events::{PermissionRequest, SessionEvent, TurnEnd};
-pub use interactive::InteractiveSession;
+pub use commands::{Submission, SubmissionId};
+pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
+pub use events::{
+    Outcome, PermissionChoice, PermissionRequest, QueuedSubmission, SessionEvent, SessionState,
+    TurnEnd,
+};
+pub use interactive::{InteractiveSession, SessionOptions};

@@ -75,6 +75,7 @@ fn a_replayed_session_then_a_live_shell_command() {
         t.replay(&history());
         assert!(!t.has_running_tools());
         t.apply(&SessionEvent::ShellOutput {
+            id: robota::sdk::SubmissionId(1),
             command: "ls missing".into(),
             output: "ls: cannot access 'missing': No such file or directory".into(),
             exit_code: Some(2),

@@ -7,13 +7,32 @@ use std::time::Duration;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use robota::core::{TodoItem, ToolDisplay};
-use robota::sdk::{SessionEvent, TurnEnd};
+use robota::sdk::{ErrorKind, Outcome, SessionEvent, Submission, SubmissionId, TurnEnd, TurnError};
 use robota::tui::markdown::highlight;
 use robota::tui::theme::Theme;
 use robota::tui::transcript::Transcript;
 use serde_json::json;
 
 use crate::{WIDTHS, assert_buffer_snapshot};
+
+fn started(prompt: &str) -> SessionEvent {
+    SessionEvent::SubmissionStarted {
+        id: SubmissionId(1),
+        submission: Submission::Prompt(prompt.to_string()),
+    }
+}
+
+fn ended(end: TurnEnd) -> SessionEvent {
+    SessionEvent::SubmissionEnded {
+        id: SubmissionId(1),
+        outcome: Outcome {
+            end,
+            rounds: 1,
+            duration: Duration::ZERO,
+            result: String::new(),
+        },
+    }
+}
 
 fn tool_started(id: &str, name: &str, input: serde_json::Value) -> SessionEvent {
     SessionEvent::ToolStarted {
@@ -45,9 +64,7 @@ fn tool_finished(
 fn conversation() -> Transcript {
     let mut t = Transcript::new(Theme::new(true));
     let events = vec![
-        SessionEvent::TurnStarted {
-            prompt: "Fix the failing test in src/lib.rs, 테스트를 고쳐 주세요".into(),
-        },
+        started("Fix the failing test in src/lib.rs, 테스트를 고쳐 주세요"),
         SessionEvent::ThinkingDelta("The test fails because `add` overflows.".into()),
         SessionEvent::TextDelta("Let me look at the **test** first.".into()),
         tool_started("c1", "Read", json!({"file_path": "src/lib.rs"})),
@@ -124,35 +141,25 @@ fn conversation() -> Transcript {
             "Fixed: `add` now saturates.\n\n| test | result |\n|---|---|\n| a | ok |\n| c | ok |\n"
                 .into(),
         ),
-        SessionEvent::TurnComplete {
-            end: TurnEnd::Success,
-            rounds: 3,
-            duration: Duration::from_secs(4),
-            result: String::new(),
-        },
+        ended(TurnEnd::Success),
         SessionEvent::CommandOutput {
+            id: SubmissionId(2),
             command: "cost".into(),
             output: "Total cost: $0.0123\nTotal duration (API): 4.1s".into(),
         },
         SessionEvent::Notice("Conversation compacted (42k → 8k tokens)".into()),
         SessionEvent::Warning("CLAUDE.md is larger than 40k characters".into()),
-        SessionEvent::TurnStarted {
-            prompt: "now run it again".into(),
-        },
+        started("now run it again"),
         tool_started(
             "c6",
             "Bash",
             json!({"command": "cargo test -- --nocapture"}),
         ),
-        SessionEvent::TurnComplete {
-            end: TurnEnd::Error("Rate limited: retries exhausted".into()),
-            rounds: 1,
-            duration: Duration::from_secs(1),
-            result: String::new(),
-        },
-        SessionEvent::TurnStarted {
-            prompt: "try once more".into(),
-        },
+        ended(TurnEnd::Error(TurnError::new(
+            ErrorKind::RateLimit,
+            "Rate limited: retries exhausted",
+        ))),
+        started("try once more"),
         SessionEvent::TextDelta("Running".into()),
         tool_started("c7", "Bash", json!({"command": "sleep 100"})),
     ];
@@ -198,17 +205,10 @@ fn expanded_transcript() {
 #[test]
 fn interrupted_turn() {
     let mut t = Transcript::new(Theme::new(true));
-    t.apply(&SessionEvent::TurnStarted {
-        prompt: "write a long essay".into(),
-    });
+    t.apply(&started("write a long essay"));
     t.apply(&SessionEvent::TextDelta("Once upon a time".into()));
     t.apply(&tool_started("x", "Bash", json!({"command": "yes"})));
-    t.apply(&SessionEvent::TurnComplete {
-        end: TurnEnd::Interrupted,
-        rounds: 1,
-        duration: Duration::from_secs(1),
-        result: String::new(),
-    });
+    t.apply(&ended(TurnEnd::Interrupted));
     let buf = draw(&mut t, 40, None);
     assert_buffer_snapshot!("transcript_interrupted_40", buf);
 }
@@ -249,9 +249,7 @@ fn one_by_one_area() {
 fn no_color_transcript() {
     let mut t = Transcript::new(Theme::new(false));
     for event in [
-        SessionEvent::TurnStarted {
-            prompt: "hi".into(),
-        },
+        started("hi"),
         SessionEvent::TextDelta("Hello **there**, see `x`.".into()),
         tool_finished(
             "a",

@@ -90,10 +90,6 @@ impl App {
                 self.submit(prompt);
                 KeyOutcome::Redraw
             }
-            InputAction::RunCommand { name, args } => {
-                self.run_command(&name, &args);
-                KeyOutcome::Redraw
-            }
             InputAction::RunShell(command) => {
                 self.run_shell(command);
                 KeyOutcome::Redraw

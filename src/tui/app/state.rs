@@ -18,8 +18,11 @@ use super::picker::{Picker, PickerItem, age_label};
 use super::setup::SetupScreen;
 use super::trust::TrustPrompt;
 use crate::core::models;
-use crate::core::permission::PermissionMode;
-use crate::sdk::{InteractiveSession, PermissionAnswer, PermissionRequest, SessionEvent, TurnEnd};
+use crate::sdk::commands::CommandScope;
+use crate::sdk::{
+    InteractiveSession, PermissionAnswer, PermissionRequest, SessionEvent, SessionState,
+    Submission, SubmissionId,
+};
 use crate::tui::completion::{FileIndexer, PromptInput, builtin_commands};
 use crate::tui::composer::{Composer, PromptHistory};
 use crate::tui::status::StatusLine;
@@ -63,8 +66,12 @@ pub struct App {
     pub events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     /// Permission requests waiting behind the one on screen.
     pending_permissions: VecDeque<PermissionRequest>,
-    /// A prompt typed while a turn runs; sent when it ends.
+    /// The session's queue as shown above the composer (from its last state).
     pub queued: Option<String>,
+    /// The session's last state (model, mode, usage, queue…), as it sent it.
+    session_state: Option<SessionState>,
+    /// The running prompt's submission, whose result is the answer `/copy` takes.
+    running_prompt: Option<SubmissionId>,
     /// The last answer, for `/copy`.
     last_answer: String,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
@@ -111,6 +118,8 @@ impl App {
             events: None,
             pending_permissions: VecDeque::new(),
             queued: None,
+            session_state: None,
+            running_prompt: None,
             last_answer: String::new(),
             ctrl_c_at: None,
             hint: None,
@@ -132,8 +141,11 @@ impl App {
             .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone())
     }
 
+    /// Whether the session runs a submission now (as its last state said).
     pub fn is_busy(&self) -> bool {
-        self.status.busy_since.is_some()
+        self.session_state
+            .as_ref()
+            .is_some_and(|s| s.running.is_some())
     }
 
     fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
@@ -233,6 +245,8 @@ impl App {
         self.layers
             .retain(|layer| !matches!(layer, Layer::Permission { .. }));
         self.queued = None;
+        self.session_state = None;
+        self.running_prompt = None;
         self.live.take().map(|live| live.handle)
     }
 
@@ -246,8 +260,22 @@ impl App {
                 self.show_next_permission();
                 return;
             }
-            SessionEvent::TurnStarted { .. } => {
-                self.status.busy_since = Some(Instant::now());
+            SessionEvent::State(state) => {
+                self.show_state(state);
+                return;
+            }
+            SessionEvent::SubmissionStarted {
+                id,
+                submission: Submission::Prompt(_),
+            } => {
+                self.running_prompt = Some(id);
+                self.transcript.scroll_to_bottom();
+            }
+            SessionEvent::SubmissionDropped(ref dropped) => {
+                self.restore_to_composer(&dropped.text);
+            }
+            SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
+                self.transcript.clear();
             }
             SessionEvent::TextDelta(_) | SessionEvent::AttemptDiscarded => {
                 self.status.retry = None;
@@ -263,48 +291,51 @@ impl App {
                     delay.as_secs_f64().ceil()
                 ));
             }
-            SessionEvent::Usage {
-                ref usage,
-                cost_usd,
-                ..
-            } => {
-                self.status.tokens += usage.input_tokens
-                    + usage.output_tokens
-                    + usage.cache_read_input_tokens
-                    + usage.cache_creation_input_tokens;
-                match cost_usd {
-                    Some(c) => *self.status.cost_usd.get_or_insert(0.0) += c,
-                    None => self.status.cost_unknown = true,
-                }
-            }
-            SessionEvent::Context(state) => {
-                self.status.context = Some(state);
-            }
-            SessionEvent::TurnComplete {
-                ref end,
-                ref result,
-                ..
-            } => {
-                self.status.busy_since = None;
+            SessionEvent::SubmissionEnded { id, ref outcome } => {
                 self.status.retry = None;
-                if !result.is_empty() {
-                    self.last_answer = result.clone();
-                }
-                self.transcript.apply(&event);
-                let interrupted = *end == TurnEnd::Interrupted;
-                if let Some(queued) = self.queued.take() {
-                    if interrupted {
-                        // An interrupt gives the queued prompt back instead of sending it.
-                        self.restore_to_composer(&queued);
-                    } else {
-                        self.submit(queued);
+                if self.running_prompt == Some(id) {
+                    self.running_prompt = None;
+                    if !outcome.result.is_empty() {
+                        self.last_answer = outcome.result.clone();
                     }
                 }
-                return;
             }
             _ => {}
         }
         self.transcript.apply(&event);
+    }
+
+    /// The session's state: the status line and the queue shown above the composer.
+    fn show_state(&mut self, state: SessionState) {
+        let was_busy = self.is_busy();
+        self.status.model = state.model.clone();
+        self.status.mode = state.mode;
+        self.status.session_name = state.name.clone();
+        self.status.context = state.context;
+        let u = &state.usage;
+        self.status.tokens = u.input_tokens
+            + u.output_tokens
+            + u.cache_read_input_tokens
+            + u.cache_creation_input_tokens;
+        self.status.cost_unknown = state.cost_usd.is_none();
+        self.status.cost_usd = state.cost_usd.filter(|c| *c > 0.0);
+        match (was_busy, state.running.is_some()) {
+            (false, true) => self.status.busy_since = Some(Instant::now()),
+            (_, false) => {
+                self.status.busy_since = None;
+                self.status.retry = None;
+            }
+            (true, true) => {}
+        }
+        self.queued = (!state.queue.is_empty()).then(|| {
+            state
+                .queue
+                .iter()
+                .map(|q| q.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        self.session_state = Some(state);
     }
 
     fn show_next_permission(&mut self) {
@@ -358,42 +389,46 @@ impl App {
 
     // ----- composer actions ------------------------------------------------------------
 
-    /// Sends a prompt, or queues it behind the running turn.
-    pub fn submit(&mut self, prompt: String) {
-        if prompt.trim().is_empty() {
+    /// Sends typed text to the session (which runs it now or queues it); commands only
+    /// an interactive client can run (pickers, clipboard, leaving) run here.
+    pub fn submit(&mut self, text: String) {
+        if text.trim().is_empty() {
             return;
         }
-        let Some(live) = &self.live else {
-            return;
-        };
-        if self.is_busy() {
-            self.queued = Some(match self.queued.take() {
-                Some(before) => format!("{before}\n{prompt}"),
-                None => prompt,
-            });
-            return;
+        match Submission::parse(&text) {
+            Submission::Command { spec, args } if spec.scope == CommandScope::Client => {
+                self.run_client_command(spec.name, &args);
+            }
+            Submission::Command { spec, args } if spec.name == "model" && args.is_empty() => {
+                self.open_model_picker();
+            }
+            submission => {
+                if let Some(live) = &self.live {
+                    live.handle.submit(submission);
+                }
+            }
         }
-        live.handle.submit(prompt);
-        // Busy from now on, so a second Enter before TurnStarted arrives queues.
-        self.status.busy_since = Some(Instant::now());
-        self.transcript.scroll_to_bottom();
     }
 
-    /// Backspace on an empty composer drops the queued prompt back into it.
+    /// Backspace on an empty composer takes the newest queued submission back into it.
     pub fn unqueue(&mut self) -> bool {
-        match self.queued.take() {
-            Some(queued) => {
-                self.restore_to_composer(&queued);
+        match (&self.live, &self.queued) {
+            (Some(live), Some(_)) => {
+                live.handle.take_back_queued();
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
+    /// Gives text back to the user: into an empty composer, or after what is typed.
     fn restore_to_composer(&mut self, text: &str) {
         let composer = self.input.composer_mut();
         if composer.is_empty() {
             composer.set_text(text);
+        } else {
+            let draft = composer.expanded_text();
+            composer.set_text(&format!("{draft}\n{text}"));
         }
     }
 
@@ -413,52 +448,22 @@ impl App {
 
     /// Cycles the permission mode (Shift+Tab).
     pub fn cycle_mode(&mut self) {
-        let all = PermissionMode::ALL;
-        let at = all.iter().position(|m| *m == self.status.mode).unwrap_or(0);
-        let next = all[(at + 1) % all.len()];
-        self.status.mode = next;
         if let Some(live) = &self.live {
-            live.handle.set_mode(next);
+            live.handle.cycle_mode();
         }
     }
 
-    /// A slash command: the app's own (pickers, clipboard, exit) or the session's.
-    pub fn run_command(&mut self, name: &str, args: &str) {
+    /// A command of the app's own: pickers, the clipboard, leaving.
+    fn run_client_command(&mut self, name: &str, args: &str) {
         match name {
-            "exit" | "quit" => self.quit = true,
+            "exit" => self.quit = true,
             "resume" if args.is_empty() => self.open_session_picker(),
             "resume" => self.resume(args.to_string()),
-            "model" if args.is_empty() => self.open_model_picker(),
             "copy" => self.copy(args),
-            _ => self.session_command(name, args),
-        }
-    }
-
-    fn session_command(&mut self, name: &str, args: &str) {
-        let Some(live) = &self.live else {
-            return;
-        };
-        if self.is_busy() && name != "help" {
-            self.notice(
+            other => self.notice(
                 NoticeKind::Warning,
-                format!("/{name} cannot run while a turn is in progress"),
-            );
-            return;
-        }
-        live.handle.execute_command(name, args);
-        match name {
-            "clear" => self.transcript.clear(),
-            "model" => {
-                self.status.model = args.to_string();
-                self.status.context = None;
-            }
-            "mode" | "permissions" => {
-                if let Some(mode) = PermissionMode::parse(args) {
-                    self.status.mode = mode;
-                }
-            }
-            "rename" if !args.is_empty() => self.status.session_name = Some(args.to_string()),
-            _ => {}
+                format!("/{other} is not available here"),
+            ),
         }
     }
 
@@ -550,7 +555,7 @@ impl App {
     /// A picker's choice.
     pub fn picked(&mut self, purpose: PickerPurpose, id: String) {
         match purpose {
-            PickerPurpose::Model => self.session_command("model", &id),
+            PickerPurpose::Model => self.submit(format!("/model {id}")),
             PickerPurpose::Session => self.resume(id),
         }
     }

@@ -1,8 +1,8 @@
 //! [`PromptInput`]: the composer together with its completion popups, as one piece the
 //! app places at the bottom of the screen. Keys go to an open popup first (Up/Down,
 //! Tab, Enter, Esc) and fall through to the composer; after every edit the popups follow
-//! what is typed (`/command`, `/command arg`, `@path`). Submitted text that names a known
-//! command comes back as [`InputAction::RunCommand`].
+//! what is typed (`/command`, `/command arg`, `@path`). Submitted text goes to the app as
+//! typed; the SDK's one parse decides what it is.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -12,7 +12,6 @@ use super::file_index::FileIndexer;
 use super::file_popup::FilePopup;
 use super::items::CompletionItem;
 use super::slash_popup::{SlashChoice, SlashPopup};
-use crate::sdk::commands::parse_slash;
 use crate::tui::composer::{CompletionTrigger, Composer, ComposerAction};
 
 /// What the user did, for the app.
@@ -24,8 +23,6 @@ pub enum InputAction {
     Handled,
     /// A prompt to send (pastes expanded).
     Submit(String),
-    /// `/name args` for a command of the list (built-in, interactive, or added later).
-    RunCommand { name: String, args: String },
     /// `!command`: run it in a shell and show the output.
     RunShell(String),
 }
@@ -199,13 +196,7 @@ impl PromptInput {
             ComposerAction::Ignored => InputAction::Ignored,
             ComposerAction::Handled => InputAction::Handled,
             ComposerAction::RunShell(command) => InputAction::RunShell(command),
-            ComposerAction::Submit(text) => match parse_slash(&text) {
-                Some((name, args)) if self.slash.find(name).is_some() => InputAction::RunCommand {
-                    name: name.to_string(),
-                    args: args.to_string(),
-                },
-                _ => InputAction::Submit(text),
-            },
+            ComposerAction::Submit(text) => InputAction::Submit(text),
         }
     }
 

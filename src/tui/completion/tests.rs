@@ -87,10 +87,7 @@ fn tab_completes_and_enter_runs() {
     assert_eq!(input.composer().display_text(), "/help");
     assert_eq!(
         key(&mut input, KeyCode::Enter),
-        InputAction::RunCommand {
-            name: "help".into(),
-            args: "".into()
-        }
+        InputAction::Submit("/help".into())
     );
     assert!(input.composer().is_empty());
     // Enter on a selection runs it directly.
@@ -98,10 +95,7 @@ fn tab_completes_and_enter_runs() {
     key(&mut input, KeyCode::Down);
     assert_eq!(
         key(&mut input, KeyCode::Enter),
-        InputAction::RunCommand {
-            name: "cost".into(),
-            args: "".into()
-        }
+        InputAction::Submit("/cost".into())
     );
 }
 
@@ -116,10 +110,7 @@ fn commands_with_arguments_complete_their_values() {
     type_text(&mut input, "pl");
     assert_eq!(
         key(&mut input, KeyCode::Enter),
-        InputAction::RunCommand {
-            name: "mode".into(),
-            args: "plan".into()
-        }
+        InputAction::Submit("/mode plan".into())
     );
     // A required argument is asked for, not run empty.
     type_text(&mut input, "/ren");
@@ -129,10 +120,7 @@ fn commands_with_arguments_complete_their_values() {
     type_text(&mut input, "bugfix");
     assert_eq!(
         key(&mut input, KeyCode::Enter),
-        InputAction::RunCommand {
-            name: "rename".into(),
-            args: "bugfix".into()
-        }
+        InputAction::Submit("/rename bugfix".into())
     );
 }
 

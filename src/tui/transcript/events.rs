@@ -12,7 +12,7 @@ use super::Transcript;
 use super::cell::{Cell, NoticeKind, ThinkingCell};
 use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
 use crate::core::{Block, Message};
-use crate::sdk::{SessionEvent, TurnEnd};
+use crate::sdk::{SessionEvent, Submission, SubmissionId, TurnEnd};
 use crate::tui::markdown::StreamingMarkdown;
 
 /// What event handling remembers between events.
@@ -30,6 +30,9 @@ pub(crate) struct EventState {
     pub(super) tools: HashMap<String, usize>,
     /// The retry notice of the current attempt; it goes away once the retry succeeds.
     retry_notice: Option<usize>,
+    /// Submissions running beside the turn (commands, `!commands`): their end is not the
+    /// turn's end.
+    side: Vec<SubmissionId>,
 }
 
 impl EventState {
@@ -49,8 +52,12 @@ impl Transcript {
     /// those elsewhere.
     pub fn apply(&mut self, event: &SessionEvent) {
         match event {
-            SessionEvent::TurnStarted { prompt } => {
+            SessionEvent::SubmissionStarted {
+                id,
+                submission: Submission::Prompt(prompt),
+            } => {
                 self.close_streams();
+                self.events.side.retain(|side| side != id);
                 self.push(Cell::UserPrompt(prompt.clone()));
                 self.begin_attempt();
             }
@@ -146,8 +153,22 @@ impl Transcript {
                 self.close_streams();
                 self.events.streamed = false;
             }
-            SessionEvent::TurnComplete { end, .. } => self.turn_complete(end),
-            SessionEvent::CommandOutput { command, output } => {
+            // A command or `!command` started: it adds its own output cell.
+            SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
+            // A command or `!command` ended: only a failure adds something.
+            SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
+                self.events.side.retain(|side| side != id);
+                if let TurnEnd::Error(error) = &outcome.end {
+                    self.push(Cell::Notice {
+                        kind: NoticeKind::Error,
+                        text: error.line(),
+                    });
+                }
+            }
+            SessionEvent::SubmissionEnded { outcome, .. } => self.turn_complete(&outcome.end),
+            SessionEvent::CommandOutput {
+                command, output, ..
+            } => {
                 self.push(Cell::CommandOutput {
                     command: command.clone(),
                     output: output.clone(),
@@ -157,6 +178,7 @@ impl Transcript {
                 command,
                 output,
                 exit_code,
+                ..
             } => {
                 self.push(Cell::Shell {
                     command: command.clone(),
@@ -189,8 +211,9 @@ impl Transcript {
             | SessionEvent::PermissionRequest(_)
             | SessionEvent::Context(_)
             | SessionEvent::Usage { .. }
-            | SessionEvent::PromptQueued(_)
-            | SessionEvent::PromptDequeued(_) => {}
+            | SessionEvent::State(_)
+            | SessionEvent::SubmissionQueued(_)
+            | SessionEvent::SubmissionDropped(_) => {}
         }
     }
 
@@ -389,8 +412,8 @@ impl Transcript {
                     "The context window is full; run /compact or start a new session",
                 ));
             }
-            TurnEnd::Error(message) => {
-                self.push(notice(NoticeKind::Error, message));
+            TurnEnd::Error(error) => {
+                self.push(notice(NoticeKind::Error, &error.line()));
             }
         }
     }

@@ -384,3 +384,30 @@ fn with_gutter_span(gutter: Option<&Span<'static>>, line: &Line<'static>) -> Lin
 
 #[cfg(test)]
 mod tests;
+
+/// Submission events as a session sends them, for the transcript's tests.
+#[cfg(test)]
+pub(crate) mod test_events {
+    use std::time::Duration;
+
+    use crate::sdk::{Outcome, SessionEvent, Submission, SubmissionId, TurnEnd};
+
+    pub fn started(prompt: &str) -> SessionEvent {
+        SessionEvent::SubmissionStarted {
+            id: SubmissionId(1),
+            submission: Submission::Prompt(prompt.to_string()),
+        }
+    }
+
+    pub fn ended(end: TurnEnd) -> SessionEvent {
+        SessionEvent::SubmissionEnded {
+            id: SubmissionId(1),
+            outcome: Outcome {
+                end,
+                rounds: 1,
+                duration: Duration::ZERO,
+                result: String::new(),
+            },
+        }
+    }
+}

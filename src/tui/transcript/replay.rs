@@ -281,9 +281,7 @@ mod tests {
         let mut t = Transcript::new(Theme::new(false));
         t.replay(&history);
         let replayed = t.len();
-        t.apply(&SessionEvent::TurnStarted {
-            prompt: "second".into(),
-        });
+        t.apply(&crate::tui::transcript::test_events::started("second"));
         t.apply(&SessionEvent::TextDelta("streaming".into()));
         t.apply(&SessionEvent::ToolUseStreaming {
             id: "call_0".into(),

@@ -38,9 +38,7 @@ fn finished(id: &str, name: &str, input: serde_json::Value, content: &str) -> Se
 #[test]
 fn a_turn_becomes_prompt_answer_and_tool_cells() {
     let mut t = Transcript::new(Theme::new(false));
-    t.apply(&SessionEvent::TurnStarted {
-        prompt: "list files".into(),
-    });
+    t.apply(&crate::tui::transcript::test_events::started("list files"));
     t.apply(&SessionEvent::ThinkingDelta("let me see".into()));
     t.apply(&SessionEvent::TextDelta("I'll run **ls**.".into()));
     t.apply(&SessionEvent::ToolUseStreaming {
@@ -60,12 +58,9 @@ fn a_turn_becomes_prompt_answer_and_tool_cells() {
         "a.rs\nb.rs\n",
     ));
     t.apply(&SessionEvent::TextDelta("Two files.".into()));
-    t.apply(&SessionEvent::TurnComplete {
-        end: TurnEnd::Success,
-        rounds: 2,
-        duration: Duration::from_secs(1),
-        result: "Two files.".into(),
-    });
+    t.apply(&crate::tui::transcript::test_events::ended(
+        TurnEnd::Success,
+    ));
     assert!(!t.has_running_tools());
     assert_eq!(
         all_lines(&mut t, 40),
@@ -112,9 +107,7 @@ fn reused_tool_ids_get_new_cells_in_a_new_turn() {
 #[test]
 fn a_discarded_attempt_removes_its_cells_and_retries_update_in_place() {
     let mut t = Transcript::new(Theme::new(false));
-    t.apply(&SessionEvent::TurnStarted {
-        prompt: "hi".into(),
-    });
+    t.apply(&crate::tui::transcript::test_events::started("hi"));
     t.apply(&SessionEvent::TextDelta("partial ans".into()));
     t.apply(&SessionEvent::AttemptDiscarded);
     for attempt in 1..=2 {
@@ -138,12 +131,9 @@ fn a_discarded_attempt_removes_its_cells_and_retries_update_in_place() {
         delay: Duration::from_secs(1),
         error: "Server error".into(),
     });
-    t.apply(&SessionEvent::TurnComplete {
-        end: TurnEnd::Error("Server error (500)".into()),
-        rounds: 1,
-        duration: Duration::ZERO,
-        result: String::new(),
-    });
+    t.apply(&crate::tui::transcript::test_events::ended(TurnEnd::Error(
+        crate::sdk::TurnError::new(crate::sdk::ErrorKind::Server, "Server error (500)"),
+    )));
     assert_eq!(
         all_lines(&mut t, 60)[3..],
         [
@@ -181,12 +171,9 @@ fn diffs_denials_and_interruptions() {
         id: "c".into(),
         name: "Bash".into(),
     });
-    t.apply(&SessionEvent::TurnComplete {
-        end: TurnEnd::Interrupted,
-        rounds: 1,
-        duration: Duration::ZERO,
-        result: String::new(),
-    });
+    t.apply(&crate::tui::transcript::test_events::ended(
+        TurnEnd::Interrupted,
+    ));
     assert_eq!(
         all_lines(&mut t, 60),
         [

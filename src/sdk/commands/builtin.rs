@@ -1,6 +1,5 @@
-//! Slash commands: the registry of built-ins (name, description, argument hint) and their
-//! execution against a session. Prompts such as `/model claude-haiku-4-5` run here in
-//! headless mode too; the TUI adds completion on top of the same registry.
+//! The built-in session commands run against a session: `/help`, `/clear`, `/model`,
+//! `/mode`, `/context` (a bar and a table by category), `/cost`, `/rename`.
 
 use std::fmt::Write;
 
@@ -9,13 +8,7 @@ use crate::core::permission::PermissionMode;
 use crate::session::Session;
 use crate::session::conversation::ContextUsage;
 
-/// A command as listed in help and completion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub argument_hint: &'static str,
-}
+use super::{CommandScope, all};
 
 /// What running a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,103 +16,10 @@ pub enum CommandEffect {
     Output(String),
 }
 
-pub const BUILTINS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "help",
-        description: "List the available commands",
-        argument_hint: "",
-    },
-    CommandSpec {
-        name: "clear",
-        description: "Clear the conversation and start fresh",
-        argument_hint: "",
-    },
-    CommandSpec {
-        name: "model",
-        description: "Show or set the model",
-        argument_hint: "[model id]",
-    },
-    CommandSpec {
-        name: "mode",
-        description: "Show or set the permission mode",
-        argument_hint: "[default|acceptEdits|plan|bypassPermissions]",
-    },
-    CommandSpec {
-        name: "permissions",
-        description: "Show or set the permission mode",
-        argument_hint: "[mode]",
-    },
-    CommandSpec {
-        name: "context",
-        description: "Show how full the context window is",
-        argument_hint: "",
-    },
-    CommandSpec {
-        name: "cost",
-        description: "Show token usage and cost of this session",
-        argument_hint: "",
-    },
-    CommandSpec {
-        name: "rename",
-        description: "Name this session (resume it by that name)",
-        argument_hint: "<name>",
-    },
-];
-
-/// Commands only an interactive client runs (pickers, clipboard, leaving); listed next to
-/// [`BUILTINS`] for completion and help, executed by the client itself.
-pub const INTERACTIVE: &[CommandSpec] = &[
-    CommandSpec {
-        name: "resume",
-        description: "Resume an earlier session of this directory",
-        argument_hint: "[id or name]",
-    },
-    CommandSpec {
-        name: "copy",
-        description: "Copy the last answer (or its code block n) to the clipboard",
-        argument_hint: "[n]",
-    },
-    CommandSpec {
-        name: "exit",
-        description: "Leave robota",
-        argument_hint: "",
-    },
-];
-
-/// Every command a client may offer: the built-ins, then the interactive ones.
-pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
-    BUILTINS.iter().chain(INTERACTIVE)
-}
-
-/// The fixed values a command's argument takes, for completion (empty: free text).
-pub fn argument_choices(name: &str) -> Vec<&'static str> {
-    match name {
-        "mode" | "permissions" => PermissionMode::ALL.iter().map(|m| m.as_str()).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Splits `/name args` into its parts.
-pub fn parse_slash(prompt: &str) -> Option<(&str, &str)> {
-    let rest = prompt.trim_start().strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    (!name.is_empty() && !name.contains('/')).then_some((name, args.trim()))
-}
-
-pub fn find(name: &str) -> Option<&'static CommandSpec> {
-    BUILTINS.iter().find(|c| c.name == name)
-}
-
 /// Runs a built-in command; `Err` carries a message for the user.
 pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandEffect, String> {
     let output = match name {
-        "help" => {
-            let mut out = String::from("Commands:\n");
-            for c in BUILTINS {
-                let _ = writeln!(out, "  /{} {} — {}", c.name, c.argument_hint, c.description);
-            }
-            out
-        }
+        "help" => help_text(),
         "clear" => {
             session.clear();
             "Conversation cleared.".to_string()
@@ -134,14 +34,9 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             format!("Permission mode: {}", session.mode())
         }
         "mode" | "permissions" => {
-            let mode = PermissionMode::parse(args).ok_or_else(|| {
-                format!(
-                    "Unknown mode {args:?}; choose one of: {}",
-                    PermissionMode::ALL.map(|m| m.as_str()).join(", ")
-                )
-            })?;
+            let mode = parse_mode(args)?;
             session.set_mode(mode);
-            format!("Permission mode set to {mode}.")
+            mode_set(mode)
         }
         "context" => context_report(&session.context_usage()),
         "cost" => cost_report(session),
@@ -151,12 +46,41 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             format!("Session renamed to {args}.")
         }
         _ => {
-            return Err(format!(
-                "Unknown command /{name}; /help lists the commands."
-            ));
+            return Err(format!("/{name} only runs in the full-screen UI"));
         }
     };
     Ok(CommandEffect::Output(output))
+}
+
+/// The mode `/mode ARG` names, or a message listing the modes.
+pub(crate) fn parse_mode(args: &str) -> Result<PermissionMode, String> {
+    PermissionMode::parse(args).ok_or_else(|| {
+        format!(
+            "Unknown mode {args:?}; choose one of: {}",
+            PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+        )
+    })
+}
+
+pub(crate) fn mode_set(mode: PermissionMode) -> String {
+    format!("Permission mode set to {mode}.")
+}
+
+/// `/help`: every command with its argument hint and description, by who runs it.
+pub(crate) fn help_text() -> String {
+    let mut out = String::new();
+    for (scope, title) in [
+        (CommandScope::Session, "Commands:"),
+        (CommandScope::Client, "In the full-screen UI:"),
+    ] {
+        let _ = writeln!(out, "{title}");
+        for c in all().filter(|c| c.scope == scope) {
+            let usage = format!("/{} {}", c.name, c.argument_hint);
+            let _ = writeln!(out, "  {:<28} {}", usage.trim_end(), c.description);
+        }
+    }
+    out.truncate(out.trim_end().len());
+    out
 }
 
 /// Cells of the `/context` bar.
@@ -387,16 +311,5 @@ mod tests {
         assert_eq!(over[3], 0);
         assert_eq!(grouped(1_234_567), "1,234,567");
         assert_eq!(grouped(999), "999");
-    }
-
-    #[test]
-    fn slash_prompts_split_into_name_and_arguments() {
-        assert_eq!(
-            parse_slash("/model  claude-haiku-4-5 "),
-            Some(("model", "claude-haiku-4-5"))
-        );
-        assert_eq!(parse_slash("/help"), Some(("help", "")));
-        assert_eq!(parse_slash("/usr/bin/ls is a path"), None);
-        assert_eq!(parse_slash("no slash"), None);
     }
 }

@@ -1,0 +1,170 @@
+//! Slash commands: the one registry every client reads (name, description, argument hint,
+//! who runs it, whether it may run while a turn is in progress), the one parse of a
+//! submission into a typed [`Submission`] (`submission.rs`), and the built-ins' execution
+//! against a session (`builtin.rs`). The TUI adds completion on top of the same registry;
+//! headless runs `/name args` through the same parse.
+
+mod builtin;
+mod submission;
+
+pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
+pub(crate) use builtin::{help_text, mode_set, parse_mode};
+pub use submission::{Submission, SubmissionId, parse_slash};
+
+use crate::core::permission::PermissionMode;
+
+/// Who carries a command out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandScope {
+    /// The session runs it (`InteractiveSession::submit`), in every client.
+    Session,
+    /// Only an interactive client can (pickers, clipboard, leaving): the client runs it
+    /// itself; submitted to a session it is refused with a message.
+    Client,
+}
+
+/// A command as listed in help and completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub argument_hint: &'static str,
+    pub scope: CommandScope,
+    /// Runs at once even while a turn is in progress (it reads or changes nothing the
+    /// turn holds); every other submission waits in the queue behind the turn.
+    pub during_turn: bool,
+}
+
+const fn session(
+    name: &'static str,
+    description: &'static str,
+    argument_hint: &'static str,
+    during_turn: bool,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        description,
+        argument_hint,
+        scope: CommandScope::Session,
+        during_turn,
+    }
+}
+
+const fn client(
+    name: &'static str,
+    description: &'static str,
+    argument_hint: &'static str,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        description,
+        argument_hint,
+        scope: CommandScope::Client,
+        during_turn: true,
+    }
+}
+
+/// Every command, session ones first.
+pub const COMMANDS: &[CommandSpec] = &[
+    session("help", "List the available commands", "", true),
+    session("clear", "Clear the conversation and start fresh", "", false),
+    session("model", "Show or set the model", "[model id]", false),
+    session(
+        "mode",
+        "Show or set the permission mode",
+        "[default|acceptEdits|plan|bypassPermissions]",
+        true,
+    ),
+    session(
+        "permissions",
+        "Show or set the permission mode",
+        "[mode]",
+        true,
+    ),
+    session("context", "Show how full the context window is", "", false),
+    session(
+        "cost",
+        "Show token usage and cost of this session",
+        "",
+        false,
+    ),
+    session(
+        "rename",
+        "Name this session (resume it by that name)",
+        "<name>",
+        false,
+    ),
+    client(
+        "resume",
+        "Resume an earlier session of this directory",
+        "[id or name]",
+    ),
+    client(
+        "copy",
+        "Copy the last answer (or its code block n) to the clipboard",
+        "[n]",
+    ),
+    client("exit", "Leave robota", ""),
+];
+
+/// Every command a client may offer, in registry order.
+pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
+    COMMANDS.iter()
+}
+
+/// The command of that name (`quit` is `exit`).
+pub fn find(name: &str) -> Option<&'static CommandSpec> {
+    let name = if name == "quit" { "exit" } else { name };
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// The fixed values a command's argument takes, for completion (empty: free text).
+pub fn argument_choices(name: &str) -> Vec<&'static str> {
+    match name {
+        "mode" | "permissions" => PermissionMode::ALL.iter().map(|m| m.as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Up to three command names close to `name` (a typo, a prefix), closest first.
+pub fn closest(name: &str) -> Vec<&'static str> {
+    let mut scored: Vec<(f64, &'static str)> = COMMANDS
+        .iter()
+        .map(|c| {
+            let score = if c.name.starts_with(name) || name.starts_with(c.name) {
+                1.0
+            } else {
+                strsim::jaro_winkler(name, c.name)
+            };
+            (score, c.name)
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_client_commands_are_marked() {
+        let mut names: Vec<&str> = all().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COMMANDS.len());
+        assert_eq!(find("copy").map(|c| c.scope), Some(CommandScope::Client));
+        assert_eq!(find("quit").map(|c| c.name), Some("exit"));
+        assert_eq!(find("help").map(|c| c.during_turn), Some(true));
+        assert_eq!(find("clear").map(|c| c.during_turn), Some(false));
+    }
+
+    #[test]
+    fn typos_and_prefixes_find_their_commands() {
+        assert_eq!(closest("hlep").first(), Some(&"help"));
+        assert_eq!(closest("mod"), vec!["mode", "model"]);
+        assert_eq!(closest("contxt").first(), Some(&"context"));
+        assert!(closest("zzzzzz").is_empty());
+    }
+}

@@ -1,0 +1,175 @@
+//! What a client submits to a session, parsed once: a prompt for the model, a known slash
+//! command, an unknown one (answered with the closest names, never sent to the model), or
+//! a `!command` for the shell. A path-like prompt (`/usr/bin/env is broken`) stays a
+//! prompt, as in Claude Code. Every submission gets a [`SubmissionId`] that its start and
+//! end events carry.
+
+use std::fmt;
+
+use super::{CommandSpec, closest, find};
+
+/// Names one submission in the events it causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubmissionId(pub u64);
+
+impl fmt::Display for SubmissionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// One typed submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submission {
+    /// Text for the model.
+    Prompt(String),
+    /// A command of the registry with its argument text.
+    Command {
+        spec: &'static CommandSpec,
+        args: String,
+    },
+    /// `/name` that names no command; `suggestions` are the closest known names.
+    UnknownCommand {
+        name: String,
+        suggestions: Vec<&'static str>,
+    },
+    /// A `!command` (without the `!`) to run in the session's directory.
+    Shell(String),
+}
+
+impl Submission {
+    /// Parses typed text: `/name args` is a command (known or not), anything else a
+    /// prompt. `!` is not special here: a client that has a shell mode submits
+    /// [`Submission::Shell`] itself.
+    pub fn parse(text: &str) -> Submission {
+        match parse_slash(text) {
+            Some((name, args)) => match find(name) {
+                Some(spec) => Submission::Command {
+                    spec,
+                    args: args.to_string(),
+                },
+                None => Submission::UnknownCommand {
+                    name: name.to_string(),
+                    suggestions: closest(name),
+                },
+            },
+            None => Submission::Prompt(text.to_string()),
+        }
+    }
+
+    /// The text as the user would type it (for queues, echoes and logs).
+    pub fn text(&self) -> String {
+        match self {
+            Submission::Prompt(text) => text.clone(),
+            Submission::Command { spec, args } if args.is_empty() => format!("/{}", spec.name),
+            Submission::Command { spec, args } => format!("/{} {args}", spec.name),
+            Submission::UnknownCommand { name, .. } => format!("/{name}"),
+            Submission::Shell(command) => format!("!{command}"),
+        }
+    }
+
+    /// Whether it runs at once while a turn is in progress instead of waiting behind it.
+    pub fn runs_during_turn(&self) -> bool {
+        match self {
+            Submission::Command { spec, .. } => spec.during_turn,
+            Submission::UnknownCommand { .. } => true,
+            Submission::Prompt(_) | Submission::Shell(_) => false,
+        }
+    }
+
+    /// The message for an unknown command: `Unknown command: /foo` and the closest names.
+    pub fn unknown_message(name: &str, suggestions: &[&str]) -> String {
+        match suggestions {
+            [] => format!("Unknown command: /{name} — /help lists the commands"),
+            names => format!(
+                "Unknown command: /{name} — did you mean {}?",
+                names
+                    .iter()
+                    .map(|n| format!("/{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+impl From<&str> for Submission {
+    fn from(text: &str) -> Self {
+        Submission::parse(text)
+    }
+}
+
+impl From<String> for Submission {
+    fn from(text: String) -> Self {
+        Submission::parse(&text)
+    }
+}
+
+/// Splits `/name args` into its parts; `None` for text that is not a command's shape
+/// (no slash, a bare `/`, or a path such as `/usr/bin/env`).
+pub fn parse_slash(prompt: &str) -> Option<(&str, &str)> {
+    let rest = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let command_like = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    command_like.then_some((name, args.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slash_prompts_split_into_name_and_arguments() {
+        assert_eq!(
+            parse_slash("/model  claude-haiku-4-5 "),
+            Some(("model", "claude-haiku-4-5"))
+        );
+        assert_eq!(parse_slash("/help"), Some(("help", "")));
+        assert_eq!(parse_slash("/usr/bin/ls is a path"), None);
+        assert_eq!(parse_slash("/ alone"), None);
+        assert_eq!(parse_slash("no slash"), None);
+        assert_eq!(parse_slash("/plugin:cmd x"), Some(("plugin:cmd", "x")));
+    }
+
+    #[test]
+    fn every_kind_parses_once() {
+        assert!(matches!(
+            Submission::parse("/help"),
+            Submission::Command { spec, .. } if spec.name == "help"
+        ));
+        assert_eq!(
+            Submission::parse("/compact now"),
+            Submission::UnknownCommand {
+                name: "compact".into(),
+                suggestions: closest("compact"),
+            }
+        );
+        assert_eq!(
+            Submission::parse("/usr/bin/env is broken"),
+            Submission::Prompt("/usr/bin/env is broken".into())
+        );
+        assert_eq!(
+            Submission::parse("fix it"),
+            Submission::Prompt("fix it".into())
+        );
+        assert_eq!(Submission::parse("/model x").text(), "/model x");
+        assert!(Submission::parse("/help").runs_during_turn());
+        assert!(!Submission::parse("/clear").runs_during_turn());
+        assert!(!Submission::Shell("ls".into()).runs_during_turn());
+    }
+
+    #[test]
+    fn unknown_commands_name_the_closest() {
+        assert_eq!(
+            Submission::unknown_message("hlep", &["help"]),
+            "Unknown command: /hlep — did you mean /help?"
+        );
+        assert_eq!(
+            Submission::unknown_message("foo", &[]),
+            "Unknown command: /foo — /help lists the commands"
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! Session updates (engine stream events, committed messages, tool runs, permission
+//! questions, hook runs) mapped onto the client events they stand for.
+
+use crate::core::engine::EngineEvent;
+use crate::core::hooks::HookProgress;
+use crate::core::{StreamEvent, models};
+use crate::session::SessionUpdate;
+
+use super::events::{PermissionRequest, SessionEvent};
+
+/// Maps a session update onto the client events it stands for.
+pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
+    let event = match update {
+        SessionUpdate::Engine(event) => match event {
+            EngineEvent::Stream(stream) => match stream {
+                StreamEvent::TextDelta(t) => SessionEvent::TextDelta(t),
+                StreamEvent::ThinkingDelta(t) => SessionEvent::ThinkingDelta(t),
+                StreamEvent::ToolUseStart { id, name } => {
+                    SessionEvent::ToolUseStreaming { id, name }
+                }
+                StreamEvent::ServerToolUse { id, name } => {
+                    SessionEvent::ToolUseStreaming { id, name }
+                }
+                StreamEvent::ToolInputDelta { .. } => return None,
+                StreamEvent::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    error,
+                    ..
+                } => SessionEvent::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    error,
+                },
+                StreamEvent::AttemptDiscarded => SessionEvent::AttemptDiscarded,
+            },
+            EngineEvent::Assistant {
+                message,
+                stop_reason,
+                model,
+            } => SessionEvent::AssistantMessage {
+                message,
+                stop_reason: stop_reason.map(|s| s.as_str().to_string()),
+                model,
+            },
+            EngineEvent::ToolStarted(call) => SessionEvent::ToolStarted {
+                id: call.id,
+                name: call.name,
+                input: call.input,
+            },
+            EngineEvent::ToolFinished {
+                call,
+                output,
+                duration,
+            } => SessionEvent::ToolFinished {
+                id: call.id,
+                name: call.name,
+                input: call.input,
+                content: output.content,
+                is_error: output.is_error,
+                display: output.display,
+                duration,
+            },
+            EngineEvent::ToolResults(message) => SessionEvent::ToolResults(message),
+            EngineEvent::Usage {
+                usage,
+                model,
+                api_duration,
+            } => SessionEvent::Usage {
+                cost_usd: models::lookup(&model).price.map(|p| p.cost(&usage)),
+                usage,
+                model,
+                api_duration,
+            },
+            EngineEvent::Context(state) => SessionEvent::Context(state),
+        },
+        SessionUpdate::PermissionAsked {
+            call,
+            reason,
+            suggested_rule,
+            responder,
+        } => SessionEvent::PermissionRequest(PermissionRequest::new(
+            call.id,
+            call.name,
+            call.input,
+            reason,
+            suggested_rule,
+            None,
+            responder,
+        )),
+        SessionUpdate::PermissionDenied { call, reason } => SessionEvent::PermissionDenied {
+            tool_use_id: call.id,
+            tool_name: call.name,
+            input: call.input,
+            reason,
+        },
+        SessionUpdate::Warning(w) => SessionEvent::Warning(w),
+        SessionUpdate::Notice(n) => SessionEvent::Notice(n),
+        SessionUpdate::Hook(HookProgress::Started {
+            hook_id,
+            event,
+            hook_name,
+            ..
+        }) => SessionEvent::HookStarted {
+            hook_id,
+            hook_name,
+            event,
+        },
+        SessionUpdate::Hook(HookProgress::Finished(record)) => SessionEvent::HookFinished(record),
+    };
+    Some(event)
+}
