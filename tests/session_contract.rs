@@ -1,0 +1,519 @@
+//! The contract between a session and its clients: the exact event sequence an SDK client
+//! receives for each kind of submission — a prompt with tools, a slash command, an unknown
+//! command, a `!command`, an interrupted turn, a queued prompt — and the typed error each
+//! failure carries. Over the real Anthropic adapter and a loopback mock.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use robota::core::ToolRegistry;
+use robota::core::hooks::HookConfig;
+use robota::core::permission::{PermissionMode, PermissionPolicy};
+use robota::providers::{AnthropicConfig, AnthropicProvider, RetryPolicy};
+use robota::sdk::{
+    ErrorKind, InteractiveSession, ProviderEndpoint, SessionEvent, SessionOptions, Submission,
+    SubmissionId, TurnEnd,
+};
+use robota::session::{Session, SessionConfig};
+use serde_json::json;
+use support::{MockResponse, MockServer, anthropic};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+fn session_at(base_url: String, cwd: &std::path::Path) -> Session {
+    let mut config = AnthropicConfig::new("sk-test");
+    config.base_url = base_url;
+    config.retry = RetryPolicy::none();
+    let provider = Arc::new(AnthropicProvider::new(config).unwrap());
+    let tools = ToolRegistry::new(robota::tools::default_tools(cwd));
+    Session::new(
+        SessionConfig {
+            session_id: "contract".into(),
+            cwd: cwd.to_path_buf(),
+            model: "claude-sonnet-4-5".into(),
+            system_prompt: "test".into(),
+            max_tokens: 1000,
+            thinking_budget: None,
+            max_rounds: None,
+            context_window: 200_000,
+            env: vec![],
+            interactive: true,
+            server_tools: Vec::new(),
+        },
+        provider,
+        tools,
+        PermissionPolicy {
+            mode: PermissionMode::BypassPermissions,
+            ..PermissionPolicy::default()
+        },
+        None,
+    )
+}
+
+fn start(
+    session: Session,
+    base_url: &str,
+) -> (InteractiveSession, UnboundedReceiver<SessionEvent>) {
+    let mut client = InteractiveSession::start_with(
+        session,
+        SessionOptions {
+            endpoint: ProviderEndpoint {
+                provider: "anthropic".into(),
+                base_url: base_url.to_string(),
+                base_url_source: Some("ANTHROPIC_BASE_URL".into()),
+                key_source: Some("ANTHROPIC_API_KEY".into()),
+            },
+        },
+    );
+    let events = client.events().unwrap();
+    (client, events)
+}
+
+/// A short, stable name for an event (what a client switches on), with the fields that
+/// matter for ordering.
+fn name(event: &SessionEvent) -> String {
+    match event {
+        SessionEvent::State(s) => format!(
+            "State(running={}, queue={})",
+            s.running.map_or("-".to_string(), |id| id.to_string()),
+            s.queue.len()
+        ),
+        SessionEvent::SubmissionQueued(q) => format!("SubmissionQueued({} {:?})", q.id, q.text),
+        SessionEvent::SubmissionDropped(q) => format!("SubmissionDropped({} {:?})", q.id, q.text),
+        SessionEvent::SubmissionStarted { id, submission } => {
+            format!("SubmissionStarted({id} {:?})", submission.text())
+        }
+        SessionEvent::SubmissionEnded { id, outcome } => {
+            let end = match &outcome.end {
+                TurnEnd::Error(e) => format!("Error({})", e.kind.as_str()),
+                other => format!("{other:?}"),
+            };
+            format!("SubmissionEnded({id} {end})")
+        }
+        SessionEvent::TextDelta(_) => "TextDelta".into(),
+        SessionEvent::ThinkingDelta(_) => "ThinkingDelta".into(),
+        SessionEvent::ToolUseStreaming { name, .. } => format!("ToolUseStreaming({name})"),
+        SessionEvent::AssistantMessage { .. } => "AssistantMessage".into(),
+        SessionEvent::ToolStarted { name, .. } => format!("ToolStarted({name})"),
+        SessionEvent::ToolFinished { name, is_error, .. } => {
+            format!("ToolFinished({name}, error={is_error})")
+        }
+        SessionEvent::ToolResults(_) => "ToolResults".into(),
+        SessionEvent::PermissionRequest(r) => format!("PermissionRequest({})", r.tool_name),
+        SessionEvent::PermissionDenied { tool_name, .. } => {
+            format!("PermissionDenied({tool_name})")
+        }
+        SessionEvent::Retrying { .. } => "Retrying".into(),
+        SessionEvent::AttemptDiscarded => "AttemptDiscarded".into(),
+        SessionEvent::Context(_) => "Context".into(),
+        SessionEvent::Usage { .. } => "Usage".into(),
+        SessionEvent::CommandOutput { id, command, .. } => {
+            format!("CommandOutput({id} /{command})")
+        }
+        SessionEvent::ShellOutput { id, exit_code, .. } => {
+            format!("ShellOutput({id} exit={exit_code:?})")
+        }
+        SessionEvent::Notice(_) => "Notice".into(),
+        SessionEvent::Warning(_) => "Warning".into(),
+        SessionEvent::HookStarted { hook_name, .. } => format!("HookStarted({hook_name})"),
+        SessionEvent::HookFinished(r) => format!("HookFinished({})", r.hook_name),
+    }
+}
+
+/// Every event until `last` has ended (text deltas folded into one name).
+async fn until_ended(
+    events: &mut UnboundedReceiver<SessionEvent>,
+    last: SubmissionId,
+) -> (Vec<String>, Vec<SessionEvent>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut all = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let event = events.recv().await.expect("the session ended early");
+            let n = name(&event);
+            let done = matches!(&event, SessionEvent::SubmissionEnded { id, .. } if *id == last);
+            if !(n == "TextDelta" && names.last().is_some_and(|l| l == "TextDelta")) {
+                names.push(n);
+            }
+            all.push(event);
+            if done {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the submission never ended");
+    (names, all)
+}
+
+/// Waits for the first streamed text of the running turn.
+async fn first_text(events: &mut UnboundedReceiver<SessionEvent>) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Some(SessionEvent::TextDelta(_))) {}
+    })
+    .await
+    .expect("the answer starts streaming");
+}
+
+/// Drops the state events the session sends once at its start.
+async fn skip_start(events: &mut UnboundedReceiver<SessionEvent>) {
+    let first = events.recv().await.unwrap();
+    assert_eq!(name(&first), "State(running=-, queue=0)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_with_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            Some("Reading."),
+            &[("t1", "Read", json!({"file_path": "a.txt"}))],
+        ),
+        anthropic::text_turn("It says alpha."),
+    ]);
+    let (client, mut events) = start(
+        session_at(server.base_url(), dir.path()),
+        &server.base_url(),
+    );
+    skip_start(&mut events).await;
+    let id = client.submit("what is in a.txt?");
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names,
+        [
+            "State(running=#1, queue=0)",
+            "SubmissionStarted(#1 \"what is in a.txt?\")",
+            "TextDelta",
+            "ToolUseStreaming(Read)",
+            "AssistantMessage",
+            "Usage",
+            "State(running=#1, queue=0)",
+            "Context",
+            "State(running=#1, queue=0)",
+            "ToolStarted(Read)",
+            "ToolFinished(Read, error=false)",
+            "ToolResults",
+            "TextDelta",
+            "AssistantMessage",
+            "Usage",
+            "State(running=#1, queue=0)",
+            "Context",
+            "State(running=#1, queue=0)",
+            "SubmissionEnded(#1 Success)",
+        ]
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!("ends with its end");
+    };
+    assert_eq!(
+        (outcome.rounds, outcome.result.as_str()),
+        (2, "It says alpha.")
+    );
+    // The state after the turn carries the whole usage and no running submission.
+    let state = events.recv().await.unwrap();
+    let SessionEvent::State(state) = state else {
+        panic!("the state follows the end: {state:?}");
+    };
+    assert_eq!(state.running, None);
+    assert!(state.usage.output_tokens > 0);
+    assert!(state.cost_usd.is_some_and(|c| c > 0.0), "{state:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_unknown_commands_and_shell_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let (client, mut events) = start(
+        session_at(server.base_url(), dir.path()),
+        &server.base_url(),
+    );
+    skip_start(&mut events).await;
+
+    let id = client.submit("/model claude-haiku-4-5");
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names,
+        [
+            "State(running=#1, queue=0)",
+            "SubmissionStarted(#1 \"/model claude-haiku-4-5\")",
+            "State(running=#1, queue=0)",
+            "CommandOutput(#1 /model)",
+            "SubmissionEnded(#1 Success)",
+        ]
+    );
+    let SessionEvent::State(state) = &all[2] else {
+        panic!()
+    };
+    assert_eq!(
+        state.model, "claude-haiku-4-5",
+        "the state carries the new model"
+    );
+
+    let id = client.submit("/foo bar");
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names,
+        [
+            "State(running=-, queue=0)",
+            "State(running=#2, queue=0)",
+            "SubmissionStarted(#2 \"/foo\")",
+            "SubmissionEnded(#2 Error(unknown_command))",
+        ]
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    let TurnEnd::Error(error) = &outcome.end else {
+        panic!()
+    };
+    assert_eq!(
+        error.message,
+        "Unknown command: /foo — /help lists the commands"
+    );
+
+    let id = client.run_shell("echo hi");
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names,
+        [
+            "State(running=-, queue=0)",
+            "State(running=#3, queue=0)",
+            "SubmissionStarted(#3 \"!echo hi\")",
+            "ShellOutput(#3 exit=Some(0))",
+            "SubmissionEnded(#3 Success)",
+        ]
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    assert_eq!(outcome.result, "hi");
+    assert!(
+        server.requests().is_empty(),
+        "none of these called the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_prompt_waits_and_an_interrupt_drops_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("first answer is long", 4),
+        anthropic::text_turn("second answer"),
+        anthropic::text_turn_held("third answer is long", 4),
+    ]);
+    let (client, mut events) = start(
+        session_at(server.base_url(), dir.path()),
+        &server.base_url(),
+    );
+    skip_start(&mut events).await;
+    let first = client.submit("first");
+    // Wait for the stream to start, then queue behind it; /help runs at once meanwhile.
+    first_text(&mut events).await;
+    let second = client.submit("second");
+    let help = client.submit("/help");
+    let (names, _) = until_ended(&mut events, help).await;
+    assert_eq!(
+        names,
+        [
+            "State(running=#1, queue=1)",
+            "SubmissionQueued(#2 \"second\")",
+            "SubmissionStarted(#3 \"/help\")",
+            "CommandOutput(#3 /help)",
+            "SubmissionEnded(#3 Success)",
+        ]
+    );
+    server.release_held();
+    let (names, _) = until_ended(&mut events, second).await;
+    let first_end = names
+        .iter()
+        .position(|n| n == "SubmissionEnded(#1 Success)")
+        .expect("the first ends");
+    let second_start = names
+        .iter()
+        .position(|n| n == "SubmissionStarted(#2 \"second\")")
+        .expect("the queued prompt starts");
+    assert!(first_end < second_start, "{names:?}");
+    assert_eq!(names[second_start - 1], "State(running=#2, queue=0)");
+    assert_eq!(names.last().unwrap(), "SubmissionEnded(#2 Success)");
+    let _ = first;
+
+    // An interrupt ends the running turn as Interrupted and drops what waits.
+    let third = client.submit("third");
+    first_text(&mut events).await;
+    let fourth = client.submit("fourth");
+    client.abort();
+    let (names, all) = until_ended(&mut events, third).await;
+    server.release_held();
+    let tail: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .rev()
+        .take(5)
+        .rev()
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "SubmissionQueued(#5 \"fourth\")",
+            "State(running=#4, queue=0)",
+            "SubmissionDropped(#5 \"fourth\")",
+            "AssistantMessage",
+            "SubmissionEnded(#4 Interrupted)",
+        ],
+        "{names:?}"
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    assert!(
+        !outcome.result.is_empty(),
+        "the partial answer is the result"
+    );
+    let _ = fourth;
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "the dropped prompt was never sent"
+    );
+}
+
+/// The end of one prompt against a server that answers `response`.
+async fn error_of(response: MockResponse) -> robota::sdk::TurnError {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![response]);
+    let (client, mut events) = start(
+        session_at(server.base_url(), dir.path()),
+        &server.base_url(),
+    );
+    let id = client.submit("hi");
+    let (_, all) = until_ended(&mut events, id).await;
+    match all.into_iter().last() {
+        Some(SessionEvent::SubmissionEnded { outcome, .. }) => match outcome.end {
+            TurnEnd::Error(error) => error,
+            other => panic!("ended {other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_provider_failure_reaches_clients_typed() {
+    let cases = [
+        (
+            401,
+            "authentication_error",
+            "bad key",
+            ErrorKind::Auth,
+            "ANTHROPIC_API_KEY",
+        ),
+        (
+            403,
+            "permission_error",
+            "not allowed",
+            ErrorKind::Permission,
+            "ANTHROPIC_API_KEY",
+        ),
+        (
+            429,
+            "rate_limit_error",
+            "slow down",
+            ErrorKind::RateLimit,
+            "ROBOTA_MAX_RETRIES",
+        ),
+        (
+            529,
+            "overloaded_error",
+            "busy",
+            ErrorKind::Overloaded,
+            "/model",
+        ),
+        (
+            400,
+            "invalid_request_error",
+            "prompt is too long: 300000 tokens > 200000 maximum",
+            ErrorKind::ContextTooLong,
+            "/compact",
+        ),
+        (
+            400,
+            "invalid_request_error",
+            "bad field",
+            ErrorKind::InvalidRequest,
+            "settings",
+        ),
+        (500, "api_error", "boom", ErrorKind::Server, "try again"),
+    ];
+    for (status, kind, message, want, hint) in cases {
+        let error = error_of(anthropic::error_status(status, kind, message, None)).await;
+        assert_eq!(
+            (error.kind, error.status),
+            (want, Some(status)),
+            "{error:?}"
+        );
+        assert!(error.message.contains(message), "{error:?}");
+        assert!(
+            error.hint.as_deref().unwrap_or("").contains(hint),
+            "{status}: {error:?}"
+        );
+    }
+    let cut = error_of(anthropic::text_turn_cut("partial", 3)).await;
+    assert_eq!(cut.kind, ErrorKind::StreamCut, "{cut:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_names_the_url_and_its_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let (client, mut events) = start(session_at(url.clone(), dir.path()), &url);
+    let id = client.submit("hi");
+    let (_, all) = until_ended(&mut events, id).await;
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    let TurnEnd::Error(error) = &outcome.end else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(error.kind, ErrorKind::Network);
+    assert_eq!(
+        error.line(),
+        format!(
+            "Cannot reach {url}: connection refused — is the server running? (check ANTHROPIC_BASE_URL)"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_blocked_by_a_hook_is_a_hook_blocked_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let (hooks, errors) = HookConfig::from_settings(&json!({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "echo 'no secrets here' >&2; exit 2"}]}
+    ]}}));
+    assert!(errors.is_empty(), "{errors:?}");
+    let session = session_at(server.base_url(), dir.path()).with_hooks(hooks, dir.path().into());
+    let (client, mut events) = start(session, &server.base_url());
+    let id = client.submit(Submission::Prompt("my password is hunter2".into()));
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names.last().unwrap(),
+        "SubmissionEnded(#1 Error(hook_blocked))"
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    let TurnEnd::Error(error) = &outcome.end else {
+        panic!()
+    };
+    assert!(error.message.contains("no secrets here"), "{error:?}");
+    assert!(
+        server.requests().is_empty(),
+        "the prompt never reached the model"
+    );
+}
