@@ -7,6 +7,8 @@
 //! `skipped: …` to stderr saying why and returns. A 0.5B model exercises the protocol, not
 //! agent skill, so the assertions are about protocol behaviour and the turns are capped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
