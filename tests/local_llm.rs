@@ -9,9 +9,10 @@
 //! What a model chooses to do (answer or call a tool, which file, which offset, what it
 //! says) is not under test: a 0.5B model's choices vary from run to run. The assertions are
 //! about robota's side of the exchange only — the stream parsed into a consistent turn,
-//! every tool call the model made was executed exactly as asked and answered (one
-//! `tool_result` per `tool_use` id, in the output, in the session log and sent back in the
-//! next request), and the loop ended the way robota says it did.
+//! every tool call the model made was executed exactly as asked (its `tool_result` is what
+//! robota's own Read gives for that very input) and answered (one `tool_result` per
+//! `tool_use` id, in the output and in the session log, followed by the next model turn
+//! unless the turn cap stopped the loop), and the loop ended the way robota says it did.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
