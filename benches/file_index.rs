@@ -4,6 +4,8 @@
 //! in a temp dir). Typing is simulated one character at a time, as the popup sees it:
 //! each query narrows from the previous one's matches; a fresh full search is timed too.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

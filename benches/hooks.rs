@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench hooks -- [RUNS]` (default 200). Prints median and p95 per case.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::time::{Duration, Instant};
 
 use robota::core::hooks::{HookConfig, HookEnvironment, HookEvent, HookRequest, HookRunner};

@@ -9,6 +9,8 @@
 //! figure. A naive renderer that re-parses the whole answer per delta is timed on the
 //! small sizes for comparison.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::time::{Duration, Instant};
 
 use robota::tui::markdown::{StreamingMarkdown, highlight};

@@ -5,6 +5,8 @@
 //! thread's CPU time (which a busy shared machine does not inflate).
 //! Run: `cargo bench --bench permissions`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,6 +4,8 @@
 //!
 //! `cargo bench --bench providers` (builds the release binary for the end-to-end part).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 #[path = "../tests/support/mod.rs"]
 #[allow(unused_imports)]
 mod support;

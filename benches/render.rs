@@ -8,6 +8,8 @@
 //! one-off costs: building, the first frame, a resize to 80 columns, the first scroll
 //! after it (the only time every cell is measured), and a frame scrolled to the middle.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;

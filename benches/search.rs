@@ -4,6 +4,8 @@
 //! Each case runs the tool in-process and `rg` as a subprocess (when it is installed),
 //! five times after one warm-up, and prints the medians.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

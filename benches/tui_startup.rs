@@ -11,6 +11,8 @@
 //! (`../shared/bench/install-peers.sh`), `BENCH_RUNS` (default 5) and `BENCH_IDLE_SECS`
 //! (default 10) to change the run.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};

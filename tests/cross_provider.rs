@@ -3,6 +3,8 @@
 //! the same `SessionEvent` sequence and the same session-log shape whichever of the four
 //! wire formats serves it. Each provider is the real adapter over real HTTP against the loopback mock.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::path::Path;

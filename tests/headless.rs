@@ -1,6 +1,8 @@
 //! End to end: the real `robota` binary in print mode, in a temp git repository, against
 //! the loopback mock Anthropic server, with `ROBOTA_HOME` in a temp dir.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::process::{Command, Output, Stdio};

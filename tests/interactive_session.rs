@@ -2,6 +2,8 @@
 //! running turn, abort keeping the partial answer, permission requests answered through the
 //! responder, and slash commands — over the real Anthropic adapter and a loopback mock.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::sync::Arc;

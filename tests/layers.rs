@@ -1,6 +1,8 @@
 //! The layer rule of DESIGN §2, checked from the source so it cannot rot: every
 //! `use crate::…` / `crate::…` path in a module may only reach the layers it is allowed to.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 use std::path::Path;
 
 const RULES: &[(&str, &[&str])] = &[

@@ -1,11 +1,20 @@
 //! Against a REAL local OpenAI-compatible server (llama.cpp `llama-server` serving
-//! Qwen2.5-Coder-0.5B, started with `/work/shared/bench/local-llm.sh start 8012`): the
-//! adapter streams a plain answer and a tool round trip, and the real `robota` binary, with
-//! an `openai-compatible` settings profile, answers in print mode and runs a Read the model
-//! asks for, sending the result back. The server is found through `LOCAL_LLM_BASE_URL`
-//! (e.g. `http://127.0.0.1:8012/v1`); when it is unset or unreachable every test prints
-//! `skipped: …` to stderr saying why and returns. A 0.5B model exercises the protocol, not
-//! agent skill, so the assertions are about protocol behaviour and the turns are capped.
+//! Qwen2.5-Coder-0.5B, started with `../shared/bench/local-llm.sh start 8012`): the adapter
+//! streams a plain answer and a tool round trip, and the real `robota` binary, with an
+//! `openai-compatible` settings profile, answers in print mode and answers every tool call
+//! the model makes. The server is found through `LOCAL_LLM_BASE_URL` (e.g.
+//! `http://127.0.0.1:8012/v1`); when it is unset or unreachable every test prints
+//! `skipped: …` to stderr saying why and returns.
+//!
+//! What a model chooses to do (answer or call a tool, which file, which offset, what it
+//! says) is not under test: a 0.5B model's choices vary from run to run. The assertions are
+//! about robota's side of the exchange only — the stream parsed into a consistent turn,
+//! every tool call the model made was executed exactly as asked (its `tool_result` is what
+//! robota's own Read gives for that very input) and answered (one `tool_result` per
+//! `tool_use` id, in the output and in the session log, followed by the next model turn
+//! unless the turn cap stopped the loop), and the loop ended the way robota says it did.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -14,10 +23,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use robota::core::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
 use robota::core::{
-    Block, Message, Provider, ProviderRequest, Role, StopReason, StreamEvent, ToolSchema,
+    Block, INVALID_INPUT_KEY, Message, Provider, ProviderRequest, Role, StopReason, StreamEvent,
+    Tool, ToolContext, ToolSchema,
 };
 use robota::providers::{OpenAiChatConfig, OpenAiChatProvider};
+use robota::tools::{FileReadTracker, ReadTool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +49,7 @@ fn local_server(test: &str) -> Option<String> {
     else {
         eprintln!(
             "skipped: {test}: LOCAL_LLM_BASE_URL is not set (start a server with \
-             `/work/shared/bench/local-llm.sh start 8012` and export the URL it prints)"
+             `../shared/bench/local-llm.sh start 8012` and export the URL it prints)"
         );
         return None;
     };
@@ -112,6 +124,8 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
     let events = std::sync::Mutex::new(Vec::new());
     let sink = |e: StreamEvent| events.lock().unwrap().push(e);
 
+    // A plain answer: whatever the model says, the streamed deltas add up to the final
+    // text, usage is parsed, and the stop reason is one a plain answer can have.
     let plain = ProviderRequest {
         model: LOCAL_MODEL.into(),
         system: "You are a helpful assistant.".into(),
@@ -125,9 +139,8 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
     let turn = provider
         .stream(&plain, &sink, &cancel)
         .await
-        .expect("a plain answer");
+        .expect("the plain answer streams and parses");
     let answer = Message::new(Role::Assistant, turn.content.clone()).text();
-    assert!(!answer.trim().is_empty(), "{turn:?}");
     let streamed: String = events
         .lock()
         .unwrap()
@@ -141,15 +154,26 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
     let usage = turn
         .usage
         .expect("include_usage makes llama.cpp report usage");
+    assert!(usage.prompt_tokens() > 0, "{usage:?}");
     assert!(
-        usage.prompt_tokens() > 0 && usage.output_tokens > 0,
-        "{usage:?}"
+        matches!(
+            turn.stop_reason,
+            StopReason::EndTurn | StopReason::MaxTokens
+        ),
+        "{:?}",
+        turn.stop_reason
     );
-    assert!(matches!(
-        turn.stop_reason,
-        StopReason::EndTurn | StopReason::MaxTokens
-    ));
+    assert!(
+        turn.content
+            .iter()
+            .all(|b| !matches!(b, Block::ToolUse { .. })),
+        "no tools were offered: {:?}",
+        turn.content
+    );
 
+    // Tools offered: the model may call any number of them (or none). Every call robota
+    // parsed has a non-empty id of its own and an object for input, and the stop reason
+    // agrees with the calls.
     let mut tool_request = ProviderRequest {
         model: LOCAL_MODEL.into(),
         system: "You are a coding agent working in a repository. Use the provided tools to \
@@ -167,37 +191,58 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
     let turn = provider
         .stream(&tool_request, &sink, &cancel)
         .await
-        .expect("a tool call");
-    let calls: Vec<(String, String, Value)> = turn
+        .expect("the turn with tools streams and parses");
+    let calls: Vec<String> = turn
         .content
         .iter()
         .filter_map(|b| match b {
-            Block::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+            Block::ToolUse { id, input, .. } => {
+                assert!(!id.is_empty(), "a call without an id: {:?}", turn.content);
+                assert!(input.is_object(), "input is not an object: {input}");
+                Some(id.clone())
+            }
             _ => None,
         })
         .collect();
-    assert_eq!(calls.len(), 1, "{:?}", turn.content);
-    assert_eq!(calls[0].1, "read_file");
-    assert!(calls[0].2["path"].as_str().is_some(), "{:?}", calls[0].2);
-    assert_eq!(turn.stop_reason, StopReason::ToolUse);
+    let unique: std::collections::HashSet<&String> = calls.iter().collect();
+    assert_eq!(unique.len(), calls.len(), "repeated ids: {calls:?}");
+    match turn.stop_reason {
+        StopReason::ToolUse => assert!(!calls.is_empty(), "tool_use stop without a call"),
+        StopReason::EndTurn | StopReason::MaxTokens => {}
+        other => panic!("unexpected stop reason {other:?}: {:?}", turn.content),
+    }
 
-    // The server accepts the history with the call and its result, and answers again.
+    // The round trip: the history carries the calls (the model's, or one written here when
+    // it made none, so the round trip is exercised either way) and a result for each; the
+    // server accepts it and, with tools disabled, nothing comes back as a call.
+    let mut assistant = turn.content.clone();
+    let mut ids = calls;
+    if ids.is_empty() {
+        assistant.push(Block::ToolUse {
+            id: "call_robota_test_0".into(),
+            name: "read_file".into(),
+            input: json!({"path": "src/main.rs"}),
+        });
+        ids.push("call_robota_test_0".into());
+    }
     tool_request
         .messages
-        .push(Message::new(Role::Assistant, turn.content.clone()));
+        .push(Message::new(Role::Assistant, assistant));
     tool_request.messages.push(Message::new(
         Role::User,
-        vec![Block::ToolResult {
-            tool_use_id: calls[0].0.clone(),
-            content: "fn main() {\n    println!(\"hello\");\n}\n".into(),
-            is_error: false,
-        }],
+        ids.iter()
+            .map(|id| Block::ToolResult {
+                tool_use_id: id.clone(),
+                content: "fn main() {\n    println!(\"hello\");\n}\n".into(),
+                is_error: false,
+            })
+            .collect(),
     ));
     tool_request.tools_disabled = true;
     let turn = provider
         .stream(&tool_request, &sink, &cancel)
         .await
-        .expect("the tool result is accepted");
+        .expect("the tool results are accepted");
     assert!(
         turn.content
             .iter()
@@ -301,8 +346,7 @@ fn robota_print_mode_answers_through_an_openai_compatible_profile() {
         "json",
         "--max-turns",
         "2",
-        // With tools offered the 0.5B model tends to call one in a loop; without any it
-        // can only answer.
+        // With no tool offered the turn can only end with an answer (whatever its text).
         "--disallowedTools",
         UNNEEDED_TOOLS,
         "Read",
@@ -311,9 +355,9 @@ fn robota_print_mode_answers_through_an_openai_compatible_profile() {
     let result: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("one JSON result ({e}): {}", describe(&output)));
     assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success", "{result}");
     assert_eq!(result["is_error"], false, "{result}");
-    let answer = result["result"].as_str().unwrap_or("");
-    assert!(!answer.trim().is_empty(), "{result}");
+    assert!(result["result"].is_string(), "{result}");
     let usage = &result["usage"];
     assert!(
         usage["input_tokens"].as_u64().unwrap_or(0)
@@ -321,12 +365,124 @@ fn robota_print_mode_answers_through_an_openai_compatible_profile() {
             > 0,
         "{result}"
     );
-    assert!(usage["output_tokens"].as_u64().unwrap_or(0) > 0, "{result}");
+    assert!(usage["output_tokens"].is_u64(), "{result}");
 }
 
-/// Runs the Read scenario once: `None` when the model answered without calling Read (a
-/// question of a 0.5B model's skill, not of the protocol), else the stream-json lines.
-fn read_scenario(project: &Project) -> Option<(Vec<Value>, Output)> {
+/// One `tool_use` or `tool_result` block and the index of the stream-json line it came in.
+struct Seen {
+    line: usize,
+    block: Value,
+}
+
+/// The content blocks of type `kind` in the stream-json messages of type `role`.
+fn blocks(lines: &[Value], role: &str, kind: &str) -> Vec<Seen> {
+    let mut found = Vec::new();
+    for (line, value) in lines.iter().enumerate() {
+        if value["type"] != role {
+            continue;
+        }
+        for block in value["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] == kind {
+                found.push(Seen {
+                    line,
+                    block: block.clone(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Every object with `"type": kind` anywhere in the session logs under `home/projects`
+/// (searched structurally, so the log's exact line layout does not matter).
+fn logged_blocks(home: &Path, kind: &str) -> Vec<Value> {
+    fn walk(value: &Value, kind: &str, out: &mut Vec<Value>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some(kind) {
+                    out.push(value.clone());
+                }
+                map.values().for_each(|v| walk(v, kind, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, kind, out)),
+            _ => {}
+        }
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![home.join("projects")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let value: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+                panic!("{}: a log line is not JSON ({e}): {line}", file.display())
+            });
+            walk(&value, kind, &mut out);
+        }
+    }
+    out
+}
+
+/// The input of a Read that robota runs without asking anyone: well-formed (not marked
+/// invalid by the adapter) and naming a file inside the working directory — a path outside
+/// it is a permission question, which print mode answers with a denial, not a read.
+fn executed_read_input<'a>(input: &'a Value, work: &Path) -> Option<&'a Value> {
+    if input.get(INVALID_INPUT_KEY).is_some() {
+        return None;
+    }
+    let path = Path::new(input["file_path"].as_str()?);
+    let inside = if path.is_absolute() {
+        path.starts_with(work)
+    } else {
+        path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+    };
+    inside.then_some(input)
+}
+
+/// What robota's Read gives for `input` in `cwd`, as the engine would put it in a
+/// tool_result: the same tool, run again here on the same unchanged file.
+fn read_again(input: &Value, cwd: &Path) -> (String, bool) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let output = runtime.block_on(async {
+        ReadTool::new(FileReadTracker::new())
+            .call(
+                input.clone(),
+                &ToolContext {
+                    cwd: cwd.to_path_buf(),
+                    cancel: CancellationToken::new(),
+                    tool_use_id: "check".into(),
+                    env: Vec::new(),
+                },
+            )
+            .await
+    });
+    (
+        truncate_middle(&output.content, TOOL_OUTPUT_CAP),
+        output.is_error,
+    )
+}
+
+/// Runs the tool scenario once and checks robota's side of it; returns how many tool calls
+/// the model made.
+fn tool_scenario(project: &Project, run: usize) -> usize {
     let output = project.run(&[
         "-p",
         "Use the Read tool to read the file notes.txt, then tell me the code word it contains.",
@@ -338,6 +494,8 @@ fn read_scenario(project: &Project) -> Option<(Vec<Value>, Output)> {
         "--disallowedTools",
         UNNEEDED_TOOLS,
     ]);
+    let work = project.root().join("work").canonicalize().unwrap();
+    // Every line robota wrote parses.
     let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -346,40 +504,108 @@ fn read_scenario(project: &Project) -> Option<(Vec<Value>, Output)> {
                 .unwrap_or_else(|e| panic!("stream-json line ({e}): {l}\n{}", describe(&output)))
         })
         .collect();
+    // The loop ended the way robota says: a final result line, a success or the turn cap,
+    // and the exit status to match.
     let last = lines
         .last()
-        .unwrap_or_else(|| panic!("{}", describe(&output)));
+        .unwrap_or_else(|| panic!("no output: {}", describe(&output)));
     assert_eq!(last["type"], "result", "{}", describe(&output));
-    let called_read = lines.iter().any(|l| {
-        l["type"] == "assistant"
-            && l["message"]["content"].as_array().is_some_and(|c| {
-                c.iter()
-                    .any(|b| b["type"] == "tool_use" && b["name"] == "Read")
-            })
-    });
-    called_read.then_some((lines, output))
-}
+    let subtype = last["subtype"].as_str().unwrap_or_default();
+    let expected_exit = match subtype {
+        "success" => 0,
+        "error_max_turns" => 1,
+        other => panic!("the run failed ({other}): {}", describe(&output)),
+    };
+    assert_eq!(
+        output.status.code(),
+        Some(expected_exit),
+        "{}",
+        describe(&output)
+    );
 
-/// Content blocks of the stream-json messages of `kind` (`assistant` or `user`).
-fn blocks_of(lines: &[Value], kind: &str) -> Vec<Value> {
-    lines
-        .iter()
-        .filter(|l| l["type"] == kind)
-        .flat_map(|l| {
-            l["message"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect()
+    // Every call the model made was answered exactly once, after it, with what robota's
+    // Read gives for that very input (whatever offset, limit or path the model chose).
+    let uses = blocks(&lines, "assistant", "tool_use");
+    let results = blocks(&lines, "user", "tool_result");
+    let mut ids = std::collections::HashSet::new();
+    for call in &uses {
+        let id = call.block["id"].as_str().unwrap_or_default();
+        assert!(!id.is_empty(), "a tool_use without an id: {}", call.block);
+        assert!(ids.insert(id.to_string()), "repeated id {id}");
+        let answers: Vec<&Seen> = results
+            .iter()
+            .filter(|r| r.block["tool_use_id"] == id)
+            .collect();
+        assert_eq!(
+            answers.len(),
+            1,
+            "tool_use {id} answered {} times: {}",
+            answers.len(),
+            describe(&output)
+        );
+        let answer = answers[0];
+        assert!(answer.line > call.line, "result before its call: {id}");
+        if call.block["name"] == "Read"
+            && let Some(input) = executed_read_input(&call.block["input"], &work)
+        {
+            let (content, is_error) = read_again(input, &work);
+            assert_eq!(
+                answer.block["content"].as_str(),
+                Some(content.as_str()),
+                "Read {} was not executed as asked",
+                call.block["input"]
+            );
+            assert_eq!(
+                answer.block["is_error"].as_bool().unwrap_or(false),
+                is_error,
+                "{}",
+                answer.block
+            );
+        }
+    }
+    assert_eq!(
+        results.len(),
+        uses.len(),
+        "a tool_result without a tool_use: {}",
+        describe(&output)
+    );
+
+    // The session log holds the same calls and answers.
+    let home = project.root().join("robota-home");
+    let logged_uses = logged_blocks(&home, "tool_use");
+    let logged_results = logged_blocks(&home, "tool_result");
+    for id in &ids {
+        assert!(
+            logged_uses.iter().any(|b| b["id"] == id.as_str()),
+            "tool_use {id} missing from the session log"
+        );
+        assert!(
+            logged_results
+                .iter()
+                .any(|b| b["tool_use_id"] == id.as_str()),
+            "tool_result {id} missing from the session log"
+        );
+    }
+
+    // Each answer went back to the model: after the results of a turn, either another
+    // assistant turn came (the next request carried them) or robota stopped at the cap.
+    if let Some(first) = results.first() {
+        let answered = lines[first.line..].iter().any(|l| l["type"] == "assistant");
+        assert!(
+            answered || subtype == "error_max_turns",
+            "the tool results were never sent back: {}",
+            describe(&output)
+        );
+    }
+    eprintln!("run {run}: the model made {} tool call(s)", uses.len());
+    uses.len()
 }
 
 #[test]
-fn robota_runs_the_read_the_model_asks_for_and_sends_the_result_back() {
-    const ATTEMPTS: usize = 4;
-    let Some(base) =
-        local_server("robota_runs_the_read_the_model_asks_for_and_sends_the_result_back")
-    else {
+fn robota_answers_every_tool_call_the_model_makes() {
+    /// Runs tried for one in which the model calls a tool at all (its choice, not tested).
+    const RUNS: usize = 3;
+    let Some(base) = local_server("robota_answers_every_tool_call_the_model_makes") else {
         return;
     };
     let project = Project::new(&base);
@@ -388,51 +614,13 @@ fn robota_runs_the_read_the_model_asks_for_and_sends_the_result_back() {
         "The launch code word is BLUEBERRY.\n",
     )
     .unwrap();
-    let mut found = None;
-    for attempt in 1..=ATTEMPTS {
-        found = read_scenario(&project);
-        if found.is_some() {
-            break;
+    for run in 1..=RUNS {
+        if tool_scenario(&project, run) > 0 {
+            return;
         }
-        eprintln!("attempt {attempt}/{ATTEMPTS}: the model answered without calling Read");
     }
-    let (lines, output) =
-        found.unwrap_or_else(|| panic!("the model never called Read in {ATTEMPTS} runs"));
-
-    // The model asked for Read…
-    let read_call = blocks_of(&lines, "assistant")
-        .into_iter()
-        .find(|b| b["type"] == "tool_use" && b["name"] == "Read")
-        .unwrap_or_else(|| panic!("no Read tool_use: {}", describe(&output)));
-    let call_id = read_call["id"].as_str().unwrap_or_default().to_string();
-    assert!(!call_id.is_empty(), "{read_call}");
-    // …robota ran it and produced its result…
-    let result_block = blocks_of(&lines, "user")
-        .into_iter()
-        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == call_id.as_str())
-        .unwrap_or_else(|| panic!("no tool_result for {call_id}: {}", describe(&output)));
-    if read_call["input"]["file_path"]
-        .as_str()
-        .is_some_and(|p| p.ends_with("notes.txt"))
-    {
-        assert!(
-            result_block["content"].to_string().contains("BLUEBERRY"),
-            "{result_block}"
-        );
-    }
-    // …and the model answered a request that carried it: an assistant message follows.
-    let result_at = lines
-        .iter()
-        .position(|l| {
-            l["type"] == "user"
-                && l["message"]["content"]
-                    .as_array()
-                    .is_some_and(|c| c.iter().any(|b| b["tool_use_id"] == call_id.as_str()))
-        })
-        .unwrap_or(0);
-    assert!(
-        lines[result_at..].iter().any(|l| l["type"] == "assistant"),
-        "no answer after the tool result: {}",
-        describe(&output)
+    eprintln!(
+        "note: the model made no tool call in {RUNS} runs; robota's answers were checked, \
+         its tool round trip was not exercised"
     );
 }

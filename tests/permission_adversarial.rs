@@ -8,6 +8,8 @@
 //! The `rm` attacks that bash can run here are also run for real, each in its own temp
 //! directory, to show they do delete the file a naive matcher would let them delete.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

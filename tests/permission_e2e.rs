@@ -4,6 +4,8 @@
 //! ordinary command still runs; and `--allowedTools` rules are honoured with compound
 //! commands in default mode.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::process::{Command, Output, Stdio};

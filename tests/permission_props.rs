@@ -3,6 +3,8 @@
 //! and escaped names, absolute paths) are denied exactly when some part runs a denied
 //! command; and arbitrary text is judged the same way every time, without panicking.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 use std::path::Path;
 
 use proptest::prelude::*;

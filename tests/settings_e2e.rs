@@ -1,6 +1,8 @@
 //! End to end: settings layers, workspace trust and provider profiles, with the real binary
 //! against loopback mock servers for each wire format.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use serde_json::json;

@@ -4,6 +4,8 @@
 //! one byte at a time, at every single offset for the small files — and with its line ends
 //! rewritten to CRLF or CR.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -18,10 +20,7 @@ struct Fixture {
 }
 
 fn wire_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/wire"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire"))
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -4,6 +4,8 @@
 //! DNS failures, the private-address refusal; WebSearch over fake Brave and SearXNG
 //! backends; and Anthropic's server-side web search carried through a full round trip.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::collections::HashMap;

@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod message;
 pub mod models;
 pub mod permission;
+pub mod process_group;
 pub mod provider;
 pub mod tool;
 pub mod truncate;

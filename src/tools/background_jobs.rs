@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::shell_process::{ShellScript, shell_command, signal_group};
+use super::shell_process::{ShellScript, shell_command};
+use crate::core::process_group::signal_group;
 
 /// Appends the exit code to the log when the command ends, so a reader can tell.
 const BACKGROUND_SCRIPT: &str = "__robota_cmd=$1; shift; eval \"$__robota_cmd\"; \

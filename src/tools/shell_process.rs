@@ -1,36 +1,30 @@
 //! Running one shell script for Bash: `bash -c` (or `sh` when bash is missing) in its own
 //! process group with stdin closed, stdout and stderr captured with bounded memory (head
 //! and tail of each), and the whole group killed — SIGTERM, then SIGKILL after a short
-//! grace — on timeout, on cancellation, or when the run is dropped half-way.
+//! grace — on timeout, on cancellation, or when the run is dropped half-way. The process
+//! group handling is `core::process_group`'s, shared with command hooks.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
+
+use crate::core::process_group::{
+    GroupEnding, OutputSink, PipeReader, StopPolicy, spawn_in_new_group, wait_or_stop,
+};
 
 /// Bytes kept of each stream: this much of the head and this much of the tail.
 pub const CAPTURE_HALF_BYTES: usize = 512 * 1024;
 /// How long the group gets to exit after SIGTERM before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(1500);
-/// After the shell exits, how long to keep reading pipes that a leftover background
-/// process still holds open.
-const DRAIN_GRACE: Duration = Duration::from_millis(250);
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    Exited(i32),
-    Signaled(i32),
-    TimedOut,
-    Cancelled,
-}
+pub type Ending = GroupEnding;
 
 #[derive(Debug)]
 pub struct ShellRun {
@@ -83,130 +77,28 @@ pub async fn run_script(
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> std::io::Result<ShellRun> {
-    let mut child = shell_command(script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut group = child.id().map(|pid| GroupGuard(pid as i32));
-    let stdout = Capture::start(child.stdout.take());
-    let stderr = Capture::start(child.stderr.take());
-
-    let ending = tokio::select! {
-        status = child.wait() => match status {
-            Ok(status) => match (status.code(), status.signal()) {
-                (Some(code), _) => Ending::Exited(code),
-                (None, Some(signal)) => Ending::Signaled(signal),
-                (None, None) => Ending::Exited(-1),
-            },
-            Err(err) => return Err(err),
-        },
-        _ = tokio::time::sleep(timeout) => Ending::TimedOut,
-        _ = cancel.cancelled() => Ending::Cancelled,
-    };
-    match ending {
-        Ending::TimedOut | Ending::Cancelled => {
-            if let Some(group) = group.take() {
-                group.terminate(&mut child).await;
-            }
-        }
-        // Finished normally: processes it deliberately left running stay alive.
-        Ending::Exited(_) | Ending::Signaled(_) => {
-            if let Some(group) = group.take() {
-                group.disarm();
-            }
-        }
-    }
+    let mut command = shell_command(script);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let (mut child, group) = spawn_in_new_group(&mut command)?;
+    let stdout = PipeReader::start(child.stdout.take(), BoundedBuffer::new(CAPTURE_HALF_BYTES));
+    let stderr = PipeReader::start(child.stderr.take(), BoundedBuffer::new(CAPTURE_HALF_BYTES));
+    let ending = wait_or_stop(
+        &mut child,
+        group,
+        timeout,
+        cancel,
+        StopPolicy::TermThenKill(KILL_GRACE),
+    )
+    .await?;
     Ok(ShellRun {
-        stdout: stdout.finish().await,
-        stderr: stderr.finish().await,
+        stdout: stdout.finish().await.into_text(),
+        stderr: stderr.finish().await.into_text(),
         ending,
     })
 }
 
-/// Kills the process group when dropped, unless disarmed.
-struct GroupGuard(i32);
-
-impl GroupGuard {
-    /// SIGTERM to the group, up to [`KILL_GRACE`] for the shell to exit, then SIGKILL to
-    /// whatever is left of the group, and reap the shell.
-    async fn terminate(self, child: &mut Child) {
-        signal_group(self.0, libc::SIGTERM);
-        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-        signal_group(self.0, libc::SIGKILL);
-        let _ = child.wait().await;
-        self.disarm();
-    }
-
-    fn disarm(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        signal_group(self.0, libc::SIGKILL);
-    }
-}
-
-/// Sends `signal` to every process in the group `pgid`.
-pub fn signal_group(pgid: i32, signal: i32) {
-    if pgid > 1 {
-        // SAFETY: kill(2) with a negative pid signals a process group; it has no memory
-        // effects, and a stale group id only yields ESRCH.
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
-    }
-}
-
-/// A stream being read in the background into a [`BoundedBuffer`].
-struct Capture {
-    buffer: Arc<Mutex<BoundedBuffer>>,
-    reader: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Capture {
-    fn start<R: AsyncRead + Unpin + Send + 'static>(stream: Option<R>) -> Self {
-        let buffer = Arc::new(Mutex::new(BoundedBuffer::new(CAPTURE_HALF_BYTES)));
-        let reader = stream.map(|mut stream| {
-            let buffer = Arc::clone(&buffer);
-            tokio::spawn(async move {
-                let mut chunk = vec![0u8; 16 * 1024];
-                while let Ok(n) = stream.read(&mut chunk).await {
-                    if n == 0 {
-                        break;
-                    }
-                    lock(&buffer).push(&chunk[..n]);
-                }
-            })
-        });
-        Capture { buffer, reader }
-    }
-
-    /// Waits for end of stream (at most [`DRAIN_GRACE`] when a leftover process holds the
-    /// pipe open) and returns what was captured.
-    async fn finish(mut self) -> String {
-        if let Some(mut reader) = self.reader.take()
-            && tokio::time::timeout(DRAIN_GRACE, &mut reader)
-                .await
-                .is_err()
-        {
-            reader.abort();
-        }
-        let buffer = std::mem::replace(&mut *lock(&self.buffer), BoundedBuffer::new(0));
-        buffer.into_text()
-    }
-}
-
-fn lock(buffer: &Mutex<BoundedBuffer>) -> std::sync::MutexGuard<'_, BoundedBuffer> {
-    buffer
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// Keeps the first and last `half` bytes of a stream and counts what fell in between.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct BoundedBuffer {
     half: usize,
     head: Vec<u8>,
@@ -265,6 +157,12 @@ impl BoundedBuffer {
             text.push_str(&String::from_utf8_lossy(&tail));
         }
         text
+    }
+}
+
+impl OutputSink for BoundedBuffer {
+    fn push(&mut self, bytes: &[u8]) {
+        BoundedBuffer::push(self, bytes);
     }
 }
 

@@ -3,6 +3,8 @@
 //! real numbers, the request body checked against the recorded SDK requests, and the
 //! retry, timeout and cancellation behaviour exercised end to end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -1,6 +1,7 @@
-//! The Claude Code compatibility corpus (`fixtures/claude/`): every settings file and
-//! plugin `hooks.json` in it parses without a warning, the files merge, and their matchers,
-//! `if` rules, timeouts and `${CLAUDE_PLUGIN_ROOT}` evaluate as Claude Code documents.
+//! The Claude Code compatibility corpus (`../shared/fixtures/claude/`, built only with
+//! `--features corpus`): every settings file and plugin `hooks.json` in it parses without a
+//! warning, the files merge, and their matchers, `if` rules, timeouts and
+//! `${CLAUDE_PLUGIN_ROOT}` evaluate as Claude Code documents.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,11 +10,21 @@ use robota::core::hooks::{HandlerKind, HookConfig, HookEvent};
 use robota::sdk::settings::merge;
 use serde_json::Value;
 
+/// The corpus directory; panics (failing the test) when it is missing, since these tests
+/// only build with `--features corpus`, which promises the corpus is there.
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
+    let dir = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/fixtures/claude"
-    ))
+    ));
+    assert!(
+        dir.is_dir(),
+        "the `corpus` feature is on but the Claude Code corpus is missing: expected \
+         `../shared/fixtures/claude` beside the repository ({}); put it there or test \
+         without `--features corpus`",
+        dir.display()
+    );
+    dir
 }
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -2,12 +2,15 @@
 //! `robota` binary headless against the loopback mock Anthropic server — what hooks read on
 //! stdin, how their exit codes and JSON steer tool calls, prompts and turns, what reaches
 //! the model, the log and the output — and the Claude Code hook files of the compatibility
-//! corpus parsed and evaluated as Claude Code documents them.
+//! corpus parsed and evaluated as Claude Code documents them (with `--features corpus`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod bad_hooks;
+#[cfg(feature = "corpus")]
 mod corpus;
 mod project;
 mod tool_hooks;

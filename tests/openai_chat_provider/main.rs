@@ -5,6 +5,8 @@
 //! body recorded with a real llama.cpp server; and the retry, timeout and cancellation
 //! behaviour exercised end to end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -4,6 +4,8 @@
 //! multi-round tool conversation (fed by the recorded streams themselves), and the retry,
 //! timeout and cancellation behaviour exercised end to end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -24,13 +24,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The recorded provider streams (`/work/shared/fixtures/wire`).
+/// The recorded provider streams (`tests/fixtures/wire/`, copies of the shared corpus).
 pub fn wire_fixture_path(relative: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/wire"
-    ))
-    .join(relative)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire")).join(relative)
 }
 
 /// One scripted answer.

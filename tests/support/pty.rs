@@ -146,6 +146,28 @@ impl PtySession {
         }
     }
 
+    /// Waits until the raw output (escape sequences included) contains `needle`; panics
+    /// after `limit`.
+    pub fn wait_for_raw(&self, needle: &[u8], limit: Duration) {
+        let (lock, cvar) = &*self.screen;
+        let deadline = Instant::now() + limit;
+        let mut state = lock.lock().unwrap();
+        loop {
+            if state.raw.windows(needle.len()).any(|w| w == needle) {
+                return;
+            }
+            let now = Instant::now();
+            if now >= deadline || state.closed {
+                panic!(
+                    "timed out waiting for {:?} in the output; screen:\n{}",
+                    String::from_utf8_lossy(needle),
+                    state.parser.screen().contents()
+                );
+            }
+            state = cvar.wait_timeout(state, deadline - now).unwrap().0;
+        }
+    }
+
     pub fn wait_for_text(&self, needle: &str) -> String {
         self.wait_for(needle, Duration::from_secs(20), |s| s.contains(needle))
     }

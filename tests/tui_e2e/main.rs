@@ -1,6 +1,8 @@
 //! End-to-end tests of the full-screen UI: the real binary in a pseudo-terminal, its
 //! screen parsed by vt100, talking to a mock Anthropic server on loopback.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 #[path = "../support/mod.rs"]
 mod support;
 

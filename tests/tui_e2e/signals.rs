@@ -66,11 +66,24 @@ fn ctrl_z_restores_the_terminal_and_fg_takes_it_back() {
     assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0));
 }
 
-fn ends_cleanly_on(name: &str) {
+/// When robota is ready for the signal: once its first frame is on screen, or as soon as
+/// it has taken the terminal (the alternate screen is entered), before any frame.
+#[derive(Clone, Copy)]
+enum When {
+    Ready,
+    TerminalTaken,
+}
+
+fn ends_cleanly_on(name: &str, when: When) {
     let project = project();
     let server = MockServer::start(vec![]);
     let mut pty: PtySession = start(&project, &server, &[]);
-    pty.wait_for_text("Ask anything");
+    match when {
+        When::Ready => {
+            pty.wait_for_text("Ask anything");
+        }
+        When::TerminalTaken => pty.wait_for_raw(b"\x1b[?1049h", Duration::from_secs(20)),
+    }
     signal(pty.pid(), name);
     assert!(
         pty.wait_exit(Duration::from_secs(10)).is_some(),
@@ -88,10 +101,18 @@ fn ends_cleanly_on(name: &str) {
 
 #[test]
 fn sigterm_ends_the_app_with_the_terminal_restored() {
-    ends_cleanly_on("TERM");
+    ends_cleanly_on("TERM", When::Ready);
 }
 
 #[test]
 fn sighup_ends_the_app_with_the_terminal_restored() {
-    ends_cleanly_on("HUP");
+    ends_cleanly_on("HUP", When::Ready);
+}
+
+/// The handlers are in place before the terminal is altered, so even a signal that comes
+/// before the first frame ends the app with the terminal restored (a handler installed
+/// after the first frame left a window in which SIGTERM killed the app mid-screen).
+#[test]
+fn sigterm_right_after_the_terminal_is_taken_still_restores_it() {
+    ends_cleanly_on("TERM", When::TerminalTaken);
 }

@@ -2,6 +2,8 @@
 //! drawn into ratatui buffers at 80, 40 and 20 columns and a 1×1 area. Snapshots hold the
 //! buffer's text and its style runs and live in `snapshots/` at the repository root.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod app;
 mod diff;
 mod markdown;

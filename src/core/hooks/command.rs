@@ -1,23 +1,24 @@
-//! Running one `command` hook: `sh -c <command>` in its own process group, in the session's
-//! working directory, with the event JSON written to stdin, stdout and stderr captured
-//! (bounded), and the whole group killed at the timeout, on cancellation, or when the run
-//! is dropped half-way. A hook that exits normally may leave background processes behind.
+//! Running one `command` hook: `sh -c <command>` in its own process group (through
+//! [`crate::core::process_group`]), in the session's working directory, with the event JSON
+//! written to stdin, stdout and stderr captured (bounded), and the whole group killed at the
+//! timeout, on cancellation, or when the run is dropped half-way. A hook that exits normally
+//! may leave background processes behind.
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::{RawRun, RunEnding};
+use crate::core::process_group::{
+    GroupEnding, OutputSink, PipeReader, StopPolicy, spawn_in_new_group, wait_or_stop,
+};
 
 /// Bytes kept of each output stream.
 const CAPTURE_CAP: usize = 1024 * 1024;
-/// After the hook exits, how long to keep reading pipes a leftover child still holds open.
-const DRAIN_GRACE: Duration = Duration::from_millis(250);
 
 /// What to run and how.
 pub(super) struct CommandSpec<'a> {
@@ -38,20 +39,11 @@ pub(super) async fn run_command(spec: &CommandSpec<'_>, cancel: &CancellationTok
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            return RawRun {
-                ending: RunEnding::Failed(format!("cannot start /bin/sh: {err}")),
-                stdout: String::new(),
-                stderr: String::new(),
-            };
-        }
+        .stderr(Stdio::piped());
+    let (mut child, group) = match spawn_in_new_group(&mut command) {
+        Ok(spawned) => spawned,
+        Err(err) => return failed(format!("cannot start /bin/sh: {err}")),
     };
-    let mut group = child.id().map(|pid| GroupGuard(pid as i32));
     if let Some(mut stdin) = child.stdin.take() {
         let input = spec.stdin.to_vec();
         // A hook that never reads its stdin must not stall: the write runs on its own and
@@ -61,94 +53,45 @@ pub(super) async fn run_command(spec: &CommandSpec<'_>, cancel: &CancellationTok
             let _ = stdin.shutdown().await;
         });
     }
-    let stdout = Capture::start(child.stdout.take());
-    let stderr = Capture::start(child.stderr.take());
-    let ending = tokio::select! {
-        status = child.wait() => match status {
-            Ok(status) => {
-                use std::os::unix::process::ExitStatusExt;
-                match (status.code(), status.signal()) {
-                    (Some(code), _) => RunEnding::Exited(code),
-                    (None, Some(signal)) => RunEnding::Signaled(signal),
-                    (None, None) => RunEnding::Exited(-1),
-                }
-            }
-            Err(err) => RunEnding::Failed(format!("waiting for the hook failed: {err}")),
-        },
-        _ = tokio::time::sleep(spec.timeout) => RunEnding::TimedOut,
-        _ = cancel.cancelled() => RunEnding::Cancelled,
+    let stdout = PipeReader::start(child.stdout.take(), Capped::default());
+    let stderr = PipeReader::start(child.stderr.take(), Capped::default());
+    let ending = match wait_or_stop(&mut child, group, spec.timeout, cancel, StopPolicy::Kill).await
+    {
+        Ok(GroupEnding::Exited(code)) => RunEnding::Exited(code),
+        Ok(GroupEnding::Signaled(signal)) => RunEnding::Signaled(signal),
+        Ok(GroupEnding::TimedOut) => RunEnding::TimedOut,
+        Ok(GroupEnding::Cancelled) => RunEnding::Cancelled,
+        Err(err) => RunEnding::Failed(format!("waiting for the hook failed: {err}")),
     };
-    match ending {
-        RunEnding::TimedOut | RunEnding::Cancelled => {
-            if let Some(group) = group.take() {
-                drop(group);
-            }
-            let _ = child.wait().await;
-        }
-        _ => {
-            if let Some(group) = group.take() {
-                std::mem::forget(group);
-            }
-        }
-    }
     RawRun {
         ending,
-        stdout: stdout.finish().await,
-        stderr: stderr.finish().await,
+        stdout: stdout.finish().await.into_text(),
+        stderr: stderr.finish().await.into_text(),
     }
 }
 
-/// Kills the process group when dropped.
-struct GroupGuard(i32);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.0 > 1 {
-            // SAFETY: kill(2) with a negative pid signals a process group; it touches no
-            // memory, and a stale group id only yields ESRCH.
-            unsafe {
-                libc::kill(-self.0, libc::SIGKILL);
-            }
-        }
+fn failed(message: String) -> RawRun {
+    RawRun {
+        ending: RunEnding::Failed(message),
+        stdout: String::new(),
+        stderr: String::new(),
     }
 }
 
-/// A pipe read in the background, keeping at most [`CAPTURE_CAP`] bytes.
-struct Capture {
-    buffer: Arc<Mutex<Vec<u8>>>,
-    reader: Option<tokio::task::JoinHandle<()>>,
+/// The first [`CAPTURE_CAP`] bytes of a stream.
+#[derive(Default)]
+struct Capped(Vec<u8>);
+
+impl OutputSink for Capped {
+    fn push(&mut self, bytes: &[u8]) {
+        let room = CAPTURE_CAP.saturating_sub(self.0.len());
+        self.0.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
 }
 
-impl Capture {
-    fn start<R: AsyncRead + Unpin + Send + 'static>(stream: Option<R>) -> Self {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let reader = stream.map(|mut stream| {
-            let buffer = Arc::clone(&buffer);
-            tokio::spawn(async move {
-                let mut chunk = vec![0u8; 8 * 1024];
-                while let Ok(n) = stream.read(&mut chunk).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut kept = buffer.lock().unwrap_or_else(|p| p.into_inner());
-                    let room = CAPTURE_CAP.saturating_sub(kept.len());
-                    kept.extend_from_slice(&chunk[..n.min(room)]);
-                }
-            })
-        });
-        Capture { buffer, reader }
-    }
-
-    async fn finish(mut self) -> String {
-        if let Some(mut reader) = self.reader.take()
-            && tokio::time::timeout(DRAIN_GRACE, &mut reader)
-                .await
-                .is_err()
-        {
-            reader.abort();
-        }
-        let bytes = std::mem::take(&mut *self.buffer.lock().unwrap_or_else(|p| p.into_inner()));
-        String::from_utf8_lossy(&bytes).into_owned()
+impl Capped {
+    fn into_text(self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
     }
 }
 
@@ -206,12 +149,21 @@ mod tests {
             .parse()
             .unwrap();
         // The background child was in the hook's group and is gone (or a zombie being
-        // reaped by init): signal 0 fails or /proc shows it is not sleeping any more.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| !s.contains(") Z"))
-                .unwrap_or(false);
-        assert!(!alive, "the hook's child {pid} survived the timeout");
+        // reaped by init): signal 0 fails or /proc shows it is not running any more. A
+        // killed process may still be on its way out for a moment, so this polls, bounded.
+        let alive = || {
+            // SAFETY: signal 0 only checks that the process exists.
+            let exists = unsafe { libc::kill(pid, 0) } == 0;
+            exists
+                && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map(|s| !s.contains(") Z"))
+                    .unwrap_or(false)
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(!alive(), "the hook's child {pid} survived the timeout");
     }
 
     #[tokio::test]

@@ -252,7 +252,7 @@ mod tests {
     fn retry_info_gives_the_delay_and_daily_quota_is_not_retryable() {
         let recorded = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/fixtures/wire/gemini/error_429_retry_info.json"
+            "/tests/fixtures/wire/gemini/error_429_retry_info.json"
         ))
         .unwrap();
         let f = from_http_response(429, &HeaderMap::new(), &recorded);

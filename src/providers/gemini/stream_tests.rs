@@ -48,7 +48,7 @@ fn chunk(parts: Value, finish: Option<&str>) -> Value {
 fn vertex_fixture() -> Vec<Value> {
     std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/wire/gemini/vertex_stream_function_call_partial_args.jsonl"
+        "/tests/fixtures/wire/gemini/vertex_stream_function_call_partial_args.jsonl"
     ))
     .unwrap()
     .lines()

@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn recorded_streams_decode_alike_whole_and_byte_by_byte() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/wire");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire");
         let files = [
             "openai-chat/parallel_tool_calls.sse",
             "openai-compatible/anthropic_compat_tool_call.sse",

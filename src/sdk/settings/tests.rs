@@ -162,9 +162,18 @@ fn untrusted_projects_are_held_back_until_trusted() {
     assert!(trusted.held_back.is_empty());
 }
 
+/// Over the third-party corpus beside the clone: only with `--features corpus`, and then a
+/// missing corpus fails.
+#[cfg(feature = "corpus")]
 #[test]
 fn every_claude_code_fixture_settings_file_parses() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/claude");
+    assert!(
+        root.is_dir(),
+        "the `corpus` feature is on but the Claude Code corpus is missing: expected \
+         `../shared/fixtures/claude` beside the repository ({})",
+        root.display()
+    );
     let mut found = 0;
     let mut stack = vec![root];
     while let Some(dir) = stack.pop() {

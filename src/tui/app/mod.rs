@@ -57,6 +57,11 @@ type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Runs the app until the user leaves. The terminal is put back before this returns.
 pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> io::Result<AppExit> {
+    // Handlers first: a SIGTERM or SIGHUP that arrives once the terminal is altered must
+    // reach the loop below (which restores it), never the default action (which would end
+    // the process with the terminal left in raw mode on the alternate screen).
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     wipe(&mut terminal)?;
@@ -69,8 +74,6 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     highlight::set_ready_hook(move || {
         let _ = wake.send(());
     });
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
     let mut input = EventStream::new();
     let mut index_updates = app.input.file_indexer().subscribe();
     let mut scheduler = FrameScheduler::new(FRAME_INTERVAL);
