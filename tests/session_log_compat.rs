@@ -113,7 +113,13 @@ fn a_stored_log_can_be_appended_to_and_replayed() {
     assert_eq!(after.name, before.name);
     assert!(after.warnings.is_empty(), "{:?}", after.warnings);
     let text = std::fs::read_to_string(&path).unwrap();
-    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    // The name is repeated after the first appended line; the message comes before it.
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let last = lines.iter().rfind(|line| line["type"] == "user").unwrap();
+    assert_eq!(lines.last().unwrap()["event"], "rename");
     assert_eq!(last["parentUuid"], json!(before.last_uuid));
     assert_eq!(last["seq"], json!(before.message_lines + 1));
 }
