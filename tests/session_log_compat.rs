@@ -20,6 +20,7 @@ use robota::core::hooks::HookConfig;
 use robota::core::permission::{PermissionMode, PermissionPolicy};
 use robota::core::{Block, StreamEvent};
 use robota::providers::{AnthropicConfig, AnthropicProvider};
+use robota::session::line::{LogEvent, LogLine};
 use robota::session::log::{SessionHeader, SessionLog};
 use robota::session::replay::{ReplayedSession, replay};
 use robota::session::store::{SessionStore, SessionSummary};
@@ -96,6 +97,26 @@ fn logs_written_by_earlier_versions_replay_and_list_the_same() {
     }
 }
 
+/// Every line robota wrote is a known `LogLine` (no unknown line or event kinds), and the
+/// typed writer writes it back byte for byte.
+#[test]
+fn every_stored_line_is_a_known_log_line_written_back_unchanged() {
+    for name in FIXTURES {
+        let text = std::fs::read_to_string(fixture_dir().join(format!("{name}.jsonl"))).unwrap();
+        for (index, raw) in text.lines().enumerate() {
+            let line: LogLine = serde_json::from_str(raw)
+                .unwrap_or_else(|e| panic!("{name} line {}: {e}\n{raw}", index + 1));
+            let unknown = match &line {
+                LogLine::Unknown => true,
+                LogLine::Event(event) => event.event == LogEvent::Unknown,
+                _ => false,
+            };
+            assert!(!unknown, "{name} line {}: {raw}", index + 1);
+            assert_eq!(serde_json::to_string(&line).unwrap(), raw, "{name}");
+        }
+    }
+}
+
 /// A resumed fixture goes on where it stopped: the chain, the numbering and the name.
 #[test]
 fn a_stored_log_can_be_appended_to_and_replayed() {
@@ -155,9 +176,9 @@ impl Client {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "regenerates tests/fixtures/logs; run by hand"]
-async fn write_fixtures() {
+/// The scenario of the fixtures, run by today's code: each written log as `(fixture name,
+/// text with the project path replaced by FIXTURE_CWD)`.
+async fn run_scenario() -> Vec<(&'static str, String)> {
     let project = tempfile::tempdir().unwrap();
     let cwd = project.path().to_path_buf();
     let home = tempfile::tempdir().unwrap();
@@ -274,12 +295,45 @@ async fn write_fixtures() {
     log.append_rename("the fork").unwrap();
     drop(log);
 
+    let cwd_text = cwd.to_string_lossy().into_owned();
+    [("tool_turn", &path), ("forked_compacted", &fork)]
+        .into_iter()
+        .map(|(name, source)| {
+            let text = std::fs::read_to_string(source).unwrap();
+            (name, text.replace(&cwd_text, FIXTURE_CWD))
+        })
+        .collect()
+}
+
+/// The keys of each line, with the line's kind: the shape of a log without its ids,
+/// times and durations.
+fn shape(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|line| {
+            let line: Value = serde_json::from_str(line).unwrap();
+            let mut keys: Vec<String> = line.as_object().unwrap().keys().cloned().collect();
+            keys.insert(0, format!("{}/{}", line["type"], line["event"]));
+            keys
+        })
+        .collect()
+}
+
+/// Today's writer writes the same lines, in the same order and shape, as the code that
+/// wrote the fixtures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_session_today_writes_the_stored_shape() {
+    for (name, text) in run_scenario().await {
+        let stored = std::fs::read_to_string(fixture_dir().join(format!("{name}.jsonl"))).unwrap();
+        assert_eq!(shape(&text), shape(&stored), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "regenerates tests/fixtures/logs; run by hand"]
+async fn write_fixtures() {
     let out = fixture_dir();
     std::fs::create_dir_all(&out).unwrap();
-    let cwd_text = cwd.to_string_lossy().into_owned();
-    for (name, source) in [("tool_turn", &path), ("forked_compacted", &fork)] {
-        let text = std::fs::read_to_string(source).unwrap();
-        let text = text.replace(&cwd_text, FIXTURE_CWD);
+    for (name, text) in run_scenario().await {
         std::fs::write(out.join(format!("{name}.jsonl")), text).unwrap();
         let observed = load(name);
         let pretty = serde_json::to_string_pretty(&observed).unwrap();
