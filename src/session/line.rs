@@ -35,6 +35,31 @@ pub enum LogLine {
     Unknown,
 }
 
+impl LogLine {
+    /// Reads one line. The same as deserialising a `LogLine`, but without first buffering
+    /// the whole line to find its `type` (replay reads thousands of message lines).
+    pub fn from_slice(line: &[u8]) -> serde_json::Result<LogLine> {
+        #[derive(Deserialize)]
+        struct Kind<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        let kind = serde_json::from_slice::<Kind>(line)?.kind;
+        Ok(match kind.as_deref() {
+            Some("session") => LogLine::Session(serde_json::from_slice(line)?),
+            Some("user") => LogLine::User(serde_json::from_slice(line)?),
+            Some("assistant") => LogLine::Assistant(serde_json::from_slice(line)?),
+            Some("event") => LogLine::Event(serde_json::from_slice(line)?),
+            Some(_) => LogLine::Unknown,
+            None => {
+                return Err(<serde_json::Error as serde::de::Error>::custom(
+                    "the line has no type",
+                ));
+            }
+        })
+    }
+}
+
 /// The first line of every log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionHeader {
@@ -428,8 +453,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Both ways of reading a line, which must agree.
     fn parse(line: &str) -> LogLine {
-        serde_json::from_str(line).unwrap()
+        let derived: LogLine = serde_json::from_str(line).unwrap();
+        assert_eq!(LogLine::from_slice(line.as_bytes()).unwrap(), derived);
+        derived
     }
 
     #[test]
@@ -529,8 +557,14 @@ mod tests {
         let message = line.into_message(Role::User);
         assert_eq!(message.text(), "hello");
         assert_eq!(message.usage, None);
-        assert!(
-            serde_json::from_str::<LogLine>(r#"{"type":"user","uuid":7,"message":{}}"#).is_err()
-        );
+        for bad in [
+            r#"{"type":"user","uuid":7,"message":{}}"#,
+            r#"{"uuid":"u"}"#,
+            "[1,2]",
+            r#"{"type":"assis"#,
+        ] {
+            assert!(serde_json::from_str::<LogLine>(bad).is_err(), "{bad}");
+            assert!(LogLine::from_slice(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 }

@@ -68,7 +68,7 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
         }
         let number = index + 2;
         session.line_count += 1;
-        let (line, role) = match serde_json::from_slice::<LogLine>(raw) {
+        let (line, role) = match LogLine::from_slice(raw) {
             Ok(LogLine::User(line)) => (line, Role::User),
             Ok(LogLine::Assistant(line)) => (line, Role::Assistant),
             Ok(LogLine::Event(line)) => {

@@ -350,7 +350,7 @@ fn is_message_line(line: &[u8]) -> bool {
 
 /// A `user` or `assistant` line with the role its type gives.
 fn message_line(line: &[u8]) -> Option<(MessageLine, Role)> {
-    match serde_json::from_slice::<LogLine>(line).ok()? {
+    match LogLine::from_slice(line).ok()? {
         LogLine::User(line) => Some((line, Role::User)),
         LogLine::Assistant(line) => Some((line, Role::Assistant)),
         _ => None,
@@ -363,7 +363,7 @@ fn latest_rename(lines: &[&[u8]]) -> Option<Option<String>> {
         .iter()
         .rev()
         .filter(|line| line.starts_with(br#"{"type":"event","event":"rename""#))
-        .find_map(|line| match serde_json::from_slice::<LogLine>(line) {
+        .find_map(|line| match LogLine::from_slice(line) {
             Ok(LogLine::Event(event)) => match event.event {
                 LogEvent::Rename { name } => Some(Some(name).filter(|name| !name.is_empty())),
                 _ => None,
