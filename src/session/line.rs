@@ -99,11 +99,6 @@ impl SessionHeader {
         }
     }
 
-    /// The header as its JSON line (without the newline).
-    pub fn to_line(&self) -> Value {
-        serde_json::to_value(LogLine::Session(self.clone())).unwrap_or_default()
-    }
-
     /// Reads a header line; the error says what is wrong with it.
     pub fn from_line(line: &Value) -> Result<SessionHeader, String> {
         match LogLine::deserialize(line) {
@@ -515,7 +510,7 @@ mod tests {
             "{}",
             header.created
         );
-        let line = header.to_line();
+        let line = serde_json::to_value(LogLine::Session(header.clone())).unwrap();
         assert_eq!(
             line.as_object().unwrap().keys().collect::<Vec<_>>(),
             [
