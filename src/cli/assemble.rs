@@ -4,7 +4,7 @@
 use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
-use crate::core::{ServerTool, TodoItem, ToolRegistry};
+use crate::core::{ServerTool, ToolRegistry};
 use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
@@ -155,11 +155,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
             history = replayed.messages.clone();
             replayed_name = replayed.name.clone();
             resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
-            if let Some(items) = replayed
-                .todos
-                .clone()
-                .and_then(|t| serde_json::from_value::<Vec<TodoItem>>(t).ok())
-            {
+            if let Some(items) = replayed.todos.clone() {
                 todos.replace(items);
             }
             if args.permission_mode.is_none()
@@ -194,15 +190,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
             let log = if args.no_session_persistence {
                 None
             } else {
-                let header = SessionHeader {
-                    session_id: id.clone(),
-                    cwd: cwd.clone(),
-                    created: jiff::Timestamp::now().to_string(),
-                    version: env!("CARGO_PKG_VERSION").to_string(),
-                    model: model.clone(),
-                    provider: choice.provider.name().to_string(),
-                    forked_from: None,
-                };
+                let header = SessionHeader::new(&id, &cwd, &model, choice.provider.name());
                 Some(SessionLog::create(&home, &header).map_err(|e| e.to_string())?)
             };
             (id, log)

@@ -1,31 +1,30 @@
-//! `Session`: one conversation over time. It runs the core engine turn by turn, enforces
-//! the permission policy through its tool gate (asking the client when the policy says
-//! ask, denying when nobody can be asked), fires hooks at their moments (prompt submit,
-//! before and after each tool call, permission requests, stop, session start and end),
-//! tracks context, and writes every committed message and event to the session log.
+//! `Session`: one conversation over time — its config and state (history, name, mode,
+//! model, usage, context) and the turn runner. A turn fires UserPromptSubmit hooks, runs
+//! the core engine through the session's tool gate (`gate`), lets Stop hooks send it back
+//! to work, and writes every committed message and event to the session log (`engine_log`
+//! says what an engine event leaves there). Also SessionStart / SessionEnd hooks.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::context::{ContextTracker, chars_to_tokens};
-use crate::core::engine::{
-    Engine, EngineEvent, GateDecision, ToolCall, ToolGate, TurnConfig, TurnOutcome, TurnStop,
-};
-use crate::core::hooks::protocol::{ToolPermission, system_reminder};
-use crate::core::hooks::{HookConfig, HookEvent, HookProgress, HookRequest};
-use crate::core::permission::{
-    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
-};
-use crate::core::{Block, Message, Provider, ToolDisplay, ToolOutput, ToolRegistry, Usage};
+use crate::core::engine::{Engine, EngineEvent, TurnConfig, TurnOutcome, TurnStop};
+use crate::core::hooks::protocol::system_reminder;
+use crate::core::hooks::{HookConfig, HookEvent, HookRequest};
+use crate::core::permission::{PermissionMode, PermissionPolicy};
+use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
 
+use super::engine_log::append_engine_event;
+use super::gate::SessionGate;
 use super::hooks::{HookFiring, SessionHooks, TurnEnding};
-use super::log::{MessageExtra, SessionLog, fields};
+use super::line::{LogEvent, MessageExtra};
+use super::log::{LogError, SessionLog};
+
+pub use super::update::{PermissionAnswer, SessionUpdate, UpdateSink};
 
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
@@ -44,42 +43,6 @@ pub struct SessionConfig {
     pub interactive: bool,
     /// Provider-side tools (e.g. Anthropic's web search) offered every round.
     pub server_tools: Vec<crate::core::ServerTool>,
-}
-
-/// The user's answer to a permission request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermissionAnswer {
-    Allow,
-    /// Allow, and allow calls matching this rule for the rest of the session.
-    AllowAlways(String),
-    /// Refuse; the feedback, if any, goes to the model.
-    Deny(Option<String>),
-}
-
-/// What a session reports while a turn runs.
-#[derive(Debug)]
-pub enum SessionUpdate {
-    Engine(EngineEvent),
-    /// The policy says ask: the client must answer through `responder`.
-    PermissionAsked {
-        call: ToolCall,
-        reason: String,
-        /// The narrow rule "don't ask again" would add.
-        suggested_rule: String,
-        responder: oneshot::Sender<PermissionAnswer>,
-    },
-    /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
-    PermissionDenied {
-        call: ToolCall,
-        reason: String,
-    },
-    /// A warning that does not stop the turn (e.g. the log could not be written, a hook
-    /// failed or timed out).
-    Warning(String),
-    /// Something to tell the user (a hook's `systemMessage`, a Stop hook continuing).
-    Notice(String),
-    /// A hook started or finished.
-    Hook(HookProgress),
 }
 
 /// The context estimate split by what fills it, in tokens (chars/4, and the provider's
@@ -104,9 +67,6 @@ impl ContextUsage {
         self.window.saturating_sub(self.used())
     }
 }
-
-/// Receives session updates.
-pub type UpdateSink<'a> = &'a (dyn Fn(SessionUpdate) + Send + Sync);
 
 /// A conversation with its provider, tools, policy, history and log.
 pub struct Session {
@@ -299,7 +259,7 @@ impl Session {
         self.history.clear();
         self.pending_context.clear();
         self.tracker.reset_reported();
-        self.log_event("clear", json!({}));
+        self.log_event(LogEvent::Clear {});
     }
 
     /// Appends a user message that is not a prompt (e.g. a `!command` and its output) to
@@ -311,24 +271,20 @@ impl Session {
     }
 
     /// Writes an event line; failures are logged to the trace, never fatal.
-    pub fn log_event(&self, kind: &str, value: Value) {
-        self.with_log(|log| log.append_event(kind, fields(value)));
+    pub fn log_event(&self, event: LogEvent) {
+        self.with_log(|log| log.append_event(event));
     }
 
-    fn with_log(&self, write: impl FnOnce(&SessionLog) -> Result<(), super::log::LogError>) {
-        if let Some(log) = &self.log
-            && let Err(err) = write(log)
-        {
-            tracing::warn!("session log: {err}");
+    /// Runs one write on the log, if there is one. A failed write is traced only: the
+    /// conversation goes on without it.
+    fn with_log(&self, write: impl FnOnce(&SessionLog) -> Result<(), LogError>) {
+        if let Some(log) = &self.log {
+            warn_on_failure(write(log));
         }
     }
 
     fn log_message(&self, message: &Message, extra: MessageExtra) {
-        if let Some(log) = &self.log
-            && let Err(err) = log.append_message(message, extra)
-        {
-            tracing::warn!("session log: {err}");
-        }
+        self.with_log(|log| log.append_message(message, extra));
     }
 
     /// Runs one user turn to its end: UserPromptSubmit hooks, the engine, and Stop hooks
@@ -348,7 +304,9 @@ impl Session {
                 Ok(contexts) => self.pending_context.extend(contexts),
                 Err(stop) => {
                     if let TurnStop::HookStopped(reason) = &stop {
-                        self.log_event("hook_stopped", json!({ "reason": reason }));
+                        self.log_event(LogEvent::HookStopped {
+                            reason: reason.clone(),
+                        });
                     }
                     return TurnOutcome { stop, rounds: 0 };
                 }
@@ -387,7 +345,7 @@ impl Session {
         let usage = self.usage.clone();
         let forward = |event: EngineEvent| {
             if let Some(log) = &log {
-                write_engine_event(log, &event);
+                warn_on_failure(append_engine_event(log, &event));
             }
             if let (
                 EngineEvent::Usage {
@@ -435,16 +393,19 @@ impl Session {
             }
         };
         match &outcome.stop {
-            TurnStop::Interrupted => self.log_event("interrupted", json!({})),
-            TurnStop::Failed(err) => self.log_event(
-                "error",
-                json!({"message": err.user_message(), "kind": err.kind, "status": err.status}),
-            ),
-            TurnStop::MaxRounds => self.log_event("max_turns", json!({"rounds": outcome.rounds})),
-            TurnStop::ContextFull => self.log_event("context_full", json!({})),
-            TurnStop::HookStopped(reason) => {
-                self.log_event("hook_stopped", json!({ "reason": reason }))
-            }
+            TurnStop::Interrupted => self.log_event(LogEvent::Interrupted {}),
+            TurnStop::Failed(err) => self.log_event(LogEvent::Error {
+                message: err.user_message(),
+                kind: err.kind,
+                status: err.status,
+            }),
+            TurnStop::MaxRounds => self.log_event(LogEvent::MaxTurns {
+                rounds: outcome.rounds,
+            }),
+            TurnStop::ContextFull => self.log_event(LogEvent::ContextFull {}),
+            TurnStop::HookStopped(reason) => self.log_event(LogEvent::HookStopped {
+                reason: reason.clone(),
+            }),
             TurnStop::Completed(_) | TurnStop::PromptBlocked(_) => {}
         }
         outcome
@@ -471,212 +432,10 @@ fn hook_firing<'a>(
     }
 }
 
-fn write_engine_event(log: &SessionLog, event: &EngineEvent) {
-    let result = match event {
-        EngineEvent::Assistant {
-            message,
-            stop_reason,
-            model,
-        } => log.append_message(
-            message,
-            MessageExtra {
-                model: Some(model.clone()),
-                stop_reason: stop_reason.as_ref().map(|s| s.as_str().to_string()),
-            },
-        ),
-        EngineEvent::ToolResults(message) => log.append_message(message, MessageExtra::default()),
-        EngineEvent::ToolStarted(call) => log.append_event(
-            "tool_start",
-            fields(json!({"tool": call.name, "tool_use_id": call.id, "input": call.input})),
-        ),
-        EngineEvent::ToolFinished {
-            call,
-            output,
-            duration,
-        } => {
-            if let Some(ToolDisplay::Todos { todos }) = &output.display
-                && let Err(err) = log.append_todos(todos)
-            {
-                tracing::warn!("session log: {err}");
-            }
-            log.append_event(
-            "tool_end",
-            fields(json!({
-                "tool": call.name,
-                "tool_use_id": call.id,
-                "is_error": output.is_error,
-                "duration_ms": duration.as_millis() as u64,
-                "output_chars": output.content.len(),
-            })),
-            )
-        }
-        EngineEvent::Usage {
-            usage,
-            model,
-            api_duration,
-        } => log.append_event(
-            "usage",
-            fields(json!({"model": model, "usage": usage, "api_duration_ms": api_duration.as_millis() as u64})),
-        ),
-        EngineEvent::Context(state) => log.append_event(
-            "context",
-            fields(json!({"used_tokens": state.used_tokens, "window": state.window})),
-        ),
-        EngineEvent::Stream(crate::core::StreamEvent::Retrying {
-            attempt,
-            max_attempts,
-            delay,
-            error,
-            status,
-        }) => log.append_event(
-            "retry",
-            fields(json!({"attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay.as_millis() as u64, "error": error, "status": status})),
-        ),
-        EngineEvent::Stream(_) => Ok(()),
-    };
-    if let Err(err) = result {
+/// Traces a failed log write (the session log is never fatal; the error names the file and
+/// what failed).
+fn warn_on_failure(written: Result<(), LogError>) {
+    if let Err(err) = written {
         tracing::warn!("session log: {err}");
-    }
-}
-
-/// The engine's gate: PreToolUse hooks, then the policy, then PermissionRequest hooks
-/// and the user when the policy says ask; PostToolUse hooks after each call.
-pub(super) struct SessionGate<'a> {
-    pub(super) policy: Arc<Mutex<PermissionPolicy>>,
-    pub(super) interactive: bool,
-    pub(super) cwd: PathBuf,
-    pub(super) sink: UpdateSink<'a>,
-    pub(super) log: Option<Arc<SessionLog>>,
-    /// To re-derive a call's primary argument when a hook rewrites its input.
-    pub(super) tools: &'a ToolRegistry,
-    pub(super) hooks: Option<&'a HookFiring<'a>>,
-    /// Set when a hook said `continue: false`.
-    pub(super) halt: Mutex<Option<String>>,
-    /// PreToolUse `additionalContext` per tool_use id, appended to the call's result.
-    pub(super) hook_context: Mutex<HashMap<String, String>>,
-}
-
-impl SessionGate<'_> {
-    pub(super) fn record(&self, call: &ToolCall, decision: &str, reason: &str) {
-        if let Some(log) = &self.log
-            && let Err(err) = log.append_event(
-                "permission",
-                fields(json!({"tool": call.name, "tool_use_id": call.id, "decision": decision, "reason": reason})),
-            )
-        {
-            tracing::warn!("session log: {err}");
-        }
-    }
-
-    pub(super) fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
-        self.record(call, "deny", &reason);
-        (self.sink)(SessionUpdate::PermissionDenied {
-            call: call.clone(),
-            reason,
-        });
-        GateDecision::Deny(message)
-    }
-}
-
-#[async_trait]
-impl ToolGate for SessionGate<'_> {
-    async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
-        // PreToolUse hooks may block, stop the turn, rewrite the input (the policy then
-        // judges the new input) or decide allow / ask / deny.
-        let mut call = call.clone();
-        let hook_decision = match self.pre_tool_use_hooks(&mut call, cancel).await {
-            Ok(decision) => decision,
-            Err(decision) => return decision,
-        };
-        let call = &call;
-        let facts = CallFacts {
-            tool: &call.name,
-            risk: call.risk,
-            argument: call.argument.as_deref(),
-            cwd: &self.cwd,
-            input: Some(&call.input),
-        };
-        let verdict = match self.policy.lock() {
-            Ok(policy) => policy.evaluate(&facts),
-            Err(_) => Verdict::Deny {
-                reason: "permission state is unavailable".to_string(),
-            },
-        };
-        // A hook's allow skips the mode's question but never a deny or ask rule; its ask
-        // asks even where the policy would allow.
-        let verdict = match (verdict, hook_decision.as_ref().map(|d| d.decision)) {
-            (Verdict::Ask { .. }, Some(ToolPermission::Allow)) => self.evaluate_as_bypass(call),
-            (Verdict::Allow, Some(ToolPermission::Ask)) => Verdict::Ask {
-                reason: hook_decision
-                    .and_then(|d| d.reason)
-                    .unwrap_or_else(|| "a PreToolUse hook asks for confirmation".to_string()),
-            },
-            (verdict, _) => verdict,
-        };
-        let reason = match verdict {
-            Verdict::Allow => return GateDecision::Allow(call.input.clone()),
-            Verdict::Deny { reason } => {
-                let message = format!("Permission to use {} was denied: {reason}.", call.name);
-                return self.deny(call, reason, message);
-            }
-            Verdict::Ask { reason } => reason,
-        };
-        if let Some(decision) = self.permission_request_hooks(call, cancel).await {
-            return decision;
-        }
-        if !self.interactive {
-            let message = format!(
-                "Permission to use {} was denied: it needs approval ({reason}) and robota is running non-interactively. The user can allow it with --allowedTools or a permissions.allow rule.",
-                call.name
-            );
-            return self.deny(call, reason, message);
-        }
-        let (responder, answer) = oneshot::channel();
-        (self.sink)(SessionUpdate::PermissionAsked {
-            call: call.clone(),
-            reason: reason.clone(),
-            suggested_rule: suggested_rule(&facts),
-            responder,
-        });
-        self.notify_permission_prompt(call);
-        let answer = tokio::select! {
-            answer = answer => answer.unwrap_or(PermissionAnswer::Deny(None)),
-            _ = cancel.cancelled() => PermissionAnswer::Deny(None),
-        };
-        match answer {
-            PermissionAnswer::Allow => {
-                self.record(call, "allow", "user approved");
-                GateDecision::Allow(call.input.clone())
-            }
-            PermissionAnswer::AllowAlways(rule) => {
-                if let Ok(mut policy) = self.policy.lock() {
-                    policy.allow.extend(PermissionRule::parse_list(&rule));
-                }
-                self.record(call, "allow", &format!("user approved; rule {rule} added"));
-                GateDecision::Allow(call.input.clone())
-            }
-            PermissionAnswer::Deny(feedback) => {
-                let message = match feedback.filter(|f| !f.trim().is_empty()) {
-                    Some(f) => format!(
-                        "The user doesn't want to proceed with this tool use. The tool use was rejected. The user said: {f}"
-                    ),
-                    None => "The user doesn't want to proceed with this tool use. The tool use was rejected.".to_string(),
-                };
-                self.deny(call, "user refused".to_string(), message)
-            }
-        }
-    }
-
-    async fn after(
-        &self,
-        call: &ToolCall,
-        output: &ToolOutput,
-        cancel: &CancellationToken,
-    ) -> Option<String> {
-        self.post_tool_use_hooks(call, output, cancel).await
-    }
-
-    fn halted(&self) -> Option<String> {
-        self.halt.lock().ok().and_then(|h| h.clone())
     }
 }

@@ -22,8 +22,9 @@ use crate::core::permission::{
 };
 use crate::core::{Block, Message, Provider, ProviderRequest, Role, StreamEvent, ToolOutput};
 
-use super::conversation::{SessionUpdate, UpdateSink};
-use super::log::{SessionLog, fields};
+use super::line::{HookRun, LogEvent};
+use super::log::SessionLog;
+use super::update::{SessionUpdate, UpdateSink};
 
 /// How many times in a row a Stop hook may send the turn back to work.
 pub const MAX_STOP_BLOCKS: u32 = 8;
@@ -190,7 +191,9 @@ impl HookFiring<'_> {
             HookRequest::new(HookEvent::UserPromptSubmit, None, json!({ "prompt": text }));
         let outcome = self.fire(request, cancel).await;
         if let Some(reason) = outcome.block_reason() {
-            self.log_line("prompt_blocked", json!({ "reason": reason }));
+            self.log_line(LogEvent::PromptBlocked {
+                reason: reason.clone(),
+            });
             return Err(TurnStop::PromptBlocked(reason));
         }
         if let Some(reason) = outcome.stop_reason() {
@@ -290,9 +293,9 @@ impl HookFiring<'_> {
         });
     }
 
-    fn log_line(&self, kind: &str, value: Value) {
+    fn log_line(&self, event: LogEvent) {
         if let Some(log) = &self.log
-            && let Err(err) = log.append_event(kind, fields(value))
+            && let Err(err) = log.append_event(event)
         {
             tracing::warn!("session log: {err}");
         }
@@ -303,20 +306,20 @@ impl HookFiring<'_> {
 fn log_run(log: Option<&SessionLog>, record: &HookRunRecord) {
     let Some(log) = log else { return };
     let excerpt = |s: &str| -> String { s.chars().take(LOG_EXCERPT_CHARS).collect() };
-    let line = json!({
-        "hook_id": record.hook_id,
-        "hook_event": record.event.as_str(),
-        "hook_name": record.hook_name,
-        "hook_type": record.handler_type,
-        "command": record.label,
-        "exit_code": record.exit_code,
-        "duration_ms": record.duration.as_millis() as u64,
-        "outcome": record.outcome.as_str(),
-        "stdout": excerpt(&record.stdout),
-        "stderr": excerpt(&record.stderr),
-        "notice": record.notice,
-    });
-    if let Err(err) = log.append_event("hook", fields(line)) {
+    let run = HookRun {
+        hook_id: record.hook_id.clone(),
+        hook_event: record.event.as_str().to_string(),
+        hook_name: record.hook_name.clone(),
+        hook_type: record.handler_type.to_string(),
+        command: record.label.clone(),
+        exit_code: record.exit_code,
+        duration_ms: record.duration.as_millis() as u64,
+        outcome: record.outcome.as_str().to_string(),
+        stdout: excerpt(&record.stdout),
+        stderr: excerpt(&record.stderr),
+        notice: record.notice.clone(),
+    };
+    if let Err(err) = log.append_event(LogEvent::Hook(run)) {
         tracing::warn!("session log: {err}");
     }
 }

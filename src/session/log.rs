@@ -1,132 +1,28 @@
 //! The append-only JSONL session log: one file per session under
 //! `$ROBOTA_HOME/projects/<project>/<session-id>.jsonl`, a `session` header line, then
 //! message lines in Claude Code's transcript shape (so hooks reading `transcript_path` work)
-//! and `event` lines for everything else. Each line is redacted, written with one
-//! `write_all` and flushed, so a crash loses at most the line being written.
+//! and `event` lines for everything else — all [`LogLine`]s (see `session::line`). Each line
+//! is redacted, written with one `write_all` and flushed, so a crash loses at most the line
+//! being written. Also where logs live (`project_dir`) and how their files are created.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use serde_json::{Map, Value, json};
-use thiserror::Error;
-
-use crate::core::{Message, MessageState, Role, TodoItem};
+use crate::core::{Message, TodoItem};
 use crate::session::redact::redact;
-use crate::session::replay::{ReplayedSession, compact_summary_message};
+use crate::session::replay::ReplayedSession;
+
+pub use crate::session::error::{LogAction, LogError};
+use crate::session::line::{EventLine, LinePlace, MessageLine, compact_summary_message};
+pub use crate::session::line::{LogEvent, LogLine, MessageExtra, SessionHeader, now_rfc3339};
 
 /// Bytes at the end of a log file that the session list reads. The log re-appends the
 /// session's name whenever its last `rename` line would fall out of half this window, so a
 /// listing that reads only headers and tails still sees every name.
 pub(crate) const TAIL_WINDOW: u64 = 64 * 1024;
 const NAME_REAPPEND_AFTER: u64 = TAIL_WINDOW / 2;
-
-/// Keys an event's own fields may not overwrite.
-const RESERVED_EVENT_KEYS: [&str; 4] = ["type", "event", "sessionId", "timestamp"];
-
-/// What went wrong reading or writing a session log; every variant names the file.
-#[derive(Debug, Error)]
-pub enum LogError {
-    #[error("session log {}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("session log {} already exists", path.display())]
-    AlreadyExists { path: PathBuf },
-    #[error("session log {} has no valid session header: {reason}", path.display())]
-    InvalidHeader { path: PathBuf, reason: String },
-    #[error("session id {id:?} cannot name a log file (use letters, digits, '-', '_', '.')")]
-    InvalidSessionId { id: String },
-    #[error("session log {}: cannot serialise a line: {source}", path.display())]
-    Serialize {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-}
-
-impl LogError {
-    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
-        LogError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
-
-/// The first line of every log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionHeader {
-    pub session_id: String,
-    pub cwd: PathBuf,
-    /// RFC 3339.
-    pub created: String,
-    /// The robota version that created the log.
-    pub version: String,
-    pub model: String,
-    pub provider: String,
-    pub forked_from: Option<String>,
-}
-
-impl SessionHeader {
-    /// A header for a session created now by this version of robota.
-    pub fn new(session_id: &str, cwd: &Path, model: &str, provider: &str) -> Self {
-        SessionHeader {
-            session_id: session_id.to_string(),
-            cwd: cwd.to_path_buf(),
-            created: now_rfc3339(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            model: model.to_string(),
-            provider: provider.to_string(),
-            forked_from: None,
-        }
-    }
-
-    /// The header as its JSON line (without the newline).
-    pub fn to_line(&self) -> Value {
-        let mut line = Map::new();
-        line.insert("type".into(), "session".into());
-        line.insert("sessionId".into(), self.session_id.clone().into());
-        line.insert("cwd".into(), self.cwd.to_string_lossy().into_owned().into());
-        line.insert("created".into(), self.created.clone().into());
-        line.insert("version".into(), self.version.clone().into());
-        line.insert("model".into(), self.model.clone().into());
-        line.insert("provider".into(), self.provider.clone().into());
-        if let Some(source) = &self.forked_from {
-            line.insert("forkedFrom".into(), source.clone().into());
-        }
-        Value::Object(line)
-    }
-
-    /// Reads a header line; the error says what is wrong with it.
-    pub fn from_line(line: &Value) -> Result<SessionHeader, String> {
-        if line.get("type").and_then(Value::as_str) != Some("session") {
-            return Err("the first line is not of type \"session\"".into());
-        }
-        let text = |key: &str| line.get(key).and_then(Value::as_str).map(str::to_string);
-        let session_id = text("sessionId").filter(|id| !id.is_empty());
-        let Some(session_id) = session_id else {
-            return Err("the header has no sessionId".into());
-        };
-        let Some(cwd) = text("cwd") else {
-            return Err("the header has no cwd".into());
-        };
-        Ok(SessionHeader {
-            session_id,
-            cwd: PathBuf::from(cwd),
-            created: text("created").unwrap_or_default(),
-            version: text("version").unwrap_or_default(),
-            model: text("model").unwrap_or_default(),
-            provider: text("provider").unwrap_or_default(),
-            forked_from: text("forkedFrom"),
-        })
-    }
-}
-
-/// Assistant extras written inside `message` next to the content.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MessageExtra {
-    pub model: Option<String>,
-    pub stop_reason: Option<String>,
-}
 
 /// An open session log. `Send + Sync`: share it behind an `Arc`; each append is one small
 /// synchronous write under a mutex.
@@ -161,7 +57,7 @@ impl SessionLog {
         let path = dir.join(format!("{}.jsonl", header.session_id));
         let file = create_private_file(&path)?;
         let log = SessionLog::with_file(path, header, file, None, 0, None);
-        let written = log.write_line(&mut log.lock(), header.to_line());
+        let written = log.write_line(&mut log.lock(), &LogLine::Session(header.clone()));
         if let Err(e) = written {
             // Best effort: a log without its header could never be resumed.
             let _ = fs::remove_file(&log.path);
@@ -177,8 +73,9 @@ impl SessionLog {
             .read(true)
             .append(true)
             .open(path)
-            .map_err(|e| LogError::io(path, e))?;
-        let broken_line = !ends_with_newline(&mut file).map_err(|e| LogError::io(path, e))?;
+            .map_err(|e| LogError::io(path, LogAction::Open, e))?;
+        let broken_line =
+            !ends_with_newline(&mut file).map_err(|e| LogError::io(path, LogAction::Read, e))?;
         let log = SessionLog::with_file(
             path.to_path_buf(),
             &replayed.header,
@@ -228,124 +125,97 @@ impl SessionLog {
 
     /// Appends a user or assistant message in Claude Code's transcript shape.
     pub fn append_message(&self, message: &Message, extra: MessageExtra) -> Result<(), LogError> {
-        let content = serde_json::to_value(&message.content).map_err(|e| self.ser_error(e))?;
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        let mut body = Map::new();
-        body.insert("role".into(), role.into());
-        body.insert("content".into(), content);
-        if let Some(model) = extra.model {
-            body.insert("model".into(), model.into());
-        }
-        if let Some(stop_reason) = extra.stop_reason {
-            body.insert("stop_reason".into(), stop_reason.into());
-        }
-        if let Some(usage) = &message.usage {
-            let usage = serde_json::to_value(usage).map_err(|e| self.ser_error(e))?;
-            body.insert("usage".into(), usage);
-        }
-
         let mut state = self.lock();
         let seq = state.message_lines + 1;
-        let mut line = Map::new();
-        line.insert("type".into(), role.into());
-        line.insert("uuid".into(), message.id.clone().into());
-        line.insert("parentUuid".into(), state.last_uuid.clone().into());
-        line.insert("sessionId".into(), self.session_id.clone().into());
-        line.insert("timestamp".into(), now_rfc3339().into());
-        line.insert("cwd".into(), self.cwd.clone().into());
-        line.insert("seq".into(), seq.into());
-        line.insert("message".into(), Value::Object(body));
-        if message.state == MessageState::Interrupted {
-            line.insert("state".into(), "interrupted".into());
-        }
-        self.write_line(&mut state, Value::Object(line))?;
+        let place = LinePlace {
+            session_id: &self.session_id,
+            cwd: &self.cwd,
+            parent_uuid: state.last_uuid.as_deref(),
+            seq: seq as u64,
+        };
+        let line = MessageLine::new(message, extra, place).into_log_line();
+        self.write_line(&mut state, &line)?;
         state.message_lines = seq;
         state.last_uuid = Some(message.id.clone());
         Ok(())
     }
 
-    /// Appends `{"type":"event","event":kind,"sessionId","timestamp",…fields}`. Fields
-    /// named like the four leading keys are dropped.
-    pub fn append_event(&self, kind: &str, fields: Map<String, Value>) -> Result<(), LogError> {
-        let renamed_to = match (kind, fields.get("name")) {
-            ("rename", Some(Value::String(name))) => Some(name.clone()),
-            _ => None,
-        };
+    /// Appends an event line, stamped with the session id and the time.
+    pub fn append_event(&self, event: LogEvent) -> Result<(), LogError> {
         let mut state = self.lock();
-        if let Some(name) = renamed_to {
+        if let LogEvent::Rename { name } = &event {
             // This line is the newest mention of the name.
-            state.name = Some(name);
+            state.name = Some(name.clone());
             state.bytes_since_name = 0;
         }
-        self.write_line(&mut state, self.event_line(kind, fields))
+        let line = LogLine::Event(EventLine::new(&self.session_id, event));
+        self.write_line(&mut state, &line)
     }
 
     pub fn append_rename(&self, name: &str) -> Result<(), LogError> {
-        self.append_event("rename", fields(json!({ "name": name })))
+        self.append_event(LogEvent::Rename {
+            name: name.to_string(),
+        })
     }
 
     pub fn append_mode(&self, mode: &str) -> Result<(), LogError> {
-        self.append_event("mode", fields(json!({ "mode": mode })))
+        self.append_event(LogEvent::Mode {
+            mode: mode.to_string(),
+        })
     }
 
     pub fn append_model(&self, model: &str) -> Result<(), LogError> {
-        self.append_event("model", fields(json!({ "model": model })))
+        self.append_event(LogEvent::Model {
+            model: model.to_string(),
+        })
     }
 
     pub fn append_todos(&self, todos: &[TodoItem]) -> Result<(), LogError> {
-        let todos = serde_json::to_value(todos).map_err(|e| self.ser_error(e))?;
-        self.append_event("todos", fields(json!({ "todos": todos })))
+        self.append_event(LogEvent::Todos {
+            todos: todos.to_vec(),
+        })
     }
 
     /// Records a compaction. Returns the summary message exactly as `replay` will rebuild
     /// it (same id), to put at the head of the live history.
     pub fn append_compact_boundary(&self, summary: &str) -> Result<Message, LogError> {
         let message = compact_summary_message(summary, &uuid::Uuid::new_v4().to_string());
-        let event = json!({ "summary": summary, "uuid": message.id });
-        self.append_event("compact_boundary", fields(event))?;
+        self.append_event(LogEvent::CompactBoundary {
+            summary: summary.to_string(),
+            uuid: Some(message.id.clone()),
+        })?;
         Ok(message)
-    }
-
-    fn event_line(&self, kind: &str, fields: Map<String, Value>) -> Value {
-        let mut line = Map::new();
-        line.insert("type".into(), "event".into());
-        line.insert("event".into(), kind.into());
-        line.insert("sessionId".into(), self.session_id.clone().into());
-        line.insert("timestamp".into(), now_rfc3339().into());
-        for (key, value) in fields {
-            if !RESERVED_EVENT_KEYS.contains(&key.as_str()) {
-                line.insert(key, value);
-            }
-        }
-        Value::Object(line)
     }
 
     /// Redacts, serialises and writes one line with a single `write_all`, then re-appends
     /// the session name if its last mention is about to leave the tail window.
-    fn write_line(&self, state: &mut WriterState, mut line: Value) -> Result<(), LogError> {
-        redact(&mut line);
+    fn write_line(&self, state: &mut WriterState, line: &LogLine) -> Result<(), LogError> {
         let mut bytes = Vec::with_capacity(256);
         if state.broken_line {
             bytes.push(b'\n');
         }
-        serde_json::to_writer(&mut bytes, &line).map_err(|e| self.ser_error(e))?;
-        bytes.push(b'\n');
+        self.serialise_line(&mut bytes, line)?;
         self.write_bytes(state, &bytes)?;
         state.bytes_since_name = state.bytes_since_name.saturating_add(bytes.len() as u64);
 
         if state.bytes_since_name >= NAME_REAPPEND_AFTER
             && let Some(name) = state.name.clone()
         {
-            let mut again = self.event_line("rename", fields(json!({ "name": name })));
-            redact(&mut again);
-            let mut bytes = serde_json::to_vec(&again).map_err(|e| self.ser_error(e))?;
-            bytes.push(b'\n');
+            let again = LogLine::Event(EventLine::new(&self.session_id, LogEvent::Rename { name }));
+            let mut bytes = Vec::with_capacity(128);
+            self.serialise_line(&mut bytes, &again)?;
             self.write_bytes(state, &bytes)?;
             state.bytes_since_name = 0;
         }
+        Ok(())
+    }
+
+    /// `line`, redacted, as JSON and a newline at the end of `out`.
+    fn serialise_line(&self, out: &mut Vec<u8>, line: &LogLine) -> Result<(), LogError> {
+        let mut value = serde_json::to_value(line).map_err(|e| self.ser_error(e))?;
+        redact(&mut value);
+        serde_json::to_writer(&mut *out, &value).map_err(|e| self.ser_error(e))?;
+        out.push(b'\n');
         Ok(())
     }
 
@@ -355,7 +225,7 @@ impl SessionLog {
             .write_all(bytes)
             .and_then(|()| state.file.flush());
         state.broken_line = written.is_err();
-        written.map_err(|e| LogError::io(&self.path, e))
+        written.map_err(|e| LogError::io(&self.path, LogAction::Write, e))
     }
 
     fn lock(&self) -> MutexGuard<'_, WriterState> {
@@ -372,20 +242,6 @@ impl SessionLog {
             source,
         }
     }
-}
-
-/// `value` as an event's field map (empty unless it is an object).
-/// The fields of a JSON object (empty for anything else), for `append_event`.
-pub fn fields(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
-/// The current time, RFC 3339 with milliseconds, as Claude Code writes it.
-pub fn now_rfc3339() -> String {
-    format!("{:.3}", jiff::Timestamp::now())
 }
 
 /// Longest project directory name kept as is; longer ones are cut and given a hash of the
@@ -431,7 +287,9 @@ pub(crate) fn create_private_dir(dir: &Path) -> Result<(), LogError> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| LogError::io(dir, e))
+    builder
+        .create(dir)
+        .map_err(|e| LogError::io(dir, LogAction::CreateDir, e))
 }
 
 /// Creates a new file with mode 0600, failing if it exists.
@@ -444,7 +302,7 @@ pub(crate) fn create_private_file(path: &Path) -> Result<File, LogError> {
         io::ErrorKind::AlreadyExists => LogError::AlreadyExists {
             path: path.to_path_buf(),
         },
-        _ => LogError::io(path, e),
+        _ => LogError::io(path, LogAction::Create, e),
     })
 }
 
@@ -463,8 +321,10 @@ fn ends_with_newline(file: &mut File) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Block;
+    use crate::core::{Block, MessageState, Role, Usage};
+    use crate::session::line::PermissionDecision;
     use crate::session::replay::replay;
+    use serde_json::{Value, json};
 
     fn header(id: &str) -> SessionHeader {
         SessionHeader::new(id, Path::new("/home/u/my_repo"), "m", "anthropic")
@@ -624,7 +484,12 @@ mod tests {
             );
             log.append_message(&answer, MessageExtra::default())
                 .unwrap();
-            log.append_event("usage", Map::new()).unwrap();
+            log.append_event(LogEvent::Usage {
+                model: "m".into(),
+                usage: Usage::default(),
+                api_duration_ms: 1,
+            })
+            .unwrap();
         }
         let out = std::process::Command::new("grep")
             .arg(r#""role":"assistant""#)
@@ -645,21 +510,61 @@ mod tests {
     }
 
     #[test]
-    fn events_carry_their_fields_and_cannot_overwrite_the_leading_keys() {
+    fn events_lead_with_type_event_session_and_time_then_their_fields() {
         let home = tempfile::tempdir().unwrap();
         let log = SessionLog::create(home.path(), &header("e")).unwrap();
-        let mut f = Map::new();
-        f.insert("tool".into(), "Bash".into());
-        f.insert("decision".into(), "deny".into());
-        f.insert("type".into(), "user".into());
-        f.insert("sessionId".into(), "other".into());
-        log.append_event("permission", f).unwrap();
+        log.append_event(LogEvent::Permission {
+            tool: "Bash".into(),
+            tool_use_id: "t1".into(),
+            decision: PermissionDecision::Deny,
+            reason: "user refused".into(),
+        })
+        .unwrap();
         let event = &lines(&log)[1];
+        let keys: Vec<&String> = event.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "type",
+                "event",
+                "sessionId",
+                "timestamp",
+                "tool",
+                "tool_use_id",
+                "decision",
+                "reason"
+            ]
+        );
         assert_eq!(event["type"], "event");
         assert_eq!(event["event"], "permission");
         assert_eq!(event["sessionId"], "e");
-        assert_eq!(event["tool"], "Bash");
         assert_eq!(event["decision"], "deny");
+        let stamp = event["timestamp"].as_str().unwrap();
+        assert!(stamp.ends_with('Z') && stamp.len() == 24, "{stamp}");
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_and_the_action() {
+        let home = tempfile::tempdir().unwrap();
+        let blocker = home.path().join("projects");
+        fs::write(&blocker, "a file where the directory should be").unwrap();
+        let err = SessionLog::create(home.path(), &header("w")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LogError::Io {
+                    action: LogAction::CreateDir,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.path().unwrap().starts_with(&blocker), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("projects") && text.contains("cannot create its directory"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -675,16 +580,18 @@ mod tests {
             }],
         );
         log.append_message(&call, MessageExtra::default()).unwrap();
-        let mut f = Map::new();
-        f.insert(
-            "config".into(),
-            json!({"env": {"OPENAI_API_KEY": "x"}, "n": 1}),
-        );
-        f.insert(
-            "message".into(),
-            "key sk-ant-api03-abcdef123456 failed".into(),
-        );
-        log.append_event("error", f).unwrap();
+        log.append_event(LogEvent::ToolStart {
+            tool: "Bash".into(),
+            tool_use_id: "t2".into(),
+            input: json!({"env": {"OPENAI_API_KEY": "x"}, "n": 1}),
+        })
+        .unwrap();
+        log.append_event(LogEvent::Error {
+            message: "key sk-ant-api03-abcdef123456 failed".into(),
+            kind: crate::core::ProviderErrorKind::Auth,
+            status: Some(401),
+        })
+        .unwrap();
         let all = lines(&log);
         assert_eq!(
             all[1]["message"]["content"][0],
@@ -692,10 +599,10 @@ mod tests {
                    "input":{"url":"https://a","headers":{"Authorization":"[REDACTED]"}}})
         );
         assert_eq!(
-            all[2]["config"],
+            all[2]["input"],
             json!({"env": {"OPENAI_API_KEY": "[REDACTED]"}, "n": 1})
         );
-        assert_eq!(all[2]["message"], "key [REDACTED] failed");
+        assert_eq!(all[3]["message"], "key [REDACTED] failed");
     }
 
     #[test]

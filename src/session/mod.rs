@@ -1,13 +1,26 @@
 //! A conversation that lasts: the engine run with permission enforcement, context
 //! tracking and the append-only JSONL session log with its replay. Provider and tools are
 //! injected.
+//!
+//! Modules, each using only those listed after it:
+//! `conversation` (Session, the turn runner) → `gate` (the tool gate and its hook steps) →
+//! `hooks` (firing hooks, logging their runs) → `engine_log` (engine events as log lines) →
+//! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
+//! `replay` (reading a log back) → `line` (the line format) and `error` (LogError);
+//! `update` (what a session reports) and `redact` are used by several and use none.
 
 pub mod conversation;
-mod gate_hooks;
+pub mod engine_log;
+pub mod error;
+mod gate;
 pub mod hooks;
+pub mod line;
 pub mod log;
 pub mod redact;
 pub mod replay;
 pub mod store;
+pub mod update;
 
 pub use conversation::{PermissionAnswer, Session, SessionConfig, SessionUpdate, UpdateSink};
+pub use error::LogError;
+pub use line::{LogEvent, LogLine};

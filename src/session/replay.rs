@@ -1,18 +1,19 @@
 //! Resume = replay the log: reads a session file back into the history to send (messages
 //! after the last compaction boundary, led by its summary) and the session state the events
 //! recorded (name, mode, model, todos). A truncated or corrupt line anywhere is skipped with
-//! a warning; only a missing or invalid header is an error.
+//! a warning; only a missing or invalid header is an error. Lines and events of kinds this
+//! version does not know (a later version's, another tool's) are skipped quietly.
 
 use std::fs;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::core::{Block, Message, MessageState, Role, Usage};
-use crate::session::log::{LogError, SessionHeader};
+use crate::core::{Message, Role, TodoItem};
+use crate::session::error::{LogAction, LogError};
+use crate::session::line::{LogEvent, LogLine, SessionHeader};
 
-/// How the compaction summary is introduced at the head of the history.
-pub const CONTEXT_SUMMARY_PREFIX: &str = "[Context Summary]\n";
+pub use crate::session::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 
 /// A session read back from its log.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +26,8 @@ pub struct ReplayedSession {
     pub mode: Option<String>,
     /// The model chosen by the last `model` event (the header holds the initial one).
     pub model: Option<String>,
-    pub todos: Option<Value>,
+    /// The list of the last `todos` event.
+    pub todos: Option<Vec<TodoItem>>,
     /// One per skipped line, e.g. `"line 57 is truncated or corrupt; skipped"`.
     pub warnings: Vec<String>,
     /// The uuid of the last message line: the next line's `parentUuid`.
@@ -38,16 +40,14 @@ pub struct ReplayedSession {
 
 /// Reads a session log. See the module docs for what is an error and what a warning.
 pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
-    let bytes = fs::read(path).map_err(|e| LogError::io(path, e))?;
+    let bytes = fs::read(path).map_err(|e| LogError::io(path, LogAction::Read, e))?;
     let mut lines = bytes.split(|b| *b == b'\n');
-    let header_line = lines.next().unwrap_or_default();
-    let header = serde_json::from_slice::<Value>(header_line)
-        .map_err(|e| format!("line 1 is not JSON ({e})"))
-        .and_then(|line| SessionHeader::from_line(&line))
-        .map_err(|reason| LogError::InvalidHeader {
+    let header = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
+        LogError::InvalidHeader {
             path: path.to_path_buf(),
             reason,
-        })?;
+        }
+    })?;
 
     let mut session = ReplayedSession {
         header,
@@ -68,108 +68,88 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
         }
         let number = index + 2;
         session.line_count += 1;
-        let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(raw) else {
-            session.warnings.push(corrupt_line_warning(number));
-            continue;
-        };
-        match line.get("type").and_then(Value::as_str) {
-            Some("user" | "assistant") => {
-                if let Some(seq) = line.get("seq").and_then(Value::as_u64) {
-                    highest_seq = highest_seq.max(seq as usize);
-                }
-                match message_from_line(&mut line) {
-                    Some(message) => {
-                        session.message_lines += 1;
-                        session.last_uuid = Some(message.id.clone());
-                        session.messages.push(message);
-                    }
-                    None => session.warnings.push(corrupt_line_warning(number)),
-                }
+        let (line, role) = match LogLine::from_slice(raw) {
+            Ok(LogLine::User(line)) => (line, Role::User),
+            Ok(LogLine::Assistant(line)) => (line, Role::Assistant),
+            Ok(LogLine::Event(line)) => {
+                apply_event(&mut session, line.event);
+                continue;
             }
-            Some("event") => apply_event(&mut session, &mut line),
-            // Header repeats and kinds written by other tools carry nothing to restore.
-            _ => {}
+            // Header repeats and kinds written by other tools or later versions carry
+            // nothing to restore.
+            Ok(LogLine::Session(_) | LogLine::Unknown) => continue,
+            Err(_) => {
+                match unreadable_line(raw) {
+                    Unreadable::Corrupt => session.warnings.push(corrupt_line_warning(number)),
+                    Unreadable::Message { seq } => {
+                        highest_seq = highest_seq.max(seq.unwrap_or(0) as usize);
+                        session.warnings.push(corrupt_line_warning(number));
+                    }
+                    Unreadable::Other => {}
+                }
+                continue;
+            }
+        };
+        if let Some(seq) = line.seq {
+            highest_seq = highest_seq.max(seq as usize);
         }
+        let message = line.into_message(role);
+        session.message_lines += 1;
+        session.last_uuid = Some(message.id.clone());
+        session.messages.push(message);
     }
     session.message_lines = session.message_lines.max(highest_seq);
     Ok(session)
+}
+
+/// What a line that is not a valid [`LogLine`] is.
+enum Unreadable {
+    /// Not a JSON object: truncated or corrupt.
+    Corrupt,
+    /// A message line that does not hold a valid message.
+    Message { seq: Option<u64> },
+    /// An event or line of a shape this version cannot read: skipped quietly, like
+    /// unknown kinds.
+    Other,
+}
+
+fn unreadable_line(raw: &[u8]) -> Unreadable {
+    let Ok(Value::Object(line)) = serde_json::from_slice::<Value>(raw) else {
+        return Unreadable::Corrupt;
+    };
+    match line.get("type").and_then(Value::as_str) {
+        Some("user" | "assistant") => Unreadable::Message {
+            seq: line.get("seq").and_then(Value::as_u64),
+        },
+        _ => Unreadable::Other,
+    }
 }
 
 fn corrupt_line_warning(number: usize) -> String {
     format!("line {number} is truncated or corrupt; skipped")
 }
 
-fn apply_event(session: &mut ReplayedSession, line: &mut Map<String, Value>) {
-    let text = |line: &Map<String, Value>, key: &str| {
-        line.get(key).and_then(Value::as_str).map(str::to_string)
-    };
-    match line.get("event").and_then(Value::as_str) {
-        Some("compact_boundary") => {
-            let summary = text(line, "summary").unwrap_or_default();
-            let id = text(line, "uuid").unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+fn apply_event(session: &mut ReplayedSession, event: LogEvent) {
+    match event {
+        LogEvent::CompactBoundary { summary, uuid } => {
+            let id = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             session.messages.clear();
             session
                 .messages
                 .push(compact_summary_message(&summary, &id));
         }
-        Some("rename") => session.name = text(line, "name").filter(|name| !name.is_empty()),
-        Some("mode") => session.mode = text(line, "mode"),
-        Some("model") => session.model = text(line, "model"),
-        Some("todos") => session.todos = line.remove("todos"),
+        LogEvent::Rename { name } => session.name = Some(name).filter(|name| !name.is_empty()),
+        LogEvent::Mode { mode } => session.mode = Some(mode),
+        LogEvent::Model { model } => session.model = Some(model),
+        LogEvent::Todos { todos } => session.todos = Some(todos),
         _ => {}
     }
-}
-
-/// The user message that stands for everything before a compaction boundary.
-pub fn compact_summary_message(summary: &str, id: &str) -> Message {
-    Message {
-        id: id.to_string(),
-        role: Role::User,
-        content: vec![Block::text(format!("{CONTEXT_SUMMARY_PREFIX}{summary}"))],
-        state: MessageState::Complete,
-        usage: None,
-    }
-}
-
-/// Rebuilds a message from a `user`/`assistant` line (ours or Claude Code's: string
-/// content is accepted as one text block). `None` if the line is not a valid message.
-pub(crate) fn message_from_line(line: &mut Map<String, Value>) -> Option<Message> {
-    let id = line.get("uuid")?.as_str()?.to_string();
-    let interrupted = line.get("state").and_then(Value::as_str) == Some("interrupted");
-    let kind = line.get("type")?.as_str()?.to_string();
-    let Value::Object(mut body) = line.remove("message")? else {
-        return None;
-    };
-    let role = match body.get("role").and_then(Value::as_str).unwrap_or(&kind) {
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        _ => return None,
-    };
-    let content = match body.remove("content")? {
-        Value::String(text) => vec![Block::text(text)],
-        blocks @ Value::Array(_) => serde_json::from_value::<Vec<Block>>(blocks).ok()?,
-        _ => return None,
-    };
-    let usage = body
-        .remove("usage")
-        .and_then(|usage| serde_json::from_value::<Usage>(usage).ok());
-    Some(Message {
-        id,
-        role,
-        content,
-        state: if interrupted {
-            MessageState::Interrupted
-        } else {
-            MessageState::Complete
-        },
-        usage,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::TodoItem;
+    use crate::core::{Block, MessageState, Usage};
     use crate::session::log::{MessageExtra, SessionLog};
     use serde_json::json;
     use std::io::Write;
@@ -221,16 +201,25 @@ mod tests {
             stop_reason: Some("tool_use".into()),
         };
         log.append_message(&first, MessageExtra::default()).unwrap();
-        log.append_event("tool_start", Map::new()).unwrap();
+        log.append_event(LogEvent::ToolStart {
+            tool: "Glob".into(),
+            tool_use_id: "toolu_1".into(),
+            input: json!({"pattern": "**/*.rs"}),
+        })
+        .unwrap();
         log.append_message(&call, extra).unwrap();
-        let mut end = Map::new();
-        end.insert("duration_ms".into(), 12.into());
-        end.insert("is_error".into(), true.into());
-        log.append_event("tool_end", end).unwrap();
+        log.append_event(LogEvent::ToolEnd {
+            tool: "Glob".into(),
+            tool_use_id: "toolu_1".into(),
+            is_error: true,
+            duration_ms: 12,
+            output_chars: 11,
+        })
+        .unwrap();
         log.append_message(&result, MessageExtra::default())
             .unwrap();
         log.append_message(&cut, MessageExtra::default()).unwrap();
-        log.append_event("interrupted", Map::new()).unwrap();
+        log.append_event(LogEvent::Interrupted {}).unwrap();
         vec![first, call, result, cut]
     }
 
@@ -371,12 +360,7 @@ mod tests {
         assert_eq!(replayed.name.as_deref(), Some("final name"));
         assert_eq!(replayed.mode.as_deref(), Some("acceptEdits"));
         assert_eq!(replayed.model.as_deref(), Some("m-2"));
-        assert_eq!(
-            replayed.todos,
-            Some(
-                json!([{"content":"write tests","status":"in_progress","activeForm":"Writing tests"}])
-            )
-        );
+        assert_eq!(replayed.todos, Some(todos));
         assert!(replayed.messages.is_empty());
     }
 
@@ -397,6 +381,40 @@ mod tests {
         assert_eq!(replayed.messages.len(), 1);
         assert_eq!(replayed.messages[0].text(), "hello");
         assert_eq!(replayed.messages[0].id, "u1");
+    }
+
+    #[test]
+    fn lines_and_events_of_unknown_kinds_are_skipped_quietly() {
+        let home = tempfile::tempdir().unwrap();
+        let log = new_log(home.path());
+        let first = Message::user_text("before");
+        log.append_message(&first, MessageExtra::default()).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .unwrap()
+            .write_all(
+                concat!(
+                    r#"{"type":"checkpoint","files":["a.rs"]}"#,
+                    "\n",
+                    r#"{"type":"event","event":"teleport","sessionId":"s-1","to":"mars"}"#,
+                    "\n",
+                    r#"{"type":"event","event":"usage","sessionId":"s-1"}"#,
+                    "\n",
+                    r#"{"type":"event","event":"rename","sessionId":"s-1","name":"kept","extra":1}"#,
+                    "\n",
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        let second = Message::user_text("after");
+        log.append_message(&second, MessageExtra::default())
+            .unwrap();
+        let replayed = replay(log.path()).unwrap();
+        assert_eq!(replayed.messages, vec![first, second]);
+        assert_eq!(replayed.name.as_deref(), Some("kept"));
+        assert!(replayed.warnings.is_empty(), "{:?}", replayed.warnings);
+        assert_eq!(replayed.line_count, 7);
     }
 
     /// The figure in the report; asserts the DESIGN §12 budget only in release builds.
@@ -426,7 +444,11 @@ mod tests {
             );
             log.append_message(&result, MessageExtra::default())
                 .unwrap();
-            log.append_event("usage", Map::new()).unwrap();
+            log.append_event(LogEvent::Context {
+                used_tokens: 100,
+                window: 1000,
+            })
+            .unwrap();
         }
         let started = std::time::Instant::now();
         let replayed = replay(log.path()).unwrap();

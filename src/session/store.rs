@@ -12,12 +12,12 @@ use std::time::SystemTime;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::core::Block;
+use crate::core::{Block, Role};
+use crate::session::error::{LogAction, LogError};
+use crate::session::line::{LogEvent, LogLine, MessageLine, SessionHeader};
 use crate::session::log::{
-    LogError, SessionHeader, TAIL_WINDOW, check_session_id, create_private_dir,
-    create_private_file, now_rfc3339, project_dir,
+    TAIL_WINDOW, check_session_id, create_private_dir, create_private_file, project_dir,
 };
-use crate::session::replay::message_from_line;
 
 /// Bytes at the start of a log read for the header and the first prompt.
 const HEAD_WINDOW: u64 = 64 * 1024;
@@ -160,35 +160,26 @@ impl SessionStore {
 
     /// Copies the log at `source` into a new session `new_id` of the project at `cwd`: a
     /// new header (created now, `forkedFrom` the source id) and every later line with its
-    /// `sessionId` rewritten. Unreadable lines of the source are dropped.
+    /// `sessionId` rewritten — lines of kinds this version does not know are copied as they
+    /// are. Unreadable lines of the source are dropped.
     pub fn fork(&self, source: &Path, new_id: &str, cwd: &Path) -> Result<PathBuf, LogError> {
         check_session_id(new_id)?;
-        let bytes = fs::read(source).map_err(|e| LogError::io(source, e))?;
+        let bytes = fs::read(source).map_err(|e| LogError::io(source, LogAction::Read, e))?;
         let mut lines = bytes.split(|b| *b == b'\n');
-        let old = serde_json::from_slice::<Value>(lines.next().unwrap_or_default())
-            .map_err(|e| format!("line 1 is not JSON ({e})"))
-            .and_then(|line| SessionHeader::from_line(&line))
-            .map_err(|reason| LogError::InvalidHeader {
+        let old = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
+            LogError::InvalidHeader {
                 path: source.to_path_buf(),
                 reason,
-            })?;
-        let header = SessionHeader {
-            session_id: new_id.to_string(),
-            cwd: cwd.to_path_buf(),
-            created: now_rfc3339(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            model: old.model,
-            provider: old.provider,
-            forked_from: Some(old.session_id),
-        };
-        let serialise = |out: &mut Vec<u8>, line: &Value| {
-            serde_json::to_writer(&mut *out, line).map_err(|e| LogError::Serialize {
-                path: source.to_path_buf(),
-                source: e,
-            })
+            }
+        })?;
+        let mut header = SessionHeader::new(new_id, cwd, &old.model, &old.provider);
+        header.forked_from = Some(old.session_id);
+        let serialise_error = |e| LogError::Serialize {
+            path: source.to_path_buf(),
+            source: e,
         };
         let mut out = Vec::with_capacity(bytes.len() + 256);
-        serialise(&mut out, &header.to_line())?;
+        serde_json::to_writer(&mut out, &LogLine::Session(header)).map_err(serialise_error)?;
         out.push(b'\n');
         for raw in lines.filter(|raw| !raw.iter().all(u8::is_ascii_whitespace)) {
             let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(raw) else {
@@ -198,7 +189,7 @@ impl SessionStore {
             if line.contains_key("sessionId") {
                 line.insert("sessionId".into(), new_id.into());
             }
-            serialise(&mut out, &Value::Object(line))?;
+            serde_json::to_writer(&mut out, &line).map_err(serialise_error)?;
             out.push(b'\n');
         }
 
@@ -209,7 +200,7 @@ impl SessionStore {
         if let Err(e) = file.write_all(&out).and_then(|()| file.flush()) {
             // Best effort: a half-written fork is worse than none.
             let _ = fs::remove_file(&target);
-            return Err(LogError::io(&target, e));
+            return Err(LogError::io(&target, LogAction::Write, e));
         }
         Ok(target)
     }
@@ -285,8 +276,7 @@ fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
     let head_lines = complete_lines(&head, 0);
     let Some(header) = head_lines
         .first()
-        .and_then(|line| serde_json::from_slice::<Value>(line).ok())
-        .and_then(|line| SessionHeader::from_line(&line).ok())
+        .and_then(|line| SessionHeader::parse(line).ok())
     else {
         return Ok(None);
     };
@@ -305,8 +295,8 @@ fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
         .rev()
         .chain(body.iter().rev())
         .find(|line| is_message_line(line))
-        .and_then(|line| serde_json::from_slice::<Value>(line).ok())
-        .and_then(|line| line.get("seq").and_then(Value::as_u64))
+        .and_then(|line| message_line(line))
+        .and_then(|(line, _)| line.seq)
         .map(|seq| seq as usize)
         .unwrap_or_else(|| {
             let in_head = body.iter().filter(|line| is_message_line(line)).count();
@@ -352,8 +342,19 @@ fn complete_lines(window: &[u8], start: u64) -> Vec<&[u8]> {
         .collect()
 }
 
+/// Whether a line starts as every message line robota writes does (a cheap test before
+/// parsing; the writer puts `type` first).
 fn is_message_line(line: &[u8]) -> bool {
     line.starts_with(br#"{"type":"user""#) || line.starts_with(br#"{"type":"assistant""#)
+}
+
+/// A `user` or `assistant` line with the role its type gives.
+fn message_line(line: &[u8]) -> Option<(MessageLine, Role)> {
+    match LogLine::from_slice(line).ok()? {
+        LogLine::User(line) => Some((line, Role::User)),
+        LogLine::Assistant(line) => Some((line, Role::Assistant)),
+        _ => None,
+    }
 }
 
 /// The last `rename` among `lines`: `Some(None)` when it cleared the name.
@@ -362,12 +363,12 @@ fn latest_rename(lines: &[&[u8]]) -> Option<Option<String>> {
         .iter()
         .rev()
         .filter(|line| line.starts_with(br#"{"type":"event","event":"rename""#))
-        .find_map(|line| serde_json::from_slice::<Value>(line).ok())
-        .map(|line| {
-            line.get("name")
-                .and_then(Value::as_str)
-                .filter(|name| !name.is_empty())
-                .map(str::to_string)
+        .find_map(|line| match LogLine::from_slice(line) {
+            Ok(LogLine::Event(event)) => match event.event {
+                LogEvent::Rename { name } => Some(Some(name).filter(|name| !name.is_empty())),
+                _ => None,
+            },
+            _ => None,
         })
 }
 
@@ -376,10 +377,8 @@ fn first_prompt_of(line: &[u8]) -> Option<String> {
     if !line.starts_with(br#"{"type":"user""#) {
         return None;
     }
-    let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(line) else {
-        return None;
-    };
-    let message = message_from_line(&mut line)?;
+    let (line, role) = message_line(line)?;
+    let message = line.into_message(role);
     message.content.iter().find_map(|block| match block {
         Block::Text { text, .. } if !text.trim().is_empty() => {
             Some(text.trim().chars().take(FIRST_PROMPT_CHARS).collect())

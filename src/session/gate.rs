@@ -1,22 +1,182 @@
-//! The hook steps of the session's tool gate: PreToolUse before the policy (block, stop,
-//! rewrite the input, allow / ask / deny), PermissionRequest when the policy asks (before
-//! anyone is asked), Notification while the user is asked, and PostToolUse /
-//! PostToolUseFailure after the call (feedback and context for the model). Deny rules win
-//! over every hook: a hook's allow only skips the mode's question, and input a hook
-//! rewrites is judged by the policy again.
+//! The session's tool gate, the engine's `ToolGate`: PreToolUse hooks before the policy
+//! (block, stop, rewrite the input, allow / ask / deny), then the policy, then
+//! PermissionRequest hooks and the user when the policy says ask (Notification hooks fire
+//! while the user is asked; nobody asked means deny), and PostToolUse /
+//! PostToolUseFailure hooks after the call (feedback and context for the model). Deny
+//! rules win over every hook: a hook's allow only skips the mode's question, and input a
+//! hook rewrites is judged by the policy again. Every decision that is not the policy's
+//! silent allow is written to the session log.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
 use serde_json::json;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::ToolOutput;
-use crate::core::engine::{GateDecision, INTERRUPTED_RESULT, ToolCall};
+use crate::core::engine::{GateDecision, INTERRUPTED_RESULT, ToolCall, ToolGate};
 use crate::core::hooks::HookEvent;
 use crate::core::hooks::protocol::{ToolPermission, ToolPermissionDecision};
-use crate::core::permission::{CallFacts, PermissionMode, PermissionRule, Verdict};
+use crate::core::permission::{
+    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
+};
+use crate::core::{ToolOutput, ToolRegistry};
 
-use super::conversation::SessionGate;
-use super::hooks::tool_response;
-use crate::core::permission::suggested_rule;
+use super::hooks::{HookFiring, tool_response};
+use super::line::{LogEvent, PermissionDecision};
+use super::log::SessionLog;
+use super::update::{PermissionAnswer, SessionUpdate, UpdateSink};
+
+/// The engine's gate: PreToolUse hooks, then the policy, then PermissionRequest hooks
+/// and the user when the policy says ask; PostToolUse hooks after each call.
+pub(crate) struct SessionGate<'a> {
+    pub(super) policy: Arc<Mutex<PermissionPolicy>>,
+    pub(super) interactive: bool,
+    pub(super) cwd: PathBuf,
+    pub(super) sink: UpdateSink<'a>,
+    pub(super) log: Option<Arc<SessionLog>>,
+    /// To re-derive a call's primary argument when a hook rewrites its input.
+    pub(super) tools: &'a ToolRegistry,
+    pub(super) hooks: Option<&'a HookFiring<'a>>,
+    /// Set when a hook said `continue: false`.
+    pub(super) halt: Mutex<Option<String>>,
+    /// PreToolUse `additionalContext` per tool_use id, appended to the call's result.
+    pub(super) hook_context: Mutex<HashMap<String, String>>,
+}
+
+impl SessionGate<'_> {
+    /// Writes the decision about `call` to the log (a failed write is only traced).
+    pub(super) fn record(&self, call: &ToolCall, decision: PermissionDecision, reason: &str) {
+        if let Some(log) = &self.log
+            && let Err(err) = log.append_event(LogEvent::Permission {
+                tool: call.name.clone(),
+                tool_use_id: call.id.clone(),
+                decision,
+                reason: reason.to_string(),
+            })
+        {
+            tracing::warn!("session log: {err}");
+        }
+    }
+
+    pub(super) fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
+        self.record(call, PermissionDecision::Deny, &reason);
+        (self.sink)(SessionUpdate::PermissionDenied {
+            call: call.clone(),
+            reason,
+        });
+        GateDecision::Deny(message)
+    }
+}
+
+#[async_trait]
+impl ToolGate for SessionGate<'_> {
+    async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        // PreToolUse hooks may block, stop the turn, rewrite the input (the policy then
+        // judges the new input) or decide allow / ask / deny.
+        let mut call = call.clone();
+        let hook_decision = match self.pre_tool_use_hooks(&mut call, cancel).await {
+            Ok(decision) => decision,
+            Err(decision) => return decision,
+        };
+        let call = &call;
+        let facts = CallFacts {
+            tool: &call.name,
+            risk: call.risk,
+            argument: call.argument.as_deref(),
+            cwd: &self.cwd,
+            input: Some(&call.input),
+        };
+        let verdict = match self.policy.lock() {
+            Ok(policy) => policy.evaluate(&facts),
+            Err(_) => Verdict::Deny {
+                reason: "permission state is unavailable".to_string(),
+            },
+        };
+        // A hook's allow skips the mode's question but never a deny or ask rule; its ask
+        // asks even where the policy would allow.
+        let verdict = match (verdict, hook_decision.as_ref().map(|d| d.decision)) {
+            (Verdict::Ask { .. }, Some(ToolPermission::Allow)) => self.evaluate_as_bypass(call),
+            (Verdict::Allow, Some(ToolPermission::Ask)) => Verdict::Ask {
+                reason: hook_decision
+                    .and_then(|d| d.reason)
+                    .unwrap_or_else(|| "a PreToolUse hook asks for confirmation".to_string()),
+            },
+            (verdict, _) => verdict,
+        };
+        let reason = match verdict {
+            Verdict::Allow => return GateDecision::Allow(call.input.clone()),
+            Verdict::Deny { reason } => {
+                let message = format!("Permission to use {} was denied: {reason}.", call.name);
+                return self.deny(call, reason, message);
+            }
+            Verdict::Ask { reason } => reason,
+        };
+        if let Some(decision) = self.permission_request_hooks(call, cancel).await {
+            return decision;
+        }
+        if !self.interactive {
+            let message = format!(
+                "Permission to use {} was denied: it needs approval ({reason}) and robota is running non-interactively. The user can allow it with --allowedTools or a permissions.allow rule.",
+                call.name
+            );
+            return self.deny(call, reason, message);
+        }
+        let (responder, answer) = oneshot::channel();
+        (self.sink)(SessionUpdate::PermissionAsked {
+            call: call.clone(),
+            reason: reason.clone(),
+            suggested_rule: suggested_rule(&facts),
+            responder,
+        });
+        self.notify_permission_prompt(call);
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or(PermissionAnswer::Deny(None)),
+            _ = cancel.cancelled() => PermissionAnswer::Deny(None),
+        };
+        match answer {
+            PermissionAnswer::Allow => {
+                self.record(call, PermissionDecision::Allow, "user approved");
+                GateDecision::Allow(call.input.clone())
+            }
+            PermissionAnswer::AllowAlways(rule) => {
+                if let Ok(mut policy) = self.policy.lock() {
+                    policy.allow.extend(PermissionRule::parse_list(&rule));
+                }
+                self.record(
+                    call,
+                    PermissionDecision::Allow,
+                    &format!("user approved; rule {rule} added"),
+                );
+                GateDecision::Allow(call.input.clone())
+            }
+            PermissionAnswer::Deny(feedback) => {
+                let message = match feedback.filter(|f| !f.trim().is_empty()) {
+                    Some(f) => format!(
+                        "The user doesn't want to proceed with this tool use. The tool use was rejected. The user said: {f}"
+                    ),
+                    None => "The user doesn't want to proceed with this tool use. The tool use was rejected.".to_string(),
+                };
+                self.deny(call, "user refused".to_string(), message)
+            }
+        }
+    }
+
+    async fn after(
+        &self,
+        call: &ToolCall,
+        output: &ToolOutput,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        self.post_tool_use_hooks(call, output, cancel).await
+    }
+
+    fn halted(&self) -> Option<String> {
+        self.halt.lock().ok().and_then(|h| h.clone())
+    }
+}
 
 impl SessionGate<'_> {
     fn stop_turn(&self, reason: &str) {
@@ -29,7 +189,7 @@ impl SessionGate<'_> {
 
     /// The policy's verdict for the call as if the mode were `bypassPermissions`: what a
     /// hook's allow leaves standing (deny and ask rules).
-    pub(super) fn evaluate_as_bypass(&self, call: &ToolCall) -> Verdict {
+    fn evaluate_as_bypass(&self, call: &ToolCall) -> Verdict {
         match self.policy.lock() {
             Ok(policy) => {
                 let mut probe = policy.clone();
@@ -57,14 +217,14 @@ impl SessionGate<'_> {
         call.input = input;
         self.record(
             call,
-            "input_updated",
+            PermissionDecision::InputUpdated,
             &format!("{by} hook replaced the input"),
         );
     }
 
     /// PreToolUse: `Err` is the final answer (blocked, denied, turn stopped); `Ok` carries
     /// the hooks' permission decision, if any, with `call` possibly rewritten.
-    pub(super) async fn pre_tool_use_hooks(
+    async fn pre_tool_use_hooks(
         &self,
         call: &mut ToolCall,
         cancel: &CancellationToken,
@@ -116,7 +276,7 @@ impl SessionGate<'_> {
     }
 
     /// PermissionRequest, when the policy asks: `Some` is the hooks' answer.
-    pub(super) async fn permission_request_hooks(
+    async fn permission_request_hooks(
         &self,
         call: &ToolCall,
         cancel: &CancellationToken,
@@ -175,13 +335,17 @@ impl SessionGate<'_> {
                 return Some(self.deny(&call, reason, message));
             }
         }
-        self.record(&call, "allow", "PermissionRequest hook allowed the call");
+        self.record(
+            &call,
+            PermissionDecision::Allow,
+            "PermissionRequest hook allowed the call",
+        );
         Some(GateDecision::Allow(call.input))
     }
 
     /// Fires Notification for a permission prompt in the background: the prompt is not
     /// delayed by it, and answering does not cut it short.
-    pub(super) fn notify_permission_prompt(&self, call: &ToolCall) {
+    fn notify_permission_prompt(&self, call: &ToolCall) {
         if let Some(hooks) = self.hooks {
             let fields = json!({
                 "message": format!("Claude needs your permission to use {}", call.name),
@@ -197,7 +361,7 @@ impl SessionGate<'_> {
 
     /// PostToolUse (or PostToolUseFailure for an error result): what to append to the
     /// result for the model — PreToolUse context, hook feedback, PostToolUse context.
-    pub(super) async fn post_tool_use_hooks(
+    async fn post_tool_use_hooks(
         &self,
         call: &ToolCall,
         output: &ToolOutput,

@@ -1,0 +1,75 @@
+//! What can go wrong reading or writing a session log: every error names the file and
+//! what was being done to it, so a client can tell the user which log failed and how.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// What went wrong reading or writing a session log; every variant names the file (or,
+/// for a bad id, the id that would have named it).
+#[derive(Debug, Error)]
+pub enum LogError {
+    #[error("session log {}: cannot {action}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        action: LogAction,
+        source: io::Error,
+    },
+    #[error("session log {} already exists", path.display())]
+    AlreadyExists { path: PathBuf },
+    #[error("session log {} has no valid session header: {reason}", path.display())]
+    InvalidHeader { path: PathBuf, reason: String },
+    #[error("session id {id:?} cannot name a log file (use letters, digits, '-', '_', '.')")]
+    InvalidSessionId { id: String },
+    #[error("session log {}: cannot serialise a line: {source}", path.display())]
+    Serialize {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// The file operation that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogAction {
+    CreateDir,
+    Create,
+    Open,
+    Read,
+    /// Appending (and flushing) a line.
+    Write,
+}
+
+impl fmt::Display for LogAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LogAction::CreateDir => "create its directory",
+            LogAction::Create => "create it",
+            LogAction::Open => "open it",
+            LogAction::Read => "read it",
+            LogAction::Write => "write a line",
+        })
+    }
+}
+
+impl LogError {
+    pub(crate) fn io(path: &Path, action: LogAction, source: io::Error) -> Self {
+        LogError::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    }
+
+    /// The log file the error is about (`None` for an id that names no file).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            LogError::Io { path, .. }
+            | LogError::AlreadyExists { path }
+            | LogError::InvalidHeader { path, .. }
+            | LogError::Serialize { path, .. } => Some(path),
+            LogError::InvalidSessionId { .. } => None,
+        }
+    }
+}

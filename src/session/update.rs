@@ -1,0 +1,47 @@
+//! What a session reports to its client while it runs: [`SessionUpdate`]s through an
+//! [`UpdateSink`], and the [`PermissionAnswer`] a client gives when the policy says ask.
+//! Every part of the session (turn runner, tool gate, hooks) reports through these.
+
+use tokio::sync::oneshot;
+
+use crate::core::engine::{EngineEvent, ToolCall};
+use crate::core::hooks::HookProgress;
+
+/// The user's answer to a permission request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    Allow,
+    /// Allow, and allow calls matching this rule for the rest of the session.
+    AllowAlways(String),
+    /// Refuse; the feedback, if any, goes to the model.
+    Deny(Option<String>),
+}
+
+/// What a session reports while a turn runs.
+#[derive(Debug)]
+pub enum SessionUpdate {
+    Engine(EngineEvent),
+    /// The policy says ask: the client must answer through `responder`.
+    PermissionAsked {
+        call: ToolCall,
+        reason: String,
+        /// The narrow rule "don't ask again" would add.
+        suggested_rule: String,
+        responder: oneshot::Sender<PermissionAnswer>,
+    },
+    /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
+    PermissionDenied {
+        call: ToolCall,
+        reason: String,
+    },
+    /// A warning that does not stop the turn (e.g. the log could not be written, a hook
+    /// failed or timed out).
+    Warning(String),
+    /// Something to tell the user (a hook's `systemMessage`, a Stop hook continuing).
+    Notice(String),
+    /// A hook started or finished.
+    Hook(HookProgress),
+}
+
+/// Receives session updates.
+pub type UpdateSink<'a> = &'a (dyn Fn(SessionUpdate) + Send + Sync);
