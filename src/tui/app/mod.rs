@@ -8,7 +8,7 @@ pub mod clipboard;
 pub mod draw;
 pub mod keys;
 pub mod launcher;
-pub mod layers;
+pub mod overlay;
 pub mod permission;
 pub mod picker;
 pub mod scheduler;
