@@ -14,6 +14,8 @@ pub mod picker;
 pub mod scheduler;
 pub mod setup;
 pub mod state;
+#[cfg(test)]
+mod tests;
 pub mod trust;
 
 use std::io::{self, Stdout, Write};
