@@ -15,12 +15,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 pub use self::preview::permission_popup;
 use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
 use crate::sdk::PermissionRequest;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::framed_box::FramedBox;
 use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
 
 /// The permission popup's overlay id.
@@ -303,37 +304,22 @@ impl PermissionPopup {
         rows.split_off(cut)
     }
 
-    fn inner(area: Rect) -> Option<Rect> {
-        (area.width >= 4 && area.height >= 3)
-            .then(|| Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2))
-    }
-
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let Some(inner) = Self::inner(area) else {
-            return;
+        let frame = FramedBox {
+            title: &self.tool,
+            accent: Color::Yellow,
+            colors: self.colors,
         };
-        Clear.render(area, buf);
-        let accent = if self.colors {
-            Style::default().fg(Color::Yellow)
-        } else {
-            Style::default()
-        };
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(accent)
-            .title(Span::styled(
-                format!(" {} ", self.tool),
-                accent.add_modifier(Modifier::BOLD),
-            ))
-            .render(area, buf);
-        Paragraph::new(self.rows(inner)).render(inner, buf);
+        if let Some(inner) = frame.render(area, buf) {
+            Paragraph::new(self.rows(inner)).render(inner, buf);
+        }
     }
 
     /// Where the terminal cursor goes while feedback is typed (after the text, so an IME
     /// draws its preedit there); `None` otherwise.
     pub fn cursor_position(&self, area: Rect) -> Option<Position> {
         self.feedback.as_ref()?;
-        let inner = Self::inner(area)?;
+        let inner = FramedBox::inner(area)?;
         let rows = self.rows(inner);
         let last = rows.last()?;
         let x = u16::try_from(last.width()).unwrap_or(u16::MAX);
