@@ -1,8 +1,10 @@
 //! Drawing one frame from the app state: the transcript fills the top, the queued prompt
 //! (if any) and the composer sit above the status line, completion popups float over the
-//! transcript, and the layers are drawn last — the permission popup above the composer,
-//! pickers and screens over everything but the status line. The terminal cursor goes
-//! where the top text field wants it, so an IME draws its preedit in place.
+//! transcript, and the overlays are drawn last, each choosing its area — the permission
+//! popup above the composer, pickers and screens over everything but the status line
+//! (the base is not drawn under those). The terminal cursor goes where the topmost
+//! overlay with an opinion wants it, else in the composer, so an IME draws its preedit
+//! in place.
 
 use std::time::Instant;
 
@@ -11,9 +13,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
-use super::layers::Layer;
+use super::overlay::{Cursor, Stage};
 use super::state::App;
 
 impl App {
@@ -43,8 +45,16 @@ impl App {
         let above = Rect::new(area.x, area.y, area.width, area.height - status_height);
         self.render_status(status_area, buf, now);
 
-        if let Some(layer) = self.layers.last().filter(|l| l.is_full_screen()) {
-            return render_full_screen(layer, above, buf);
+        if self.layers.covers_screen() {
+            let stage = Stage {
+                screen: above,
+                free: above,
+            };
+            self.layers.draw(&stage, buf);
+            return match self.layers.cursor(&stage) {
+                Cursor::At(position) => Some(position),
+                Cursor::Hidden | Cursor::PassThrough => None,
+            };
         }
 
         self.input.set_width(above.width);
@@ -73,16 +83,21 @@ impl App {
         }
         self.input.render(composer_area, buf);
 
-        if let Some(Layer::Permission { popup, .. }) = self.layers.last() {
-            let height = popup
-                .height(above.width)
-                .min(transcript_area.height + queued_height);
-            let popup_area = Rect::new(above.x, composer_area.y - height, above.width, height);
-            popup.render(popup_area, buf);
-            return popup.cursor_position(popup_area);
+        if self.layers.is_empty() {
+            // Completion belongs to the composer, which has the keys only without overlays.
+            self.input.render_popup(composer_area, buf);
+            return self.input.cursor_position(composer_area);
         }
-        self.input.render_popup(composer_area, buf);
-        self.input.cursor_position(composer_area)
+        let stage = Stage {
+            screen: above,
+            free: Rect::new(above.x, above.y, above.width, composer_area.y - above.y),
+        };
+        self.layers.draw(&stage, buf);
+        match self.layers.cursor(&stage) {
+            Cursor::At(position) => Some(position),
+            Cursor::Hidden => None,
+            Cursor::PassThrough => self.input.cursor_position(composer_area),
+        }
     }
 
     fn render_status(&self, area: Rect, buf: &mut Buffer, now: Instant) {
@@ -112,25 +127,5 @@ impl App {
             Span::styled("  (backspace to edit)", self.theme.dim),
         ]);
         Paragraph::new(line).render(area, buf);
-    }
-}
-
-/// A layer that covers everything above the status line; returns its cursor.
-fn render_full_screen(layer: &Layer, area: Rect, buf: &mut Buffer) -> Option<Position> {
-    Clear.render(area, buf);
-    match layer {
-        Layer::Picker { picker, .. } => {
-            picker.render(area, buf);
-            picker.cursor_position(area)
-        }
-        Layer::Setup(setup) => {
-            setup.render(area, buf);
-            setup.cursor_position(area)
-        }
-        Layer::Trust(prompt) => {
-            prompt.render(area, buf);
-            None
-        }
-        Layer::Permission { .. } => None,
     }
 }

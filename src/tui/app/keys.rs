@@ -1,16 +1,14 @@
-//! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+D,
-//! Ctrl+Z, Ctrl+L, Shift+Tab, Ctrl+O), then the top layer, then the base screen — the
-//! composer with its completion popups, the transcript's scroll keys, Esc to interrupt.
+//! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+Z,
+//! Ctrl+L), then the overlays from the top down, then the base screen — Shift+Tab,
+//! Ctrl+O, Ctrl+D, the composer with its completion popups, the transcript's scroll keys,
+//! Esc to interrupt. An overlay that is done hands back an [`AppAction`], applied here.
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 
-use super::layers::Layer;
-use super::picker::PickerOutcome;
-use super::setup::SetupOutcome;
+use super::overlay::{AppAction, EventResult};
 use super::state::App;
-use super::trust::TrustOutcome;
 use crate::tui::completion::InputAction;
 
 /// A second Ctrl+C within this time exits.
@@ -48,8 +46,7 @@ impl App {
             }
             _ => {}
         }
-        if !self.layers.is_empty() {
-            self.layer_key(key);
+        if self.layer_key(key) {
             return KeyOutcome::Redraw;
         }
         match key.code {
@@ -125,45 +122,33 @@ impl App {
         }
     }
 
-    /// A key for the top layer.
-    fn layer_key(&mut self, key: KeyEvent) {
-        let Some(layer) = self.layers.pop() else {
-            return;
-        };
-        match layer {
-            Layer::Permission { mut popup, request } => match popup.handle_key(key) {
-                Some(choice) => self.answer_permission(request, choice),
-                None => self.layers.push(Layer::Permission { popup, request }),
-            },
-            Layer::Picker {
-                mut picker,
-                purpose,
-            } => match picker.handle_key(key) {
-                PickerOutcome::Pending => self.layers.push(Layer::Picker { picker, purpose }),
-                PickerOutcome::Chosen(id) => self.picked(purpose, id),
-                PickerOutcome::Cancelled => self.picker_cancelled(),
-            },
-            Layer::Setup(mut setup) => match setup.handle_key(key) {
-                SetupOutcome::Pending => self.layers.push(Layer::Setup(setup)),
-                SetupOutcome::Done(choice) => self.setup_done(Some(choice)),
-                SetupOutcome::Cancelled => self.setup_done(None),
-            },
-            Layer::Trust(mut prompt) => match prompt.handle_key(key) {
-                TrustOutcome::Pending => self.layers.push(Layer::Trust(prompt)),
-                TrustOutcome::Trust => self.trust_answered(true),
-                TrustOutcome::Decline => self.trust_answered(false),
-            },
+    /// Offers a key to the overlays; returns whether one took it.
+    fn layer_key(&mut self, key: KeyEvent) -> bool {
+        match self.layers.on_key(key) {
+            EventResult::Ignored => false,
+            EventResult::Consumed => true,
+            EventResult::Done(action) => {
+                self.apply(action);
+                true
+            }
         }
     }
 
-    /// A bracketed paste: into the top layer's text field, else the composer.
+    /// What a finished overlay asked for.
+    fn apply(&mut self, action: AppAction) {
+        match action {
+            AppAction::Permission(request, choice) => self.answer_permission(*request, choice),
+            AppAction::Picked(purpose, id) => self.picked(purpose, id),
+            AppAction::PickerCancelled => self.picker_cancelled(),
+            AppAction::Trust(trust) => self.trust_answered(trust),
+            AppAction::SetupDone(choice) => self.setup_done(choice),
+        }
+    }
+
+    /// A bracketed paste: into the top overlay, else the composer.
     pub fn on_paste(&mut self, text: &str) {
-        match self.layers.last_mut() {
-            Some(Layer::Permission { popup, .. }) => popup.paste(text),
-            Some(Layer::Picker { picker, .. }) => picker.paste(text),
-            Some(Layer::Setup(setup)) => setup.paste(text),
-            Some(Layer::Trust(_)) => {}
-            None => self.input.paste(text),
+        if !self.layers.on_paste(text) {
+            self.input.paste(text);
         }
     }
 

@@ -8,12 +8,14 @@ pub mod clipboard;
 pub mod draw;
 pub mod keys;
 pub mod launcher;
-pub mod layers;
+pub mod overlay;
 pub mod permission;
 pub mod picker;
 pub mod scheduler;
 pub mod setup;
 pub mod state;
+#[cfg(test)]
+mod tests;
 pub mod trust;
 
 use std::io::{self, Stdout, Write};

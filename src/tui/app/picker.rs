@@ -3,6 +3,7 @@
 //! slash popup ranks); Up/Down, PgUp/PgDn and Ctrl+P/N move; Enter chooses; Esc (or
 //! Ctrl+C) cancels. Drawn as a title row, the filter field, the list (each title with its
 //! detail right-aligned, the selection highlighted) and a key hint at the bottom.
+//! [`PickerOverlay`] puts a picker on screen with what its choice is for.
 
 use std::cell::Cell;
 use std::time::{Duration, SystemTime};
@@ -14,11 +15,12 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use super::setup::line_input::LineInput;
-use super::setup::screen_kit::{
+use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
+use crate::tui::completion::items::{CompletionItem, matcher_for, rank};
+use crate::tui::widgets::line_input::LineInput;
+use crate::tui::widgets::screen_kit::{
     Palette, ScreenLayout, ScreenRow, content_width, field_row, one_line, prose,
 };
-use crate::tui::completion::items::{CompletionItem, matcher_for, rank};
 use crate::tui::wrap::{display_width, truncate_spans};
 
 /// One choice.
@@ -292,6 +294,48 @@ impl Picker {
     /// The filter's cursor cell, for the terminal cursor (IME preedit).
     pub fn cursor_position(&self, area: Rect) -> Option<Position> {
         self.layout(area).cursor(area)
+    }
+}
+
+/// What a picker's choice is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickerPurpose {
+    /// `robota --resume` at start, or `/resume`.
+    Session,
+    /// `/model`.
+    Model,
+}
+
+/// A picker on screen, covering everything above the status line.
+#[derive(Debug)]
+pub struct PickerOverlay {
+    pub picker: Picker,
+    pub purpose: PickerPurpose,
+}
+
+impl Overlay for PickerOverlay {
+    fn on_key(&mut self, key: KeyEvent) -> EventResult {
+        match self.picker.handle_key(key) {
+            PickerOutcome::Pending => EventResult::Consumed,
+            PickerOutcome::Chosen(id) => EventResult::Done(AppAction::Picked(self.purpose, id)),
+            PickerOutcome::Cancelled => EventResult::Done(AppAction::PickerCancelled),
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        self.picker.paste(text);
+    }
+
+    fn is_full_screen(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, stage: &Stage, buf: &mut Buffer) {
+        self.picker.render(stage.screen, buf);
+    }
+
+    fn cursor(&self, stage: &Stage) -> Cursor {
+        self.picker.cursor_position(stage.screen).into()
     }
 }
 

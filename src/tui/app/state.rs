@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 
 use super::clipboard;
 use super::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession};
-use super::layers::{Layer, PickerPurpose, permission_popup};
-use super::permission::PermissionChoice;
-use super::picker::{Picker, PickerItem, age_label};
+use super::overlay::Overlays;
+use super::permission::{PERMISSION, PermissionChoice, PermissionOverlay};
+use super::picker::{Picker, PickerItem, PickerOverlay, PickerPurpose, age_label};
 use super::setup::SetupScreen;
 use super::trust::TrustPrompt;
 use crate::core::models;
@@ -61,7 +61,8 @@ pub struct App {
     pub transcript: Transcript,
     pub input: PromptInput,
     pub status: StatusLine,
-    pub layers: Vec<Layer>,
+    /// The overlays above the base screen (popups, pickers, full-screen prompts).
+    pub layers: Overlays,
     pub live: Option<Live>,
     pub events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     /// Permission requests waiting behind the one on screen.
@@ -113,7 +114,7 @@ impl App {
                 colors: theme.color,
                 ..StatusLine::default()
             },
-            layers: Vec::new(),
+            layers: Overlays::default(),
             live: None,
             events: None,
             pending_permissions: VecDeque::new(),
@@ -160,11 +161,8 @@ impl App {
         if self.start == Start::Trust {
             self.start = Start::Open;
             if let Some((dir, held_back)) = self.launcher.trust_question() {
-                self.layers.push(Layer::Trust(TrustPrompt::new(
-                    &dir,
-                    held_back,
-                    self.theme.color,
-                )));
+                self.layers
+                    .push(TrustPrompt::new(&dir, held_back, self.theme.color));
                 return;
             }
         }
@@ -197,7 +195,7 @@ impl App {
                 } else {
                     setup.set_error(message);
                 }
-                self.layers.push(Layer::Setup(setup));
+                self.layers.push(setup);
             }
             Err(LaunchError::Failed(message)) => {
                 if self.live.is_some() {
@@ -242,8 +240,7 @@ impl App {
     pub fn take_session(&mut self) -> Option<InteractiveSession> {
         self.events = None;
         self.pending_permissions.clear();
-        self.layers
-            .retain(|layer| !matches!(layer, Layer::Permission { .. }));
+        self.layers.remove(PERMISSION);
         self.queued = None;
         self.session_state = None;
         self.running_prompt = None;
@@ -339,24 +336,15 @@ impl App {
     }
 
     fn show_next_permission(&mut self) {
-        if self
-            .layers
-            .iter()
-            .any(|l| matches!(l, Layer::Permission { .. }))
-        {
+        if self.layers.contains(PERMISSION) {
             return;
         }
         let Some(request) = self.pending_permissions.pop_front() else {
             return;
         };
-        let popup = permission_popup(&request, &self.project_dir(), self.width, &self.theme);
-        // Below full-screen layers (a picker opened meanwhile stays on top).
-        let at = self
-            .layers
-            .iter()
-            .position(Layer::is_full_screen)
-            .unwrap_or(self.layers.len());
-        self.layers.insert(at, Layer::Permission { popup, request });
+        let popup = PermissionOverlay::new(request, &self.project_dir(), self.width, &self.theme);
+        // Below full-screen overlays (a picker opened meanwhile stays on top).
+        self.layers.push_below_full_screen(popup);
     }
 
     /// The user answered the permission popup.
@@ -519,7 +507,7 @@ impl App {
             );
             return;
         }
-        self.layers.push(Layer::Picker {
+        self.layers.push(PickerOverlay {
             picker: Picker::new("Resume a session", items, self.theme.color),
             purpose: PickerPurpose::Session,
         });
@@ -546,7 +534,7 @@ impl App {
                 }
             })
             .collect();
-        self.layers.push(Layer::Picker {
+        self.layers.push(PickerOverlay {
             picker: Picker::new("Choose a model", items, self.theme.color),
             purpose: PickerPurpose::Model,
         });
@@ -608,7 +596,7 @@ impl App {
             Err(e) => {
                 let mut setup = SetupScreen::new(self.theme.color);
                 setup.set_error(e);
-                self.layers.push(Layer::Setup(setup));
+                self.layers.push(setup);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! project settings would add hooks, allow rules, extra directories, MCP servers or a
 //! provider address: the folder, what its settings would add, and two answers — trust it,
 //! or continue with those held back (deny and ask rules apply either way). Keys: 1/2, y/n,
-//! arrows + Enter; Esc (and Ctrl+C) = No.
+//! arrows + Enter; Esc (and Ctrl+C) = No. It covers everything above the status line.
 
 use std::path::Path;
 
@@ -11,7 +11,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
-use super::setup::screen_kit::{
+use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
+use crate::tui::widgets::screen_kit::{
     Palette, ScreenLayout, ScreenRow, choice_rows, content_width, prose, prose_with,
 };
 use crate::tui::wrap::WrapMode;
@@ -135,6 +136,29 @@ impl TrustPrompt {
     /// Draws the question over the whole `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         self.layout(area.width).render(area, buf);
+    }
+}
+
+impl Overlay for TrustPrompt {
+    fn on_key(&mut self, key: KeyEvent) -> EventResult {
+        match self.handle_key(key) {
+            TrustOutcome::Pending => EventResult::Consumed,
+            TrustOutcome::Trust => EventResult::Done(AppAction::Trust(true)),
+            TrustOutcome::Decline => EventResult::Done(AppAction::Trust(false)),
+        }
+    }
+
+    fn is_full_screen(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, stage: &Stage, buf: &mut Buffer) {
+        self.render(stage.screen, buf);
+    }
+
+    /// No text field: the cursor is hidden.
+    fn cursor(&self, _stage: &Stage) -> Cursor {
+        Cursor::Hidden
     }
 }
 

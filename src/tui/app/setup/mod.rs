@@ -4,21 +4,18 @@
 //! then a model from the provider's short list or typed in. Esc goes back a step (on the
 //! first step it cancels). The result, [`SetupChoice`], maps onto the settings profile
 //! that `sdk::settings::setup_save` writes.
-//!
-//! The field editor and drawing helpers here are shared with the picker and the trust
-//! question.
+//! Its field editor and drawing helpers are the shared ones in `tui::widgets`.
 
-pub(crate) mod line_input;
-pub(crate) mod screen_kit;
 mod view;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
+use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
 use crate::core::models;
 use crate::sdk::settings::setup_save::SetupProfile;
-use line_input::LineInput;
+use crate::tui::widgets::line_input::LineInput;
 
 /// The address offered for a local OpenAI-compatible server (llama.cpp's default port).
 pub const DEFAULT_LOCAL_BASE_URL: &str = "http://127.0.0.1:8080/v1";
@@ -438,6 +435,32 @@ impl SetupScreen {
     /// Where the terminal cursor goes: in the field being edited, if any.
     pub fn cursor_position(&self, area: Rect) -> Option<Position> {
         self.layout(area.width).cursor(area)
+    }
+}
+
+impl Overlay for SetupScreen {
+    fn on_key(&mut self, key: KeyEvent) -> EventResult {
+        match self.handle_key(key) {
+            SetupOutcome::Pending => EventResult::Consumed,
+            SetupOutcome::Done(choice) => EventResult::Done(AppAction::SetupDone(Some(choice))),
+            SetupOutcome::Cancelled => EventResult::Done(AppAction::SetupDone(None)),
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        self.paste(text);
+    }
+
+    fn is_full_screen(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, stage: &Stage, buf: &mut Buffer) {
+        self.render(stage.screen, buf);
+    }
+
+    fn cursor(&self, stage: &Stage) -> Cursor {
+        self.cursor_position(stage.screen).into()
     }
 }
 

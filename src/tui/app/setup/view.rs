@@ -4,11 +4,11 @@
 
 use ratatui::text::Span;
 
-use super::screen_kit::{
-    Palette, ScreenLayout, ScreenRow, choice_rows, content_width, field_row, prose,
-};
 use super::{KeyEntry, SetupProvider, SetupScreen, Step};
 use crate::core::models;
+use crate::tui::widgets::screen_kit::{
+    Palette, ScreenLayout, ScreenRow, choice_rows, content_width, field_row, prose,
+};
 
 /// What each provider is, shown beside its name.
 fn provider_detail(provider: SetupProvider) -> &'static str {

@@ -2,15 +2,88 @@
 //! for Edit and Write, the arguments otherwise), and three answers — Yes, Yes and don't
 //! ask again (showing the exact rule it saves), No and tell robota what to do instead
 //! (typed feedback goes to the model). Keys: 1–3, y/n, arrows + Enter, Esc = No.
+//!
+//! [`PermissionOverlay`] holds the popup with the request it answers and floats above
+//! the composer; `preview.rs` makes a request into its popup.
+
+mod preview;
+
+use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
+pub use self::preview::permission_popup;
+use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
+use crate::sdk::PermissionRequest;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::framed_box::FramedBox;
 use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
+
+/// The permission popup's overlay id.
+pub const PERMISSION: &str = "permission";
+
+/// The popup on screen with the request it answers.
+pub struct PermissionOverlay {
+    popup: PermissionPopup,
+    /// Taken when the user answers.
+    request: Option<PermissionRequest>,
+}
+
+impl PermissionOverlay {
+    /// The popup for `request` (see [`permission_popup`]).
+    pub fn new(request: PermissionRequest, cwd: &Path, width: u16, theme: &Theme) -> Self {
+        PermissionOverlay {
+            popup: permission_popup(&request, cwd, width, theme),
+            request: Some(request),
+        }
+    }
+
+    /// Just above the composer, as tall as the popup wants and the room allows.
+    fn area(&self, stage: &Stage) -> Rect {
+        let free = stage.free;
+        let height = self.popup.height(free.width).min(free.height);
+        Rect::new(free.x, free.bottom() - height, free.width, height)
+    }
+}
+
+impl Overlay for PermissionOverlay {
+    fn on_key(&mut self, key: KeyEvent) -> EventResult {
+        match (self.popup.handle_key(key), self.request.take()) {
+            (Some(choice), Some(request)) => {
+                EventResult::Done(AppAction::Permission(Box::new(request), choice))
+            }
+            (_, request) => {
+                self.request = request;
+                EventResult::Consumed
+            }
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        self.popup.paste(text);
+    }
+
+    fn is_full_screen(&self) -> bool {
+        false
+    }
+
+    fn draw(&self, stage: &Stage, buf: &mut Buffer) {
+        self.popup.render(self.area(stage), buf);
+    }
+
+    fn cursor(&self, stage: &Stage) -> Cursor {
+        self.popup.cursor_position(self.area(stage)).into()
+    }
+
+    fn id(&self) -> Option<&'static str> {
+        Some(PERMISSION)
+    }
+}
 
 /// What the user chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,37 +304,22 @@ impl PermissionPopup {
         rows.split_off(cut)
     }
 
-    fn inner(area: Rect) -> Option<Rect> {
-        (area.width >= 4 && area.height >= 3)
-            .then(|| Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2))
-    }
-
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let Some(inner) = Self::inner(area) else {
-            return;
+        let frame = FramedBox {
+            title: &self.tool,
+            accent: Color::Yellow,
+            colors: self.colors,
         };
-        Clear.render(area, buf);
-        let accent = if self.colors {
-            Style::default().fg(Color::Yellow)
-        } else {
-            Style::default()
-        };
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(accent)
-            .title(Span::styled(
-                format!(" {} ", self.tool),
-                accent.add_modifier(Modifier::BOLD),
-            ))
-            .render(area, buf);
-        Paragraph::new(self.rows(inner)).render(inner, buf);
+        if let Some(inner) = frame.render(area, buf) {
+            Paragraph::new(self.rows(inner)).render(inner, buf);
+        }
     }
 
     /// Where the terminal cursor goes while feedback is typed (after the text, so an IME
     /// draws its preedit there); `None` otherwise.
     pub fn cursor_position(&self, area: Rect) -> Option<Position> {
         self.feedback.as_ref()?;
-        let inner = Self::inner(area)?;
+        let inner = FramedBox::inner(area)?;
         let rows = self.rows(inner);
         let last = rows.last()?;
         let x = u16::try_from(last.width()).unwrap_or(u16::MAX);
@@ -295,118 +353,4 @@ fn wrapped(spans: &[Span<'_>], width: usize, indent: usize, mode: WrapMode) -> V
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    fn popup() -> PermissionPopup {
-        PermissionPopup::new(
-            "Bash",
-            "rm -rf build".into(),
-            vec![],
-            "Bash(rm -rf *)".into(),
-            true,
-        )
-    }
-
-    #[test]
-    fn number_and_letter_keys_choose_directly() {
-        assert_eq!(
-            popup().handle_key(key(KeyCode::Char('1'))),
-            Some(PermissionChoice::Allow)
-        );
-        assert_eq!(
-            popup().handle_key(key(KeyCode::Char('y'))),
-            Some(PermissionChoice::Allow)
-        );
-        assert_eq!(
-            popup().handle_key(key(KeyCode::Char('2'))),
-            Some(PermissionChoice::AllowAlways)
-        );
-        assert_eq!(
-            popup().handle_key(key(KeyCode::Char('n'))),
-            Some(PermissionChoice::Deny(None))
-        );
-        assert_eq!(
-            popup().handle_key(key(KeyCode::Esc)),
-            Some(PermissionChoice::Deny(None))
-        );
-    }
-
-    #[test]
-    fn arrows_enter_and_typed_feedback() {
-        let mut p = popup();
-        assert_eq!(p.handle_key(key(KeyCode::Down)), None);
-        assert_eq!(
-            p.handle_key(key(KeyCode::Enter)),
-            Some(PermissionChoice::AllowAlways)
-        );
-        let mut p = popup();
-        assert_eq!(p.handle_key(key(KeyCode::Char('3'))), None);
-        for c in "use trash".chars() {
-            assert_eq!(p.handle_key(key(KeyCode::Char(c))), None);
-        }
-        p.handle_key(key(KeyCode::Backspace));
-        assert_eq!(
-            p.handle_key(key(KeyCode::Enter)),
-            Some(PermissionChoice::Deny(Some("use tras".into())))
-        );
-    }
-
-    #[test]
-    fn without_a_rule_to_save_only_yes_and_no_are_offered() {
-        let mut p = popup();
-        p.rule.clear();
-        assert_eq!(p.handle_key(key(KeyCode::Char('2'))), None);
-        assert!(p.feedback.is_some(), "2 is now \"No, and tell robota…\"");
-        let mut p = popup();
-        p.rule.clear();
-        p.handle_key(key(KeyCode::Down));
-        p.handle_key(key(KeyCode::Down));
-        assert_eq!(p.selected, 1, "two options only");
-        assert_eq!(p.handle_key(key(KeyCode::Char('3'))), None);
-        assert!(p.feedback.is_none(), "there is no third option");
-    }
-
-    #[test]
-    fn narrow_popups_grow_by_their_wrapped_rows_and_place_the_cursor_after_feedback() {
-        let mut p = popup();
-        assert_eq!(
-            p.height(80),
-            2 + 2 + 1 + 3,
-            "no preview: summary, question, options"
-        );
-        assert!(p.height(30) > p.height(80), "the long options wrap");
-        assert_eq!(p.cursor_position(Rect::new(0, 0, 80, 10)), None);
-        p.handle_key(key(KeyCode::Char('3')));
-        p.handle_key(key(KeyCode::Char('네')));
-        let area = Rect::new(0, 0, 80, p.height(80));
-        let prefix = "  Tell robota what to do instead: ".len() as u16;
-        assert_eq!(
-            p.cursor_position(area),
-            Some(Position::new(1 + prefix + 2, area.height - 2))
-        );
-    }
-
-    #[test]
-    fn the_rule_it_saves_is_shown_and_tiny_areas_do_not_panic() {
-        let p = popup();
-        let mut buf = Buffer::empty(Rect::new(0, 0, 70, 12));
-        p.render(buf.area, &mut buf);
-        let text: String = (0..12)
-            .map(|y| {
-                (0..70)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect();
-        assert!(text.contains("Bash(rm -rf *)"), "{text}");
-        assert!(text.contains("rm -rf build"));
-        let mut tiny = Buffer::empty(Rect::new(0, 0, 1, 1));
-        p.render(tiny.area, &mut tiny);
-    }
-}
+mod tests;

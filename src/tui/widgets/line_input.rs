@@ -1,4 +1,4 @@
-//! A one-line text field for the full-screen prompts (the picker's filter; the setup
+//! A one-line text field for the overlays (the picker's filter; the setup
 //! screen's URL, key, variable and model fields). It is the composer's grapheme-aware
 //! [`TextBuffer`] driven by the composer's own key bindings, kept to a single line, and
 //! shown scrolled so the cursor stays in view — optionally masked for secrets.
