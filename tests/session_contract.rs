@@ -3,6 +3,8 @@
 //! command, a `!command`, an interrupted turn, a queued prompt — and the typed error each
 //! failure carries. Over the real Anthropic adapter and a loopback mock.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod support;
 
 use std::sync::Arc;

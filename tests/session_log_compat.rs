@@ -5,9 +5,10 @@
 //! each with `<name>.expected.json`: what replay and the session store made of it when it
 //! was written. Replaying and listing them today must give the same.
 //!
-//! `write_fixtures` (ignored) regenerates both; run it only to add a fixture, never to make
-//! a failing comparison pass:
-//! `cargo test --test session_log_compat -- --ignored write_fixtures`.
+//! The fixtures were written by `run_scenario` with the code before the log lines became one
+//! typed enum (commit cd2c742); never regenerate them to make a failing comparison pass.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -325,18 +326,5 @@ async fn the_same_session_today_writes_the_stored_shape() {
     for (name, text) in run_scenario().await {
         let stored = std::fs::read_to_string(fixture_dir().join(format!("{name}.jsonl"))).unwrap();
         assert_eq!(shape(&text), shape(&stored), "{name}");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "regenerates tests/fixtures/logs; run by hand"]
-async fn write_fixtures() {
-    let out = fixture_dir();
-    std::fs::create_dir_all(&out).unwrap();
-    for (name, text) in run_scenario().await {
-        std::fs::write(out.join(format!("{name}.jsonl")), text).unwrap();
-        let observed = load(name);
-        let pretty = serde_json::to_string_pretty(&observed).unwrap();
-        std::fs::write(out.join(format!("{name}.expected.json")), pretty + "\n").unwrap();
     }
 }

@@ -65,6 +65,7 @@ fn bash_request() -> (PermissionRequest, oneshot::Receiver<PermissionAnswer>) {
         json!({"command": "cargo test\ncargo clippy"}),
         String::new(),
         "Bash(cargo *)".into(),
+        None,
         tx,
     );
     (request, rx)
@@ -129,7 +130,7 @@ fn an_answer_reaches_the_request_and_closes_the_popup() {
 #[test]
 fn a_picker_covers_the_screen_takes_pastes_and_closes_on_ctrl_c() {
     let mut app = app();
-    app.run_command("model", "");
+    app.submit("/model".into());
     let (buf, cursor) = render(&mut app, 60, 12);
     let text = format!("{buf:?}");
     assert!(text.contains("Choose a model") && text.contains("model-b"));

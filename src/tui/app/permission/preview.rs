@@ -101,6 +101,7 @@ mod tests {
             input,
             String::new(),
             String::new(),
+            None,
             tx,
         )
     }
