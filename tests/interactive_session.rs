@@ -239,10 +239,10 @@ async fn slash_commands_run_without_the_model() {
     })
     .await;
     assert_eq!(out, "Model: claude-sonnet-4-5");
-    client.submit("/modle x");
+    let unknown = client.submit("/modle x");
     // Unknown commands are answered without the model, naming the closest commands.
     let end = until(&mut events, |e| match e {
-        SessionEvent::SubmissionEnded { outcome, .. } => Some(outcome.end),
+        SessionEvent::SubmissionEnded { id, outcome } if id == unknown => Some(outcome.end),
         _ => None,
     })
     .await;
@@ -251,7 +251,7 @@ async fn slash_commands_run_without_the_model() {
             assert_eq!(error.kind, robota::sdk::ErrorKind::UnknownCommand);
             assert_eq!(
                 error.message,
-                "Unknown command: /modle — did you mean /model, /mode?"
+                "Unknown command: /modle — did you mean /mode, /model?"
             );
         }
         other => panic!("ended {other:?}"),
@@ -330,9 +330,11 @@ async fn shell_commands_run_and_join_the_conversation() {
     let (_, output, exit_code) = shell_output(&mut events).await;
     assert_eq!((output.as_str(), exit_code), ("bad", Some(3)));
 
-    client.submit("what happened?");
+    let question = client.submit("what happened?");
     let result = until(&mut events, |e| match e {
-        SessionEvent::SubmissionEnded { outcome, .. } => Some((outcome.end, outcome.result)),
+        SessionEvent::SubmissionEnded { id, outcome } if id == question => {
+            Some((outcome.end, outcome.result))
+        }
         _ => None,
     })
     .await;
@@ -367,7 +369,7 @@ async fn shell_commands_wait_behind_a_turn_and_abort_stops_one() {
     ]);
     let mut client = InteractiveSession::start(session(&server, dir.path()));
     let mut events = client.events().unwrap();
-    client.submit("first");
+    let first = client.submit("first");
     until(&mut events, |e| {
         matches!(e, SessionEvent::TextDelta(_)).then_some(())
     })
@@ -382,8 +384,9 @@ async fn shell_commands_wait_behind_a_turn_and_abort_stops_one() {
     assert_eq!(queued, "!touch made-after-the-turn");
     assert!(!dir.path().join("made-after-the-turn").exists());
     server.release_held();
-    until(&mut events, |e| {
-        matches!(e, SessionEvent::SubmissionEnded { .. }).then_some(())
+    until(&mut events, |e| match e {
+        SessionEvent::SubmissionEnded { id, .. } if id == first => Some(()),
+        _ => None,
     })
     .await;
     let (command, _, exit_code) = shell_output(&mut events).await;
@@ -401,9 +404,10 @@ async fn shell_commands_wait_behind_a_turn_and_abort_stops_one() {
         (output.as_str(), exit_code),
         ("Command interrupted by user", None)
     );
-    client.submit("second");
-    until(&mut events, |e| {
-        matches!(e, SessionEvent::SubmissionEnded { .. }).then_some(())
+    let second = client.submit("second");
+    until(&mut events, |e| match e {
+        SessionEvent::SubmissionEnded { id, .. } if id == second => Some(()),
+        _ => None,
     })
     .await;
     let body = server.requests()[1].body.to_string();

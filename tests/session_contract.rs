@@ -24,6 +24,10 @@ use support::{MockResponse, MockServer, anthropic};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 fn session_at(base_url: String, cwd: &std::path::Path) -> Session {
+    session_in_mode(base_url, cwd, PermissionMode::BypassPermissions)
+}
+
+fn session_in_mode(base_url: String, cwd: &std::path::Path, mode: PermissionMode) -> Session {
     let mut config = AnthropicConfig::new("sk-test");
     config.base_url = base_url;
     config.retry = RetryPolicy::none();
@@ -46,7 +50,7 @@ fn session_at(base_url: String, cwd: &std::path::Path) -> Session {
         provider,
         tools,
         PermissionPolicy {
-            mode: PermissionMode::BypassPermissions,
+            mode,
             ..PermissionPolicy::default()
         },
         None,
@@ -518,4 +522,91 @@ async fn a_prompt_blocked_by_a_hook_is_a_hook_blocked_error() {
         server.requests().is_empty(),
         "the prompt never reached the model"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_requests_carry_the_tools_own_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crlf.txt");
+    std::fs::write(&file, "one\r\ntwo\r\nthree\r\n").unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("r1", "Read", json!({"file_path": "crlf.txt"}))]),
+        // Matches nothing: fails before anyone is asked.
+        anthropic::tool_turn(
+            None,
+            &[(
+                "e1",
+                "Edit",
+                json!({"file_path": "crlf.txt", "old_string": "four", "new_string": "4"}),
+            )],
+        ),
+        // An LF old_string in a CRLF file: Edit matches it as CRLF and keeps CRLF.
+        anthropic::tool_turn(
+            None,
+            &[(
+                "e2",
+                "Edit",
+                json!({"file_path": "crlf.txt", "old_string": "two\nthree", "new_string": "2\n3"}),
+            )],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let (client, mut events) = start(
+        session_in_mode(server.base_url(), dir.path(), PermissionMode::Default),
+        &server.base_url(),
+    );
+    let id = client.submit("edit it");
+    let mut asked = Vec::new();
+    let mut failed_before_asking = None;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match events.recv().await.unwrap() {
+                SessionEvent::PermissionRequest(mut request) => {
+                    let Some(robota::core::ToolDisplay::FileDiff { before, after, .. }) =
+                        request.preview.clone()
+                    else {
+                        panic!("an Edit request carries its diff: {request:?}");
+                    };
+                    assert_eq!(before.as_deref(), Some("one\r\ntwo\r\nthree\r\n"));
+                    assert_eq!(
+                        request.choices,
+                        [
+                            robota::sdk::PermissionChoice::Allow,
+                            robota::sdk::PermissionChoice::AllowAlways {
+                                rule: request.suggested_rule.clone()
+                            },
+                            robota::sdk::PermissionChoice::Deny,
+                        ]
+                    );
+                    asked.push((request.tool_use_id.clone(), after));
+                    request.respond(robota::sdk::PermissionAnswer::Allow);
+                }
+                SessionEvent::ToolFinished {
+                    id: tool_id,
+                    is_error: true,
+                    content,
+                    ..
+                } if tool_id == "e1" => failed_before_asking = Some(content),
+                SessionEvent::SubmissionEnded { id: ended, .. } if ended == id => break,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let error = failed_before_asking.expect("the unmatched Edit ended as a failed call");
+    assert!(error.contains("String to replace not found"), "{error}");
+    assert_eq!(
+        asked.len(),
+        1,
+        "only the Edit that can apply was asked about"
+    );
+    let (tool_use_id, previewed) = &asked[0];
+    assert_eq!(tool_use_id, "e2");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(&written, previewed, "what was approved is what was written");
+    assert_eq!(written, "one\r\n2\r\n3\r\n");
+    // The model read the tool's own error for the unmatched Edit.
+    let body = server.requests()[2].body.to_string();
+    assert!(body.contains("String to replace not found"), "{body}");
 }

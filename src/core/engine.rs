@@ -69,6 +69,9 @@ pub enum GateDecision {
     Allow(Value),
     /// Do not run it; the model reads this message.
     Deny(String),
+    /// It cannot succeed (its tool said so before anyone was asked): it ends as a failed
+    /// call with this error, reported like one that ran.
+    Fail(String),
 }
 
 /// Decides whether a tool call runs (permissions, hooks, user approval). Implemented by
@@ -366,6 +369,17 @@ impl Engine<'_> {
             match self.gate.check(&call, cancel).await {
                 GateDecision::Deny(message) => {
                     outputs[index] = Some(ToolOutput::error(message));
+                    continue;
+                }
+                GateDecision::Fail(message) => {
+                    let output = ToolOutput::error(message);
+                    (self.sink)(EngineEvent::ToolStarted(call.clone()));
+                    (self.sink)(EngineEvent::ToolFinished {
+                        call,
+                        output: output.clone(),
+                        duration: Duration::ZERO,
+                    });
+                    outputs[index] = Some(output);
                     continue;
                 }
                 GateDecision::Allow(input) => {

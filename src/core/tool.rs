@@ -111,6 +111,17 @@ pub trait Tool: Send + Sync {
     /// Runs the call. Must not panic; a failure is `ToolOutput::error`.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 
+    /// What the call would change, worked out by the code that will apply it, for the
+    /// permission question (the diff of an Edit or Write); nothing is changed. `Err` is the
+    /// error result the call would give: it fails before anyone is asked.
+    async fn preview(
+        &self,
+        _input: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Option<ToolDisplay>, String> {
+        Ok(None)
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: self.name().to_string(),

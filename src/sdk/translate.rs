@@ -80,6 +80,7 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             call,
             reason,
             suggested_rule,
+            preview,
             responder,
         } => SessionEvent::PermissionRequest(PermissionRequest::new(
             call.id,
@@ -87,7 +88,7 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             call.input,
             reason,
             suggested_rule,
-            None,
+            preview,
             responder,
         )),
         SessionUpdate::PermissionDenied { call, reason } => SessionEvent::PermissionDenied {

@@ -22,7 +22,7 @@ use crate::core::hooks::protocol::{ToolPermission, ToolPermissionDecision};
 use crate::core::permission::{
     CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
 };
-use crate::core::{ToolOutput, ToolRegistry};
+use crate::core::{ToolContext, ToolDisplay, ToolOutput, ToolRegistry};
 
 use super::hooks::{HookFiring, tool_response};
 use super::line::{LogEvent, PermissionDecision};
@@ -47,6 +47,24 @@ pub(crate) struct SessionGate<'a> {
 }
 
 impl SessionGate<'_> {
+    /// The tool's own preview of `call` (see [`crate::core::Tool::preview`]).
+    async fn preview(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ToolDisplay>, String> {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return Ok(None);
+        };
+        let ctx = ToolContext {
+            cwd: self.cwd.clone(),
+            cancel: cancel.clone(),
+            tool_use_id: call.id.clone(),
+            env: Vec::new(),
+        };
+        tool.preview(&call.input, &ctx).await
+    }
+
     /// Writes the decision about `call` to the log (a failed write is only traced).
     pub(super) fn record(&self, call: &ToolCall, decision: PermissionDecision, reason: &str) {
         if let Some(log) = &self.log
@@ -114,6 +132,12 @@ impl ToolGate for SessionGate<'_> {
             }
             Verdict::Ask { reason } => reason,
         };
+        // The tool works out what it would change before anyone is asked; a call that
+        // cannot succeed fails now with the tool's own error.
+        let preview = match self.preview(call, cancel).await {
+            Ok(preview) => preview,
+            Err(message) => return GateDecision::Fail(message),
+        };
         if let Some(decision) = self.permission_request_hooks(call, cancel).await {
             return decision;
         }
@@ -129,6 +153,7 @@ impl ToolGate for SessionGate<'_> {
             call: call.clone(),
             reason: reason.clone(),
             suggested_rule: suggested_rule(&facts),
+            preview,
             responder,
         });
         self.notify_permission_prompt(call);

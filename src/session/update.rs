@@ -27,6 +27,8 @@ pub enum SessionUpdate {
         reason: String,
         /// The narrow rule "don't ask again" would add.
         suggested_rule: String,
+        /// What the call would change, worked out by its tool.
+        preview: Option<crate::core::ToolDisplay>,
         responder: oneshot::Sender<PermissionAnswer>,
     },
     /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).

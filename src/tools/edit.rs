@@ -2,15 +2,15 @@
 //! ambiguous matches with the count, matching LF `old_string`s against CRLF files and
 //! keeping CRLF, writing atomically, and answering with a numbered snippet of the change.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::file_tracker::FileReadTracker;
 use super::file_write::{
-    ensure_fresh, load_existing, record_written, to_crlf, uses_crlf, write_atomically,
-    write_failure,
+    ExistingFile, ensure_fresh, load_existing, record_written, to_crlf, uses_crlf,
+    write_atomically, write_failure,
 };
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::paths::{resolve, similar_names};
@@ -41,7 +41,8 @@ impl EditTool {
         EditTool { tracker }
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+    /// The request in `input` and the file it names.
+    fn request(input: &Value, ctx: &ToolContext) -> Result<(PathBuf, EditRequest), ToolFailure> {
         let input = ToolInput::parse("Edit", input)?;
         let file_path = input.required_str("file_path")?;
         let request = EditRequest {
@@ -54,22 +55,72 @@ impl EditTool {
                 "No changes to make: old_string and new_string are exactly the same.",
             ));
         }
-        let path = resolve(&ctx.cwd, file_path);
+        Ok((resolve(&ctx.cwd, file_path), request))
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let (path, request) = Self::request(input, ctx)?;
         let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || edit_file(&path, &request, &tracker))
-            .await
-            .map_err(|err| ToolFailure::failed(format!("Edit failed: {err}")))?
+        tokio::task::spawn_blocking(move || {
+            let plan = plan_edit(&path, &request, &tracker)?;
+            apply_edit(&path, plan, &tracker)
+        })
+        .await
+        .map_err(|err| ToolFailure::failed(format!("Edit failed: {err}")))?
+    }
+
+    async fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolDisplay, ToolFailure> {
+        let (path, request) = Self::request(input, ctx)?;
+        let tracker = self.tracker.clone();
+        tokio::task::spawn_blocking(move || {
+            plan_edit(&path, &request, &tracker).map(|plan| plan.display(&path))
+        })
+        .await
+        .map_err(|err| ToolFailure::failed(format!("Edit failed: {err}")))?
     }
 }
 
-fn edit_file(
+/// An edit worked out against the file as it is now, not yet written: what the permission
+/// question shows is exactly what [`apply_edit`] writes.
+struct PlannedEdit {
+    /// The file as read; `None` when the edit creates it.
+    existing: Option<ExistingFile>,
+    before: Option<String>,
+    after: String,
+    /// Byte offset and length of the first replacement in `after`.
+    change_start: usize,
+    change_len: usize,
+    /// Occurrences replaced.
+    count: usize,
+}
+
+impl PlannedEdit {
+    fn display(&self, path: &Path) -> ToolDisplay {
+        ToolDisplay::FileDiff {
+            file_path: path.display().to_string(),
+            before: self.before.clone(),
+            after: self.after.clone(),
+        }
+    }
+}
+
+/// Checks the edit against the file (read before, unchanged since, one match or
+/// `replace_all`) and works out the new text.
+fn plan_edit(
     path: &Path,
     request: &EditRequest,
     tracker: &FileReadTracker,
-) -> Result<ToolOutput, ToolFailure> {
+) -> Result<PlannedEdit, ToolFailure> {
     let Some(existing) = load_existing(path)? else {
         if request.old_string.is_empty() {
-            return create_file(path, &request.new_string, tracker);
+            return Ok(PlannedEdit {
+                existing: None,
+                before: None,
+                after: request.new_string.clone(),
+                change_start: 0,
+                change_len: request.new_string.len(),
+                count: 1,
+            });
         }
         let mut message = format!("File does not exist: {}", path.display());
         if let Some(close) = similar_names(path).first() {
@@ -100,44 +151,45 @@ fn edit_file(
     } else {
         apply_replacement(&before, request)?
     };
-    write_atomically(path, after.as_bytes(), Some(&existing.permissions))
+    Ok(PlannedEdit {
+        existing: Some(existing),
+        before: Some(before),
+        after,
+        change_start,
+        change_len,
+        count,
+    })
+}
+
+/// Writes a planned edit atomically and answers with a numbered snippet of the change.
+fn apply_edit(
+    path: &Path,
+    plan: PlannedEdit,
+    tracker: &FileReadTracker,
+) -> Result<ToolOutput, ToolFailure> {
+    let display = plan.display(path);
+    let permissions = plan.existing.as_ref().map(|e| &e.permissions);
+    write_atomically(path, plan.after.as_bytes(), permissions)
         .map_err(|err| write_failure(path, err))?;
-    record_written(tracker, path, after.as_bytes());
-    let summary = if count > 1 {
+    record_written(tracker, path, plan.after.as_bytes());
+    if plan.existing.is_none() {
+        let message = format!("File created successfully at: {}", path.display());
+        return Ok(ToolOutput::ok(message).with_display(display));
+    }
+    let summary = if plan.count > 1 {
         format!(
-            "The file {} has been updated ({count} occurrences replaced).",
-            path.display()
+            "The file {} has been updated ({} occurrences replaced).",
+            path.display(),
+            plan.count
         )
     } else {
         format!("The file {} has been updated.", path.display())
     };
     let message = format!(
         "{summary} Here's the result of running `cat -n` on a snippet of the edited file:\n{}",
-        snippet(&after, change_start, change_len)
+        snippet(&plan.after, plan.change_start, plan.change_len)
     );
-    Ok(ToolOutput::ok(message).with_display(ToolDisplay::FileDiff {
-        file_path: path.display().to_string(),
-        before: Some(before),
-        after,
-    }))
-}
-
-fn create_file(
-    path: &Path,
-    content: &str,
-    tracker: &FileReadTracker,
-) -> Result<ToolOutput, ToolFailure> {
-    write_atomically(path, content.as_bytes(), None).map_err(|err| write_failure(path, err))?;
-    record_written(tracker, path, content.as_bytes());
-    Ok(
-        ToolOutput::ok(format!("File created successfully at: {}", path.display())).with_display(
-            ToolDisplay::FileDiff {
-                file_path: path.display().to_string(),
-                before: None,
-                after: content.to_string(),
-            },
-        ),
-    )
+    Ok(ToolOutput::ok(message).with_display(display))
 }
 
 /// The new text, the byte offset and length of the first replacement in it, and how many
@@ -247,6 +299,17 @@ impl Tool for EditTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         into_output(self.run(&input, ctx).await)
+    }
+
+    async fn preview(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Option<ToolDisplay>, String> {
+        self.plan(input, ctx)
+            .await
+            .map(Some)
+            .map_err(|failure| failure.to_string())
     }
 }
 

@@ -2,7 +2,8 @@
 //! changed since), atomically, keeping its permissions and CRLF line endings, and reports
 //! the change as a `FileDiff` display.
 
-use std::path::Path;
+use std::fs::Permissions;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -30,48 +31,93 @@ impl WriteTool {
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
-        let input = ToolInput::parse("Write", input)?;
-        let file_path = input.required_str("file_path")?;
-        let content = input.required_str("content")?.to_string();
-        let path = resolve(&ctx.cwd, file_path);
+        let (path, content) = request(input, ctx)?;
         let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || write_file(&path, content, &tracker))
-            .await
-            .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
+        tokio::task::spawn_blocking(move || {
+            let plan = plan_write(&path, content, &tracker)?;
+            apply_write(&path, plan, &tracker)
+        })
+        .await
+        .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
+    }
+
+    async fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolDisplay, ToolFailure> {
+        let (path, content) = request(input, ctx)?;
+        let tracker = self.tracker.clone();
+        tokio::task::spawn_blocking(move || {
+            plan_write(&path, content, &tracker).map(|plan| plan.display(&path))
+        })
+        .await
+        .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
     }
 }
 
-fn write_file(
+/// The file a Write names and the content it asks for.
+fn request(input: &Value, ctx: &ToolContext) -> Result<(PathBuf, String), ToolFailure> {
+    let input = ToolInput::parse("Write", input)?;
+    let file_path = input.required_str("file_path")?;
+    let content = input.required_str("content")?.to_string();
+    Ok((resolve(&ctx.cwd, file_path), content))
+}
+
+/// A write worked out against the file as it is now: what the permission question shows
+/// is exactly what [`apply_write`] writes.
+struct PlannedWrite {
+    /// The file's text before (`None`: created) and its permissions, kept.
+    before: Option<(String, Permissions)>,
+    /// The content with the file's CRLF endings kept.
+    content: String,
+}
+
+impl PlannedWrite {
+    fn display(&self, path: &Path) -> ToolDisplay {
+        ToolDisplay::FileDiff {
+            file_path: path.display().to_string(),
+            before: self.before.as_ref().map(|(text, _)| text.clone()),
+            after: self.content.clone(),
+        }
+    }
+}
+
+fn plan_write(
     path: &Path,
     content: String,
     tracker: &FileReadTracker,
-) -> Result<ToolOutput, ToolFailure> {
-    let existing = load_existing(path)?;
-    let (before, content, permissions) = match existing {
-        None => (None, content, None),
-        Some(existing) => {
-            ensure_fresh(tracker, path, &existing)?;
-            let before = String::from_utf8_lossy(&existing.bytes).into_owned();
-            let content = if uses_crlf(&before) && !content.contains("\r\n") {
-                to_crlf(&content)
-            } else {
-                content
-            };
-            (Some(before), content, Some(existing.permissions))
-        }
+) -> Result<PlannedWrite, ToolFailure> {
+    let Some(existing) = load_existing(path)? else {
+        return Ok(PlannedWrite {
+            before: None,
+            content,
+        });
     };
-    write_atomically(path, content.as_bytes(), permissions.as_ref())
+    ensure_fresh(tracker, path, &existing)?;
+    let before = String::from_utf8_lossy(&existing.bytes).into_owned();
+    let content = if uses_crlf(&before) && !content.contains("\r\n") {
+        to_crlf(&content)
+    } else {
+        content
+    };
+    Ok(PlannedWrite {
+        before: Some((before, existing.permissions)),
+        content,
+    })
+}
+
+fn apply_write(
+    path: &Path,
+    plan: PlannedWrite,
+    tracker: &FileReadTracker,
+) -> Result<ToolOutput, ToolFailure> {
+    let display = plan.display(path);
+    let permissions = plan.before.as_ref().map(|(_, p)| p);
+    write_atomically(path, plan.content.as_bytes(), permissions)
         .map_err(|err| write_failure(path, err))?;
-    record_written(tracker, path, content.as_bytes());
-    let message = match before {
+    record_written(tracker, path, plan.content.as_bytes());
+    let message = match plan.before {
         None => format!("File created successfully at: {}", path.display()),
         Some(_) => format!("The file {} has been updated.", path.display()),
     };
-    Ok(ToolOutput::ok(message).with_display(ToolDisplay::FileDiff {
-        file_path: path.display().to_string(),
-        before,
-        after: content,
-    }))
+    Ok(ToolOutput::ok(message).with_display(display))
 }
 
 #[async_trait]
@@ -105,6 +151,17 @@ impl Tool for WriteTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         into_output(self.run(&input, ctx).await)
+    }
+
+    async fn preview(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Option<ToolDisplay>, String> {
+        self.plan(input, ctx)
+            .await
+            .map(Some)
+            .map_err(|failure| failure.to_string())
     }
 }
 

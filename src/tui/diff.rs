@@ -133,6 +133,11 @@ impl DiffView {
         (self.added, self.removed)
     }
 
+    /// The path shown in the header.
+    pub fn path(&self) -> &str {
+        &self.file_path
+    }
+
     /// Diff rows (hunk headers included) when fully expanded.
     pub fn row_count(&self) -> usize {
         self.rows.len()

@@ -214,3 +214,39 @@ fn closing_the_start_picker_opens_a_new_session() {
     assert_eq!(messages, 1, "a new session has no history");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_command_on_the_command_line_runs_then_the_next_prompt_is_answered() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Answered after help.")]);
+    let mut pty = start(&project, &server, &["/help"]);
+    pty.wait_for_text("Commands:");
+    // The command ended: the spinner stops, so the next prompt is sent, not queued.
+    pty.wait_for("the spinner to stop", Duration::from_secs(10), |s| {
+        !s.contains("esc to interrupt")
+    });
+    pty.type_text("hi");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("Answered after help.");
+    assert!(!screen.contains("queued:"), "{screen}");
+    assert_eq!(server.requests().len(), 1, "/help called no model");
+    assert_eq!(last_user_text(&server, 1), "hi");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn an_unknown_command_says_so_and_reaches_no_model() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("A path is a prompt.")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("/compcat");
+    pty.send(b"\r");
+    pty.wait_for_text("Unknown command: /compcat");
+    assert!(server.requests().is_empty());
+    pty.type_text("/usr/bin/env is broken");
+    pty.send(b"\r");
+    pty.wait_for_text("A path is a prompt.");
+    assert_eq!(last_user_text(&server, 1), "/usr/bin/env is broken");
+    exit_cleanly(&mut pty);
+}

@@ -8,6 +8,7 @@ use ratatui::text::Line;
 use serde_json::Value;
 
 use super::PermissionPopup;
+use crate::core::ToolDisplay;
 use crate::sdk::PermissionRequest;
 use crate::tui::diff::DiffView;
 use crate::tui::theme::Theme;
@@ -38,35 +39,21 @@ pub fn permission_popup(
     )
 }
 
-/// The change an Edit or Write request would make, as a diff against the file as it is
-/// now; `None` for other tools and for an input that is not one (the tool will report the
-/// error itself). The one place the preview is computed.
+/// The change the request's tool worked out (the diff of an Edit or Write, exactly what it
+/// will write), with its path shown relative to `cwd`; `None` when the tool gave none.
 fn file_preview(request: &PermissionRequest, cwd: &Path) -> Option<DiffView> {
-    let tool = request.tool_name.as_str();
-    if !matches!(tool, "Edit" | "Write") {
+    let Some(ToolDisplay::FileDiff {
+        file_path,
+        before,
+        after,
+    }) = &request.preview
+    else {
         return None;
-    }
-    let input = &request.input;
-    let path = input.get("file_path")?.as_str()?;
-    let full = cwd.join(path);
-    let before = std::fs::read_to_string(&full).ok();
-    let after = if tool == "Write" {
-        input.get("content")?.as_str()?.to_string()
-    } else {
-        let old = input.get("old_string")?.as_str()?;
-        let new = input.get("new_string")?.as_str()?;
-        let current = before.as_deref()?;
-        let all = input
-            .get("replace_all")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if all {
-            current.replace(old, new)
-        } else {
-            current.replacen(old, new, 1)
-        }
     };
-    Some(DiffView::new(path, before.as_deref(), &after))
+    let shown = Path::new(file_path)
+        .strip_prefix(cwd)
+        .map_or_else(|_| file_path.clone(), |p| p.display().to_string());
+    Some(DiffView::new(&shown, before.as_deref(), after))
 }
 
 /// A multi-line Bash command, whole (a one-line command is already the summary).
@@ -94,6 +81,10 @@ mod tests {
     use serde_json::json;
 
     fn request(tool: &str, input: Value) -> PermissionRequest {
+        with_preview(tool, input, None)
+    }
+
+    fn with_preview(tool: &str, input: Value, preview: Option<ToolDisplay>) -> PermissionRequest {
         let (tx, _rx) = tokio::sync::oneshot::channel();
         PermissionRequest::new(
             "t1".into(),
@@ -101,24 +92,25 @@ mod tests {
             input,
             String::new(),
             String::new(),
-            None,
+            preview,
             tx,
         )
     }
 
     #[test]
-    fn edit_previews_diff_the_file_on_disk_and_write_of_a_new_file_is_all_additions() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
-        let edit = json!({"file_path": "a.txt", "old_string": "two", "new_string": "2"});
-        let diff = file_preview(&request("Edit", edit.clone()), dir.path()).unwrap();
-        assert_eq!(diff.counts(), (1, 1));
-        let write = json!({"file_path": "new.txt", "content": "x\ny\n"});
-        let diff = file_preview(&request("Write", write), dir.path()).unwrap();
-        assert_eq!(diff.counts(), (2, 0));
-        let bad = json!({"file_path": "a.txt"});
-        assert!(file_preview(&request("Edit", bad), dir.path()).is_none());
-        assert!(file_preview(&request("Bash", edit), dir.path()).is_none());
+    fn the_diff_is_the_tools_own_preview_with_a_relative_path() {
+        let dir = Path::new("/project");
+        let diff = ToolDisplay::FileDiff {
+            file_path: "/project/src/a.txt".into(),
+            before: Some("one\r\ntwo\r\n".into()),
+            after: "one\r\n2\r\n".into(),
+        };
+        let edit = json!({"file_path": "src/a.txt", "old_string": "two", "new_string": "2"});
+        let view = file_preview(&with_preview("Edit", edit.clone(), Some(diff)), dir).unwrap();
+        assert_eq!(view.counts(), (1, 1));
+        assert_eq!(view.path(), "src/a.txt");
+        // Without the tool's preview nothing is guessed from the input.
+        assert!(file_preview(&request("Edit", edit), dir).is_none());
     }
 
     #[test]
