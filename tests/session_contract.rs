@@ -18,6 +18,7 @@ use robota::sdk::{
     ErrorKind, InteractiveSession, ProviderEndpoint, SessionEvent, SessionOptions, Submission,
     SubmissionId, TurnEnd,
 };
+use robota::session::log::{SessionHeader, SessionLog};
 use robota::session::{Session, SessionConfig};
 use serde_json::json;
 use support::{MockResponse, MockServer, anthropic};
@@ -28,6 +29,15 @@ fn session_at(base_url: String, cwd: &std::path::Path) -> Session {
 }
 
 fn session_in_mode(base_url: String, cwd: &std::path::Path, mode: PermissionMode) -> Session {
+    logged_session(base_url, cwd, mode, None)
+}
+
+fn logged_session(
+    base_url: String,
+    cwd: &std::path::Path,
+    mode: PermissionMode,
+    log: Option<SessionLog>,
+) -> Session {
     let mut config = AnthropicConfig::new("sk-test");
     config.base_url = base_url;
     config.retry = RetryPolicy::none();
@@ -53,7 +63,7 @@ fn session_in_mode(base_url: String, cwd: &std::path::Path, mode: PermissionMode
             mode,
             ..PermissionPolicy::default()
         },
-        None,
+        log,
     )
 }
 
@@ -609,4 +619,46 @@ async fn permission_requests_carry_the_tools_own_preview() {
     // The model read the tool's own error for the unmatched Edit.
     let body = server.requests()[2].body.to_string();
     assert!(body.contains("String to replace not found"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_that_stops_being_written_is_a_failure_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let header = SessionHeader::new("contract", dir.path(), "claude-sonnet-4-5", "anthropic");
+    let path = SessionLog::create(home.path(), &header)
+        .unwrap()
+        .path()
+        .to_path_buf();
+    let replayed = robota::session::replay::replay(&path).unwrap();
+    // The disk is full from now on: every write to the log fails with ENOSPC.
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    let log = SessionLog::open_append(&path, &replayed).unwrap();
+    let server = MockServer::start(vec![anthropic::text_turn("answer")]);
+    let session = logged_session(
+        server.base_url(),
+        dir.path(),
+        PermissionMode::Default,
+        Some(log),
+    );
+    let (client, mut events) = start(session, &server.base_url());
+    let id = client.submit("hi");
+    let (names, all) = until_ended(&mut events, id).await;
+    assert_eq!(
+        names.last().unwrap(),
+        "SubmissionEnded(#1 Error(write_failure))"
+    );
+    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
+        panic!()
+    };
+    let TurnEnd::Error(error) = &outcome.end else {
+        panic!()
+    };
+    assert!(
+        error.message.contains(&path.display().to_string()),
+        "{error:?}"
+    );
+    assert!(error.message.contains("No space left"), "{error:?}");
+    assert_eq!(outcome.result, "answer", "the answer itself is kept");
 }

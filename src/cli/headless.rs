@@ -357,15 +357,10 @@ impl Printer {
                 // safety net.
                 request.respond(crate::session::PermissionAnswer::Deny(None));
             }
-            SessionEvent::Usage {
-                usage,
-                model,
-                cost_usd,
-                api_duration,
-            } => {
-                self.totals.add_usage(&model, &usage, cost_usd);
+            SessionEvent::Usage { api_duration, .. } => {
                 self.totals.api_duration += api_duration;
             }
+            SessionEvent::State(state) => self.totals.set_usage(&state),
             SessionEvent::Retrying {
                 attempt,
                 max_attempts,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::core::{Message, Usage, models};
-use crate::sdk::TurnEnd;
+use crate::sdk::{SessionState, TurnEnd};
 
 /// Totals gathered over a print-mode run.
 #[derive(Debug, Default)]
@@ -32,18 +32,16 @@ impl RunTotals {
         }
     }
 
-    pub fn add_usage(&mut self, model: &str, usage: &Usage, cost: Option<f64>) {
-        self.usage.add(usage);
-        let entry = self
-            .by_model
-            .entry(model.to_string())
-            .or_insert((Usage::default(), Some(0.0)));
-        entry.0.add(usage);
-        entry.1 = entry.1.zip(cost).map(|(a, b)| a + b);
-        match cost {
-            Some(c) => self.cost_usd += c,
-            None => self.cost_known = false,
-        }
+    /// Takes the usage and cost totals from the session's state.
+    pub fn set_usage(&mut self, state: &SessionState) {
+        self.usage = state.usage;
+        self.cost_known = state.cost_usd.is_some();
+        self.cost_usd = state.cost_usd.unwrap_or_default();
+        self.by_model = state
+            .models
+            .iter()
+            .map(|m| (m.model.clone(), (m.usage, m.cost_usd)))
+            .collect();
     }
 }
 

@@ -134,6 +134,34 @@ pub struct QueuedSubmission {
     pub text: String,
 }
 
+/// Token usage and cost of one model in a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelUsage {
+    pub model: String,
+    pub usage: Usage,
+    /// `None` when the model's price is unknown.
+    pub cost_usd: Option<f64>,
+}
+
+impl SessionState {
+    /// Adds one call's usage to the model's and the session's totals.
+    pub(crate) fn add_usage(&mut self, model: &str, usage: &Usage, cost: Option<f64>) {
+        self.usage.add(usage);
+        self.cost_usd = self.cost_usd.zip(cost).map(|(a, b)| a + b);
+        match self.models.iter_mut().find(|m| m.model == model) {
+            Some(entry) => {
+                entry.usage.add(usage);
+                entry.cost_usd = entry.cost_usd.zip(cost).map(|(a, b)| a + b);
+            }
+            None => self.models.push(ModelUsage {
+                model: model.to_string(),
+                usage: *usage,
+                cost_usd: cost,
+            }),
+        }
+    }
+}
+
 /// What a client shows of the session besides the transcript; sent whole whenever any of
 /// it changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +174,8 @@ pub struct SessionState {
     pub usage: Usage,
     /// Cost of that usage; `None` when a model's price is unknown.
     pub cost_usd: Option<f64>,
+    /// The same, per model, in the order the models were first used.
+    pub models: Vec<ModelUsage>,
     /// The latest context estimate, once a call was made.
     pub context: Option<ContextState>,
     /// The submission running now.

@@ -192,30 +192,28 @@ async fn drive(
 }
 
 fn initial_state(session: &Session) -> SessionState {
-    let (usage, cost_usd) = usage_totals(session);
-    SessionState {
+    let mut state = SessionState {
         session_id: session.id().to_string(),
         name: session.name().map(str::to_string),
         model: session.config().model.clone(),
         mode: session.mode(),
-        usage,
-        cost_usd,
+        usage: crate::core::Usage::default(),
+        cost_usd: Some(0.0),
+        models: Vec::new(),
         context: None,
         running: None,
         queue: Vec::new(),
-    }
+    };
+    add_session_usage(&mut state, session);
+    state
 }
 
-/// The session's usage over every model, and its cost (`None` when a price is unknown).
-fn usage_totals(session: &Session) -> (crate::core::Usage, Option<f64>) {
-    let mut total = crate::core::Usage::default();
-    let mut cost = Some(0.0);
+/// Puts the session's usage per model (and its cost) into `state`'s totals.
+fn add_session_usage(state: &mut SessionState, session: &Session) {
     for (model, usage) in session.usage_by_model() {
-        total.add(&usage);
-        let price = models::lookup(&model).price.map(|p| p.cost(&usage));
-        cost = cost.zip(price).map(|(a, b)| a + b);
+        let cost = models::lookup(&model).price.map(|p| p.cost(&usage));
+        state.add_usage(&model, &usage, cost);
     }
-    (total, cost)
 }
 
 impl Driver {
@@ -241,16 +239,14 @@ impl Driver {
 
     /// The session's own state after a command may have changed it.
     fn refresh_state(&self) {
-        let (usage, cost_usd) = usage_totals(&self.session);
-        let model = self.session.config().model.clone();
-        let name = self.session.name().map(str::to_string);
-        let mode = self.session.mode();
+        let fresh = initial_state(&self.session);
         self.shared.update_state(|s| {
-            s.model = model;
-            s.name = name;
-            s.mode = mode;
-            s.usage = usage;
-            s.cost_usd = cost_usd;
+            s.model = fresh.model;
+            s.name = fresh.name;
+            s.mode = fresh.mode;
+            s.usage = fresh.usage;
+            s.cost_usd = fresh.cost_usd;
+            s.models = fresh.models;
         });
     }
 
@@ -274,14 +270,14 @@ impl Driver {
             };
             match &event {
                 SessionEvent::Usage {
-                    usage, cost_usd, ..
+                    usage,
+                    cost_usd,
+                    model,
+                    ..
                 } => {
-                    let (usage, cost) = (*usage, *cost_usd);
+                    let (usage, cost, model) = (*usage, *cost_usd, model.clone());
                     shared.emit(event);
-                    shared.update_state(|s| {
-                        s.usage.add(&usage);
-                        s.cost_usd = s.cost_usd.zip(cost).map(|(a, b)| a + b);
-                    });
+                    shared.update_state(|s| s.add_usage(&model, &usage, cost));
                 }
                 SessionEvent::Context(context) => {
                     let context = *context;
@@ -320,6 +316,7 @@ impl Driver {
             }
             Submission::Shell(command) => self.run_shell(id, command, controls).await,
         };
+        let end = self.with_log_failure(end);
         self.emit(SessionEvent::SubmissionEnded {
             id,
             outcome: Outcome {
@@ -330,6 +327,26 @@ impl Driver {
             },
         });
         self.shared.update_state(|s| s.running = None);
+    }
+
+    /// A session log that stopped being written is never reported as a success: a
+    /// successful end becomes a write failure; any other end keeps its kind and a warning
+    /// says it.
+    fn with_log_failure(&self, end: TurnEnd) -> TurnEnd {
+        let Some(failure) = self.session.take_log_failure() else {
+            return end;
+        };
+        let hint = "free disk space or fix the permissions of ROBOTA_HOME; this session goes on in memory but may not resume";
+        if end.is_success() {
+            let message = format!("The session log could not be written: {failure}");
+            return TurnEnd::Error(
+                TurnError::new(ErrorKind::WriteFailure, message).with_hint(hint),
+            );
+        }
+        self.emit(SessionEvent::Warning(format!(
+            "The session log could not be written: {failure} — {hint}"
+        )));
+        end
     }
 
     async fn run_command(

@@ -17,7 +17,7 @@ pub use crate::session::PermissionAnswer;
 pub use commands::{Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
-    Outcome, PermissionChoice, PermissionRequest, QueuedSubmission, SessionEvent, SessionState,
-    TurnEnd,
+    ModelUsage, Outcome, PermissionChoice, PermissionRequest, QueuedSubmission, SessionEvent,
+    SessionState, TurnEnd,
 };
 pub use interactive::{InteractiveSession, SessionOptions};

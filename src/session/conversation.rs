@@ -271,6 +271,12 @@ impl Session {
     }
 
     /// Writes an event line; failures are logged to the trace, never fatal.
+    /// The first log write that failed since the last call, naming the file and what
+    /// failed; clients must tell the user (the conversation itself goes on in memory).
+    pub fn take_log_failure(&self) -> Option<String> {
+        self.log.as_ref().and_then(|log| log.take_failure())
+    }
+
     pub fn log_event(&self, event: LogEvent) {
         self.with_log(|log| log.append_event(event));
     }

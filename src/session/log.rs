@@ -45,6 +45,8 @@ struct WriterState {
     bytes_since_name: u64,
     /// A write failed part way: start the next line on a fresh line.
     broken_line: bool,
+    /// The first failed write not yet reported to a client.
+    unreported_failure: Option<String>,
 }
 
 impl SessionLog {
@@ -111,6 +113,7 @@ impl SessionLog {
                 name,
                 bytes_since_name: 0,
                 broken_line: false,
+                unreported_failure: None,
             }),
         }
     }
@@ -225,7 +228,19 @@ impl SessionLog {
             .write_all(bytes)
             .and_then(|()| state.file.flush());
         state.broken_line = written.is_err();
-        written.map_err(|e| LogError::io(&self.path, LogAction::Write, e))
+        written.map_err(|e| {
+            let error = LogError::io(&self.path, LogAction::Write, e);
+            if state.unreported_failure.is_none() {
+                state.unreported_failure = Some(error.to_string());
+            }
+            error
+        })
+    }
+
+    /// The first write that failed since the last call, as a message naming the file and
+    /// what failed; a client must be told (the conversation goes on in memory).
+    pub fn take_failure(&self) -> Option<String> {
+        self.lock().unreported_failure.take()
     }
 
     fn lock(&self) -> MutexGuard<'_, WriterState> {
