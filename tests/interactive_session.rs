@@ -6,15 +6,12 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use robota::core::ToolRegistry;
-use robota::core::permission::{PermissionMode, PermissionPolicy};
-use robota::providers::{AnthropicConfig, AnthropicProvider, RetryPolicy};
+use robota::core::permission::PermissionMode;
 use robota::sdk::{InteractiveSession, SessionEvent, TurnEnd};
 use robota::session::log::{SessionHeader, SessionLog};
-use robota::session::{PermissionAnswer, Session, SessionConfig};
+use robota::session::{PermissionAnswer, Session};
 use serde_json::json;
 use support::{MockServer, anthropic};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -24,33 +21,7 @@ fn session(server: &MockServer, cwd: &std::path::Path) -> Session {
 }
 
 fn logged_session(server: &MockServer, cwd: &std::path::Path, log: Option<SessionLog>) -> Session {
-    let mut config = AnthropicConfig::new("sk-test");
-    config.base_url = server.base_url();
-    config.retry = RetryPolicy::none();
-    let provider = Arc::new(AnthropicProvider::new(config).unwrap());
-    let tools = ToolRegistry::new(robota::tools::default_tools(cwd));
-    Session::new(
-        SessionConfig {
-            session_id: "s1".into(),
-            cwd: cwd.to_path_buf(),
-            model: "claude-sonnet-4-5".into(),
-            system_prompt: "test".into(),
-            max_tokens: 1000,
-            thinking_budget: None,
-            max_rounds: None,
-            context_window: 200_000,
-            env: vec![],
-            interactive: true,
-            server_tools: Vec::new(),
-        },
-        provider,
-        tools,
-        PermissionPolicy {
-            mode: PermissionMode::Default,
-            ..PermissionPolicy::default()
-        },
-        log,
-    )
+    support::session::anthropic_session(server.base_url(), cwd, PermissionMode::Default, log)
 }
 
 /// Receives events until `pick` returns a value (bounded by a safety timeout).

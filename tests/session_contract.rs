@@ -7,20 +7,18 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use robota::core::ToolRegistry;
 use robota::core::hooks::HookConfig;
-use robota::core::permission::{PermissionMode, PermissionPolicy};
-use robota::providers::{AnthropicConfig, AnthropicProvider, RetryPolicy};
+use robota::core::permission::PermissionMode;
 use robota::sdk::{
     ErrorKind, InteractiveSession, ProviderEndpoint, SessionEvent, SessionOptions, Submission,
     SubmissionId, TurnEnd,
 };
+use robota::session::Session;
 use robota::session::log::{SessionHeader, SessionLog};
-use robota::session::{Session, SessionConfig};
 use serde_json::json;
+use support::session::anthropic_session;
 use support::{MockResponse, MockServer, anthropic};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -29,42 +27,7 @@ fn session_at(base_url: String, cwd: &std::path::Path) -> Session {
 }
 
 fn session_in_mode(base_url: String, cwd: &std::path::Path, mode: PermissionMode) -> Session {
-    logged_session(base_url, cwd, mode, None)
-}
-
-fn logged_session(
-    base_url: String,
-    cwd: &std::path::Path,
-    mode: PermissionMode,
-    log: Option<SessionLog>,
-) -> Session {
-    let mut config = AnthropicConfig::new("sk-test");
-    config.base_url = base_url;
-    config.retry = RetryPolicy::none();
-    let provider = Arc::new(AnthropicProvider::new(config).unwrap());
-    let tools = ToolRegistry::new(robota::tools::default_tools(cwd));
-    Session::new(
-        SessionConfig {
-            session_id: "contract".into(),
-            cwd: cwd.to_path_buf(),
-            model: "claude-sonnet-4-5".into(),
-            system_prompt: "test".into(),
-            max_tokens: 1000,
-            thinking_budget: None,
-            max_rounds: None,
-            context_window: 200_000,
-            env: vec![],
-            interactive: true,
-            server_tools: Vec::new(),
-        },
-        provider,
-        tools,
-        PermissionPolicy {
-            mode,
-            ..PermissionPolicy::default()
-        },
-        log,
-    )
+    anthropic_session(base_url, cwd, mode, None)
 }
 
 fn start(
@@ -636,7 +599,7 @@ async fn a_log_that_stops_being_written_is_a_failure_not_a_success() {
     std::os::unix::fs::symlink("/dev/full", &path).unwrap();
     let log = SessionLog::open_append(&path, &replayed).unwrap();
     let server = MockServer::start(vec![anthropic::text_turn("answer")]);
-    let session = logged_session(
+    let session = anthropic_session(
         server.base_url(),
         dir.path(),
         PermissionMode::Default,

@@ -12,7 +12,7 @@ use super::file_write::{
     ExistingFile, ensure_fresh, load_existing, record_written, to_crlf, uses_crlf,
     write_atomically, write_failure,
 };
-use super::input::{ToolFailure, ToolInput, into_output};
+use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::{resolve, similar_names};
 use super::read::push_numbered_line;
 use crate::core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
@@ -306,10 +306,7 @@ impl Tool for EditTool {
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<Option<ToolDisplay>, String> {
-        self.plan(input, ctx)
-            .await
-            .map(Some)
-            .map_err(|failure| failure.to_string())
+        into_preview(self.plan(input, ctx).await)
     }
 }
 

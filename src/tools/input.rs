@@ -30,6 +30,14 @@ impl ToolFailure {
     }
 }
 
+/// Turns a tool's planned change into the preview a permission question shows; a failure is
+/// the error the call would end with.
+pub fn into_preview(
+    result: Result<crate::core::ToolDisplay, ToolFailure>,
+) -> Result<Option<crate::core::ToolDisplay>, String> {
+    result.map(Some).map_err(|failure| failure.to_string())
+}
+
 /// Turns a tool's inner result into the output the engine gets.
 pub fn into_output(result: Result<ToolOutput, ToolFailure>) -> ToolOutput {
     result.unwrap_or_else(|failure| ToolOutput::error(failure.to_string()))

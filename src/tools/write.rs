@@ -13,7 +13,7 @@ use super::file_write::{
     ensure_fresh, load_existing, record_written, to_crlf, uses_crlf, write_atomically,
     write_failure,
 };
-use super::input::{ToolFailure, ToolInput, into_output};
+use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::resolve;
 use crate::core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
 
@@ -158,10 +158,7 @@ impl Tool for WriteTool {
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<Option<ToolDisplay>, String> {
-        self.plan(input, ctx)
-            .await
-            .map(Some)
-            .map_err(|failure| failure.to_string())
+        into_preview(self.plan(input, ctx).await)
     }
 }
 
