@@ -625,3 +625,40 @@ async fn a_log_that_stops_being_written_is_a_failure_not_a_success() {
     assert!(error.message.contains("No space left"), "{error:?}");
     assert_eq!(outcome.result, "answer", "the answer itself is kept");
 }
+
+/// The modes the state reports after each of `n` Shift+Tab presses.
+async fn cycled_modes(start_mode: PermissionMode, n: usize) -> Vec<PermissionMode> {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let session = session_in_mode(server.base_url(), dir.path(), start_mode);
+    let (client, mut events) = start(session, &server.base_url());
+    skip_start(&mut events).await;
+    let mut modes = Vec::new();
+    for _ in 0..n {
+        client.cycle_mode();
+        let mode = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                if let Some(SessionEvent::State(state)) = events.recv().await {
+                    return state.mode;
+                }
+            }
+        })
+        .await
+        .unwrap();
+        modes.push(mode);
+    }
+    modes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_reaches_bypass_only_when_the_session_started_in_it() {
+    use PermissionMode::*;
+    assert_eq!(
+        cycled_modes(Default, 4).await,
+        [AcceptEdits, Plan, Default, AcceptEdits]
+    );
+    assert_eq!(
+        cycled_modes(BypassPermissions, 4).await,
+        [Default, AcceptEdits, Plan, BypassPermissions]
+    );
+}

@@ -155,6 +155,8 @@ struct Driver {
     shared: Arc<Shared>,
     queue: VecDeque<(SubmissionId, Submission)>,
     options: SessionOptions,
+    /// Shift+Tab reaches `bypassPermissions` only when the session started in it.
+    bypass_in_cycle: bool,
 }
 
 async fn drive(
@@ -164,6 +166,7 @@ async fn drive(
     events: mpsc::UnboundedSender<SessionEvent>,
 ) {
     let state = initial_state(&session);
+    let bypass_in_cycle = session.mode() == PermissionMode::BypassPermissions;
     let mut driver = Driver {
         session,
         shared: Arc::new(Shared {
@@ -172,6 +175,7 @@ async fn drive(
         }),
         queue: VecDeque::new(),
         options,
+        bypass_in_cycle,
     };
     driver.shared.update_state(|_| {});
     let source = driver.session.start_source().to_string();
@@ -227,7 +231,9 @@ impl Driver {
             Control::Submit(id, submission) => return Some((id, submission)),
             Control::Abort | Control::TakeBackQueued => {}
             Control::SetMode(mode) => self.set_mode(mode),
-            Control::CycleMode => self.set_mode(self.session.mode().next()),
+            Control::CycleMode => {
+                self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
+            }
         }
         None
     }
@@ -408,6 +414,7 @@ impl Driver {
         let policy = self.session.policy_handle();
         let (run, mode_change) = {
             let mut busy = Busy {
+                bypass_in_cycle: self.bypass_in_cycle,
                 queue: &mut self.queue,
                 shared: &self.shared,
                 policy,
@@ -453,6 +460,7 @@ impl Driver {
         let policy = self.session.policy_handle();
         let (outcome, mode_change) = {
             let mut busy = Busy {
+                bypass_in_cycle: self.bypass_in_cycle,
                 queue: &mut self.queue,
                 shared: &self.shared,
                 policy,
@@ -527,6 +535,7 @@ fn last_answer(history: &[crate::core::Message]) -> String {
 /// the queue; a submission that may run during a turn runs at once, any other waits in the
 /// queue; a mode change applies to the running turn's next tool call at once.
 struct Busy<'a> {
+    bypass_in_cycle: bool,
     queue: &'a mut VecDeque<(SubmissionId, Submission)>,
     shared: &'a Arc<Shared>,
     policy: Arc<Mutex<PermissionPolicy>>,
@@ -570,7 +579,7 @@ impl Busy<'_> {
             Some(Control::SetMode(mode)) => self.set_mode(mode),
             Some(Control::CycleMode) => {
                 let current = self.policy.lock().map(|p| p.mode).unwrap_or_default();
-                self.set_mode(current.next());
+                self.set_mode(current.next_in_cycle(self.bypass_in_cycle));
             }
         }
     }

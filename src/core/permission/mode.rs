@@ -51,7 +51,16 @@ impl PermissionMode {
         }
     }
 
-    /// The next mode in the Shift+Tab cycle.
+    /// The next mode in the Shift+Tab cycle; `bypassPermissions` is in it only when
+    /// `with_bypass` (the session started in it), as in Claude Code.
+    pub fn next_in_cycle(self, with_bypass: bool) -> Self {
+        match self.next() {
+            PermissionMode::BypassPermissions if !with_bypass => PermissionMode::Default,
+            next => next,
+        }
+    }
+
+    /// The next mode of all four, in order.
     pub fn next(self) -> Self {
         match self {
             PermissionMode::Default => PermissionMode::AcceptEdits,
