@@ -171,7 +171,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-fn describe(d: Duration) -> String {
+pub(crate) fn describe(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {

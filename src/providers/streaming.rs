@@ -1,6 +1,7 @@
 //! The exchange every streaming adapter performs: send one request, map a failed status
-//! to a typed error, read the SSE body chunk by chunk into a wire-specific decoder (with the
-//! idle timeout and cancellation at every await), and retry retryable failures under the
+//! to a typed error, read the SSE body chunk by chunk into a wire-specific decoder (with a
+//! no-progress deadline — the idle timeout counts from the last complete event, not the last
+//! byte — and cancellation at every await), and retry retryable failures under the
 //! adapter's `RetryPolicy`. Adapters supply only their request body, their error mapping
 //! and their `WireDecoder`.
 
@@ -76,10 +77,23 @@ pub(crate) async fn attempt<D: WireDecoder>(
         error.request_id = error.request_id.or_else(|| request_id.clone());
         AttemptFailure::new(error, streamed)
     };
+    // The idle deadline moves only when a whole event arrives: a server that trickles
+    // bytes without ever completing one cannot hold the call open.
+    let mut deadline = tokio::time::Instant::now() + idle;
     loop {
-        let chunk = http::next_chunk(&mut response, idle, cancel)
-            .await
-            .map_err(|e| fail(e, decoder.emitted_anything()))?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let chunk = match http::next_chunk(&mut response, left, cancel).await {
+            Ok(chunk) => chunk,
+            Err(mut error) => {
+                if error.kind == ProviderErrorKind::Timeout {
+                    error.message = format!(
+                        "stream stalled: no data for {} (no complete event)",
+                        http::describe(idle)
+                    );
+                }
+                return Err(fail(error, decoder.emitted_anything()));
+            }
+        };
         let decoded = match &chunk {
             Some(bytes) => sse.push(bytes).map_err(|e| {
                 let error = ProviderError::new(ProviderErrorKind::Decode, e.to_string());
@@ -87,6 +101,9 @@ pub(crate) async fn attempt<D: WireDecoder>(
             })?,
             None => sse.finish().into_iter().collect(),
         };
+        if !decoded.is_empty() {
+            deadline = tokio::time::Instant::now() + idle;
+        }
         let mut done = chunk.is_none();
         for event in &decoded {
             let flow = decoder

@@ -255,3 +255,31 @@ async fn a_json_200_instead_of_a_stream_is_a_decode_error() {
     assert!(out.error().message.contains("expected an event stream"));
     assert!(out.retries().is_empty());
 }
+
+#[tokio::test]
+async fn a_trickle_that_never_completes_an_event_ends_at_the_idle_deadline() {
+    // message_start, ping and the block start arrive; then one byte at a time of an event
+    // that never ends — every byte would have reset a per-byte idle timer for 40 s.
+    let head = mock::text_turn_chunks("never")[..3].to_vec();
+    let server = MockServer::start(vec![MockResponse::Trickle {
+        head,
+        every: Duration::from_millis(20),
+        bytes: 2_000,
+    }]);
+    let out = run(
+        &provider_with(&server, 0, Duration::from_millis(300)),
+        &request(),
+    )
+    .await;
+    assert_eq!(
+        out.error().kind,
+        ProviderErrorKind::Timeout,
+        "{:?}",
+        out.error()
+    );
+    assert!(
+        out.error().message.contains("no complete event"),
+        "{}",
+        out.error().message
+    );
+}

@@ -49,6 +49,13 @@ pub enum MockResponse {
     },
     /// Bytes written as they are (status line, headers and body), then the connection closes.
     Raw(Vec<u8>),
+    /// `200 text/event-stream`: the `head` chunks, then one byte of an event that never
+    /// completes every `every`, at most `bytes` of them, then the connection closes.
+    Trickle {
+        head: Vec<Vec<u8>>,
+        every: Duration,
+        bytes: usize,
+    },
 }
 
 impl MockResponse {
@@ -236,6 +243,22 @@ fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream) {
             cut_after,
             hold_after,
         } => write_sse(&shared, &mut stream, &chunks, cut_after, hold_after),
+        MockResponse::Trickle { head, every, bytes } => {
+            write_sse(&shared, &mut stream, &head, None, None);
+            // The server's own pace (not a test waiting on time): `data: xxxx…` with no end.
+            let mut event = b"data: ".to_vec();
+            event.resize(bytes, b'x');
+            for byte in event {
+                std::thread::sleep(every);
+                if stream
+                    .write_all(&[byte])
+                    .and_then(|_| stream.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
     }
     let _ = stream.shutdown(Shutdown::Both);
 }
