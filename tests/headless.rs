@@ -302,9 +302,51 @@ fn sigint_mid_turn_exits_130_and_the_session_resumes() {
         anthropic::text_turn_held("I am in the middle of a long answer", 4),
         anthropic::text_turn("resumed fine"),
     ]);
+    let (out, result) = signal_mid_turn(&p, &server, libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{result}");
+    let session_id = result["session_id"].as_str().unwrap().to_string();
+
+    let out = p.run(
+        &server,
+        &["-p", "go on", "-r", &session_id, "--output-format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_result(&out)["session_id"], session_id.as_str());
+    let second = &server.requests()[1].body;
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], "tell me a story");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert!(messages[1].to_string().contains("I am"), "{}", messages[1]);
+    assert!(messages.last().unwrap().to_string().contains("go on"));
+}
+
+#[test]
+fn sigterm_and_sighup_end_the_turn_like_sigint_with_their_exit_codes() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let p = project();
+        let server = MockServer::start(vec![anthropic::text_turn_held(
+            "I am in the middle of a long answer",
+            4,
+        )]);
+        let (out, result) = signal_mid_turn(&p, &server, signal);
+        assert_eq!(out.status.code(), Some(code), "{result}");
+        assert_eq!(result["stop_reason"], "interrupted");
+        // The partial answer is in the log, so the session resumes with it.
+        let log = std::fs::read_to_string(&p.session_logs()[0]).unwrap();
+        assert!(log.contains("I am"), "{log}");
+    }
+}
+
+/// Runs a stream-json turn against a held stream, sends `signal` once the first text
+/// delta is out, and returns the output and the final `result` line.
+fn signal_mid_turn(
+    p: &support::project::Project,
+    server: &MockServer,
+    signal: i32,
+) -> (Output, Value) {
     let mut child = p
         .command(
-            &server,
+            server,
             &[
                 "-p",
                 "tell me a story",
@@ -333,7 +375,7 @@ fn sigint_mid_turn_exits_130_and_the_session_resumes() {
             break;
         }
     }
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     child.stdout = Some(reader.into_inner());
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
     server.release_held();
@@ -343,24 +385,10 @@ fn sigint_mid_turn_exits_130_and_the_session_resumes() {
         .unwrap_or("")
         .to_string();
     let result: Value = serde_json::from_str(&last).unwrap();
-    assert_eq!(out.status.code(), Some(130), "{result}");
     assert_eq!(result["type"], "result");
     assert_eq!(result["subtype"], "error_during_execution");
     assert_eq!(result["is_error"], true);
-    let session_id = result["session_id"].as_str().unwrap().to_string();
-
-    let out = p.run(
-        &server,
-        &["-p", "go on", "-r", &session_id, "--output-format", "json"],
-    );
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(json_result(&out)["session_id"], session_id.as_str());
-    let second = &server.requests()[1].body;
-    let messages = second["messages"].as_array().unwrap();
-    assert_eq!(messages[0]["content"][0]["text"], "tell me a story");
-    assert_eq!(messages[1]["role"], "assistant");
-    assert!(messages[1].to_string().contains("I am"), "{}", messages[1]);
-    assert!(messages.last().unwrap().to_string().contains("go on"));
+    (out, result)
 }
 
 fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output {

@@ -1,10 +1,10 @@
 //! Headless print mode (`robota -p`): one run of an `InteractiveSession` whose events are
 //! printed as the final text, one JSON result, or NDJSON messages. Nothing can prompt: a
-//! call that needs approval is denied and listed in `permission_denials`. SIGINT
-//! interrupts the turn cleanly (log and result still written) and exits 130. Hook runs
-//! appear as `system/hook_started` / `system/hook_response` lines (SessionStart always,
-//! the rest with `--include-hook-events`); hook notices go to stderr; SessionEnd hooks run
-//! after the result is printed.
+//! call that needs approval is denied and listed in `permission_denials`. SIGINT, SIGTERM
+//! and SIGHUP interrupt the turn cleanly (log and result still written) and exit 130, 143
+//! and 129. Hook runs appear as `system/hook_started` / `system/hook_response` lines
+//! (SessionStart always, the rest with `--include-hook-events`); hook notices go to stderr;
+//! SessionEnd hooks run after the result is printed.
 
 use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, SessionOptions, Tu
 use super::args::{Args, InputFormat, OutputFormat};
 use super::assemble::assemble;
 use super::output::{self, RunTotals};
+use super::stop_signals::StopSignals;
 
 /// Piped stdin is read up to this size, as in Claude Code.
 const STDIN_CAP: u64 = 10 * 1024 * 1024;
@@ -29,16 +30,9 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Runs print mode to completion and returns the process exit code.
 pub async fn run(args: Args) -> u8 {
     let started = Instant::now();
-    // Registered now, before any output, so a SIGINT at any point ends the turn cleanly
-    // rather than killing the process.
-    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-    {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("robota: warning: cannot handle Ctrl+C: {e}");
-            None
-        }
-    };
+    // Registered now, before any output, so a SIGINT, SIGTERM or SIGHUP at any point ends
+    // the turn cleanly rather than killing the process.
+    let mut signals = StopSignals::install();
     if args.output_format == OutputFormat::StreamJson && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;
@@ -94,14 +88,17 @@ pub async fn run(args: Args) -> u8 {
     let mut end = TurnEnd::Success;
     let mut result = String::new();
     let mut prompts = prompts.into_iter();
+    // The exit code of the stop signal that interrupted the run, if one did.
+    let mut stopped_by: Option<u8> = None;
     let mut interrupted = false;
     let mut current = prompts.next().map(|p| session.submit(p));
     while let Some(running) = current {
         let event = tokio::select! {
             event = events.recv() => event,
-            Some(_) = async { sigint.as_mut()?.recv().await }, if !interrupted => {
+            code = signals.recv(), if !interrupted => {
                 session.abort();
                 interrupted = true;
+                stopped_by = Some(code);
                 continue;
             }
         };
@@ -129,7 +126,10 @@ pub async fn run(args: Args) -> u8 {
             interrupted = true;
         }
     }
-    let code = printer.finish(&end, &result, started.elapsed());
+    let code = match (printer.finish(&end, &result, started.elapsed()), stopped_by) {
+        (EXIT_INTERRUPTED, Some(signal_code)) => signal_code,
+        (code, _) => code,
+    };
     // SessionEnd hooks run now; what they report can only go to stderr.
     session.close().await;
     while let Ok(event) = events.try_recv() {

@@ -8,6 +8,7 @@ pub mod interactive;
 pub mod output;
 pub mod paths;
 pub mod provider_setup;
+pub mod stop_signals;
 
 use std::process::ExitCode;
 
