@@ -867,3 +867,73 @@ fn the_permission_mode_survives_resume_but_bypass_does_not() {
         "bypass is never restored silently"
     );
 }
+
+#[test]
+fn a_run_killed_during_a_tool_call_resumes_with_every_call_answered() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("t1", "Bash", json!({"command": "sleep 5"}))]),
+        anthropic::text_turn("picked up"),
+    ]);
+    let mut child = p
+        .command(
+            &server,
+            &[
+                "-p",
+                "wait a bit",
+                "--permission-mode",
+                "bypassPermissions",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill -9 once the assistant's tool call is out (and so in the log), before its result.
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    loop {
+        let mut line = String::new();
+        use std::io::BufRead;
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "stdout closed early"
+        );
+        if line.contains("\"tool_use\"") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let out = p.run(&server, &["-p", "go on", "-c", "--output-format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_result(&out)["result"], "picked up");
+    let messages = server.requests()[1].body["messages"].clone();
+    let results: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 1, "{messages}");
+    assert_eq!(results[0]["tool_use_id"], "t1");
+    assert!(
+        results[0]["content"].to_string().contains("Not run"),
+        "{}",
+        results[0]
+    );
+    // The log answers the call now, so the next resume needs no repair.
+    let log = std::fs::read_to_string(&p.session_logs()[0]).unwrap();
+    assert_eq!(log.matches("Not run: robota stopped").count(), 1, "{log}");
+    let out = p.run(&server, &["-p", "and now?", "-c"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("marked as not run"), "{stderr}");
+}

@@ -178,10 +178,12 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
                     .map_err(|e| e.to_string())?;
                 let forked = replay::replay(&path).map_err(|e| e.to_string())?;
                 let log = SessionLog::open_append(&path, &forked).map_err(|e| e.to_string())?;
+                answer_in_log(&log, &forked, &mut warnings);
                 (id, Some(log))
             } else {
                 let log =
                     SessionLog::open_append(&summary.path, &replayed).map_err(|e| e.to_string())?;
+                answer_in_log(&log, &replayed, &mut warnings);
                 (replayed.header.session_id.clone(), Some(log))
             }
         }
@@ -276,5 +278,21 @@ fn new_session_id(args: &Args) -> Result<String, String> {
                 .map_err(|_| format!("--session-id must be a UUID, got {id:?}"))
         }
         _ => Ok(uuid::Uuid::new_v4().to_string()),
+    }
+}
+
+/// Appends the results replay gave the calls robota stopped during, so the log answers
+/// every call from now on (a failed write is only a warning: the history in memory is
+/// valid either way).
+fn answer_in_log(log: &SessionLog, replayed: &replay::ReplayedSession, warnings: &mut Vec<String>) {
+    let Some(results) = &replayed.unanswered_calls else {
+        return;
+    };
+    warnings.push(format!(
+        "the session stopped while {} tool call(s) ran; they are marked as not run",
+        results.content.len()
+    ));
+    if let Err(e) = log.append_message(results, crate::session::log::MessageExtra::default()) {
+        warnings.push(format!("could not record that in the session log: {e}"));
     }
 }

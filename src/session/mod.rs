@@ -6,7 +6,8 @@
 //! `conversation` (Session, the turn runner) → `gate` (the tool gate and its hook steps) →
 //! `hooks` (firing hooks, logging their runs) → `engine_log` (engine events as log lines) →
 //! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
-//! `replay` (reading a log back) → `line` (the line format) and `error` (LogError);
+//! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
+//! → `line` (the line format) and `error` (LogError);
 //! `update` (what a session reports) and `redact` are used by several and use none.
 
 pub mod conversation;
@@ -17,6 +18,7 @@ pub mod hooks;
 pub mod line;
 pub mod log;
 pub mod redact;
+pub mod repair;
 pub mod replay;
 pub mod store;
 pub mod update;

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::core::{Message, Role, TodoItem};
 use crate::session::error::{LogAction, LogError};
 use crate::session::line::{LogEvent, LogLine, SessionHeader};
+use crate::session::repair::answer_orphan_tool_calls;
 
 pub use crate::session::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 
@@ -36,6 +37,10 @@ pub struct ReplayedSession {
     pub line_count: usize,
     /// Message lines ever written to the file, before and after compaction.
     pub message_lines: usize,
+    /// Results added for the calls of the last message, which the log did not answer
+    /// (robota stopped while they ran): append it to the log when continuing. Gaps earlier
+    /// in the history are filled in `messages` too (see `repair`).
+    pub unanswered_calls: Option<Message>,
 }
 
 /// Reads a session log. See the module docs for what is an error and what a warning.
@@ -60,6 +65,7 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
         last_uuid: None,
         line_count: 1,
         message_lines: 0,
+        unanswered_calls: None,
     };
     let mut highest_seq = 0;
     for (index, raw) in lines.enumerate() {
@@ -99,6 +105,7 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
         session.messages.push(message);
     }
     session.message_lines = session.message_lines.max(highest_seq);
+    session.unanswered_calls = answer_orphan_tool_calls(&mut session.messages);
     Ok(session)
 }
 
