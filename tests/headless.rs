@@ -937,3 +937,58 @@ fn a_run_killed_during_a_tool_call_resumes_with_every_call_answered() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("marked as not run"), "{stderr}");
 }
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn commands_die_with_robota_even_when_it_is_killed() {
+    let p = project();
+    let command = "sleep 60 & echo $! > child.pid; echo $$ > leader.pid; wait";
+    let server = MockServer::start(vec![anthropic::tool_turn(
+        None,
+        &[("t1", "Bash", json!({"command": command}))],
+    )]);
+    let mut child = p
+        .command(
+            &server,
+            &["-p", "run it", "--permission-mode", "bypassPermissions"],
+        )
+        .spawn()
+        .unwrap();
+    // Both pid files written means the command runs; then robota is killed outright.
+    let read_pid = |name: &str| -> Option<i32> {
+        std::fs::read_to_string(p.root.join(name))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let (leader, sleeper) = loop {
+        if let (Some(l), Some(s)) = (read_pid("leader.pid"), read_pid("child.pid")) {
+            break (l, s);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::yield_now();
+    };
+    assert!(!process_gone(sleeper), "the command runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !(process_gone(leader) && process_gone(sleeper)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command outlived robota (leader {leader}, sleep {sleeper})"
+        );
+        std::thread::yield_now();
+    }
+}

@@ -8,6 +8,7 @@ pub mod interactive;
 pub mod output;
 pub mod paths;
 pub mod provider_setup;
+pub mod reaper;
 pub mod stop_signals;
 
 use std::process::ExitCode;
@@ -16,6 +17,12 @@ use clap::Parser;
 
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == reaper::REAP_ARG)
+    {
+        return reaper::run();
+    }
     let args = match args::Args::try_parse() {
         Ok(args) => args,
         Err(err) => {
@@ -27,6 +34,8 @@ pub fn main() -> ExitCode {
         return ExitCode::from(run_subcommand(command, &args));
     }
     let _log_guard = init_logging();
+    // Commands robota starts die with it, however it ends.
+    reaper::install();
     if !args.print {
         return ExitCode::from(interactive::run(args));
     }

@@ -8,7 +8,7 @@
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -42,13 +42,74 @@ pub enum GroupEnding {
     Cancelled,
 }
 
+/// Told of every group spawned here and of every group that ended or was stopped, so that
+/// something outside this process can stop the groups still running if it dies — SIGKILL
+/// included, when no destructor runs (the CLI installs one: its reaper). A new group's
+/// leader announces itself (`+PID` and a newline, one atomic pipe write) on
+/// [`GroupWatch::announce_fd`] before it runs anything, so no command can start unannounced.
+pub trait GroupWatch: Send + Sync {
+    /// The write end of the pipe leaders announce themselves on (started on first use);
+    /// `None` when there is none.
+    fn announce_fd(&self) -> Option<std::os::fd::RawFd>;
+    /// The group ended or was stopped.
+    fn ended(&self, pgid: i32);
+}
+
+static WATCH: OnceLock<Box<dyn GroupWatch>> = OnceLock::new();
+
+/// Installs the process-wide watch (once; `false` if one was already installed).
+pub fn set_group_watch(watch: Box<dyn GroupWatch>) -> bool {
+    WATCH.set(watch).is_ok()
+}
+
+fn watch() -> Option<&'static dyn GroupWatch> {
+    WATCH.get().map(|w| w.as_ref())
+}
+
 /// Spawns `command` as the leader of a new process group. The child is killed if its
 /// handle is dropped, and the returned guard kills the whole group when dropped (unless
 /// [`ProcessGroup::release`]d), so a run abandoned half-way leaves nothing behind.
 pub fn spawn_in_new_group(command: &mut Command) -> io::Result<(Child, Option<ProcessGroup>)> {
-    let child = command.process_group(0).kill_on_drop(true).spawn()?;
+    command.process_group(0).kill_on_drop(true);
+    if let Some(fd) = watch().and_then(|w| w.announce_fd()) {
+        // SAFETY: runs in the child between fork and exec; it only calls getpid(2) and
+        // write(2), both async-signal-safe, and formats into a stack buffer (no allocation).
+        unsafe {
+            command.pre_exec(move || {
+                announce(fd, libc::getpid());
+                Ok(())
+            });
+        }
+    }
+    let child = command.spawn()?;
     let group = ProcessGroup::led_by(&child);
     Ok((child, group))
+}
+
+/// Writes `+PID` and a newline to `fd` in one write(2) (atomic on a pipe), without
+/// allocating: safe between fork and exec.
+fn announce(fd: std::os::fd::RawFd, pid: i32) {
+    let mut buf = [0u8; 16];
+    let mut digits = [0u8; 11];
+    let mut n = pid.unsigned_abs();
+    let mut count = 0;
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        count += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[0] = b'+';
+    for i in 0..count {
+        buf[1 + i] = digits[count - 1 - i];
+    }
+    buf[1 + count] = b'\n';
+    // SAFETY: `buf` is valid for `2 + count` bytes; a failed write only loses the notice.
+    unsafe {
+        libc::write(fd, buf.as_ptr().cast(), 2 + count);
+    }
 }
 
 /// Waits for `child` (the leader of `group`) to exit, for `timeout`, or for `cancel`,
@@ -126,6 +187,9 @@ impl ProcessGroup {
 
     /// Forgets the group: dropping the guard no longer kills it.
     pub fn release(self) {
+        if let Some(watch) = watch() {
+            watch.ended(self.0);
+        }
         std::mem::forget(self);
     }
 }
@@ -133,6 +197,9 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         signal_group(self.0, libc::SIGKILL);
+        if let Some(watch) = watch() {
+            watch.ended(self.0);
+        }
     }
 }
 
