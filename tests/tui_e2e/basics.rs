@@ -103,6 +103,25 @@ fn a_bang_command_runs_in_the_shell_and_its_output_is_shown() {
 }
 
 #[test]
+fn esc_stops_a_running_bang_command() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("!sleep 30; touch should-not-exist");
+    pty.send(b"\r");
+    // It runs as a submission: the spinner says so, and Esc interrupts it.
+    pty.wait_for_text("esc to interrupt");
+    pty.send(b"\x1b");
+    pty.wait_for_text("Command interrupted by user");
+    assert!(!project.root.join("should-not-exist").exists());
+    pty.wait_for("the spinner to stop", Duration::from_secs(10), |s| {
+        !s.contains("esc to interrupt")
+    });
+    exit_cleanly(&mut pty);
+}
+
+#[test]
 fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
