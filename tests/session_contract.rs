@@ -662,3 +662,67 @@ async fn shift_tab_reaches_bypass_only_when_the_session_started_in_it() {
         [Default, AcceptEdits, Plan, BypassPermissions]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_starts_a_new_session_and_the_old_one_stays_resumable() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let header = SessionHeader::new(
+        "11111111-1111-4111-8111-111111111111",
+        dir.path(),
+        "claude-sonnet-4-5",
+        "anthropic",
+    );
+    let log = SessionLog::create(home.path(), &header).unwrap();
+    let old_path = log.path().to_path_buf();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("first answer"),
+        anthropic::text_turn("fresh answer"),
+    ]);
+    let session = anthropic_session(
+        server.base_url(),
+        dir.path(),
+        PermissionMode::Default,
+        Some(log),
+    );
+    let (client, mut events) = start(session, &server.base_url());
+    let first = client.submit("remember the number 42");
+    until_ended(&mut events, first).await;
+    let clear = client.submit("/clear");
+    let (names, all) = until_ended(&mut events, clear).await;
+    assert_eq!(
+        names.last().unwrap(),
+        "SubmissionEnded(#2 Success)",
+        "{all:?}"
+    );
+    let state = all
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            SessionEvent::State(s) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("the state after /clear");
+    assert_ne!(state.session_id, header.session_id, "a new session");
+    assert_eq!(state.usage.output_tokens, 0, "its counters start at zero");
+    let again = client.submit("what now?");
+    until_ended(&mut events, again).await;
+
+    // The new request carries nothing of the cleared conversation.
+    let body = server.requests()[1].body.to_string();
+    assert!(!body.contains("42"), "{body}");
+    // The old log keeps everything and ends with the clear; the new one holds the rest, and
+    // is the project's latest session (what `robota -c` continues).
+    let old = std::fs::read_to_string(&old_path).unwrap();
+    assert!(
+        old.contains("remember the number 42") && old.contains("\"clear\""),
+        "{old}"
+    );
+    assert!(!old.contains("what now?"), "{old}");
+    let store = robota::session::store::SessionStore::new(home.path().to_path_buf());
+    let latest = store.latest(dir.path()).expect("a latest session");
+    assert_eq!(latest.id, state.session_id);
+    let replayed = robota::session::replay::replay(&latest.path).unwrap();
+    let texts: Vec<String> = replayed.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["what now?", "fresh answer"]);
+}

@@ -263,7 +263,9 @@ async fn run_scenario() -> Vec<(&'static str, String)> {
         "<bash-input>ls</bash-input>\n<bash-stdout>made.txt</bash-stdout><bash-stderr></bash-stderr>"
             .into(),
     );
-    session.clear();
+    // The `clear` line as sessions before `/clear` started a new session wrote it (the
+    // history went on in the same log).
+    session.log_event(robota::session::line::LogEvent::Clear {});
     session.set_model("claude-opus-4-1".into(), 200_000);
     session
         .run_turn(vec![Block::text("hello")], &sink, &never)

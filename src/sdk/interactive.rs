@@ -78,6 +78,8 @@ impl InteractiveSession {
         let _ = self.task.await;
     }
 
+    /// The id the session started with (`/clear` starts a new one: `SessionState` says
+    /// which is current).
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -245,14 +247,12 @@ impl Driver {
 
     /// The session's own state after a command may have changed it.
     fn refresh_state(&self) {
-        let fresh = initial_state(&self.session);
+        let mut fresh = initial_state(&self.session);
         self.shared.update_state(|s| {
-            s.model = fresh.model;
-            s.name = fresh.name;
-            s.mode = fresh.mode;
-            s.usage = fresh.usage;
-            s.cost_usd = fresh.cost_usd;
-            s.models = fresh.models;
+            fresh.running = s.running;
+            fresh.queue = std::mem::take(&mut s.queue);
+            fresh.context = s.context;
+            *s = fresh;
         });
     }
 

@@ -21,7 +21,7 @@ use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
 use super::engine_log::append_engine_event;
 use super::gate::SessionGate;
 use super::hooks::{HookFiring, SessionHooks, TurnEnding};
-use super::line::{LogEvent, MessageExtra};
+use super::line::{LogEvent, MessageExtra, SessionHeader};
 use super::log::{LogError, SessionLog};
 
 pub use super::update::{PermissionAnswer, SessionUpdate, UpdateSink};
@@ -254,12 +254,33 @@ impl Session {
         self.config.context_window = context_window;
     }
 
-    /// Empties the conversation (the log keeps what was said, marked by a boundary).
-    pub fn clear(&mut self) {
+    /// Starts afresh as a new session, as Claude Code's `/clear`: a new id and log (the old
+    /// log keeps what was said, ends with a `clear` line and stays resumable), an empty
+    /// history, no name, no usage. `Err` says why the new log could not be created; the
+    /// session then goes on without one rather than writing into the old.
+    pub fn clear(&mut self) -> Result<(), String> {
+        self.log_event(LogEvent::Clear {});
         self.history.clear();
         self.pending_context.clear();
         self.tracker.reset_reported();
-        self.log_event(LogEvent::Clear {});
+        self.name = None;
+        if let Ok(mut usage) = self.usage.lock() {
+            usage.clear();
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let header = SessionHeader::new(
+            &id,
+            &self.config.cwd,
+            &self.config.model,
+            self.provider.name(),
+        );
+        self.config.session_id = id;
+        let Some(old) = self.log.take() else {
+            return Ok(());
+        };
+        let log = old.create_beside(&header).map_err(|e| e.to_string())?;
+        self.log = Some(Arc::new(log));
+        Ok(())
     }
 
     /// Appends a user message that is not a prompt (e.g. a `!command` and its output) to

@@ -53,9 +53,18 @@ impl SessionLog {
     /// Creates `<home>/projects/<project>/<session-id>.jsonl` and writes the header. Fails
     /// if the file exists.
     pub fn create(home: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        Self::create_in(&project_dir(home, &header.cwd), header)
+    }
+
+    /// Creates the log of another session in this log's directory (`/clear` starts one).
+    pub fn create_beside(&self, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        Self::create_in(dir, header)
+    }
+
+    fn create_in(dir: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
         check_session_id(&header.session_id)?;
-        let dir = project_dir(home, &header.cwd);
-        create_private_dir(&dir)?;
+        create_private_dir(dir)?;
         let path = dir.join(format!("{}.jsonl", header.session_id));
         let file = create_private_file(&path)?;
         let log = SessionLog::with_file(path, header, file, None, 0, None);

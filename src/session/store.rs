@@ -79,11 +79,24 @@ impl SessionStore {
         summaries_in(&self.project_dir(cwd))
     }
 
-    /// The most recently modified session of the project at `cwd`.
+    /// The most recently modified session of the project at `cwd`; among sessions modified
+    /// at the same instant (file-system clocks are coarse: `/clear` creates the next session
+    /// within the same tick), the one created last.
     pub fn latest(&self, cwd: &Path) -> Option<SessionSummary> {
         let mut logs = log_files(&self.project_dir(cwd));
         logs.sort_by_key(|(_, modified)| Reverse(*modified));
-        logs.iter().find_map(|(path, _)| summarize(path))
+        let mut best: Option<SessionSummary> = None;
+        for (path, modified) in &logs {
+            if best.as_ref().is_some_and(|b| *modified < b.modified) {
+                break;
+            }
+            if let Some(summary) = summarize(path)
+                && best.as_ref().is_none_or(|b| summary.created > b.created)
+            {
+                best = Some(summary);
+            }
+        }
+        best
     }
 
     /// Finds one session by exact id, then exact name (latest rename wins; the newest

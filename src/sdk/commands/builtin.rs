@@ -21,7 +21,9 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
     let output = match name {
         "help" => help_text(),
         "clear" => {
-            session.clear();
+            session.clear().map_err(|e| {
+                format!("Conversation cleared, but the new session's log could not be created: {e}")
+            })?;
             "Conversation cleared.".to_string()
         }
         "model" if args.is_empty() => format!("Model: {}", session.config().model),

@@ -170,7 +170,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         }
     }
 
-    let session_id = app.live.as_ref().map(|l| l.handle.id().to_string());
+    let session_id = app.session_id();
     let had_turns = app
         .transcript
         .cells()

@@ -142,6 +142,16 @@ impl App {
             .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone())
     }
 
+    /// The open session's id as its last state said (`/clear` starts a new one).
+    pub fn session_id(&self) -> Option<String> {
+        let live = self.live.as_ref()?;
+        Some(
+            self.session_state
+                .as_ref()
+                .map_or_else(|| live.handle.id().to_string(), |s| s.session_id.clone()),
+        )
+    }
+
     /// Whether the session runs a submission now (as its last state said).
     pub fn is_busy(&self) -> bool {
         self.session_state
