@@ -213,6 +213,90 @@ fn interrupt_during_a_held_stream_ends_that_turn_and_the_next_still_runs() {
 }
 
 #[test]
+fn a_message_queued_behind_an_interrupted_turn_still_runs_and_gets_its_result() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("I am in the middle of a long answer", 4),
+        anthropic::text_turn("the queued one"),
+    ]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.user("tell me a story");
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    // Written while the first turn runs: it waits in the session's queue.
+    peer.user("and then this");
+    peer.control("req_int", json!({"subtype": "interrupt"}));
+    assert_eq!(peer.response("req_int")["subtype"], "success");
+    assert_eq!(peer.result()["stop_reason"], "interrupted");
+    let queued = peer.result();
+    assert_eq!(queued["result"], "the queued one", "{queued}");
+    server.release_held();
+    let (code, rest) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(peer_results(&rest), 0, "{rest:#?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("and then this"), "{last}");
+}
+
+#[test]
+fn messages_written_together_run_in_order_and_a_prompt_argument_goes_first() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("A0"),
+        anthropic::text_turn("A1"),
+        anthropic::text_turn("A2"),
+    ]);
+    let mut args = vec!["-p", "Q0"];
+    args.extend_from_slice(SDK_FLAGS);
+    let out = p
+        .command(&server, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = out;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"Q1\"}}\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Q2\"}]}}\n",
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "result")
+        .collect();
+    let texts: Vec<&str> = results
+        .iter()
+        .map(|r| r["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["A0", "A1", "A2"]);
+    let requests = server.requests();
+    let firsts: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(firsts[0].contains("Q0") && firsts[1].contains("Q1") && firsts[2].contains("Q2"));
+}
+
+#[test]
 fn set_permission_mode_and_set_model_are_answered_and_take_effect() {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("A1")]);

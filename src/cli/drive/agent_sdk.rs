@@ -103,6 +103,10 @@ pub async fn run(args: Args) -> u8 {
         api_key_source: assembled.api_key_source,
         last_end: TurnEnd::Success,
     };
+    // A prompt argument goes first, as the first user message.
+    if let Some(prompt) = driver.args.prompt.clone() {
+        driver.submit(Owed::Result, prompt);
+    }
     let mut lines = read_lines();
     let mut input_open = true;
     loop {
