@@ -35,10 +35,11 @@ struct Peer {
 
 impl Peer {
     fn start(p: &Project, server: &MockServer, print: bool) -> Peer {
-        let mut args: Vec<&str> = Vec::new();
-        if print {
-            args.push("-p");
-        }
+        Peer::start_with(p, server, if print { &["-p"] } else { &[] })
+    }
+
+    fn start_with(p: &Project, server: &MockServer, extra: &[&str]) -> Peer {
+        let mut args: Vec<&str> = extra.to_vec();
         args.extend_from_slice(SDK_FLAGS);
         let mut child = p
             .command(server, &args)
@@ -333,6 +334,58 @@ fn set_permission_mode_and_set_model_are_answered_and_take_effect() {
     // set_model printed no result of its own.
     let results = peer_results(&rest);
     assert_eq!(results, 0, "{rest:#?}");
+}
+
+#[test]
+fn with_the_stdio_prompt_tool_permission_questions_are_control_requests() {
+    let p = project();
+    let allowed = p.root.join("allowed.txt");
+    let denied = p.root.join("denied.txt");
+    let write = |id: &str, path: &std::path::Path| {
+        anthropic::tool_turn(
+            None,
+            &[(
+                id,
+                "Write",
+                json!({"file_path": path.to_str().unwrap(), "content": "hi\n"}),
+            )],
+        )
+    };
+    let server = MockServer::start(vec![
+        write("toolu_1", &allowed),
+        anthropic::text_turn("wrote it"),
+        write("toolu_2", &denied),
+        anthropic::text_turn("did not write it"),
+    ]);
+    let mut peer = Peer::start_with(&p, &server, &["-p", "--permission-prompt-tool", "stdio"]);
+    peer.user("write allowed.txt");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    assert_eq!(question["request"]["subtype"], "can_use_tool", "{question}");
+    assert_eq!(question["request"]["tool_name"], "Write");
+    assert_eq!(question["request"]["tool_use_id"], "toolu_1");
+    let id = question["request_id"].as_str().unwrap().to_string();
+    let input = question["request"]["input"].clone();
+    peer.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id,
+        "response": {"behavior": "allow", "updatedInput": input},
+    }}));
+    assert_eq!(peer.result()["result"], "wrote it");
+    assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "hi\n");
+
+    peer.user("write denied.txt");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    let id = question["request_id"].as_str().unwrap().to_string();
+    peer.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id,
+        "response": {"behavior": "deny", "message": "not that file"},
+    }}));
+    let result = peer.result();
+    assert_eq!(result["result"], "did not write it", "{result}");
+    assert!(!denied.exists());
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let last = server.requests()[3].body["messages"].to_string();
+    assert!(last.contains("not that file"), "{last}");
 }
 
 fn peer_results(values: &[Value]) -> usize {

@@ -70,6 +70,11 @@ pub struct Args {
     #[arg(long)]
     pub permission_mode: Option<String>,
 
+    /// `stdio`: ask the program on the other end of stdin/stdout (`can_use_tool` control
+    /// requests; needs --input-format stream-json).
+    #[arg(long)]
+    pub permission_prompt_tool: Option<String>,
+
     /// Same as --permission-mode bypassPermissions.
     #[arg(long)]
     pub dangerously_skip_permissions: bool,

@@ -31,6 +31,17 @@ pub struct Assembled {
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
+    assemble_with(args, interactive, interactive)
+}
+
+/// `assemble` with settings loaded for an `interactive` run (trust hold-back) while the
+/// session itself may still ask a client (`asks_client`) about permissions (a protocol driver that
+/// forwards questions over its pipe).
+pub fn assemble_with(
+    args: &Args,
+    interactive: bool,
+    asks_client: bool,
+) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let home = paths::robota_home();
@@ -218,7 +229,7 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         max_rounds: args.max_turns,
         context_window: info.context_window,
         env: settings.env(),
-        interactive,
+        interactive: asks_client,
         server_tools,
     };
     let policy = PermissionPolicy {

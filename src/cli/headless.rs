@@ -49,6 +49,12 @@ pub async fn run(args: Args) -> u8 {
         eprintln!("Error: --input-format=stream-json requires --output-format=stream-json");
         return EXIT_ERROR;
     }
+    if args.permission_prompt_tool.is_some() {
+        eprintln!(
+            "Error: --permission-prompt-tool needs --input-format stream-json --output-format stream-json"
+        );
+        return EXIT_ERROR;
+    }
     let mut printer = Printer::new(&args);
     let prompts = match read_prompts(&args) {
         Ok(p) => p,

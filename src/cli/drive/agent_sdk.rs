@@ -4,8 +4,10 @@
 //! and gets its own `result` when it ends, with that turn's usage and cost.
 //! `control_request` lines are answered at any time with a `control_response`:
 //! `initialize`, `interrupt`, `set_permission_mode` and `set_model` are handled, any other
-//! subtype gets an error response. The run ends at end of input once every submission has
-//! ended; then SessionEnd hooks run.
+//! subtype gets an error response. With `--permission-prompt-tool stdio` a tool call that
+//! needs approval is asked of the program as a `can_use_tool` control request (without it,
+//! as in print mode, such a call is denied). The run ends at end of input once every
+//! submission has ended; then SessionEnd hooks run.
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal};
@@ -15,10 +17,11 @@ use tokio::sync::mpsc;
 
 use crate::core::permission::PermissionMode;
 use crate::sdk::commands::{self, CommandScope, Submission, SubmissionId};
-use crate::sdk::{InteractiveSession, SessionEvent, SessionOptions, TurnEnd};
+use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, SessionOptions, TurnEnd};
+use crate::session::PermissionAnswer;
 
 use super::super::args::Args;
-use super::super::assemble::assemble;
+use super::super::assemble::assemble_with;
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_text};
 use super::super::output::{self, RunTotals};
 use super::super::printer::Printer;
@@ -48,6 +51,10 @@ struct Driver {
     mode: PermissionMode,
     api_key_source: String,
     last_end: TurnEnd,
+    /// Permission questions sent as `can_use_tool`, by request id, awaiting the answer.
+    questions: HashMap<String, PermissionRequest>,
+    next_request: u64,
+    input_open: bool,
 }
 
 /// Runs the driver until end of input and every submission ended; returns the exit code.
@@ -57,8 +64,18 @@ pub async fn run(args: Args) -> u8 {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;
     }
+    let ask = match args.permission_prompt_tool.as_deref() {
+        None => false,
+        Some("stdio") => true,
+        Some(other) => {
+            eprintln!(
+                "Error: --permission-prompt-tool {other}: robota asks only over stdio (--permission-prompt-tool stdio)"
+            );
+            return EXIT_ERROR;
+        }
+    };
     let mut printer = Printer::new(&args);
-    let assembled = match assemble(&args, false) {
+    let assembled = match assemble_with(&args, false, ask) {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
     };
@@ -102,21 +119,23 @@ pub async fn run(args: Args) -> u8 {
         mode,
         api_key_source: assembled.api_key_source,
         last_end: TurnEnd::Success,
+        questions: HashMap::new(),
+        next_request: 1,
+        input_open: true,
     };
     // A prompt argument goes first, as the first user message.
     if let Some(prompt) = driver.args.prompt.clone() {
         driver.submit(Owed::Result, prompt);
     }
     let mut lines = read_lines();
-    let mut input_open = true;
     loop {
-        if (!input_open && driver.pending.is_empty()) || driver.printer.closed {
+        if (!driver.input_open && driver.pending.is_empty()) || driver.printer.closed {
             break;
         }
         tokio::select! {
-            line = lines.recv(), if input_open => match line {
+            line = lines.recv(), if driver.input_open => match line {
                 Some(line) => driver.on_line(&line),
-                None => input_open = false,
+                None => driver.input_closed(),
             },
             event = events.recv() => match event {
                 Some(event) => driver.on_event(event),
@@ -198,8 +217,8 @@ impl Driver {
                 let response = self.on_control(&value);
                 self.printer.print(&response.to_string());
             }
-            // Answers to requests robota never sends, and cancellations of them.
-            Some("control_response" | "control_cancel_request" | "keep_alive") => {}
+            Some("control_response") => self.on_answer(&value),
+            Some("control_cancel_request" | "keep_alive") => {}
             other => eprintln!(
                 "robota: skipped a stdin message of type {}",
                 other.unwrap_or("(none)")
@@ -293,8 +312,84 @@ impl Driver {
         Ok(json!({}))
     }
 
+    /// Nobody can answer a question any more: the waiting ones and later ones are denied.
+    fn input_closed(&mut self) {
+        self.input_open = false;
+        for (_, mut request) in self.questions.drain() {
+            request.respond(PermissionAnswer::Deny(Some(
+                "stdin closed before the permission question was answered".to_string(),
+            )));
+        }
+    }
+
+    /// Asks the program about a tool call (`can_use_tool`), or denies it when nobody can
+    /// be asked.
+    fn ask(&mut self, mut request: PermissionRequest) {
+        if !self.input_open {
+            request.respond(PermissionAnswer::Deny(Some(
+                "stdin is closed: nobody can answer the permission question".to_string(),
+            )));
+            return;
+        }
+        let request_id = format!("robota_perm_{}", self.next_request);
+        self.next_request += 1;
+        let message = json!({
+            "type": "control_request",
+            "request_id": request_id,
+            "request": {
+                "subtype": "can_use_tool",
+                "tool_name": request.tool_name,
+                "input": request.input,
+                "tool_use_id": request.tool_use_id,
+                "decision_reason": request.reason,
+                "permission_suggestions": [],
+            },
+        });
+        self.printer.print(&message.to_string());
+        self.questions.insert(request_id, request);
+    }
+
+    /// A `control_response` to a `can_use_tool` question: allow, or deny with the
+    /// program's message (`interrupt: true` also ends the turn). An allow that changes the
+    /// tool's input is denied: robota cannot run a call with different input yet.
+    fn on_answer(&mut self, message: &Value) {
+        let response = message.get("response").unwrap_or(&Value::Null);
+        let Some(id) = response.get("request_id").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(mut request) = self.questions.remove(id) else {
+            return;
+        };
+        let deny = |text: String| PermissionAnswer::Deny(Some(text));
+        let answer = if response.get("subtype").and_then(Value::as_str) == Some("success") {
+            let body = response.get("response").unwrap_or(&Value::Null);
+            match body.get("behavior").and_then(Value::as_str) {
+                Some("allow") => match body.get("updatedInput") {
+                    Some(updated) if !updated.is_null() && *updated != request.input => deny(
+                        "robota cannot run a tool call with changed input (updatedInput) yet"
+                            .to_string(),
+                    ),
+                    _ => PermissionAnswer::Allow,
+                },
+                Some("deny") => {
+                    if body.get("interrupt").and_then(Value::as_bool) == Some(true) {
+                        self.session.abort();
+                    }
+                    let text = body.get("message").and_then(Value::as_str).unwrap_or("");
+                    PermissionAnswer::Deny((!text.is_empty()).then(|| text.to_string()))
+                }
+                _ => deny(format!("the permission answer has no behavior: {body}")),
+            }
+        } else {
+            let error = response.get("error").and_then(Value::as_str).unwrap_or("");
+            deny(format!("the permission question failed: {error}"))
+        };
+        request.respond(answer);
+    }
+
     fn on_event(&mut self, event: SessionEvent) {
         match event {
+            SessionEvent::PermissionRequest(request) => self.ask(request),
             SessionEvent::SubmissionStarted { id, .. } => {
                 if self
                     .pending
