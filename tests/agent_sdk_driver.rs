@@ -388,6 +388,19 @@ fn with_the_stdio_prompt_tool_permission_questions_are_control_requests() {
     assert!(last.contains("not that file"), "{last}");
 }
 
+#[test]
+fn max_thinking_tokens_as_the_sdk_passes_it_sets_the_thinking_budget() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("thought")]);
+    let mut peer = Peer::start_with(&p, &server, &["--max-thinking-tokens", "2048"]);
+    peer.user("think");
+    assert_eq!(peer.result()["result"], "thought");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let body = &server.requests()[0].body;
+    assert_eq!(body["thinking"]["budget_tokens"], 2048, "{body}");
+}
+
 fn peer_results(values: &[Value]) -> usize {
     values.iter().filter(|v| v["type"] == "result").count()
 }

@@ -219,13 +219,23 @@ pub fn assemble_with(
         context_files: &files,
     });
     let info = models::lookup(&model);
+    let max_tokens = info.max_output.min(32_000);
+    let thinking_budget = match args.max_thinking_tokens {
+        None | Some(0) => None,
+        Some(n) if n >= max_tokens => {
+            return Err(format!(
+                "--max-thinking-tokens {n}: must be below the answer limit of {model} ({max_tokens})"
+            ));
+        }
+        Some(n) => Some(n),
+    };
     let config = SessionConfig {
         session_id,
         cwd: cwd.clone(),
         model: model.clone(),
         system_prompt: prompt,
-        max_tokens: info.max_output.min(32_000),
-        thinking_budget: None,
+        max_tokens,
+        thinking_budget,
         max_rounds: args.max_turns,
         context_window: info.context_window,
         env: settings.env(),
