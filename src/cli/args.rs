@@ -70,6 +70,15 @@ pub struct Args {
     #[arg(long)]
     pub permission_mode: Option<String>,
 
+    /// Lets the model think before answering, up to this many tokens (0: no thinking).
+    #[arg(long)]
+    pub max_thinking_tokens: Option<u32>,
+
+    /// `stdio`: ask the program on the other end of stdin/stdout (`can_use_tool` control
+    /// requests; needs --input-format stream-json).
+    #[arg(long)]
+    pub permission_prompt_tool: Option<String>,
+
     /// Same as --permission-mode bypassPermissions.
     #[arg(long)]
     pub dangerously_skip_permissions: bool,

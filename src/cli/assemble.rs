@@ -31,6 +31,17 @@ pub struct Assembled {
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
+    assemble_with(args, interactive, interactive)
+}
+
+/// `assemble` with settings loaded for an `interactive` run (trust hold-back) while the
+/// session itself may still ask a client (`asks_client`) about permissions (a protocol driver that
+/// forwards questions over its pipe).
+pub fn assemble_with(
+    args: &Args,
+    interactive: bool,
+    asks_client: bool,
+) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let home = paths::robota_home();
@@ -210,17 +221,27 @@ pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
         context_files: &files,
     });
     let info = models::lookup(&model);
+    let max_tokens = info.max_output.min(32_000);
+    let thinking_budget = match args.max_thinking_tokens {
+        None | Some(0) => None,
+        Some(n) if n >= max_tokens => {
+            return Err(format!(
+                "--max-thinking-tokens {n}: must be below the answer limit of {model} ({max_tokens})"
+            ));
+        }
+        Some(n) => Some(n),
+    };
     let config = SessionConfig {
         session_id,
         cwd: cwd.clone(),
         model: model.clone(),
         system_prompt: prompt,
-        max_tokens: info.max_output.min(32_000),
-        thinking_budget: None,
+        max_tokens,
+        thinking_budget,
         max_rounds: args.max_turns,
         context_window: info.context_window,
         env: settings.env(),
-        interactive,
+        interactive: asks_client,
         server_tools,
     };
     let policy = PermissionPolicy {

@@ -1,12 +1,15 @@
 //! The composition root: command-line arguments, provider construction, session
-//! assembly, and the choice between headless print mode and the TUI.
+//! assembly, and the choice between headless print mode, the TUI and a protocol driver
+//! (`--input-format stream-json --output-format stream-json`: the Agent SDK's protocol).
 
 pub mod args;
 pub mod assemble;
+pub mod drive;
 pub mod headless;
 pub mod interactive;
 pub mod output;
 pub mod paths;
+pub mod printer;
 pub mod provider_setup;
 pub mod reaper;
 pub mod stop_signals;
@@ -36,14 +39,20 @@ pub fn main() -> ExitCode {
     let _log_guard = init_logging();
     // Commands robota starts die with it, however it ends.
     reaper::install();
-    if !args.print {
+    let agent_sdk = args.input_format == args::InputFormat::StreamJson
+        && args.output_format == args::OutputFormat::StreamJson;
+    if !args.print && !agent_sdk {
         return ExitCode::from(interactive::run(args));
     }
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return ExitCode::from(code),
     };
-    let code = runtime.block_on(headless::run(args));
+    let code = if agent_sdk {
+        runtime.block_on(drive::agent_sdk::run(args))
+    } else {
+        runtime.block_on(headless::run(args))
+    };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
 }

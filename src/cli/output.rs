@@ -43,7 +43,25 @@ impl RunTotals {
             .map(|m| (m.model.clone(), (m.usage, m.cost_usd)))
             .collect();
     }
+
+    /// Adds one provider call's usage and cost (for totals of a single turn).
+    pub fn add_call(&mut self, model: &str, usage: &Usage, cost: Option<f64>) {
+        self.usage.add(usage);
+        self.cost_known &= cost.is_some();
+        self.cost_usd += cost.unwrap_or_default();
+        let entry = self
+            .by_model
+            .entry(model.to_string())
+            .or_insert((Usage::default(), Some(0.0)));
+        entry.0.add(usage);
+        entry.1 = entry.1.zip(cost).map(|(a, b)| a + b);
+    }
 }
+
+/// The Claude Code version whose stream-json and control protocol robota speaks, sent as
+/// `claude_code_version` in `system/init` (the Agent SDK warns about a CLI without one, or
+/// one below 2.0.0).
+pub const CLAUDE_CODE_COMPAT_VERSION: &str = "2.0.0";
 
 pub fn init_message(
     session_id: &str,
@@ -67,6 +85,7 @@ pub fn init_message(
         "slash_commands": slash_commands,
         "apiKeySource": api_key_source,
         "robota_version": env!("CARGO_PKG_VERSION"),
+        "claude_code_version": CLAUDE_CODE_COMPAT_VERSION,
         "output_style": "default",
         "agents": [],
         "skills": [],

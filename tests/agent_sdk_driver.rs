@@ -1,0 +1,424 @@
+//! End to end: the real `robota` binary started as the Claude Agent SDK starts it
+//! (`--output-format stream-json --verbose --input-format stream-json`), over real pipes,
+//! against the loopback mock Anthropic server: user messages written one at a time, each
+//! answered by its own `result`; control requests answered at any time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use std::io::{BufRead, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::project::{Project, project};
+use support::{MockServer, anthropic};
+
+const SDK_FLAGS: &[&str] = &[
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+];
+
+/// A running robota on the other end of two pipes.
+struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    /// Every message read so far, in order.
+    seen: Vec<Value>,
+}
+
+impl Peer {
+    fn start(p: &Project, server: &MockServer, print: bool) -> Peer {
+        Peer::start_with(p, server, if print { &["-p"] } else { &[] })
+    }
+
+    fn start_with(p: &Project, server: &MockServer, extra: &[&str]) -> Peer {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend_from_slice(SDK_FLAGS);
+        let mut child = p
+            .command(server, &args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let line = line.unwrap();
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Peer {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, value: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{value}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn user(&mut self, text: &str) {
+        self.send(json!({
+            "type": "user",
+            "session_id": "",
+            "parent_tool_use_id": null,
+            "message": {"role": "user", "content": text},
+        }));
+    }
+
+    fn control(&mut self, id: &str, request: Value) {
+        self.send(json!({"type": "control_request", "request_id": id, "request": request}));
+    }
+
+    /// Reads until a message matches; fails after 30 s.
+    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let value = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("no {what} ({e}); read so far: {:#?}", self.seen));
+            self.seen.push(value.clone());
+            if matches(&value) {
+                return value;
+            }
+        }
+    }
+
+    fn result(&mut self) -> Value {
+        self.until("result", |v| v["type"] == "result")
+    }
+
+    /// The `response` of the control_response to `id`.
+    fn response(&mut self, id: &str) -> Value {
+        let id = id.to_string();
+        self.until("control_response", move |v| {
+            v["type"] == "control_response" && v["response"]["request_id"] == id.as_str()
+        })["response"]
+            .clone()
+    }
+
+    /// Closes stdin and waits for the exit; returns the exit code and what was left.
+    fn finish(mut self) -> (Option<i32>, Vec<Value>) {
+        drop(self.stdin.take());
+        let rest: Vec<Value> = self.lines.iter().collect();
+        let status = self.child.wait().unwrap();
+        (status.code(), rest)
+    }
+}
+
+fn two_messages_one_at_a_time(print: bool) {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("A1"), anthropic::text_turn("A2")]);
+    let mut peer = Peer::start(&p, &server, print);
+    let init = peer.until("system/init", |v| v["subtype"] == "init");
+    assert_eq!(init["type"], "system");
+    assert_eq!(init["claude_code_version"], "2.0.0");
+    assert!(init["tools"].as_array().unwrap().len() > 3, "{init}");
+    assert!(init["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+
+    peer.user("Q1");
+    let first = peer.result();
+    assert_eq!(first["result"], "A1", "{first}");
+    assert_eq!(first["subtype"], "success");
+    assert_eq!(first["num_turns"], 1);
+    // The second message is written only now: the run did not wait for end of input.
+    peer.user("Q2");
+    let second = peer.result();
+    assert_eq!(second["result"], "A2", "{second}");
+    assert_eq!(second["session_id"], first["session_id"]);
+    // Each result carries its own turn's usage, not the session's running total.
+    assert!(first["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(first["usage"], second["usage"]);
+    assert_eq!(first["total_cost_usd"], second["total_cost_usd"]);
+
+    let (code, rest) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert!(rest.iter().all(|v| v["type"] != "result"), "{rest:#?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn two_user_messages_written_one_at_a_time_get_two_results() {
+    two_messages_one_at_a_time(true);
+}
+
+#[test]
+fn without_print_the_driver_runs_the_same_instead_of_the_tui() {
+    two_messages_one_at_a_time(false);
+}
+
+#[test]
+fn initialize_is_answered_with_commands_output_style_and_models() {
+    let p = project();
+    let server = MockServer::start(vec![]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.control("req_1", json!({"subtype": "initialize", "hooks": null}));
+    let response = peer.response("req_1");
+    assert_eq!(response["subtype"], "success", "{response}");
+    let body = &response["response"];
+    let commands = body["commands"].as_array().unwrap();
+    let model = commands.iter().find(|c| c["name"] == "model").unwrap();
+    assert_eq!(model["argumentHint"], "[model id]");
+    assert!(model["description"].as_str().is_some_and(|d| !d.is_empty()));
+    assert_eq!(body["output_style"], "default");
+    assert!(body["models"][0]["value"].as_str().is_some());
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn interrupt_during_a_held_stream_ends_that_turn_and_the_next_still_runs() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("I am in the middle of a long answer", 4),
+        anthropic::text_turn("after the interrupt"),
+    ]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.user("tell me a story");
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    peer.control("req_int", json!({"subtype": "interrupt"}));
+    assert_eq!(peer.response("req_int")["subtype"], "success");
+    let interrupted = peer.result();
+    assert_eq!(interrupted["stop_reason"], "interrupted", "{interrupted}");
+    assert_eq!(interrupted["is_error"], true);
+    assert_eq!(interrupted["subtype"], "error_during_execution");
+
+    peer.user("go on");
+    let next = peer.result();
+    assert_eq!(next["result"], "after the interrupt", "{next}");
+    assert_eq!(next["subtype"], "success");
+    server.release_held();
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_message_queued_behind_an_interrupted_turn_still_runs_and_gets_its_result() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("I am in the middle of a long answer", 4),
+        anthropic::text_turn("the queued one"),
+    ]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.user("tell me a story");
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    // Written while the first turn runs: it waits in the session's queue.
+    peer.user("and then this");
+    peer.control("req_int", json!({"subtype": "interrupt"}));
+    assert_eq!(peer.response("req_int")["subtype"], "success");
+    assert_eq!(peer.result()["stop_reason"], "interrupted");
+    let queued = peer.result();
+    assert_eq!(queued["result"], "the queued one", "{queued}");
+    server.release_held();
+    let (code, rest) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(peer_results(&rest), 0, "{rest:#?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("and then this"), "{last}");
+}
+
+#[test]
+fn messages_written_together_run_in_order_and_a_prompt_argument_goes_first() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("A0"),
+        anthropic::text_turn("A1"),
+        anthropic::text_turn("A2"),
+    ]);
+    let mut args = vec!["-p", "Q0"];
+    args.extend_from_slice(SDK_FLAGS);
+    let out = p
+        .command(&server, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = out;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"Q1\"}}\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Q2\"}]}}\n",
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "result")
+        .collect();
+    let texts: Vec<&str> = results
+        .iter()
+        .map(|r| r["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["A0", "A1", "A2"]);
+    let requests = server.requests();
+    let firsts: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(firsts[0].contains("Q0") && firsts[1].contains("Q1") && firsts[2].contains("Q2"));
+}
+
+#[test]
+fn set_permission_mode_and_set_model_are_answered_and_take_effect() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("A1")]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.control(
+        "req_mode",
+        json!({"subtype": "set_permission_mode", "mode": "acceptEdits"}),
+    );
+    assert_eq!(peer.response("req_mode")["subtype"], "success");
+    let status = peer.until("system/status", |v| v["subtype"] == "status");
+    assert_eq!(status["permissionMode"], "acceptEdits");
+
+    peer.control(
+        "req_model",
+        json!({"subtype": "set_model", "model": "claude-opus-4-6"}),
+    );
+    assert_eq!(peer.response("req_model")["subtype"], "success");
+    peer.user("Q1");
+    let result = peer.result();
+    assert_eq!(result["result"], "A1", "{result}");
+    // The request of that turn asked for the new model.
+    assert_eq!(server.requests()[0].body["model"], "claude-opus-4-6");
+
+    peer.control(
+        "req_bad",
+        json!({"subtype": "set_permission_mode", "mode": "yolo"}),
+    );
+    let bad = peer.response("req_bad");
+    assert_eq!(bad["subtype"], "error");
+    assert!(bad["error"].as_str().unwrap().contains("yolo"), "{bad}");
+
+    let (code, rest) = peer.finish();
+    assert_eq!(code, Some(0));
+    // set_model printed no result of its own.
+    let results = peer_results(&rest);
+    assert_eq!(results, 0, "{rest:#?}");
+}
+
+#[test]
+fn with_the_stdio_prompt_tool_permission_questions_are_control_requests() {
+    let p = project();
+    let allowed = p.root.join("allowed.txt");
+    let denied = p.root.join("denied.txt");
+    let write = |id: &str, path: &std::path::Path| {
+        anthropic::tool_turn(
+            None,
+            &[(
+                id,
+                "Write",
+                json!({"file_path": path.to_str().unwrap(), "content": "hi\n"}),
+            )],
+        )
+    };
+    let server = MockServer::start(vec![
+        write("toolu_1", &allowed),
+        anthropic::text_turn("wrote it"),
+        write("toolu_2", &denied),
+        anthropic::text_turn("did not write it"),
+    ]);
+    let mut peer = Peer::start_with(&p, &server, &["-p", "--permission-prompt-tool", "stdio"]);
+    peer.user("write allowed.txt");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    assert_eq!(question["request"]["subtype"], "can_use_tool", "{question}");
+    assert_eq!(question["request"]["tool_name"], "Write");
+    assert_eq!(question["request"]["tool_use_id"], "toolu_1");
+    let id = question["request_id"].as_str().unwrap().to_string();
+    let input = question["request"]["input"].clone();
+    peer.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id,
+        "response": {"behavior": "allow", "updatedInput": input},
+    }}));
+    assert_eq!(peer.result()["result"], "wrote it");
+    assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "hi\n");
+
+    peer.user("write denied.txt");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    let id = question["request_id"].as_str().unwrap().to_string();
+    peer.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id,
+        "response": {"behavior": "deny", "message": "not that file"},
+    }}));
+    let result = peer.result();
+    assert_eq!(result["result"], "did not write it", "{result}");
+    assert!(!denied.exists());
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let last = server.requests()[3].body["messages"].to_string();
+    assert!(last.contains("not that file"), "{last}");
+}
+
+#[test]
+fn max_thinking_tokens_as_the_sdk_passes_it_sets_the_thinking_budget() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("thought")]);
+    let mut peer = Peer::start_with(&p, &server, &["--max-thinking-tokens", "2048"]);
+    peer.user("think");
+    assert_eq!(peer.result()["result"], "thought");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let body = &server.requests()[0].body;
+    assert_eq!(body["thinking"]["budget_tokens"], 2048, "{body}");
+}
+
+fn peer_results(values: &[Value]) -> usize {
+    values.iter().filter(|v| v["type"] == "result").count()
+}
+
+#[test]
+fn an_unknown_control_subtype_gets_an_error_response_and_the_run_goes_on() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("still here")]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.control("req_x", json!({"subtype": "rewind_the_universe"}));
+    let response = peer.response("req_x");
+    assert_eq!(response["subtype"], "error", "{response}");
+    let error = response["error"].as_str().unwrap();
+    assert!(error.contains("rewind_the_universe"), "{error}");
+    peer.control("req_y", json!({}));
+    assert_eq!(peer.response("req_y")["subtype"], "error");
+    peer.user("hello");
+    assert_eq!(peer.result()["result"], "still here");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+}
