@@ -11,12 +11,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::sdk::commands::{self, CommandScope};
-use crate::sdk::{InteractiveSession, SessionEvent, SessionOptions, TurnEnd};
+use crate::sdk::{SessionEvent, TurnEnd};
 
 use super::args::{Args, InputFormat, OutputFormat};
 use super::assemble::assemble;
-use super::output;
 use super::printer::Printer;
 use super::stop_signals::StopSignals;
 
@@ -66,29 +64,7 @@ pub async fn run(args: Args) -> u8 {
     {
         eprintln!("robota: {notice}");
     }
-    let session_id = assembled.session.id().to_string();
-    printer.session_id = session_id.clone();
-    let commands: Vec<&str> = commands::all()
-        .filter(|c| c.scope == CommandScope::Session)
-        .map(|c| c.name)
-        .collect();
-    printer.emit(output::init_message(
-        &session_id,
-        &assembled.session.config().cwd.to_string_lossy(),
-        &assembled.model,
-        &assembled.session.tools().names(),
-        assembled.session.mode().as_str(),
-        &assembled.api_key_source,
-        &commands,
-    ));
-
-    let mut session = InteractiveSession::start_with(
-        assembled.session,
-        SessionOptions {
-            endpoint: assembled.endpoint.clone(),
-        },
-    );
-    let Some(mut events) = session.events() else {
+    let Some((session, mut events)) = printer.start_session(assembled) else {
         return EXIT_ERROR;
     };
     let mut end = TurnEnd::Success;

@@ -8,9 +8,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::core::hooks::{HookEvent, HookRunRecord};
-use crate::sdk::{ErrorKind, SessionEvent, TurnEnd, TurnError};
+use tokio::sync::mpsc;
+
+use crate::sdk::commands::{self, CommandScope};
+use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, SessionOptions, TurnEnd, TurnError};
 
 use super::args::{Args, OutputFormat};
+use super::assemble::Assembled;
 use super::headless::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use super::output::{self, RunTotals};
 
@@ -31,6 +35,37 @@ pub struct Printer {
 }
 
 impl Printer {
+    /// Prints `system/init` for the assembled session and starts it; its events come on
+    /// the returned channel. The one start of print mode and the protocol drivers.
+    pub fn start_session(
+        &mut self,
+        assembled: Assembled,
+    ) -> Option<(InteractiveSession, mpsc::UnboundedReceiver<SessionEvent>)> {
+        let session_id = assembled.session.id().to_string();
+        self.session_id = session_id.clone();
+        let commands: Vec<&str> = commands::all()
+            .filter(|c| c.scope == CommandScope::Session)
+            .map(|c| c.name)
+            .collect();
+        self.emit(output::init_message(
+            &session_id,
+            &assembled.session.config().cwd.to_string_lossy(),
+            &assembled.model,
+            &assembled.session.tools().names(),
+            assembled.session.mode().as_str(),
+            &assembled.api_key_source,
+            &commands,
+        ));
+        let mut session = InteractiveSession::start_with(
+            assembled.session,
+            SessionOptions {
+                endpoint: assembled.endpoint,
+            },
+        );
+        let events = session.events()?;
+        Some((session, events))
+    }
+
     pub fn new(args: &Args) -> Self {
         Printer {
             format: args.output_format,

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::core::permission::PermissionMode;
 use crate::sdk::commands::{self, CommandScope, Submission, SubmissionId};
-use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, SessionOptions, TurnEnd};
+use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, TurnEnd};
 use crate::session::PermissionAnswer;
 
 use super::super::args::Args;
@@ -87,26 +87,10 @@ pub async fn run(args: Args) -> u8 {
     {
         eprintln!("robota: {notice}");
     }
-    let session_id = assembled.session.id().to_string();
     let mode = assembled.session.mode();
-    printer.session_id = session_id.clone();
-    let slash: Vec<&str> = session_commands().map(|c| c.name).collect();
-    printer.emit(output::init_message(
-        &session_id,
-        &assembled.session.config().cwd.to_string_lossy(),
-        &assembled.model,
-        &assembled.session.tools().names(),
-        assembled.session.mode().as_str(),
-        &assembled.api_key_source,
-        &slash,
-    ));
-    let mut session = InteractiveSession::start_with(
-        assembled.session,
-        SessionOptions {
-            endpoint: assembled.endpoint.clone(),
-        },
-    );
-    let Some(mut events) = session.events() else {
+    let model = assembled.model.clone();
+    let api_key_source = assembled.api_key_source.clone();
+    let Some((session, mut events)) = printer.start_session(assembled) else {
         return EXIT_ERROR;
     };
     let mut driver = Driver {
@@ -114,10 +98,10 @@ pub async fn run(args: Args) -> u8 {
         printer,
         args,
         pending: HashMap::new(),
-        initial_model: assembled.model.clone(),
-        model: assembled.model,
+        initial_model: model.clone(),
+        model,
         mode,
-        api_key_source: assembled.api_key_source,
+        api_key_source,
         last_end: TurnEnd::Success,
         questions: HashMap::new(),
         next_request: 1,
