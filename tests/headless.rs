@@ -362,19 +362,7 @@ fn signal_mid_turn(
         .unwrap();
     // Read until the first text delta has reached robota, then interrupt the turn.
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        use std::io::BufRead;
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "stdout closed early: {seen}"
-        );
-        seen.push_str(&line);
-        if line.contains("text_delta") {
-            break;
-        }
-    }
+    read_until(&mut reader, "text_delta");
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     child.stdout = Some(reader.into_inner());
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
@@ -682,13 +670,7 @@ fn provider_errors_are_reported_in_the_result_and_as_exit_1() {
 fn a_refused_connection_names_the_base_url_and_its_variable() {
     let p = project();
     let server = MockServer::start(vec![]);
-    // A port nothing listens on: bind one, then free it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}");
+    let url = support::refused_url();
     let mut cmd = p.command(&server, &["-p", "hi", "--output-format", "json"]);
     cmd.env("ANTHROPIC_BASE_URL", &url)
         .env("ROBOTA_MAX_RETRIES", "0");
@@ -893,17 +875,7 @@ fn a_run_killed_during_a_tool_call_resumes_with_every_call_answered() {
         .unwrap();
     // Kill -9 once the assistant's tool call is out (and so in the log), before its result.
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    loop {
-        let mut line = String::new();
-        use std::io::BufRead;
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "stdout closed early"
-        );
-        if line.contains("\"tool_use\"") {
-            break;
-        }
-    }
+    read_until(&mut reader, "\"tool_use\"");
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -990,5 +962,21 @@ fn commands_die_with_robota_even_when_it_is_killed() {
             "the command outlived robota (leader {leader}, sleep {sleeper})"
         );
         std::thread::yield_now();
+    }
+}
+
+/// Reads output lines until one contains `needle` (failing if the output ends first).
+fn read_until(reader: &mut impl std::io::BufRead, needle: &str) {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "stdout closed before {needle:?}: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains(needle) {
+            return;
+        }
     }
 }

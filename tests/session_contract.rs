@@ -12,8 +12,8 @@ use std::time::Duration;
 use robota::core::hooks::HookConfig;
 use robota::core::permission::PermissionMode;
 use robota::sdk::{
-    ErrorKind, InteractiveSession, ProviderEndpoint, SessionEvent, SessionOptions, Submission,
-    SubmissionId, TurnEnd,
+    ErrorKind, InteractiveSession, Outcome, ProviderEndpoint, SessionEvent, SessionOptions,
+    Submission, SubmissionId, TurnEnd, TurnError,
 };
 use robota::session::Session;
 use robota::session::log::{SessionHeader, SessionLog};
@@ -126,6 +126,22 @@ async fn until_ended(
     (names, all)
 }
 
+/// The outcome of the submission `until_ended` waited for (its last event).
+fn outcome(all: &[SessionEvent]) -> &Outcome {
+    match all.last() {
+        Some(SessionEvent::SubmissionEnded { outcome, .. }) => outcome,
+        other => panic!("not an end: {other:?}"),
+    }
+}
+
+/// The error that submission ended with.
+fn failure(all: &[SessionEvent]) -> &TurnError {
+    match &outcome(all).end {
+        TurnEnd::Error(error) => error,
+        other => panic!("ended {other:?}"),
+    }
+}
+
 /// Waits for the first streamed text of the running turn.
 async fn first_text(events: &mut UnboundedReceiver<SessionEvent>) {
     tokio::time::timeout(Duration::from_secs(20), async {
@@ -183,9 +199,7 @@ async fn a_prompt_with_tools() {
             "SubmissionEnded(#1 Success)",
         ]
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!("ends with its end");
-    };
+    let outcome = outcome(&all);
     assert_eq!(
         (outcome.rounds, outcome.result.as_str()),
         (2, "It says alpha.")
@@ -241,12 +255,7 @@ async fn slash_commands_unknown_commands_and_shell_commands() {
             "SubmissionEnded(#2 Error(unknown_command))",
         ]
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
-    let TurnEnd::Error(error) = &outcome.end else {
-        panic!()
-    };
+    let error = failure(&all);
     assert_eq!(
         error.message,
         "Unknown command: /foo — /help lists the commands"
@@ -264,9 +273,7 @@ async fn slash_commands_unknown_commands_and_shell_commands() {
             "SubmissionEnded(#3 Success)",
         ]
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
+    let outcome = outcome(&all);
     assert_eq!(outcome.result, "hi");
     assert!(
         server.requests().is_empty(),
@@ -343,9 +350,7 @@ async fn a_queued_prompt_waits_and_an_interrupt_drops_the_queue() {
         ],
         "{names:?}"
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
+    let outcome = outcome(&all);
     assert!(
         !outcome.result.is_empty(),
         "the partial answer is the result"
@@ -359,7 +364,7 @@ async fn a_queued_prompt_waits_and_an_interrupt_drops_the_queue() {
 }
 
 /// The end of one prompt against a server that answers `response`.
-async fn error_of(response: MockResponse) -> robota::sdk::TurnError {
+async fn error_of(response: MockResponse) -> TurnError {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![response]);
     let (client, mut events) = start(
@@ -368,13 +373,7 @@ async fn error_of(response: MockResponse) -> robota::sdk::TurnError {
     );
     let id = client.submit("hi");
     let (_, all) = until_ended(&mut events, id).await;
-    match all.into_iter().last() {
-        Some(SessionEvent::SubmissionEnded { outcome, .. }) => match outcome.end {
-            TurnEnd::Error(error) => error,
-            other => panic!("ended {other:?}"),
-        },
-        other => panic!("{other:?}"),
-    }
+    failure(&all).clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -444,21 +443,11 @@ async fn every_provider_failure_reaches_clients_typed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_connection_names_the_url_and_its_variable() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}");
+    let url = support::refused_url();
     let (client, mut events) = start(session_at(url.clone(), dir.path()), &url);
     let id = client.submit("hi");
     let (_, all) = until_ended(&mut events, id).await;
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
-    let TurnEnd::Error(error) = &outcome.end else {
-        panic!("{outcome:?}")
-    };
+    let error = failure(&all);
     assert_eq!(error.kind, ErrorKind::Network);
     assert_eq!(
         error.line(),
@@ -484,12 +473,7 @@ async fn a_prompt_blocked_by_a_hook_is_a_hook_blocked_error() {
         names.last().unwrap(),
         "SubmissionEnded(#1 Error(hook_blocked))"
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
-    let TurnEnd::Error(error) = &outcome.end else {
-        panic!()
-    };
+    let error = failure(&all);
     assert!(error.message.contains("no secrets here"), "{error:?}");
     assert!(
         server.requests().is_empty(),
@@ -612,18 +596,13 @@ async fn a_log_that_stops_being_written_is_a_failure_not_a_success() {
         names.last().unwrap(),
         "SubmissionEnded(#1 Error(write_failure))"
     );
-    let Some(SessionEvent::SubmissionEnded { outcome, .. }) = all.last() else {
-        panic!()
-    };
-    let TurnEnd::Error(error) = &outcome.end else {
-        panic!()
-    };
+    let error = failure(&all);
     assert!(
         error.message.contains(&path.display().to_string()),
         "{error:?}"
     );
     assert!(error.message.contains("No space left"), "{error:?}");
-    assert_eq!(outcome.result, "answer", "the answer itself is kept");
+    assert_eq!(outcome(&all).result, "answer", "the answer itself is kept");
 }
 
 /// The modes the state reports after each of `n` Shift+Tab presses.

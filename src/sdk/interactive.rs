@@ -139,6 +139,39 @@ impl Shared {
         let _ = self.events.send(event);
     }
 
+    /// Sends the end of submission `id`, begun at `started`.
+    fn ended(&self, id: SubmissionId, started: Instant, end: TurnEnd, rounds: u32, result: String) {
+        self.emit(SessionEvent::SubmissionEnded {
+            id,
+            outcome: Outcome {
+                end,
+                rounds,
+                duration: started.elapsed(),
+                result,
+            },
+        });
+    }
+
+    /// A command's end: its output is sent (and is the result), or it failed.
+    fn command_ended(
+        &self,
+        id: SubmissionId,
+        command: &str,
+        output: Result<String, String>,
+    ) -> (TurnEnd, String) {
+        match output {
+            Ok(output) => {
+                self.emit(SessionEvent::CommandOutput {
+                    id,
+                    command: command.to_string(),
+                    output: output.clone(),
+                });
+                (TurnEnd::Success, output)
+            }
+            Err(message) => (command_failed(message), String::new()),
+        }
+    }
+
     /// Changes the state and sends it whole.
     fn update_state(&self, change: impl FnOnce(&mut SessionState)) {
         let snapshot = match self.state.lock() {
@@ -323,15 +356,7 @@ impl Driver {
             Submission::Shell(command) => self.run_shell(id, command, controls).await,
         };
         let end = self.with_log_failure(end);
-        self.emit(SessionEvent::SubmissionEnded {
-            id,
-            outcome: Outcome {
-                end,
-                rounds,
-                duration: started.elapsed(),
-                result,
-            },
-        });
+        self.shared.ended(id, started, end, rounds, result);
         self.shared.update_state(|s| s.running = None);
     }
 
@@ -364,10 +389,7 @@ impl Driver {
     ) -> (TurnEnd, String) {
         if scope == CommandScope::Client {
             let message = format!("/{name} only runs in the full-screen UI");
-            return (
-                TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
-                String::new(),
-            );
+            return (command_failed(message), String::new());
         }
         let clearing = name == "clear";
         if clearing {
@@ -379,20 +401,8 @@ impl Driver {
             self.shared.update_state(|s| s.context = None);
         }
         self.refresh_state();
-        match result {
-            Ok(CommandEffect::Output(output)) => {
-                self.emit(SessionEvent::CommandOutput {
-                    id,
-                    command: name.to_string(),
-                    output: output.clone(),
-                });
-                (TurnEnd::Success, output)
-            }
-            Err(message) => (
-                TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
-                String::new(),
-            ),
-        }
+        let output = result.map(|CommandEffect::Output(output)| output);
+        self.shared.command_ended(id, name, output)
     }
 
     /// Runs a `!command` to its end (an abort interrupts it), records it with its output
@@ -404,9 +414,11 @@ impl Driver {
         controls: &mut mpsc::UnboundedReceiver<Control>,
     ) -> (TurnEnd, u32, String) {
         if command.trim().is_empty() {
-            let error =
-                TurnError::new(ErrorKind::CommandFailed, "Type a command after ! to run it");
-            return (TurnEnd::Error(error), 0, String::new());
+            return (
+                command_failed("Type a command after ! to run it"),
+                0,
+                String::new(),
+            );
         }
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
@@ -511,6 +523,10 @@ impl Driver {
         };
         (end, outcome.rounds, result)
     }
+}
+
+fn command_failed(message: impl Into<String>) -> TurnEnd {
+    TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message))
 }
 
 fn unknown_command(name: &str, suggestions: &[&str]) -> TurnEnd {
@@ -626,32 +642,18 @@ impl Busy<'_> {
                     }),
                     other => Err(format!("/{other} cannot run while a turn is in progress")),
                 };
-                match output {
-                    Ok(output) => {
-                        self.shared.emit(SessionEvent::CommandOutput {
-                            id,
-                            command: spec.name.to_string(),
-                            output: output.clone(),
-                        });
-                        (TurnEnd::Success, output)
-                    }
-                    Err(message) => (
-                        TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message)),
-                        String::new(),
-                    ),
-                }
+                self.shared.command_ended(id, spec.name, output)
             }
-            Submission::Prompt(_) | Submission::Shell(_) => (TurnEnd::Success, String::new()),
+            // `runs_during_turn` holds for none of these; the caller queues them.
+            Submission::Prompt(_) | Submission::Shell(_) => (
+                command_failed(format!(
+                    "{} cannot run while a turn is in progress",
+                    submission.text()
+                )),
+                String::new(),
+            ),
         };
-        self.shared.emit(SessionEvent::SubmissionEnded {
-            id,
-            outcome: Outcome {
-                end,
-                rounds: 0,
-                duration: started.elapsed(),
-                result,
-            },
-        });
+        self.shared.ended(id, started, end, 0, result);
     }
 }
 

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use super::file_tracker::FileReadTracker;
 use super::file_write::{
-    ExistingFile, ensure_fresh, load_existing, record_written, to_crlf, uses_crlf,
-    write_atomically, write_failure,
+    ExistingFile, ensure_fresh, load_existing, to_crlf, uses_crlf, write_and_record,
 };
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::{resolve, similar_names};
@@ -169,9 +168,7 @@ fn apply_edit(
 ) -> Result<ToolOutput, ToolFailure> {
     let display = plan.display(path);
     let permissions = plan.existing.as_ref().map(|e| &e.permissions);
-    write_atomically(path, plan.after.as_bytes(), permissions)
-        .map_err(|err| write_failure(path, err))?;
-    record_written(tracker, path, plan.after.as_bytes());
+    write_and_record(tracker, path, plan.after.as_bytes(), permissions)?;
     if plan.existing.is_none() {
         let message = format!("File created successfully at: {}", path.display());
         return Ok(ToolOutput::ok(message).with_display(display));

@@ -127,6 +127,19 @@ pub fn to_crlf(text: &str) -> String {
 }
 
 /// Maps an I/O failure of a write to the message the model reads.
+/// Writes `content` atomically (keeping `permissions`) and records it as what the model
+/// last saw of the file, so a following Edit or Write needs no re-read.
+pub fn write_and_record(
+    tracker: &FileReadTracker,
+    path: &Path,
+    content: &[u8],
+    permissions: Option<&Permissions>,
+) -> Result<(), ToolFailure> {
+    write_atomically(path, content, permissions).map_err(|err| write_failure(path, err))?;
+    record_written(tracker, path, content);
+    Ok(())
+}
+
 pub fn write_failure(path: &Path, err: io::Error) -> ToolFailure {
     ToolFailure::failed(format!("Failed to write {}: {err}", path.display()))
 }

@@ -9,10 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::file_tracker::FileReadTracker;
-use super::file_write::{
-    ensure_fresh, load_existing, record_written, to_crlf, uses_crlf, write_atomically,
-    write_failure,
-};
+use super::file_write::{ensure_fresh, load_existing, to_crlf, uses_crlf, write_and_record};
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::resolve;
 use crate::core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
@@ -110,9 +107,7 @@ fn apply_write(
 ) -> Result<ToolOutput, ToolFailure> {
     let display = plan.display(path);
     let permissions = plan.before.as_ref().map(|(_, p)| p);
-    write_atomically(path, plan.content.as_bytes(), permissions)
-        .map_err(|err| write_failure(path, err))?;
-    record_written(tracker, path, plan.content.as_bytes());
+    write_and_record(tracker, path, plan.content.as_bytes(), permissions)?;
     let message = match plan.before {
         None => format!("File created successfully at: {}", path.display()),
         Some(_) => format!("The file {} has been updated.", path.display()),

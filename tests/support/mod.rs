@@ -30,6 +30,15 @@ pub fn wire_fixture_path(relative: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire")).join(relative)
 }
 
+/// A loopback URL nothing listens on (a port bound, then freed): connections are refused.
+pub fn refused_url() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(9);
+    format!("http://127.0.0.1:{port}")
+}
+
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MockResponse {

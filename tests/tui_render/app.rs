@@ -15,6 +15,7 @@ use ratatui::style::Color;
 use robota::core::context::ContextState;
 use robota::core::permission::PermissionMode;
 use robota::sdk::settings::setup_save::SetupProfile;
+use robota::sdk::{QueuedSubmission, SessionEvent, SessionState, SubmissionId};
 use robota::tui::app::permission::PermissionPopup;
 use robota::tui::app::{
     App, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry, StartOptions,
@@ -253,9 +254,25 @@ fn app_frame_at_other_sizes() {
 fn app_with_a_queued_prompt_and_the_exit_hint() {
     let mut app = conversation_app();
     let now = Instant::now();
+    // The queue is the session's: it arrives in a state event.
+    app.on_session_event(SessionEvent::State(SessionState {
+        session_id: "s".into(),
+        name: Some("fix-login".into()),
+        model: "claude-sonnet-4-6".into(),
+        mode: PermissionMode::AcceptEdits,
+        usage: Default::default(),
+        cost_usd: None,
+        models: Vec::new(),
+        context: None,
+        running: Some(SubmissionId(1)),
+        queue: vec![QueuedSubmission {
+            id: SubmissionId(2),
+            text: "then update the changelog\nand bump the version".into(),
+        }],
+    }));
+    app.status = status(80_000, true);
     app.status.busy_since = Some(now - Duration::from_secs(12));
     app.input.composer_mut().set_text("");
-    app.queued = Some("then update the changelog\nand bump the version".into());
     app.hint = Some("Press Ctrl+C again to exit".into());
     let (buf, cursor) = render_app(&mut app, 80, 24, now);
     assert_eq!(row(&buf, 23).trim_end(), "Press Ctrl+C again to exit");

@@ -69,7 +69,8 @@ impl App {
             above.width,
             composer_height,
         );
-        let queued_height = u16::from(self.queued.is_some() && composer_area.y > above.y);
+        let queued = self.queued();
+        let queued_height = u16::from(queued.is_some() && composer_area.y > above.y);
         let queued_area = Rect::new(
             above.x,
             composer_area.y - queued_height,
@@ -78,7 +79,7 @@ impl App {
         );
         let transcript_area = Rect::new(above.x, above.y, above.width, queued_area.y - above.y);
         self.transcript.render(transcript_area, buf);
-        if let Some(queued) = &self.queued {
+        if let Some(queued) = &queued {
             self.render_queued(queued, queued_area, buf);
         }
         self.input.render(composer_area, buf);

@@ -74,7 +74,7 @@ impl App {
                 self.interrupt();
                 return KeyOutcome::Redraw;
             }
-            KeyCode::Backspace if self.input.composer().is_empty() && self.queued.is_some() => {
+            KeyCode::Backspace if self.input.composer().is_empty() && self.queued().is_some() => {
                 self.unqueue();
                 return KeyOutcome::Redraw;
             }

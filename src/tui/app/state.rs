@@ -67,8 +67,6 @@ pub struct App {
     pub events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     /// Permission requests waiting behind the one on screen.
     pending_permissions: VecDeque<PermissionRequest>,
-    /// The session's queue as shown above the composer (from its last state).
-    pub queued: Option<String>,
     /// The session's last state (model, mode, usage, queue…), as it sent it.
     session_state: Option<SessionState>,
     /// The running prompt's submission, whose result is the answer `/copy` takes.
@@ -118,7 +116,6 @@ impl App {
             live: None,
             events: None,
             pending_permissions: VecDeque::new(),
-            queued: None,
             session_state: None,
             running_prompt: None,
             last_answer: String::new(),
@@ -150,6 +147,19 @@ impl App {
                 .as_ref()
                 .map_or_else(|| live.handle.id().to_string(), |s| s.session_id.clone()),
         )
+    }
+
+    /// The session's queue as shown above the composer, one submission a line (from its
+    /// last state).
+    pub fn queued(&self) -> Option<String> {
+        let queue = &self.session_state.as_ref()?.queue;
+        (!queue.is_empty()).then(|| {
+            queue
+                .iter()
+                .map(|q| q.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
     }
 
     /// Whether the session runs a submission now (as its last state said).
@@ -251,7 +261,6 @@ impl App {
         self.events = None;
         self.pending_permissions.clear();
         self.layers.remove(PERMISSION);
-        self.queued = None;
         self.session_state = None;
         self.running_prompt = None;
         self.live.take().map(|live| live.handle)
@@ -334,14 +343,6 @@ impl App {
             }
             (true, true) => {}
         }
-        self.queued = (!state.queue.is_empty()).then(|| {
-            state
-                .queue
-                .iter()
-                .map(|q| q.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        });
         self.session_state = Some(state);
     }
 
@@ -410,7 +411,7 @@ impl App {
 
     /// Backspace on an empty composer takes the newest queued submission back into it.
     pub fn unqueue(&mut self) -> bool {
-        match (&self.live, &self.queued) {
+        match (&self.live, self.queued()) {
             (Some(live), Some(_)) => {
                 live.handle.take_back_queued();
                 true
