@@ -208,6 +208,7 @@ impl Transcript {
                 }
             }
             SessionEvent::HookStarted { .. }
+            | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
             | SessionEvent::Context(_)
             | SessionEvent::Usage { .. }
