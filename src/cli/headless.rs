@@ -95,7 +95,9 @@ pub async fn run(args: Args) -> u8 {
             SessionEvent::SubmissionEnded { id, outcome } if id == running => {
                 printer.take_structured();
                 printer.totals.num_turns += outcome.rounds;
-                if let Some(error) = end_error(&outcome.end, args.max_turns) {
+                if let Some(error) = end_error(&outcome.end, args.max_turns)
+                    && !printer.totals.budget_exceeded
+                {
                     printer.totals.errors.push(error);
                 }
                 let go_on =

@@ -482,7 +482,9 @@ impl Driver {
                 self.printer.take_structured();
                 let totals = &mut self.printer.totals;
                 totals.num_turns = outcome.rounds;
-                if let Some(error) = end_error(&outcome.end, self.args.max_turns) {
+                if let Some(error) = end_error(&outcome.end, self.args.max_turns)
+                    && !totals.budget_exceeded
+                {
                     totals.errors.push(error);
                 }
                 let value = output::result_message(
