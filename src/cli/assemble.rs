@@ -264,6 +264,12 @@ pub fn assemble_with(
         }
     };
 
+    clean_up_old_sessions(
+        &store,
+        &settings,
+        log.as_ref().map(|l| l.path().to_path_buf()),
+        interactive,
+    );
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let date = jiff::Zoned::now().date().to_string();
     let replace = match &args.system_prompt_file {
@@ -395,6 +401,45 @@ fn chosen_tools(list: Option<&[String]>) -> Result<Option<Vec<String>>, String> 
 
 fn read_prompt_file(path: &std::path::Path, flag: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// Claude Code's default transcript retention.
+const DEFAULT_CLEANUP_DAYS: f64 = 30.0;
+
+/// Removes session logs older than `cleanupPeriodDays`, never the one being opened nor one
+/// another process has open: in the TUI on a background thread (the first frame is not
+/// delayed by it), headless before the run (a directory listing; a short run must not exit
+/// half way through it).
+fn clean_up_old_sessions(
+    store: &SessionStore,
+    settings: &Settings,
+    keep: Option<std::path::PathBuf>,
+    background: bool,
+) {
+    let days = settings
+        .merged
+        .get("cleanupPeriodDays")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|d| d.is_finite() && *d >= 0.0)
+        .unwrap_or(DEFAULT_CLEANUP_DAYS);
+    let max_age = std::time::Duration::from_secs_f64(days.min(1e6) * 86_400.0);
+    let store = store.clone();
+    let clean = move || {
+        let removed = store.remove_older_than(max_age, keep.as_deref());
+        if removed > 0 {
+            tracing::info!("removed {removed} session log(s) older than {days} days");
+        }
+    };
+    if !background {
+        clean();
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("session-cleanup".into())
+        .spawn(clean);
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the session clean-up: {e}");
+    }
 }
 
 enum ResumeFrom {
