@@ -4,7 +4,8 @@
 //! scenario of `tests/agent_sdk/sdk_scenarios.py`, which prints what the SDK saw as JSON.
 //!
 //! Without `ROBOTA_TEST_PYTHON` (and no venv at `~/.cache/robota-ci/venv`) the tests say
-//! why on stderr and pass without running; with it set, a missing SDK is a failure.
+//! why on stderr and pass without running; with it set, a missing SDK is a failure
+//! (`support::python`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -15,54 +16,18 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use support::project::{Project, project};
+use support::python::python_with;
 use support::{MockServer, anthropic};
 
-/// The venv's python with `claude_agent_sdk` importable, or `None` (skip) when no venv
-/// was named and none is at the default place.
 fn python() -> Option<PathBuf> {
-    let named = std::env::var_os("ROBOTA_TEST_PYTHON").map(PathBuf::from);
-    let candidate = named.clone().or_else(|| {
-        let home = std::env::var_os("HOME")?;
-        let default = PathBuf::from(home).join(".cache/robota-ci/venv/bin/python");
-        default.exists().then_some(default)
-    });
-    let Some(python) = candidate else {
-        eprintln!(
-            "skipped: no Python with claude-agent-sdk (set ROBOTA_TEST_PYTHON; .ci/run does)"
-        );
-        return None;
-    };
-    let ok = Command::new(&python)
-        .args(["-c", "import claude_agent_sdk"])
-        .status()
-        .is_ok_and(|s| s.success());
-    match (ok, named.is_some()) {
-        (true, _) => Some(python),
-        (false, true) => panic!("{} cannot import claude_agent_sdk", python.display()),
-        (false, false) => {
-            eprintln!("skipped: {} has no claude_agent_sdk", python.display());
-            None
-        }
-    }
+    python_with("claude_agent_sdk")
 }
 
 /// Runs one scenario with the SDK spawning robota; returns what it printed.
 fn scenario(python: &PathBuf, p: &Project, server: &MockServer, name: &str) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent_sdk/sdk_scenarios.py");
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(python)
-        .arg(&script)
-        .arg(name)
-        .current_dir(&p.root)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &p.user_home)
-        .env("ROBOTA_HOME", &p.home)
-        .env("ROBOTA_BIN", env!("CARGO_BIN_EXE_robota"))
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000")
-        .env("ROBOTA_RETRY_BASE_MS", "1")
+    let out = p
+        .python_command(python, server, &script, &[name])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -26,6 +26,19 @@ pub enum Subcommand {
     /// Trust the current directory: its project settings (allow rules, hooks, MCP servers,
     /// provider hosts) take effect from now on.
     Trust,
+    /// robota as an MCP server.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// `robota mcp …`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum McpCommand {
+    /// Serve MCP on stdio: tools `robota` (run a task in a new session) and
+    /// `robota-reply` (continue a session), for other agents to delegate to robota.
+    Serve,
 }
 
 #[derive(Debug, Clone, Parser)]

@@ -110,6 +110,20 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
                 headless::EXIT_ERROR
             }
         },
+        args::Subcommand::Mcp {
+            command: args::McpCommand::Serve,
+        } => {
+            let _log_guard = init_logging();
+            reaper::install();
+            match runtime() {
+                Ok(runtime) => {
+                    let code = runtime.block_on(drive::mcp_serve::run());
+                    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+                    code
+                }
+                Err(code) => code,
+            }
+        }
     }
 }
 

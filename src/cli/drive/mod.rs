@@ -3,3 +3,4 @@
 //! TUI and headless output). None reaches into `session` or `core`.
 
 pub mod agent_sdk;
+pub mod mcp_serve;
