@@ -11,8 +11,7 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use support::project::{Project, project};
@@ -24,7 +23,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// Runs one scenario with the SDK spawning robota; returns what it printed.
-fn scenario(python: &PathBuf, p: &Project, server: &MockServer, name: &str) -> Value {
+fn scenario(python: &Path, p: &Project, server: &MockServer, name: &str) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent_sdk/sdk_scenarios.py");
     let out = p
         .python_command(python, server, &script, &[name])
