@@ -100,6 +100,28 @@ fn settings_env_reaches_tools_and_config_shows_sources() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("/model = \"claude-haiku-4-5\""), "{text}");
     assert!(text.contains(".claude/settings.json"));
+    // The effective provider, each value with what set it, the environment included.
+    assert!(
+        text.contains("provider: anthropic    (found ANTHROPIC_API_KEY in the environment)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("model: claude-haiku-4-5    (model in ")
+            && text.contains(".claude/settings.json)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "base URL: {}    (ANTHROPIC_BASE_URL)",
+            server.base_url()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("API key: from ANTHROPIC_API_KEY"), "{text}");
+    assert!(
+        !text.contains("sk-ant-test"),
+        "the key itself is never shown: {text}"
+    );
 }
 
 #[test]
@@ -142,6 +164,21 @@ fn a_settings_profile_selects_provider_model_and_host() {
         request.header("authorization"),
         Some("Bearer sk-test-profile-key-1234567890")
     );
+    let out = p.run(&server, &["config"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let settings = p.home.join("settings.json").display().to_string();
+    for line in [
+        format!("provider: openai    (currentProvider in {settings})"),
+        format!("model: gpt-5.4    (providers.work.model in {settings})"),
+        format!(
+            "base URL: {}/v1    (providers.work.baseURL in {settings})",
+            server.base_url()
+        ),
+        "API key: from settings profile work".to_string(),
+    ] {
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
+    assert!(!text.contains("sk-test-profile-key"), "{text}");
 }
 
 #[test]

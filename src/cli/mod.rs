@@ -70,6 +70,33 @@ fn runtime() -> Result<tokio::runtime::Runtime, u8> {
 }
 
 /// `robota config` and `robota trust`.
+/// The provider, model, base URL and key a session would use, each with what set it.
+fn describe_provider(settings: &crate::sdk::settings::Settings, args: &args::Args) -> String {
+    let choice =
+        match provider_setup::choose(settings, args.provider.as_deref(), args.model.as_deref()) {
+            Ok(choice) => choice,
+            Err(e) => return format!("\nprovider: none ({e})\n"),
+        };
+    let endpoint = &choice.endpoint;
+    let base_url_source = endpoint
+        .base_url_source
+        .clone()
+        .unwrap_or_else(|| "the provider's default".to_string());
+    format!(
+        "\nprovider: {}    ({})\nmodel: {}    ({})\nbase URL: {}    ({base_url_source})\nAPI key: from {}\n",
+        endpoint.provider,
+        choice.provider_source,
+        choice.model,
+        choice.model_source,
+        if endpoint.base_url.is_empty() {
+            "(none)"
+        } else {
+            &endpoint.base_url
+        },
+        choice.api_key_source,
+    )
+}
+
 fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
     use crate::sdk::settings::{LoadOptions, Settings, trust::TrustStore};
     let cwd = match std::env::current_dir() {
@@ -92,6 +119,7 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
             }) {
                 Ok(settings) => {
                     print!("{}", settings.describe());
+                    print!("{}", describe_provider(&settings, args));
                     headless::EXIT_OK
                 }
                 Err(e) => {

@@ -87,6 +87,9 @@ pub struct ProviderChoice {
     pub notice: Option<String>,
     /// Where the provider is reached and what configured it, for error messages.
     pub endpoint: ProviderEndpoint,
+    /// What chose the provider and the model (`robota config` shows them).
+    pub provider_source: String,
+    pub model_source: String,
 }
 
 /// Everything needed to build one provider.
@@ -119,7 +122,18 @@ pub fn choose(
     let profile_name = provider_flag
         .map(str::to_string)
         .or_else(|| settings.text("/currentProvider").map(str::to_string));
-    let (mut spec, zero_config) = match profile_name {
+    let in_file = |pointer: &str| {
+        settings
+            .source_of(pointer)
+            .unwrap_or("settings")
+            .to_string()
+    };
+    let provider_source = match (&profile_name, provider_flag) {
+        (Some(_), Some(_)) => "--provider".to_string(),
+        (Some(_), None) => format!("currentProvider in {}", in_file("/currentProvider")),
+        (None, _) => String::new(),
+    };
+    let (mut spec, zero_config) = match profile_name.clone() {
         Some(name) => match settings
             .merged
             .pointer(&format!("/providers/{}", name.replace('/', "~1")))
@@ -141,13 +155,19 @@ pub fn choose(
             (env_spec(kind), Some(kind))
         }
     };
-    if let Some(model) = model_flag.map(str::to_string).or_else(|| {
-        settings
-            .text("/model")
-            .map(str::to_string)
-            .filter(|_| spec.model.is_none())
-    }) {
-        spec.model = Some(model);
+    let mut model_source = match (&profile_name, &spec.model) {
+        (Some(name), Some(_)) => {
+            let pointer = format!("/providers/{}/model", name.replace('/', "~1"));
+            format!("providers.{name}.model in {}", in_file(&pointer))
+        }
+        _ => "the provider's default".to_string(),
+    };
+    if let Some(model) = model_flag {
+        spec.model = Some(model.to_string());
+        model_source = "--model".to_string();
+    } else if let Some(model) = settings.text("/model").filter(|_| spec.model.is_none()) {
+        spec.model = Some(model.to_string());
+        model_source = format!("model in {}", in_file("/model"));
     }
     let model = spec
         .model
@@ -165,12 +185,18 @@ pub fn choose(
             spec.api_key_source
         )
     });
+    let provider_source = match zero_config {
+        Some(_) => format!("found {} in the environment", spec.api_key_source),
+        None => provider_source,
+    };
     Ok(ProviderChoice {
         provider,
         model,
         api_key_source: spec.api_key_source,
         notice,
         endpoint,
+        provider_source,
+        model_source,
     })
 }
 
