@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::support::MockServer;
 use crate::support::anthropic::text_turn;
 use crate::support::project::project;
-use crate::{exit_cleanly, last_user_text, start};
+use crate::{exit_cleanly, last_user_text, start, start_with};
 
 #[test]
 fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
@@ -122,6 +122,48 @@ fn esc_stops_a_running_bang_command() {
 }
 
 #[test]
+fn copy_uses_the_local_clipboard_tool_when_there_is_one_and_says_so() {
+    let project = project();
+    let bin = project.user_home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copied = project.user_home.join("copied.txt");
+    let xclip = bin.join("xclip");
+    std::fs::write(
+        &xclip,
+        format!(
+            "#!/bin/sh\n[ \"$1 $2\" = \"-selection clipboard\" ] || exit 3\ncat > {}\n",
+            copied.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&xclip, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut pty = start_with(&project, &server, &[], |cmd| {
+        cmd.env("PATH", &path);
+        cmd.env("DISPLAY", ":99");
+    });
+    pty.wait_for_text("Ask anything");
+    pty.type_text("how do I test");
+    pty.send(b"\r");
+    pty.wait_for_text("cargo test");
+    pty.type_text("/copy 1");
+    pty.send(b"\r");
+    pty.wait_for_text("with xclip");
+    assert_eq!(std::fs::read_to_string(&copied).unwrap(), "cargo test");
+    let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
+    assert!(
+        !raw.contains("\x1b]52;"),
+        "OSC 52 sent although xclip took it"
+    );
+    exit_cleanly(&mut pty);
+}
+
+#[test]
 fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
@@ -132,7 +174,7 @@ fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     pty.wait_for_text("cargo test");
     pty.type_text("/copy 1");
     pty.send(b"\r");
-    pty.wait_for_text("Copied 10 characters");
+    pty.wait_for_text("Copied 10 characters through the terminal (OSC 52)");
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
     // base64("cargo test") = Y2FyZ28gdGVzdA==
     assert!(

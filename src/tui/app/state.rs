@@ -483,12 +483,10 @@ impl App {
         }
         match clipboard::copy_text(&self.last_answer, block) {
             Ok(text) => {
-                let chars = text.chars().count();
-                self.outbox.push(clipboard::osc52(&text));
-                self.notice(
-                    NoticeKind::Info,
-                    format!("Copied {chars} characters to the clipboard"),
-                );
+                let place = clipboard::ClipboardPlace::from_env();
+                let delivery = clipboard::deliver(&text, place, clipboard::feed_program);
+                self.outbox.extend(delivery.terminal_bytes);
+                self.notice(NoticeKind::Info, delivery.message);
             }
             Err(e) => self.notice(NoticeKind::Warning, e),
         }
