@@ -14,7 +14,8 @@ use crate::sdk::{InteractiveSession, system_prompt};
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
-    self, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry, StartOptions,
+    self, ExitTranscript, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry,
+    StartOptions,
 };
 
 use super::args::Args;
@@ -45,12 +46,22 @@ pub fn run(args: Args) -> u8 {
                 .join(format!("{}.jsonl", project_dir_name(&cwd))),
         ),
         cwd: cwd.clone(),
+        exit_transcript: ExitTranscript::default(),
     };
     let launcher = CliLauncher {
         args,
         cwd,
         home,
         provider: String::new(),
+    };
+    // Settings errors are reported when the session opens; here they mean the default.
+    let exit_transcript = launcher
+        .settings()
+        .map(|s| ExitTranscript::from_setting(s.merged.get("exitTranscript")))
+        .unwrap_or_default();
+    let options = StartOptions {
+        exit_transcript,
+        ..options
     };
     let runtime = match super::runtime() {
         Ok(rt) => rt,
@@ -60,6 +71,9 @@ pub fn run(args: Args) -> u8 {
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(exit) => {
+            if let Some(transcript) = exit.transcript {
+                println!("{transcript}\n");
+            }
             if let Some(message) = exit.message {
                 if exit.failed {
                     eprintln!("{message}");

@@ -183,3 +183,64 @@ fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     );
     exit_cleanly(&mut pty);
 }
+
+/// What robota printed after leaving the alternate screen (what stays in the scrollback).
+fn after_leaving(raw: &[u8]) -> String {
+    let raw = String::from_utf8_lossy(raw).into_owned();
+    let at = raw
+        .rfind("\x1b[?1049l")
+        .expect("the alternate screen was left");
+    raw[at..].to_string()
+}
+
+#[test]
+fn leaving_prints_the_last_answer_to_the_scrollback() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("The answer is 42.")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("what is it");
+    pty.send(b"\r");
+    pty.wait_for_text("The answer is 42.");
+    exit_cleanly(&mut pty);
+    let after = after_leaving(&pty.raw());
+    assert!(after.contains("The answer is 42."), "{after:?}");
+    assert!(after.contains("robota --resume"), "{after:?}");
+    assert!(!after.contains("> what is it"), "{after:?}");
+}
+
+#[test]
+fn exit_transcript_conversation_prints_every_prompt_and_answer() {
+    let project = project();
+    std::fs::create_dir_all(&project.home).unwrap();
+    std::fs::write(
+        project.home.join("settings.json"),
+        r#"{"exitTranscript": "conversation"}"#,
+    )
+    .unwrap();
+    let server = MockServer::start(vec![text_turn("first answer"), text_turn("second answer")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("first question");
+    pty.send(b"\r");
+    pty.wait_for_text("first answer");
+    pty.type_text("second question");
+    pty.send(b"\r");
+    pty.wait_for_text("second answer");
+    exit_cleanly(&mut pty);
+    let after = after_leaving(&pty.raw());
+    let order: Vec<usize> = [
+        "> first question",
+        "first answer",
+        "> second question",
+        "second answer",
+    ]
+    .iter()
+    .map(|needle| {
+        after
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {after:?}"))
+    })
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{after:?}");
+}

@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use self::keys::KeyOutcome;
 pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
 use self::scheduler::FrameScheduler;
-pub use self::state::{App, StartOptions};
+pub use self::state::{App, ExitTranscript, StartOptions};
 use crate::sdk::SessionEvent;
 use crate::tui::markdown::highlight;
 use crate::tui::terminal::TerminalGuard;
@@ -49,6 +49,8 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How the app ended.
 #[derive(Debug)]
 pub struct AppExit {
+    /// What stays in the scrollback: the last answer or the conversation (`exitTranscript`).
+    pub transcript: Option<String>,
     /// A line to print once the terminal is restored (an error, or how to resume).
     pub message: Option<String>,
     /// Whether it ended in an error (exit status 1).
@@ -170,6 +172,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         }
     }
 
+    let transcript = app.exit_transcript();
     let session_id = app.session_id();
     let had_turns = app
         .transcript
@@ -189,7 +192,11 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
             .filter(|_| had_turns)
             .map(|id| format!("Resume this session with: robota --resume {id}"))
     });
-    Ok(AppExit { message, failed })
+    Ok(AppExit {
+        transcript,
+        message,
+        failed,
+    })
 }
 
 async fn next_session_event(

@@ -39,6 +39,35 @@ pub struct StartOptions {
     /// Where prompt history is kept (one file per project).
     pub history_path: Option<PathBuf>,
     pub cwd: PathBuf,
+    /// What is printed to the normal screen on leaving (setting `exitTranscript`).
+    pub exit_transcript: ExitTranscript,
+}
+
+/// What stays in the terminal's scrollback when robota leaves its full-screen view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ExitTranscript {
+    /// The last answer (the default).
+    #[default]
+    LastAnswer,
+    /// Every prompt and answer of the session.
+    Conversation,
+    Nothing,
+}
+
+impl ExitTranscript {
+    /// The setting's value: `"last"` (or absent), `"conversation"`/`true`, `"none"`/`false`.
+    pub fn from_setting(value: Option<&serde_json::Value>) -> ExitTranscript {
+        use serde_json::Value;
+        match value {
+            Some(Value::Bool(true)) => ExitTranscript::Conversation,
+            Some(Value::Bool(false)) => ExitTranscript::Nothing,
+            Some(Value::String(s)) if s == "conversation" || s == "all" => {
+                ExitTranscript::Conversation
+            }
+            Some(Value::String(s)) if s == "none" || s == "off" => ExitTranscript::Nothing,
+            _ => ExitTranscript::LastAnswer,
+        }
+    }
 }
 
 /// Where the start sequence stands.
@@ -490,6 +519,28 @@ impl App {
             }
             Err(e) => self.notice(NoticeKind::Warning, e),
         }
+    }
+
+    /// The text left in the scrollback on leaving, as `exit_transcript` asks.
+    pub fn exit_transcript(&self) -> Option<String> {
+        let text = match self.options.exit_transcript {
+            ExitTranscript::Nothing => return None,
+            ExitTranscript::LastAnswer => self.last_answer.trim().to_string(),
+            ExitTranscript::Conversation => {
+                let parts: Vec<String> = self
+                    .transcript
+                    .cells()
+                    .filter_map(|cell| match cell {
+                        Cell::UserPrompt(prompt) => Some(format!("> {}", prompt.trim())),
+                        Cell::Assistant(answer) => Some(answer.source().trim().to_string()),
+                        _ => None,
+                    })
+                    .filter(|part| !part.is_empty())
+                    .collect();
+                parts.join("\n\n")
+            }
+        };
+        (!text.is_empty()).then_some(text)
     }
 
     fn open_session_picker(&mut self) {
