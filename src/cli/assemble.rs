@@ -7,6 +7,7 @@ use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, 
 use crate::core::{ServerTool, ToolRegistry};
 use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
+use crate::session::compact::CompactionConfig;
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
 use crate::session::store::SessionStore;
@@ -152,6 +153,7 @@ pub fn assemble_with(
     let mut history = Vec::new();
     let mut replayed_name = None;
     let mut resumed_mode = None;
+    let mut resumed_todos = Vec::new();
     let mut model = choice.model.clone();
     let (session_id, log) = match resume_query {
         Some(from) => {
@@ -167,7 +169,8 @@ pub fn assemble_with(
             replayed_name = replayed.name.clone();
             resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
             if let Some(items) = replayed.todos.clone() {
-                todos.replace(items);
+                todos.replace(items.clone());
+                resumed_todos = items;
             }
             if args.permission_mode.is_none()
                 && !args.dangerously_skip_permissions
@@ -211,6 +214,14 @@ pub fn assemble_with(
     };
 
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
+    let compaction = CompactionConfig {
+        auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
+            None
+        } else {
+            settings.auto_compact_threshold()?
+        },
+        instructions: context_files::compact_instructions(&files),
+    };
     let date = jiff::Zoned::now().date().to_string();
     let prompt = system_prompt::build(&system_prompt::PromptParts {
         cwd: &cwd,
@@ -265,7 +276,9 @@ pub fn assemble_with(
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name)
         .with_hooks(hooks, cwd.clone())
-        .with_start_source(start_source);
+        .with_start_source(start_source)
+        .with_compaction(compaction)
+        .with_todos(resumed_todos);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }
@@ -284,6 +297,11 @@ pub fn assemble_with(
         notice: choice.notice,
         warnings,
     })
+}
+
+/// Whether the environment variable is set to something other than empty, `0` or `false`.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
 enum ResumeFrom {

@@ -2,7 +2,9 @@
 //! model, usage, context) and the turn runner. A turn fires UserPromptSubmit hooks, runs
 //! the core engine through the session's tool gate (`gate`), lets Stop hooks send it back
 //! to work, and writes every committed message and event to the session log (`engine_log`
-//! says what an engine event leaves there). Also SessionStart / SessionEnd hooks.
+//! says what an engine event leaves there). Also SessionStart / SessionEnd hooks, and when
+//! to compact (`compact` does it): before a user turn above the threshold, on `/compact`,
+//! and once mid-turn when the provider says the conversation is too long.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -16,15 +18,20 @@ use crate::core::engine::{Engine, EngineEvent, TurnConfig, TurnOutcome, TurnStop
 use crate::core::hooks::protocol::system_reminder;
 use crate::core::hooks::{HookConfig, HookEvent, HookRequest};
 use crate::core::permission::{PermissionMode, PermissionPolicy};
-use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
+use crate::core::{
+    Block, Message, Provider, ProviderErrorKind, TodoItem, ToolDisplay, ToolRegistry, Usage,
+};
 
+use super::compact::{CompactError, CompactionConfig, Compactor};
 use super::engine_log::append_engine_event;
 use super::gate::SessionGate;
 use super::hooks::{HookFiring, SessionHooks, TurnEnding};
 use super::line::{LogEvent, MessageExtra, SessionHeader};
 use super::log::{LogError, SessionLog};
 
-pub use super::update::{PermissionAnswer, SessionUpdate, UpdateSink};
+pub use super::update::{
+    CompactReport, CompactTrigger, PermissionAnswer, SessionUpdate, UpdateSink,
+};
 
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
@@ -84,6 +91,9 @@ pub struct Session {
     pending_context: Vec<String>,
     /// How this session began, for SessionStart: `startup`, `resume`…
     start_source: String,
+    compaction: CompactionConfig,
+    /// TodoWrite's list as it stands (kept verbatim through compaction).
+    todos: Arc<Mutex<Vec<TodoItem>>>,
 }
 
 impl Session {
@@ -113,7 +123,79 @@ impl Session {
             hooks: None,
             pending_context: Vec::new(),
             start_source: "startup".to_string(),
+            compaction: CompactionConfig::default(),
+            todos: Arc::new(Mutex::new(Vec::new())),
         }
+    }
+
+    /// Compacts by these settings (threshold, Compact Instructions).
+    pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    pub fn compaction(&self) -> &CompactionConfig {
+        &self.compaction
+    }
+
+    /// TodoWrite's list of a resumed session.
+    pub fn with_todos(self, todos: Vec<TodoItem>) -> Self {
+        if let Ok(mut list) = self.todos.lock() {
+            *list = todos;
+        }
+        self
+    }
+
+    /// Whether the context estimate is above the auto-compaction threshold.
+    pub fn needs_auto_compact(&self) -> bool {
+        let Some(threshold) = self.compaction.auto_threshold else {
+            return false;
+        };
+        let window = self.config.context_window;
+        !self.history.is_empty()
+            && window > 0
+            && self.context_estimate() as f64 > threshold * window as f64
+    }
+
+    /// Replaces the whole history by a summary (`/compact [focus]`); on `Err` it is as it
+    /// was. Interruptible through `cancel`.
+    pub async fn compact(
+        &mut self,
+        trigger: CompactTrigger,
+        focus: &str,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactReport, CompactError> {
+        let firing = self
+            .hooks
+            .clone()
+            .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
+        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
+        let compactor = Compactor {
+            provider: self.provider.as_ref(),
+            model: &self.config.model,
+            max_tokens: self.config.max_tokens,
+            window: self.config.context_window,
+            config: &self.compaction,
+            todos: self.todos.lock().map(|t| t.clone()).unwrap_or_default(),
+            firing: firing.as_ref(),
+            log: self.log.as_deref(),
+            forward: &forward,
+            sink,
+        };
+        let keep_from = self.history.len();
+        let done = compactor
+            .run(
+                &mut self.history,
+                &mut self.tracker,
+                trigger,
+                focus,
+                keep_from,
+                cancel,
+            )
+            .await?;
+        self.pending_context.extend(done.contexts);
+        Ok(done.report)
     }
 
     /// Runs these hooks for the project at `project_dir`; `prompt` and `agent` hooks ask
@@ -322,6 +404,21 @@ impl Session {
         sink: UpdateSink<'_>,
         cancel: &CancellationToken,
     ) -> TurnOutcome {
+        if self.needs_auto_compact() {
+            match self.compact(CompactTrigger::Auto, "", sink, cancel).await {
+                Ok(_) | Err(CompactError::Empty) => {}
+                Err(CompactError::Interrupted) => {
+                    return TurnOutcome {
+                        stop: TurnStop::Interrupted,
+                        rounds: 0,
+                    };
+                }
+                Err(err) => sink(SessionUpdate::Warning(format!(
+                    "Auto-compaction did not run: {}",
+                    err.message()
+                ))),
+            }
+        }
         let firing = self
             .hooks
             .clone()
@@ -345,6 +442,7 @@ impl Session {
         }
         let message = Message::new(crate::core::Role::User, prompt);
         self.log_message(&message, MessageExtra::default());
+        let turn_start = self.history.len();
         self.history.push(message);
         let turn = TurnConfig {
             model: self.config.model.clone(),
@@ -368,23 +466,7 @@ impl Session {
             halt: Mutex::new(None),
             hook_context: Mutex::new(HashMap::new()),
         };
-        let log = self.log.clone();
-        let usage = self.usage.clone();
-        let forward = |event: EngineEvent| {
-            if let Some(log) = &log {
-                warn_on_failure(append_engine_event(log, &event));
-            }
-            if let (
-                EngineEvent::Usage {
-                    usage: u, model, ..
-                },
-                Ok(mut totals),
-            ) = (&event, usage.lock())
-            {
-                totals.entry(model.clone()).or_default().add(u);
-            }
-            sink(SessionUpdate::Engine(event));
-        };
+        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
         let engine = Engine {
             provider: self.provider.as_ref(),
             tools: &self.tools,
@@ -393,12 +475,54 @@ impl Session {
         };
         let mut rounds = 0;
         let mut stop_blocks = 0u32;
+        let mut overflow_compacted = false;
         let outcome = loop {
             let mut outcome = engine
                 .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
                 .await;
             rounds += outcome.rounds;
             outcome.rounds = rounds;
+            if !overflow_compacted && is_overflow(&outcome.stop) {
+                // The provider says the conversation is too long: compact what came before
+                // this turn once, keep the turn, and go on with it.
+                overflow_compacted = true;
+                let todos = self.todos.lock().map(|t| t.clone()).unwrap_or_default();
+                let compactor = Compactor {
+                    provider: self.provider.as_ref(),
+                    model: &self.config.model,
+                    max_tokens: self.config.max_tokens,
+                    window: self.config.context_window,
+                    config: &self.compaction,
+                    todos,
+                    firing: firing.as_ref(),
+                    log: self.log.as_deref(),
+                    forward: &forward,
+                    sink,
+                };
+                let compacted = compactor
+                    .run(
+                        &mut self.history,
+                        &mut self.tracker,
+                        CompactTrigger::Auto,
+                        "",
+                        turn_start,
+                        cancel,
+                    )
+                    .await;
+                match compacted {
+                    Ok(done) => {
+                        self.pending_context.extend(done.contexts);
+                        continue;
+                    }
+                    Err(CompactError::Interrupted) => {
+                        break TurnOutcome {
+                            stop: TurnStop::Interrupted,
+                            rounds,
+                        };
+                    }
+                    Err(err) => sink(SessionUpdate::Warning(err.message())),
+                }
+            }
             let Some(firing) = &firing else {
                 break outcome;
             };
@@ -456,6 +580,44 @@ fn hook_firing<'a>(
         policy,
         sink,
         log: log.clone(),
+    }
+}
+
+/// Whether a turn ended because the provider said the conversation is too long.
+fn is_overflow(stop: &TurnStop) -> bool {
+    matches!(stop, TurnStop::Failed(err) if err.kind == ProviderErrorKind::ContextTooLong)
+}
+
+/// Where a turn's engine events go: the log, the usage totals, TodoWrite's list, the sink.
+fn forwarder<'a>(
+    log: &Option<Arc<SessionLog>>,
+    usage: &Arc<Mutex<BTreeMap<String, Usage>>>,
+    todos: &Arc<Mutex<Vec<TodoItem>>>,
+    sink: UpdateSink<'a>,
+) -> impl Fn(EngineEvent) + Send + Sync + 'a {
+    let (log, usage, todos) = (log.clone(), usage.clone(), todos.clone());
+    move |event: EngineEvent| {
+        if let Some(log) = &log {
+            warn_on_failure(append_engine_event(log, &event));
+        }
+        match &event {
+            EngineEvent::Usage {
+                usage: u, model, ..
+            } => {
+                if let Ok(mut totals) = usage.lock() {
+                    totals.entry(model.clone()).or_default().add(u);
+                }
+            }
+            EngineEvent::ToolFinished { output, .. } => {
+                if let (Some(ToolDisplay::Todos { todos: list }), Ok(mut current)) =
+                    (&output.display, todos.lock())
+                {
+                    *current = list.clone();
+                }
+            }
+            _ => {}
+        }
+        sink(SessionUpdate::Engine(event));
     }
 }
 

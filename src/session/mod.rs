@@ -3,13 +3,14 @@
 //! injected.
 //!
 //! Modules, each using only those listed after it:
-//! `conversation` (Session, the turn runner) → `gate` (the tool gate and its hook steps) →
+//! `conversation` (Session, the turn runner) → `compact` (summarising the history) → `gate` (the tool gate and its hook steps) →
 //! `hooks` (firing hooks, logging their runs) → `engine_log` (engine events as log lines) →
 //! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
 //! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
 //! → `line` (the line format) and `error` (LogError);
 //! `update` (what a session reports) and `redact` are used by several and use none.
 
+pub mod compact;
 pub mod conversation;
 pub mod engine_log;
 pub mod error;
