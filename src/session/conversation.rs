@@ -19,7 +19,7 @@ use crate::core::hooks::protocol::system_reminder;
 use crate::core::hooks::{HookConfig, HookEvent, HookRequest};
 use crate::core::permission::{PermissionMode, PermissionPolicy};
 use crate::core::{
-    Block, Message, Provider, ProviderErrorKind, TodoItem, ToolDisplay, ToolRegistry, Usage,
+    Block, Message, Provider, ProviderErrorKind, Role, TodoItem, ToolDisplay, ToolRegistry, Usage,
 };
 
 use super::compact::{CompactError, CompactionConfig, Compactor};
@@ -267,8 +267,18 @@ impl Session {
         self.name = Some(name);
     }
 
-    /// Continues from replayed messages and state.
+    /// Continues from replayed messages and state. The last answer's usage, as the
+    /// provider reported it, seeds the context estimate (so a resumed session near its
+    /// window compacts before its next turn).
     pub fn with_history(mut self, history: Vec<Message>, name: Option<String>) -> Self {
+        let answered = history.iter().enumerate().rev().find_map(|(i, m)| {
+            m.usage
+                .filter(|_| m.role == Role::Assistant)
+                .map(|u| (i, u))
+        });
+        if let Some((index, usage)) = answered {
+            self.tracker.record_usage(&usage, index + 1);
+        }
         self.history = history;
         self.name = name;
         self
@@ -440,7 +450,7 @@ impl Session {
             let context = std::mem::take(&mut self.pending_context).join("\n\n");
             prompt.push(Block::text(system_reminder(&context)));
         }
-        let message = Message::new(crate::core::Role::User, prompt);
+        let message = Message::new(Role::User, prompt);
         self.log_message(&message, MessageExtra::default());
         let turn_start = self.history.len();
         self.history.push(message);
@@ -537,7 +547,7 @@ impl Session {
                     if !context.is_empty() {
                         content.push(Block::text(system_reminder(&context.join("\n\n"))));
                     }
-                    let message = Message::new(crate::core::Role::User, content);
+                    let message = Message::new(Role::User, content);
                     self.log_message(&message, MessageExtra::default());
                     self.history.push(message);
                 }
