@@ -4,9 +4,10 @@
 //! steered by the project's "Compact Instructions" and the user's focus text), the
 //! conversation as the text the summariser reads, the current TodoWrite list appended to the
 //! summary verbatim, the PreCompact / PostCompact / SessionStart(`compact`) hooks, and the
-//! `compact_boundary` log line. The system prompt and context files are never summarised:
+//! `compact_boundary` log line, and the session's compaction settings and `/compact`. The system prompt and context files are never summarised:
 //! they are resent as they are. An interrupted or failed summary leaves the history as it was.
 
+use std::mem::take;
 use std::time::Instant;
 
 use serde_json::json;
@@ -21,6 +22,7 @@ use crate::core::{
     TodoItem,
 };
 
+use super::conversation::{Session, forwarder, hook_firing};
 use super::hooks::HookFiring;
 use super::line::{LogEvent, compact_summary_message};
 use super::log::SessionLog;
@@ -259,6 +261,93 @@ impl Compactor<'_> {
         let fields = json!({"source": "compact", "model": self.model});
         let request = HookRequest::new(HookEvent::SessionStart, Some("compact"), fields);
         firing.fire(request, &cancel).await.contexts
+    }
+}
+
+impl Session {
+    /// Compacts by these settings (threshold, Compact Instructions).
+    pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    pub fn compaction(&self) -> &CompactionConfig {
+        &self.compaction
+    }
+
+    /// TodoWrite's list of a resumed session.
+    pub fn with_todos(self, todos: Vec<TodoItem>) -> Self {
+        if let Ok(mut list) = self.todos.lock() {
+            *list = todos;
+        }
+        self
+    }
+
+    /// A compaction of this session, reporting through `firing`, `forward` and `sink`.
+    pub(super) fn compactor<'a>(
+        &'a self,
+        firing: Option<&'a HookFiring<'a>>,
+        forward: &'a (dyn Fn(EngineEvent) + Send + Sync),
+        sink: UpdateSink<'a>,
+    ) -> Compactor<'a> {
+        Compactor {
+            provider: self.provider.as_ref(),
+            model: &self.config.model,
+            max_tokens: self.config.max_tokens,
+            window: self.config.context_window,
+            config: &self.compaction,
+            todos: self.todos.lock().map(|t| t.clone()).unwrap_or_default(),
+            firing,
+            log: self.log.as_deref(),
+            forward,
+            sink,
+        }
+    }
+
+    /// Whether the context estimate is above the auto-compaction threshold.
+    pub fn needs_auto_compact(&self) -> bool {
+        let Some(threshold) = self.compaction.auto_threshold else {
+            return false;
+        };
+        let window = self.config.context_window;
+        !self.history.is_empty()
+            && window > 0
+            && self.context_estimate() as f64 > threshold * window as f64
+    }
+
+    /// Replaces the whole history by a summary (`/compact [focus]`); on `Err` it is as it
+    /// was. Interruptible through `cancel`.
+    pub async fn compact(
+        &mut self,
+        trigger: CompactTrigger,
+        focus: &str,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactReport, CompactError> {
+        let firing = self
+            .hooks
+            .clone()
+            .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
+        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
+        let keep_from = self.history.len();
+        // The compaction borrows the rest of the session: history and tracker move out
+        // while it rewrites them, and back after.
+        let (mut history, mut tracker) = (take(&mut self.history), take(&mut self.tracker));
+        let done = self
+            .compactor(firing.as_ref(), &forward, sink)
+            .run(
+                &mut history,
+                &mut tracker,
+                trigger,
+                focus,
+                keep_from,
+                cancel,
+            )
+            .await;
+        (self.history, self.tracker) = (history, tracker);
+        let done = done?;
+        self.pending_context.extend(done.contexts);
+        Ok(done.report)
     }
 }
 

@@ -7,6 +7,7 @@
 //! and once mid-turn when the provider says the conversation is too long.
 
 use std::collections::{BTreeMap, HashMap};
+use std::mem::take;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -22,7 +23,7 @@ use crate::core::{
     Block, Message, Provider, ProviderErrorKind, Role, TodoItem, ToolDisplay, ToolRegistry, Usage,
 };
 
-use super::compact::{CompactError, CompactionConfig, Compactor};
+use super::compact::{CompactError, CompactionConfig};
 use super::engine_log::append_engine_event;
 use super::gate::SessionGate;
 use super::hooks::{HookFiring, SessionHooks, TurnEnding};
@@ -77,23 +78,23 @@ impl ContextUsage {
 
 /// A conversation with its provider, tools, policy, history and log.
 pub struct Session {
-    config: SessionConfig,
-    provider: Arc<dyn Provider>,
-    tools: ToolRegistry,
-    policy: Arc<Mutex<PermissionPolicy>>,
-    history: Vec<Message>,
-    tracker: ContextTracker,
-    log: Option<Arc<SessionLog>>,
-    usage: Arc<Mutex<BTreeMap<String, Usage>>>,
-    name: Option<String>,
-    hooks: Option<Arc<SessionHooks>>,
+    pub(super) config: SessionConfig,
+    pub(super) provider: Arc<dyn Provider>,
+    pub(super) tools: ToolRegistry,
+    pub(super) policy: Arc<Mutex<PermissionPolicy>>,
+    pub(super) history: Vec<Message>,
+    pub(super) tracker: ContextTracker,
+    pub(super) log: Option<Arc<SessionLog>>,
+    pub(super) usage: Arc<Mutex<BTreeMap<String, Usage>>>,
+    pub(super) name: Option<String>,
+    pub(super) hooks: Option<Arc<SessionHooks>>,
     /// Hook context (`additionalContext`, SessionStart output) waiting for the next prompt.
-    pending_context: Vec<String>,
+    pub(super) pending_context: Vec<String>,
     /// How this session began, for SessionStart: `startup`, `resume`…
-    start_source: String,
-    compaction: CompactionConfig,
+    pub(super) start_source: String,
+    pub(super) compaction: CompactionConfig,
     /// TodoWrite's list as it stands (kept verbatim through compaction).
-    todos: Arc<Mutex<Vec<TodoItem>>>,
+    pub(super) todos: Arc<Mutex<Vec<TodoItem>>>,
 }
 
 impl Session {
@@ -126,76 +127,6 @@ impl Session {
             compaction: CompactionConfig::default(),
             todos: Arc::new(Mutex::new(Vec::new())),
         }
-    }
-
-    /// Compacts by these settings (threshold, Compact Instructions).
-    pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
-        self.compaction = compaction;
-        self
-    }
-
-    pub fn compaction(&self) -> &CompactionConfig {
-        &self.compaction
-    }
-
-    /// TodoWrite's list of a resumed session.
-    pub fn with_todos(self, todos: Vec<TodoItem>) -> Self {
-        if let Ok(mut list) = self.todos.lock() {
-            *list = todos;
-        }
-        self
-    }
-
-    /// Whether the context estimate is above the auto-compaction threshold.
-    pub fn needs_auto_compact(&self) -> bool {
-        let Some(threshold) = self.compaction.auto_threshold else {
-            return false;
-        };
-        let window = self.config.context_window;
-        !self.history.is_empty()
-            && window > 0
-            && self.context_estimate() as f64 > threshold * window as f64
-    }
-
-    /// Replaces the whole history by a summary (`/compact [focus]`); on `Err` it is as it
-    /// was. Interruptible through `cancel`.
-    pub async fn compact(
-        &mut self,
-        trigger: CompactTrigger,
-        focus: &str,
-        sink: UpdateSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<CompactReport, CompactError> {
-        let firing = self
-            .hooks
-            .clone()
-            .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
-        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
-        let compactor = Compactor {
-            provider: self.provider.as_ref(),
-            model: &self.config.model,
-            max_tokens: self.config.max_tokens,
-            window: self.config.context_window,
-            config: &self.compaction,
-            todos: self.todos.lock().map(|t| t.clone()).unwrap_or_default(),
-            firing: firing.as_ref(),
-            log: self.log.as_deref(),
-            forward: &forward,
-            sink,
-        };
-        let keep_from = self.history.len();
-        let done = compactor
-            .run(
-                &mut self.history,
-                &mut self.tracker,
-                trigger,
-                focus,
-                keep_from,
-                cancel,
-            )
-            .await?;
-        self.pending_context.extend(done.contexts);
-        Ok(done.report)
     }
 
     /// Runs these hooks for the project at `project_dir`; `prompt` and `agent` hooks ask
@@ -447,7 +378,7 @@ impl Session {
             }
         }
         if !self.pending_context.is_empty() {
-            let context = std::mem::take(&mut self.pending_context).join("\n\n");
+            let context = take(&mut self.pending_context).join("\n\n");
             prompt.push(Block::text(system_reminder(&context)));
         }
         let message = Message::new(Role::User, prompt);
@@ -496,29 +427,19 @@ impl Session {
                 // The provider says the conversation is too long: compact what came before
                 // this turn once, keep the turn, and go on with it.
                 overflow_compacted = true;
-                let todos = self.todos.lock().map(|t| t.clone()).unwrap_or_default();
-                let compactor = Compactor {
-                    provider: self.provider.as_ref(),
-                    model: &self.config.model,
-                    max_tokens: self.config.max_tokens,
-                    window: self.config.context_window,
-                    config: &self.compaction,
-                    todos,
-                    firing: firing.as_ref(),
-                    log: self.log.as_deref(),
-                    forward: &forward,
-                    sink,
-                };
-                let compacted = compactor
+                let (mut history, mut tracker) = (take(&mut self.history), take(&mut self.tracker));
+                let compacted = self
+                    .compactor(firing.as_ref(), &forward, sink)
                     .run(
-                        &mut self.history,
-                        &mut self.tracker,
+                        &mut history,
+                        &mut tracker,
                         CompactTrigger::Auto,
                         "",
                         turn_start,
                         cancel,
                     )
                     .await;
+                (self.history, self.tracker) = (history, tracker);
                 match compacted {
                     Ok(done) => {
                         self.pending_context.extend(done.contexts);
@@ -574,7 +495,7 @@ impl Session {
 }
 
 /// The hook context of a session, built from its fields (so a turn can borrow the rest).
-fn hook_firing<'a>(
+pub(super) fn hook_firing<'a>(
     hooks: Arc<SessionHooks>,
     config: &'a SessionConfig,
     policy: &'a Arc<Mutex<PermissionPolicy>>,
@@ -599,7 +520,7 @@ fn is_overflow(stop: &TurnStop) -> bool {
 }
 
 /// Where a turn's engine events go: the log, the usage totals, TodoWrite's list, the sink.
-fn forwarder<'a>(
+pub(super) fn forwarder<'a>(
     log: &Option<Arc<SessionLog>>,
     usage: &Arc<Mutex<BTreeMap<String, Usage>>>,
     todos: &Arc<Mutex<Vec<TodoItem>>>,
