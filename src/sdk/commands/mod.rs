@@ -83,15 +83,15 @@ pub const COMMANDS: &[CommandSpec] = &[
     ),
     session("context", "Show how full the context window is", "", false),
     session(
-        "compact",
-        "Summarise the conversation to free context",
-        "[focus instructions]",
-        false,
-    ),
-    session(
         "cost",
         "Show token usage and cost of this session",
         "",
+        false,
+    ),
+    session(
+        "compact",
+        "Summarise the conversation to free context",
+        "[focus]",
         false,
     ),
     session(
