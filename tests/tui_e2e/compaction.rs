@@ -42,7 +42,7 @@ fn auto_compaction_shows_a_divider_below_the_earlier_transcript() {
     exit_cleanly(&mut pty);
 
     let mut pty = start(&project, &server, &["-c"]);
-    let screen = pty.wait_for_text("compacted: earlier conversation summarised");
+    let screen = pty.wait_for_text("earlier conversation compacted");
     assert!(screen.contains("second task"), "{screen}");
     assert!(!screen.contains("first task"), "{screen}");
     exit_cleanly(&mut pty);

@@ -72,7 +72,7 @@ impl Transcript {
         if text.starts_with(CONTEXT_SUMMARY_PREFIX.trim_end()) {
             self.turn_complete(&TurnEnd::Success);
             self.push(Cell::Divider(
-                "compacted: earlier conversation summarised".to_string(),
+                "earlier conversation compacted".to_string(),
             ));
             return;
         }
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(
             describe(&t),
             [
-                "── compacted: earlier conversation summarised ──",
+                "── earlier conversation compacted ──",
                 "prompt: continue"
             ]
         );
