@@ -153,6 +153,13 @@ async fn first_text(events: &mut UnboundedReceiver<SessionEvent>) {
     .expect("the answer starts streaming");
 }
 
+/// The log of a new session `id` in `cwd`, under `home`, with its header.
+fn new_log(cwd: &std::path::Path, home: &std::path::Path, id: &str) -> (SessionHeader, SessionLog) {
+    let header = SessionHeader::new(id, cwd, "claude-sonnet-4-5", "anthropic");
+    let log = SessionLog::create(home, &header).unwrap();
+    (header, log)
+}
+
 /// Drops the state events the session sends once at its start.
 async fn skip_start(events: &mut UnboundedReceiver<SessionEvent>) {
     let first = events.recv().await.unwrap();
@@ -648,13 +655,11 @@ async fn shift_tab_reaches_bypass_only_when_the_session_started_in_it() {
 async fn clear_starts_a_new_session_and_the_old_one_stays_resumable() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let header = SessionHeader::new(
-        "11111111-1111-4111-8111-111111111111",
+    let (header, log) = new_log(
         dir.path(),
-        "claude-sonnet-4-5",
-        "anthropic",
+        home.path(),
+        "11111111-1111-4111-8111-111111111111",
     );
-    let log = SessionLog::create(home.path(), &header).unwrap();
     let old_path = log.path().to_path_buf();
     let server = MockServer::start(vec![
         anthropic::text_turn("first answer"),
@@ -712,13 +717,11 @@ async fn clear_starts_a_new_session_and_the_old_one_stays_resumable() {
 async fn compact_is_a_turn_like_submission_and_an_abort_leaves_the_history_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let header = SessionHeader::new(
-        "22222222-2222-4222-8222-222222222222",
+    let (_, log) = new_log(
         dir.path(),
-        "claude-sonnet-4-5",
-        "anthropic",
+        home.path(),
+        "22222222-2222-4222-8222-222222222222",
     );
-    let log = SessionLog::create(home.path(), &header).unwrap();
     let log_path = log.path().to_path_buf();
     let server = std::sync::Arc::new(MockServer::start(vec![
         anthropic::text_turn("first answer"),

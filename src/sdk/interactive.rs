@@ -282,6 +282,27 @@ impl Driver {
         self.shared.update_state(|s| s.mode = mode);
     }
 
+    /// What handles controls while work cancelled by `cancel` runs, and the session the
+    /// work runs on.
+    fn busy<'a>(&'a mut self, cancel: &'a CancellationToken) -> (Busy<'a>, &'a mut Session) {
+        let policy = self.session.policy_handle();
+        let busy = Busy::new(
+            self.bypass_in_cycle,
+            &mut self.queue,
+            &self.shared,
+            policy,
+            cancel,
+        );
+        (busy, &mut self.session)
+    }
+
+    /// Records the mode set while the work ran (it already applied to the work).
+    fn keep_mode(&mut self, mode_change: Option<PermissionMode>) {
+        if let Some(mode) = mode_change {
+            self.session.set_mode(mode);
+        }
+    }
+
     /// The session's own state after a command may have changed it.
     fn refresh_state(&self) {
         let mut fresh = initial_state(&self.session);
@@ -431,23 +452,12 @@ impl Driver {
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
         let cancel = CancellationToken::new();
-        let policy = self.session.policy_handle();
-        let (run, mode_change) = {
-            let mut busy = Busy::new(
-                self.bypass_in_cycle,
-                &mut self.queue,
-                &self.shared,
-                policy,
-                &cancel,
-            );
-            let run = busy
-                .run(run_shell_command(&command, &cwd, &env, &cancel), controls)
-                .await;
-            (run, busy.mode_change)
-        };
-        if let Some(mode) = mode_change {
-            self.session.set_mode(mode);
-        }
+        let (mut busy, _) = self.busy(&cancel);
+        let run = busy
+            .run(run_shell_command(&command, &cwd, &env, &cancel), controls)
+            .await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
         self.session.record_user_note(run.note);
         self.emit(SessionEvent::ShellOutput {
             id,
@@ -472,24 +482,11 @@ impl Driver {
     ) -> (TurnEnd, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
-        let policy = self.session.policy_handle();
-        let (compacted, mode_change) = {
-            let mut busy = Busy::new(
-                self.bypass_in_cycle,
-                &mut self.queue,
-                &self.shared,
-                policy,
-                &cancel,
-            );
-            let compact = self
-                .session
-                .compact(CompactTrigger::Manual, focus, &sink, &cancel);
-            let compacted = busy.run(compact, controls).await;
-            (compacted, busy.mode_change)
-        };
-        if let Some(mode) = mode_change {
-            self.session.set_mode(mode);
-        }
+        let (mut busy, session) = self.busy(&cancel);
+        let compact = session.compact(CompactTrigger::Manual, focus, &sink, &cancel);
+        let compacted = busy.run(compact, controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
         match compacted {
             Ok(report) => {
                 let context = ContextState {
@@ -526,24 +523,11 @@ impl Driver {
     ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
-        let policy = self.session.policy_handle();
-        let (outcome, mode_change) = {
-            let mut busy = Busy::new(
-                self.bypass_in_cycle,
-                &mut self.queue,
-                &self.shared,
-                policy,
-                &cancel,
-            );
-            let turn = self
-                .session
-                .run_turn(vec![Block::text(prompt)], &sink, &cancel);
-            let outcome = busy.run(turn, controls).await;
-            (outcome, busy.mode_change)
-        };
-        if let Some(mode) = mode_change {
-            self.session.set_mode(mode);
-        }
+        let (mut busy, session) = self.busy(&cancel);
+        let turn = session.run_turn(vec![Block::text(prompt)], &sink, &cancel);
+        let outcome = busy.run(turn, controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
         let result = last_answer(self.session.history());
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,

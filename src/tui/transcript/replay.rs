@@ -71,9 +71,7 @@ impl Transcript {
         }
         if text.starts_with(CONTEXT_SUMMARY_PREFIX.trim_end()) {
             self.turn_complete(&TurnEnd::Success);
-            self.push(Cell::Divider(
-                "earlier conversation compacted".to_string(),
-            ));
+            self.push(Cell::Divider("earlier conversation compacted".to_string()));
             return;
         }
         if let Some(note) = parse_shell_note(&text) {
@@ -309,10 +307,7 @@ mod tests {
         t.replay(&history);
         assert_eq!(
             describe(&t),
-            [
-                "── earlier conversation compacted ──",
-                "prompt: continue"
-            ]
+            ["── earlier conversation compacted ──", "prompt: continue"]
         );
     }
 
