@@ -7,133 +7,28 @@
 
 mod support;
 
-use std::io::{BufRead, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
+use std::io::Write;
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::project::{Project, project};
+use support::project::project;
+use support::sdk_peer::{Peer, SDK_FLAGS, peer_results};
 use support::{MockServer, anthropic};
-
-const SDK_FLAGS: &[&str] = &[
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--input-format",
-    "stream-json",
-];
-
-/// A running robota on the other end of two pipes.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-    /// Every message read so far, in order.
-    seen: Vec<Value>,
-}
-
-impl Peer {
-    fn start(p: &Project, server: &MockServer, print: bool) -> Peer {
-        Peer::start_with(p, server, if print { &["-p"] } else { &[] })
-    }
-
-    fn start_with(p: &Project, server: &MockServer, extra: &[&str]) -> Peer {
-        let mut args: Vec<&str> = extra.to_vec();
-        args.extend_from_slice(SDK_FLAGS);
-        let mut child = p
-            .command(server, &args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let line = line.unwrap();
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        Peer {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, value: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{value}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn user(&mut self, text: &str) {
-        self.send(json!({
-            "type": "user",
-            "session_id": "",
-            "parent_tool_use_id": null,
-            "message": {"role": "user", "content": text},
-        }));
-    }
-
-    fn control(&mut self, id: &str, request: Value) {
-        self.send(json!({"type": "control_request", "request_id": id, "request": request}));
-    }
-
-    /// Reads until a message matches; fails after 30 s.
-    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let value = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("no {what} ({e}); read so far: {:#?}", self.seen));
-            self.seen.push(value.clone());
-            if matches(&value) {
-                return value;
-            }
-        }
-    }
-
-    fn result(&mut self) -> Value {
-        self.until("result", |v| v["type"] == "result")
-    }
-
-    /// The `response` of the control_response to `id`.
-    fn response(&mut self, id: &str) -> Value {
-        let id = id.to_string();
-        self.until("control_response", move |v| {
-            v["type"] == "control_response" && v["response"]["request_id"] == id.as_str()
-        })["response"]
-            .clone()
-    }
-
-    /// Closes stdin and waits for the exit; returns the exit code and what was left.
-    fn finish(mut self) -> (Option<i32>, Vec<Value>) {
-        drop(self.stdin.take());
-        let rest: Vec<Value> = self.lines.iter().collect();
-        let status = self.child.wait().unwrap();
-        (status.code(), rest)
-    }
-}
 
 fn two_messages_one_at_a_time(print: bool) {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("A1"), anthropic::text_turn("A2")]);
     let mut peer = Peer::start(&p, &server, print);
+    // As in Claude Code, `system/init` comes once the first message is read (the session
+    // is put together after it, so hooks an `initialize` registers are in it).
+    peer.user("Q1");
     let init = peer.until("system/init", |v| v["subtype"] == "init");
     assert_eq!(init["type"], "system");
     assert_eq!(init["claude_code_version"], "2.0.0");
     assert!(init["tools"].as_array().unwrap().len() > 3, "{init}");
     assert!(init["session_id"].as_str().is_some_and(|s| !s.is_empty()));
 
-    peer.user("Q1");
     let first = peer.result();
     assert_eq!(first["result"], "A1", "{first}");
     assert_eq!(first["subtype"], "success");
@@ -399,10 +294,6 @@ fn max_thinking_tokens_as_the_sdk_passes_it_sets_the_thinking_budget() {
     assert_eq!(code, Some(0));
     let body = &server.requests()[0].body;
     assert_eq!(body["thinking"]["budget_tokens"], 2048, "{body}");
-}
-
-fn peer_results(values: &[Value]) -> usize {
-    values.iter().filter(|v| v["type"] == "result").count()
 }
 
 #[test]

@@ -73,6 +73,7 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::TextDelta(_) => "TextDelta".into(),
         SessionEvent::ThinkingDelta(_) => "ThinkingDelta".into(),
         SessionEvent::ToolUseStreaming { name, .. } => format!("ToolUseStreaming({name})"),
+        SessionEvent::ToolInputDelta { .. } => "ToolInputDelta".into(),
         SessionEvent::AssistantMessage { .. } => "AssistantMessage".into(),
         SessionEvent::ToolStarted { name, .. } => format!("ToolStarted({name})"),
         SessionEvent::ToolFinished { name, is_error, .. } => {
@@ -114,7 +115,9 @@ async fn until_ended(
             let event = events.recv().await.expect("the session ended early");
             let n = name(&event);
             let done = matches!(&event, SessionEvent::SubmissionEnded { id, .. } if *id == last);
-            if !(n == "TextDelta" && names.last().is_some_and(|l| l == "TextDelta")) {
+            // Runs of deltas count once.
+            let delta = n == "TextDelta" || n == "ToolInputDelta";
+            if !(delta && names.last().is_some_and(|l| *l == n)) {
                 names.push(n);
             }
             all.push(event);
@@ -191,6 +194,7 @@ async fn a_prompt_with_tools() {
             "SubmissionStarted(#1 \"what is in a.txt?\")",
             "TextDelta",
             "ToolUseStreaming(Read)",
+            "ToolInputDelta",
             "AssistantMessage",
             "Usage",
             "State(running=#1, queue=0)",

@@ -138,4 +138,108 @@ pub struct Args {
     /// Name the session.
     #[arg(short = 'n', long)]
     pub name: Option<String>,
+
+    /// Replace the built-in system prompt with this file's text.
+    #[arg(long, conflicts_with = "system_prompt")]
+    pub system_prompt_file: Option<std::path::PathBuf>,
+
+    /// Add this file's text to the end of the system prompt.
+    #[arg(long)]
+    pub append_system_prompt_file: Option<std::path::PathBuf>,
+
+    /// The tools the model gets: "default" (all), "" (none) or names, e.g. "Read,Grep".
+    #[arg(long, num_args = 1.., allow_hyphen_values = false)]
+    pub tools: Option<Vec<String>>,
+
+    /// Stop once the run has cost this many US dollars (print mode and protocol drivers).
+    #[arg(long)]
+    pub max_budget_usd: Option<f64>,
+
+    /// The model to switch to for the rest of the run when the main one is overloaded.
+    #[arg(long)]
+    pub fallback_model: Option<String>,
+
+    /// The answer must be JSON valid against this JSON Schema (print mode): the model
+    /// hands it over through a `StructuredOutput` tool; the result carries it as
+    /// `structured_output`.
+    #[arg(long)]
+    pub json_schema: Option<String>,
+
+    /// Which settings files are read: a comma list of user, project, local (empty: none).
+    #[arg(long)]
+    pub setting_sources: Option<String>,
+
+    /// `adaptive` or `enabled` (the model may think), or `disabled`.
+    #[arg(long)]
+    pub thinking: Option<String>,
+
+    /// Options robota accepts for the Claude Agent SDK's sake and cannot honour yet; each
+    /// is named on stderr when given.
+    #[command(flatten)]
+    pub accepted: AcceptedFlags,
+}
+
+/// Flags the Claude Agent SDK may pass that robota does not act on (yet). They are
+/// accepted, so an app does not break, and named on stderr.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AcceptedFlags {
+    /// Accepted and not acted on: beta headers of Anthropic's API.
+    #[arg(long, num_args = 1.., hide = true)]
+    pub betas: Vec<String>,
+    /// Accepted and not acted on: how much effort the model spends (low, medium, high, max).
+    #[arg(long, hide = true)]
+    pub effort: Option<String>,
+    /// Accepted and not acted on: how thinking is displayed.
+    #[arg(long, hide = true)]
+    pub thinking_display: Option<String>,
+    /// Accepted and not acted on: a token budget for the task.
+    #[arg(long, hide = true)]
+    pub task_budget: Option<String>,
+    /// Accepted and not acted on: plugin directories (plugins are not loaded yet).
+    #[arg(long = "plugin-dir", hide = true)]
+    pub plugin_dir: Vec<String>,
+    /// Accepted and not acted on: resume as of this message.
+    #[arg(long, hide = true)]
+    pub resume_session_at: Option<String>,
+    /// Accepted and not acted on.
+    #[arg(long, hide = true)]
+    pub resume_drops_turn: Option<String>,
+    /// Accepted and not acted on: mirror the session to the SDK's session store.
+    #[arg(long, hide = true)]
+    pub session_mirror: bool,
+}
+
+impl AcceptedFlags {
+    /// One stderr line per accepted flag that was given.
+    pub fn notes(&self) -> Vec<String> {
+        let mut given = Vec::new();
+        if !self.betas.is_empty() {
+            given.push("--betas");
+        }
+        if self.effort.is_some() {
+            given.push("--effort");
+        }
+        if self.thinking_display.is_some() {
+            given.push("--thinking-display");
+        }
+        if self.task_budget.is_some() {
+            given.push("--task-budget");
+        }
+        if !self.plugin_dir.is_empty() {
+            given.push("--plugin-dir");
+        }
+        if self.resume_session_at.is_some() {
+            given.push("--resume-session-at");
+        }
+        if self.resume_drops_turn.is_some() {
+            given.push("--resume-drops-turn");
+        }
+        if self.session_mirror {
+            given.push("--session-mirror");
+        }
+        given
+            .into_iter()
+            .map(|flag| format!("{flag} is accepted but robota does not act on it yet"))
+            .collect()
+    }
 }

@@ -5,7 +5,7 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
-use crate::sdk::settings::{LoadOptions, Settings};
+use crate::sdk::settings::{LoadOptions, Scope, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::compact::CompactionConfig;
 use crate::session::log::{SessionHeader, SessionLog};
@@ -18,6 +18,10 @@ use super::args::Args;
 use super::paths;
 use super::provider_setup;
 
+/// The thinking budget of `--thinking adaptive|enabled` without `--max-thinking-tokens`
+/// (at most half the answer limit).
+const DEFAULT_THINKING_BUDGET: u32 = 16_000;
+
 /// An assembled session and the facts clients print about it.
 pub struct Assembled {
     pub session: Session,
@@ -29,6 +33,8 @@ pub struct Assembled {
     pub notice: Option<String>,
     /// Lines for stderr (e.g. a log line skipped on resume).
     pub warnings: Vec<String>,
+    /// Where `--json-schema` runs find the model's structured answer.
+    pub structured: Option<crate::tools::StructuredSlot>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -47,17 +53,36 @@ pub fn assemble_with(
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let home = paths::robota_home();
     let user_home = paths::home_dir();
-    let settings = Settings::load(&LoadOptions {
-        cwd: &cwd,
-        home: user_home.as_deref(),
-        robota_home: &home,
-        extra: args.settings.as_deref(),
-        interactive,
-    })
+    let sources = args
+        .setting_sources
+        .as_deref()
+        .map(Scope::parse_sources)
+        .transpose()?;
+    let settings = Settings::load_sources(
+        &LoadOptions {
+            cwd: &cwd,
+            home: user_home.as_deref(),
+            robota_home: &home,
+            extra: args.settings.as_deref(),
+            interactive,
+        },
+        sources.as_deref(),
+    )
     .map_err(|e| e.to_string())?;
-    let choice =
+    let mut choice =
         provider_setup::choose(&settings, args.provider.as_deref(), args.model.as_deref())?;
-    let mut warnings = Vec::new();
+    if let Some(fallback) = &args.fallback_model {
+        if *fallback == choice.model {
+            return Err(format!(
+                "--fallback-model {fallback} is the main model; choose a different one"
+            ));
+        }
+        choice.provider = std::sync::Arc::new(crate::providers::FallbackProvider::new(
+            choice.provider,
+            fallback.clone(),
+        ));
+    }
+    let mut warnings = args.accepted.notes();
     if !settings.held_back.is_empty() {
         warnings.push(format!(
             "this directory is not trusted, so its settings were held back: {} (run `robota trust` to trust it)",
@@ -116,20 +141,49 @@ pub fn assemble_with(
     let search_tool = crate::tools::web_search_tool(&settings.merged);
     let has_search_backend = search_tool.is_some();
     tool_list.extend(search_tool);
+    let structured = match &args.json_schema {
+        Some(schema) => {
+            let slot = crate::tools::StructuredSlot::default();
+            let tool = crate::tools::StructuredOutputTool::new(schema, slot.clone())?;
+            tool_list.push(std::sync::Arc::new(tool));
+            Some(slot)
+        }
+        None => None,
+    };
     let mut tools = ToolRegistry::new(tool_list);
     let removed = |name: &str| {
         deny.iter()
             .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
     };
-    tools.retain(|name| !removed(name));
+    let chosen = chosen_tools(args.tools.as_deref())?;
+    if let Some(chosen) = &chosen {
+        let known = tools.names();
+        let unknown: Vec<&str> = chosen
+            .iter()
+            .filter(|n| !known.contains(n) && !n.starts_with("mcp__"))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            warnings.push(format!("--tools: no such tool: {}", unknown.join(", ")));
+        }
+    }
+    tools.retain(|name| {
+        name == crate::tools::STRUCTURED_OUTPUT_TOOL
+            || (!removed(name) && chosen.as_ref().is_none_or(|c| c.iter().any(|n| n == name)))
+    });
     // Without a search backend, Anthropic's own web search stands in (never advertised
     // where it cannot work, and not when the user removed WebSearch).
-    let server_tools =
-        if !has_search_backend && choice.provider.name() == "anthropic" && !removed("WebSearch") {
-            vec![ServerTool::web_search()]
-        } else {
-            Vec::new()
-        };
+    let server_tools = if !has_search_backend
+        && choice.provider.name() == "anthropic"
+        && !removed("WebSearch")
+        && chosen
+            .as_ref()
+            .is_none_or(|c| c.iter().any(|n| n == "WebSearch"))
+    {
+        vec![ServerTool::web_search()]
+    } else {
+        Vec::new()
+    };
 
     let store = SessionStore::new(home.clone());
     let resume_query = match (&args.resume, args.continue_session) {
@@ -213,6 +267,12 @@ pub fn assemble_with(
         }
     };
 
+    clean_up_old_sessions(
+        &store,
+        &settings,
+        log.as_ref().map(|l| l.path().to_path_buf()),
+        interactive,
+    );
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
@@ -223,17 +283,52 @@ pub fn assemble_with(
         instructions: context_files::compact_instructions(&files),
     };
     let date = jiff::Zoned::now().date().to_string();
+    let replace = match &args.system_prompt_file {
+        Some(path) => Some(read_prompt_file(path, "--system-prompt-file")?),
+        None => args.system_prompt.clone(),
+    };
+    let append = match &args.append_system_prompt_file {
+        Some(path) => {
+            let file = read_prompt_file(path, "--append-system-prompt-file")?;
+            Some(match &args.append_system_prompt {
+                Some(text) => format!("{text}\n\n{file}"),
+                None => file,
+            })
+        }
+        None => args.append_system_prompt.clone(),
+    };
+    let append = match (append, structured.is_some()) {
+        (Some(text), true) => Some(format!(
+            "{text}\n\n{}",
+            crate::tools::STRUCTURED_OUTPUT_INSTRUCTION
+        )),
+        (None, true) => Some(crate::tools::STRUCTURED_OUTPUT_INSTRUCTION.to_string()),
+        (append, false) => append,
+    };
     let prompt = system_prompt::build(&system_prompt::PromptParts {
         cwd: &cwd,
         model: &model,
         date: &date,
-        replace: args.system_prompt.as_deref(),
-        append: args.append_system_prompt.as_deref(),
+        replace: replace.as_deref(),
+        append: append.as_deref(),
         context_files: &files,
     });
     let info = models::lookup(&model);
     let max_tokens = info.max_output.min(32_000);
-    let thinking_budget = match args.max_thinking_tokens {
+    let thinking = match args.thinking.as_deref() {
+        None => args.max_thinking_tokens,
+        Some("disabled") => Some(0),
+        Some("adaptive" | "enabled") => Some(
+            args.max_thinking_tokens
+                .unwrap_or(DEFAULT_THINKING_BUDGET.min(max_tokens / 2)),
+        ),
+        Some(other) => {
+            return Err(format!(
+                "--thinking {other:?}: use adaptive, enabled or disabled"
+            ));
+        }
+    };
+    let thinking_budget = match thinking {
         None | Some(0) => None,
         Some(n) if n >= max_tokens => {
             return Err(format!(
@@ -296,12 +391,73 @@ pub fn assemble_with(
         endpoint: choice.endpoint,
         notice: choice.notice,
         warnings,
+        structured,
     })
 }
 
 /// Whether the environment variable is set to something other than empty, `0` or `false`.
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+/// `--tools`: `None` keeps every tool; `""` none; `default` all; else the names listed
+/// (comma- or space-separated).
+fn chosen_tools(list: Option<&[String]>) -> Result<Option<Vec<String>>, String> {
+    let Some(list) = list else { return Ok(None) };
+    let names: Vec<String> = list
+        .iter()
+        .flat_map(|item| item.split([',', ' ']))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    if names.iter().any(|n| n == "default") {
+        return Ok(None);
+    }
+    Ok(Some(names))
+}
+
+fn read_prompt_file(path: &std::path::Path, flag: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// Claude Code's default transcript retention.
+const DEFAULT_CLEANUP_DAYS: f64 = 30.0;
+
+/// Removes session logs older than `cleanupPeriodDays`, never the one being opened nor one
+/// another process has open: in the TUI on a background thread (the first frame is not
+/// delayed by it), headless before the run (a directory listing; a short run must not exit
+/// half way through it).
+fn clean_up_old_sessions(
+    store: &SessionStore,
+    settings: &Settings,
+    keep: Option<std::path::PathBuf>,
+    background: bool,
+) {
+    let days = settings
+        .merged
+        .get("cleanupPeriodDays")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|d| d.is_finite() && *d >= 0.0)
+        .unwrap_or(DEFAULT_CLEANUP_DAYS);
+    let max_age = std::time::Duration::from_secs_f64(days.min(1e6) * 86_400.0);
+    let store = store.clone();
+    let clean = move || {
+        let removed = store.remove_older_than(max_age, keep.as_deref());
+        if removed > 0 {
+            tracing::info!("removed {removed} session log(s) older than {days} days");
+        }
+    };
+    if !background {
+        clean();
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("session-cleanup".into())
+        .spawn(clean);
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the session clean-up: {e}");
+    }
 }
 
 enum ResumeFrom {

@@ -86,12 +86,22 @@ pub async fn run(args: Args) -> u8 {
         };
         let Some(event) = event else { break };
         match event {
+            SessionEvent::State(state) => {
+                if printer.crosses_budget(&state) {
+                    session.abort();
+                }
+                printer.on_event(SessionEvent::State(state));
+            }
             SessionEvent::SubmissionEnded { id, outcome } if id == running => {
+                printer.take_structured();
                 printer.totals.num_turns += outcome.rounds;
-                if let Some(error) = end_error(&outcome.end, args.max_turns) {
+                if let Some(error) = end_error(&outcome.end, args.max_turns)
+                    && !printer.totals.budget_exceeded
+                {
                     printer.totals.errors.push(error);
                 }
-                let go_on = outcome.end.is_success() && !printer.closed;
+                let go_on =
+                    outcome.end.is_success() && !printer.closed && !printer.totals.budget_exceeded;
                 end = outcome.end;
                 result = outcome.result;
                 current = if go_on {

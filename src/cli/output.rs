@@ -22,6 +22,20 @@ pub struct RunTotals {
     pub num_turns: u32,
     pub permission_denials: Vec<Value>,
     pub errors: Vec<String>,
+    /// `--max-budget-usd` was reached during this run.
+    pub budget_exceeded: bool,
+    pub structured: Structured,
+}
+
+/// The structured answer of a `--json-schema` run.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub enum Structured {
+    /// No schema was asked for.
+    #[default]
+    NotAsked,
+    /// The turn ended without a valid `StructuredOutput` call.
+    Missing,
+    Given(Value),
 }
 
 impl RunTotals {
@@ -193,6 +207,10 @@ pub fn result_message(
     totals: &RunTotals,
 ) -> Value {
     let (subtype, is_error) = match end {
+        _ if totals.budget_exceeded => ("error_max_budget_usd", true),
+        TurnEnd::Success if totals.structured == Structured::Missing => {
+            ("error_max_structured_output_retries", true)
+        }
         TurnEnd::Success => ("success", false),
         TurnEnd::MaxTurns => ("error_max_turns", true),
         _ => ("error_during_execution", true),
@@ -241,6 +259,9 @@ pub fn result_message(
             TurnEnd::Error(_) => "error",
         };
         obj.insert("stop_reason".into(), json!(stop));
+        if let Structured::Given(value) = &totals.structured {
+            obj.insert("structured_output".into(), value.clone());
+        }
         if is_error {
             obj.insert("errors".into(), json!(totals.errors));
         }

@@ -28,10 +28,21 @@ pub struct Printer {
     pub totals: RunTotals,
     /// All messages, for `json` + `--verbose` (printed as one array).
     collected: Vec<Value>,
-    block_index: Option<(usize, &'static str)>,
+    /// The streamed message's open content block, and the next block's index.
+    block_index: Option<(usize, StreamBlock)>,
     next_block: usize,
+    /// A `message_start` was written and its `message_stop` not yet.
+    message_open: bool,
+    /// The model named in `message_start`.
+    pub model: String,
     /// Stdout was closed by its reader.
     pub closed: bool,
+    /// `--max-budget-usd`, and the session's cost when the run started (a resumed
+    /// session's earlier cost does not count).
+    budget: Option<f64>,
+    cost_at_start: Option<f64>,
+    /// Where the model's answer lands in a `--json-schema` run.
+    structured: Option<crate::tools::StructuredSlot>,
 }
 
 impl Printer {
@@ -41,6 +52,8 @@ impl Printer {
         &mut self,
         assembled: Assembled,
     ) -> Option<(InteractiveSession, mpsc::UnboundedReceiver<SessionEvent>)> {
+        self.structured = assembled.structured.clone();
+        self.model = assembled.model.clone();
         let session_id = assembled.session.id().to_string();
         self.session_id = session_id.clone();
         let commands: Vec<&str> = commands::all()
@@ -77,7 +90,48 @@ impl Printer {
             collected: Vec::new(),
             block_index: None,
             next_block: 0,
+            message_open: false,
+            model: String::new(),
             closed: false,
+            budget: args.max_budget_usd,
+            cost_at_start: None,
+            structured: None,
+        }
+    }
+
+    /// True once, when the run's cost reaches `--max-budget-usd`: the caller stops the
+    /// turn; its result says `error_max_budget_usd`.
+    pub fn crosses_budget(&mut self, state: &crate::sdk::SessionState) -> bool {
+        let (Some(limit), Some(cost)) = (self.budget, state.cost_usd) else {
+            return false;
+        };
+        let start = *self.cost_at_start.get_or_insert(cost);
+        if self.totals.budget_exceeded || cost - start < limit {
+            return false;
+        }
+        self.totals.budget_exceeded = true;
+        self.totals.errors.push(format!(
+            "Reached the maximum budget (${limit}): this run cost ${:.4}",
+            cost - start
+        ));
+        true
+    }
+
+    /// New totals for the next turn (protocol drivers report each turn on its own); a
+    /// spent budget stays spent.
+    pub fn reset_totals(&mut self) {
+        let spent = self.totals.budget_exceeded;
+        self.totals = RunTotals::new();
+        self.totals.budget_exceeded = spent;
+    }
+
+    /// Moves the structured answer of the submission that just ended into the totals.
+    pub fn take_structured(&mut self) {
+        if let Some(slot) = &self.structured {
+            self.totals.structured = match slot.take() {
+                Some(value) => output::Structured::Given(value),
+                None => output::Structured::Missing,
+            };
         }
     }
 
@@ -109,51 +163,128 @@ impl Printer {
         }
     }
 
-    /// A text/thinking delta as a raw-API-like `stream_event`.
-    fn delta(&mut self, kind: &'static str, text: String) {
-        if !self.partial || self.format != OutputFormat::StreamJson {
-            return;
+    /// Whether `--include-partial-messages` stream events are written.
+    fn streams(&self) -> bool {
+        self.partial && self.format == OutputFormat::StreamJson
+    }
+
+    fn stream_event(&mut self, event: Value) {
+        let value = output::stream_event(&self.session_id, event);
+        self.emit(value);
+    }
+
+    /// Opens the message (`message_start`) before its first block, and a new content
+    /// block when `block` differs from the open one (closing that one first); returns the
+    /// open block's index.
+    fn open_block(&mut self, block: StreamBlock) -> usize {
+        if !self.message_open {
+            self.message_open = true;
+            let start = json!({"type": "message_start", "message": {
+                "id": format!("msg_{}", uuid::Uuid::new_v4().simple()),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }});
+            self.stream_event(start);
         }
-        let index = match self.block_index {
-            Some((i, k)) if k == kind => i,
-            _ => {
-                let i = self.next_block;
-                self.next_block += 1;
-                self.block_index = Some((i, kind));
-                let block = if kind == "text_delta" {
-                    json!({"type": "text", "text": ""})
-                } else {
-                    json!({"type": "thinking", "thinking": ""})
-                };
-                let start =
-                    json!({"type": "content_block_start", "index": i, "content_block": block});
-                self.emit(output::stream_event(&self.session_id, start));
-                i
+        if let Some((index, open)) = &self.block_index
+            && *open == block
+        {
+            return *index;
+        }
+        self.close_block();
+        let index = self.next_block;
+        self.next_block += 1;
+        let content_block = match &block {
+            StreamBlock::Text => json!({"type": "text", "text": ""}),
+            StreamBlock::Thinking => json!({"type": "thinking", "thinking": ""}),
+            StreamBlock::Tool { id, name } => {
+                json!({"type": "tool_use", "id": id, "name": name, "input": {}})
             }
         };
-        let field = if kind == "text_delta" {
-            "text"
-        } else {
-            "thinking"
-        };
-        let event = json!({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: text}});
-        self.emit(output::stream_event(&self.session_id, event));
+        self.block_index = Some((index, block));
+        self.stream_event(
+            json!({"type": "content_block_start", "index": index, "content_block": content_block}),
+        );
+        index
+    }
+
+    fn close_block(&mut self) {
+        if let Some((index, _)) = self.block_index.take() {
+            self.stream_event(json!({"type": "content_block_stop", "index": index}));
+        }
+    }
+
+    /// A streamed piece as raw-API-like `stream_event`s.
+    fn delta(&mut self, block: StreamBlock, delta: Value) {
+        if !self.streams() {
+            return;
+        }
+        let index = self.open_block(block);
+        self.stream_event(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+    }
+
+    /// Closes the streamed message before its committed form is written: the open block's
+    /// `content_block_stop`, `message_delta` (stop reason, usage) and `message_stop`.
+    fn end_message(&mut self, stop_reason: Option<&str>, usage: Option<&crate::core::Usage>) {
+        if self.streams() && self.message_open {
+            self.close_block();
+            let output_tokens = usage.map(|u| u.output_tokens).unwrap_or_default();
+            self.stream_event(json!({
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+                "usage": {"output_tokens": output_tokens},
+            }));
+            self.stream_event(json!({"type": "message_stop"}));
+        }
+        self.message_open = false;
+        self.block_index = None;
+        self.next_block = 0;
     }
 
     pub fn on_event(&mut self, event: SessionEvent) {
         match event {
-            SessionEvent::TextDelta(t) => self.delta("text_delta", t),
-            SessionEvent::ThinkingDelta(t) => self.delta("thinking_delta", t),
+            SessionEvent::TextDelta(text) => self.delta(
+                StreamBlock::Text,
+                json!({"type": "text_delta", "text": text}),
+            ),
+            SessionEvent::ThinkingDelta(thinking) => self.delta(
+                StreamBlock::Thinking,
+                json!({"type": "thinking_delta", "thinking": thinking}),
+            ),
+            SessionEvent::ToolUseStreaming { id, name } if self.streams() => {
+                self.open_block(StreamBlock::Tool { id, name });
+            }
+            SessionEvent::ToolInputDelta { id, partial_json } => {
+                if let Some((_, StreamBlock::Tool { id: open, name })) = &self.block_index
+                    && *open == id
+                {
+                    let block = StreamBlock::Tool {
+                        id,
+                        name: name.clone(),
+                    };
+                    self.delta(
+                        block,
+                        json!({"type": "input_json_delta", "partial_json": partial_json}),
+                    );
+                }
+            }
             SessionEvent::AttemptDiscarded => {
+                // A retry streams the message again from its start.
+                self.message_open = false;
                 self.block_index = None;
+                self.next_block = 0;
             }
             SessionEvent::AssistantMessage {
                 message,
                 stop_reason,
                 model,
             } => {
-                self.block_index = None;
-                self.next_block = 0;
+                self.end_message(stop_reason.as_deref(), message.usage.as_ref());
                 let value = output::assistant_message(
                     &self.session_id,
                     &message,
@@ -184,7 +315,10 @@ impl Printer {
             SessionEvent::Usage { api_duration, .. } => {
                 self.totals.api_duration += api_duration;
             }
-            SessionEvent::State(state) => self.totals.set_usage(&state),
+            SessionEvent::State(state) => {
+                self.model = state.model.clone();
+                self.totals.set_usage(&state);
+            }
             SessionEvent::Retrying {
                 attempt,
                 max_attempts,
@@ -236,6 +370,13 @@ impl Printer {
 
     pub fn finish(&mut self, end: &TurnEnd, result: &str, duration: Duration) -> u8 {
         let code = match end {
+            _ if self.totals.budget_exceeded => EXIT_ERROR,
+            TurnEnd::Success if self.totals.structured == output::Structured::Missing => {
+                self.totals
+                    .errors
+                    .push("the model ended without a valid StructuredOutput call".to_string());
+                EXIT_ERROR
+            }
             TurnEnd::Success => EXIT_OK,
             TurnEnd::Interrupted => EXIT_INTERRUPTED,
             _ => EXIT_ERROR,
@@ -259,6 +400,14 @@ impl Printer {
         }
         code
     }
+}
+
+/// The kind of content block being streamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum StreamBlock {
+    Text,
+    Thinking,
+    Tool { id: String, name: String },
 }
 
 /// `system/hook_started`, as Claude Code's stream-json emits it.

@@ -3,6 +3,7 @@
 //! adapter implements `core::Provider`; nothing above this layer sees a wire format.
 
 pub mod anthropic;
+pub mod fallback;
 pub mod gemini;
 pub mod http;
 pub mod openai_chat;
@@ -12,6 +13,7 @@ pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use fallback::FallbackProvider;
 pub use gemini::{GeminiConfig, GeminiProvider};
 pub use openai_chat::{OpenAiChatConfig, OpenAiChatProvider};
 pub use openai_responses::{OpenAiResponsesConfig, OpenAiResponsesProvider};

@@ -215,6 +215,11 @@ pub enum SessionEvent {
         id: String,
         name: String,
     },
+    /// A piece of a streaming tool call's input JSON.
+    ToolInputDelta {
+        id: String,
+        partial_json: String,
+    },
     /// A committed assistant message.
     AssistantMessage {
         message: Message,

@@ -21,7 +21,9 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
                 StreamEvent::ServerToolUse { id, name } => {
                     SessionEvent::ToolUseStreaming { id, name }
                 }
-                StreamEvent::ToolInputDelta { .. } => return None,
+                StreamEvent::ToolInputDelta { id, partial_json } => {
+                    SessionEvent::ToolInputDelta { id, partial_json }
+                }
                 StreamEvent::Retrying {
                     attempt,
                     max_attempts,

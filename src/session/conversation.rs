@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::core::context::{ContextTracker, chars_to_tokens};
 use crate::core::engine::{Engine, EngineEvent, TurnConfig, TurnOutcome, TurnStop};
 use crate::core::hooks::protocol::system_reminder;
-use crate::core::hooks::{HookConfig, HookEvent, HookRequest};
+use crate::core::hooks::{HookCallbacks, HookConfig, HookEvent, HookRequest};
 use crate::core::permission::{PermissionMode, PermissionPolicy};
 use crate::core::{
     Block, Message, Provider, ProviderErrorKind, Role, TodoItem, ToolDisplay, ToolRegistry, Usage,
@@ -140,6 +140,34 @@ impl Session {
                 self.config.model.clone(),
             ))
         });
+        self
+    }
+
+    /// Adds the hooks a driving program registered (`callback` handlers answered by
+    /// `callbacks`) after the configured ones; they run for the project at `project_dir`.
+    pub fn with_callback_hooks(
+        mut self,
+        config: HookConfig,
+        callbacks: Arc<dyn HookCallbacks>,
+        project_dir: PathBuf,
+    ) -> Self {
+        if config.is_empty() {
+            return self;
+        }
+        let mut all = self
+            .hooks
+            .as_ref()
+            .map(|h| h.config().clone())
+            .unwrap_or_default();
+        all.merge(config);
+        let hooks = SessionHooks::new(
+            all,
+            project_dir,
+            self.provider.clone(),
+            self.config.model.clone(),
+        )
+        .with_callbacks(callbacks);
+        self.hooks = Some(Arc::new(hooks));
         self
     }
 

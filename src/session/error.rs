@@ -19,6 +19,9 @@ pub enum LogError {
     },
     #[error("session log {} already exists", path.display())]
     AlreadyExists { path: PathBuf },
+    /// Another process writes this log (two writers would interleave their turns).
+    #[error("{}", in_use_message(path, *holder))]
+    InUse { path: PathBuf, holder: Option<u32> },
     #[error("session log {} has no valid session header: {reason}", path.display())]
     InvalidHeader { path: PathBuf, reason: String },
     #[error("session id {id:?} cannot name a log file (use letters, digits, '-', '_', '.')")]
@@ -67,9 +70,22 @@ impl LogError {
         match self {
             LogError::Io { path, .. }
             | LogError::AlreadyExists { path }
+            | LogError::InUse { path, .. }
             | LogError::InvalidHeader { path, .. }
             | LogError::Serialize { path, .. } => Some(path),
             LogError::InvalidSessionId { .. } => None,
         }
     }
+}
+
+fn in_use_message(path: &Path, holder: Option<u32>) -> String {
+    let who = match holder {
+        Some(pid) if pid == std::process::id() => "this robota process".to_string(),
+        Some(pid) => format!("another robota process (pid {pid})"),
+        None => "another robota process".to_string(),
+    };
+    format!(
+        "session log {} is open in {who}: continue it there, or add --fork-session to continue it here as a new session",
+        path.display()
+    )
 }

@@ -166,6 +166,9 @@ impl ToolGate for SessionGate<'_> {
                 self.record(call, PermissionDecision::Allow, "user approved");
                 GateDecision::Allow(call.input.clone())
             }
+            PermissionAnswer::AllowWithInput(input) => {
+                self.allow_with(call, Some(input), "the approver", "approved with new input")
+            }
             PermissionAnswer::AllowAlways(rule) => {
                 if let Ok(mut policy) = self.policy.lock() {
                     policy.allow.extend(PermissionRule::parse_list(&rule));
@@ -243,7 +246,7 @@ impl SessionGate<'_> {
         self.record(
             call,
             PermissionDecision::InputUpdated,
-            &format!("{by} hook replaced the input"),
+            &format!("{by} replaced the input"),
         );
     }
 
@@ -295,7 +298,7 @@ impl SessionGate<'_> {
             pending.insert(call.id.clone(), context);
         }
         if let Some(input) = outcome.updated_input {
-            self.rewrite_input(call, input, "PreToolUse");
+            self.rewrite_input(call, input, "PreToolUse hook");
         }
         Ok(outcome.permission)
     }
@@ -351,21 +354,33 @@ impl SessionGate<'_> {
                 message,
             ));
         }
+        Some(self.allow_with(
+            call,
+            answer.updated_input,
+            "PermissionRequest hook",
+            "PermissionRequest hook allowed the call",
+        ))
+    }
+
+    /// An approval, possibly with input rewritten by whoever approved (`by`): rewritten
+    /// input is judged again, and a deny rule still wins.
+    fn allow_with(
+        &self,
+        call: &ToolCall,
+        input: Option<serde_json::Value>,
+        by: &str,
+        reason: &str,
+    ) -> GateDecision {
         let mut call = call.clone();
-        if let Some(input) = answer.updated_input {
-            self.rewrite_input(&mut call, input, "PermissionRequest");
-            // Rewritten input is judged again: a deny rule still wins.
+        if let Some(input) = input.filter(|i| *i != call.input) {
+            self.rewrite_input(&mut call, input, by);
             if let Verdict::Deny { reason } = self.evaluate_as_bypass(&call) {
                 let message = format!("Permission to use {} was denied: {reason}.", call.name);
-                return Some(self.deny(&call, reason, message));
+                return self.deny(&call, reason, message);
             }
         }
-        self.record(
-            &call,
-            PermissionDecision::Allow,
-            "PermissionRequest hook allowed the call",
-        );
-        Some(GateDecision::Allow(call.input))
+        self.record(&call, PermissionDecision::Allow, reason);
+        GateDecision::Allow(call.input)
     }
 
     /// Fires Notification for a permission prompt in the background: the prompt is not

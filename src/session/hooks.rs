@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::engine::{ToolCall, TurnOutcome, TurnStop};
 use crate::core::hooks::{
-    HookConfig, HookEnvironment, HookEvent, HookOutcome, HookProgress, HookRequest, HookRunRecord,
-    HookRunner, ModelHookRunner,
+    HookCallbacks, HookConfig, HookEnvironment, HookEvent, HookOutcome, HookProgress, HookRequest,
+    HookRunRecord, HookRunner, ModelHookRunner,
 };
 use crate::core::permission::{
     CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
@@ -55,6 +55,12 @@ impl SessionHooks {
             runner,
             project_dir,
         }
+    }
+
+    /// Lets `callback` handlers reach the program that registered them.
+    pub fn with_callbacks(mut self, callbacks: Arc<dyn HookCallbacks>) -> Self {
+        self.runner = self.runner.with_callbacks(callbacks);
+        self
     }
 
     pub fn has(&self, event: HookEvent) -> bool {

@@ -67,6 +67,7 @@ impl SessionLog {
         create_private_dir(dir)?;
         let path = dir.join(format!("{}.jsonl", header.session_id));
         let file = create_private_file(&path)?;
+        lock_writer(&file, &path)?;
         let log = SessionLog::with_file(path, header, file, None, 0, None);
         let written = log.write_line(&mut log.lock(), &LogLine::Session(header.clone()));
         if let Err(e) = written {
@@ -85,6 +86,7 @@ impl SessionLog {
             .append(true)
             .open(path)
             .map_err(|e| LogError::io(path, LogAction::Open, e))?;
+        lock_writer(&file, path)?;
         let broken_line =
             !ends_with_newline(&mut file).map_err(|e| LogError::io(path, LogAction::Read, e))?;
         let log = SessionLog::with_file(
@@ -272,6 +274,44 @@ impl SessionLog {
     }
 }
 
+/// Makes this process the log's one writer: an exclusive advisory lock on the file, held
+/// until the file is closed (the kernel drops it when the process dies, however it dies).
+/// A log another process holds is refused, naming that process where Linux tells it.
+fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if locked {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+        // A file system without locks: write as before rather than refuse the session.
+        tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
+        return Ok(());
+    }
+    Err(LogError::InUse {
+        path: path.to_path_buf(),
+        holder: lock_holder(file),
+    })
+}
+
+/// The pid holding a `flock` on `file`, from `/proc/locks` (Linux), matched by inode.
+fn lock_holder(file: &File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let inode = file.metadata().ok()?.ino();
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF`
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (kind, pid, device_inode) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
+        let lock_inode: u64 = device_inode.rsplit(':').next()?.parse().ok()?;
+        (*kind == "FLOCK" && lock_inode == inode)
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
+}
+
 /// Longest project directory name kept as is; longer ones are cut and given a hash of the
 /// whole name, since file systems refuse names over 255 bytes.
 const MAX_PROJECT_DIR_NAME: usize = 200;
@@ -364,6 +404,24 @@ mod tests {
         text.lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn a_log_has_one_writer_until_it_is_closed() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("locked-1")).unwrap();
+        let path = log.path().to_path_buf();
+        let replayed = replay(&path).unwrap();
+        let err = SessionLog::open_append(&path, &replayed).unwrap_err();
+        assert!(matches!(err, LogError::InUse { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("this robota process"), "{text}");
+        assert!(text.contains("--fork-session"), "{text}");
+        drop(log);
+        let again = SessionLog::open_append(&path, &replayed).unwrap();
+        again.append_rename("reopened").unwrap();
+        assert!(fs::read_to_string(&path).unwrap().contains("reopened"));
     }
 
     #[test]

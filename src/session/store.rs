@@ -44,6 +44,9 @@ pub struct SessionSummary {
 pub enum FindError {
     #[error("no session matches {query:?} (searched {})", searched.display())]
     NotFound { query: String, searched: PathBuf },
+    /// The log of that id exists and cannot be read as a session; nothing was changed.
+    #[error("session log {} cannot be resumed: {reason}", path.display())]
+    Damaged { path: PathBuf, reason: String },
     #[error(
         "{query:?} matches several sessions: {}; give more of the id",
         candidates.join(", ")
@@ -115,13 +118,23 @@ impl SessionStore {
         dirs.extend(self.project_dirs().into_iter().filter(|dir| *dir != here));
 
         if check_session_id(query).is_ok() {
-            let exact = dirs
-                .iter()
-                .map(|dir| dir.join(format!("{query}.jsonl")))
-                .filter(|path| path.is_file())
-                .find_map(|path| summarize(&path));
-            if let Some(found) = exact {
-                return Ok(found);
+            let mut damaged = None;
+            for path in dirs.iter().map(|dir| dir.join(format!("{query}.jsonl"))) {
+                if fs::symlink_metadata(&path).is_err() {
+                    continue;
+                }
+                match read_summary(&path) {
+                    Ok(found) => return Ok(found),
+                    Err(e) => {
+                        damaged.get_or_insert(FindError::Damaged {
+                            path,
+                            reason: e.to_string(),
+                        });
+                    }
+                }
+            }
+            if let Some(damaged) = damaged {
+                return Err(damaged);
             }
         }
 
@@ -218,6 +231,30 @@ impl SessionStore {
         Ok(target)
     }
 
+    /// Removes the logs of every project last written more than `max_age` ago
+    /// (`cleanupPeriodDays`), except `keep` (the session being opened) and logs another
+    /// process has open; returns how many were removed.
+    pub fn remove_older_than(&self, max_age: std::time::Duration, keep: Option<&Path>) -> usize {
+        let Some(cutoff) = SystemTime::now().checked_sub(max_age) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for dir in self.project_dirs() {
+            for (path, modified) in log_files(&dir) {
+                if modified >= cutoff || keep == Some(path.as_path()) || in_use(&path) {
+                    continue;
+                }
+                match fs::remove_file(&path) {
+                    Ok(()) => removed += 1,
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "cannot remove an old session log")
+                    }
+                }
+            }
+        }
+        removed
+    }
+
     fn project_dirs(&self) -> Vec<PathBuf> {
         let Ok(entries) = fs::read_dir(self.home.join("projects")) else {
             return Vec::new();
@@ -230,6 +267,16 @@ impl SessionStore {
         dirs.sort();
         dirs
     }
+}
+
+/// Whether another process holds the log open for writing (its writer lock).
+fn in_use(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this `File` owns; the probe lock goes with the file.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
 }
 
 /// `<id>` of `<dir>/<id>.jsonl`.
@@ -270,10 +317,11 @@ fn summaries_in(dir: &Path) -> Vec<SessionSummary> {
     summaries
 }
 
-/// Reads a log's head and tail into its summary; `None` if it has no valid header.
+/// Reads a log's head and tail into its summary; `None` if it cannot be read or has no
+/// valid header.
 fn summarize(path: &Path) -> Option<SessionSummary> {
     match read_summary(path) {
-        Ok(summary) => summary,
+        Ok(summary) => Some(summary),
         Err(e) => {
             tracing::warn!(path = %path.display(), error = %e, "cannot read session log");
             None
@@ -281,17 +329,26 @@ fn summarize(path: &Path) -> Option<SessionSummary> {
     }
 }
 
-fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
+/// A log's summary from its head and tail; the error says what is wrong with the file
+/// (a directory in its place, empty, no header, unreadable).
+fn read_summary(path: &Path) -> io::Result<SessionSummary> {
+    let damaged = |reason: String| io::Error::new(io::ErrorKind::InvalidData, reason);
+    if fs::metadata(path)?.is_dir() {
+        return Err(damaged("a directory is in its place".to_string()));
+    }
     let mut file = File::open(path)?;
     let meta = file.metadata()?;
     let len = meta.len();
+    if len == 0 {
+        return Err(damaged("the file is empty".to_string()));
+    }
     let head = read_window(&mut file, 0, HEAD_WINDOW.min(len))?;
     let head_lines = complete_lines(&head, 0);
-    let Some(header) = head_lines
-        .first()
-        .and_then(|line| SessionHeader::parse(line).ok())
-    else {
-        return Ok(None);
+    let header = match head_lines.first() {
+        None => return Err(damaged("its session header is cut short".to_string())),
+        Some(line) => SessionHeader::parse(line).map_err(|reason| {
+            damaged(format!("its first line is not a session header: {reason}"))
+        })?,
     };
     let body = &head_lines[1..];
     let first_prompt = body.iter().find_map(|line| first_prompt_of(line));
@@ -320,7 +377,7 @@ fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
                     .count()
         });
 
-    Ok(Some(SessionSummary {
+    Ok(SessionSummary {
         id: header.session_id,
         path: path.to_path_buf(),
         cwd: header.cwd,
@@ -329,7 +386,7 @@ fn read_summary(path: &Path) -> io::Result<Option<SessionSummary>> {
         created: header.created,
         modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         message_count,
-    }))
+    })
 }
 
 fn read_window(file: &mut File, start: u64, len: u64) -> io::Result<Vec<u8>> {
@@ -544,6 +601,78 @@ mod tests {
             assert!(matches!(err, FindError::NotFound { .. }), "{missing:?}");
             assert!(err.to_string().contains("projects"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_damaged_log_is_reported_by_file_and_fault_and_left_as_it_was() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let dir = store.project_dir(Path::new(HERE));
+        fs::create_dir_all(&dir).unwrap();
+        let cases: [(&str, &[u8], &str); 3] = [
+            ("empty-log", b"", "the file is empty"),
+            (
+                "cut-log",
+                br#"{"type":"session","sessi"#,
+                "header is cut short",
+            ),
+            ("garbage-log", b"hello world\n", "not a session header"),
+        ];
+        for (id, bytes, fault) in cases {
+            let path = dir.join(format!("{id}.jsonl"));
+            fs::write(&path, bytes).unwrap();
+            let err = store.find(Path::new(HERE), id).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, FindError::Damaged { .. }), "{id}: {text}");
+            assert!(text.contains(&path.display().to_string()), "{text}");
+            assert!(text.contains(fault), "{id}: {text}");
+            assert_eq!(fs::read(&path).unwrap(), bytes, "{id} was changed");
+        }
+        fs::create_dir_all(dir.join("dir-log.jsonl")).unwrap();
+        let err = store.find(Path::new(HERE), "dir-log").unwrap_err();
+        assert!(
+            err.to_string().contains("a directory is in its place"),
+            "{err}"
+        );
+        // Only an id that names no file is "no session matches".
+        let err = store.find(Path::new(HERE), "no-such-log").unwrap_err();
+        assert!(matches!(err, FindError::NotFound { .. }), "{err}");
+        // Damaged logs stay out of the picker's list.
+        assert!(store.list(Path::new(HERE)).is_empty());
+    }
+
+    #[test]
+    fn old_logs_are_removed_except_the_kept_one_and_one_in_use() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        // `session` dates every log in 1970; `fresh` is then written now.
+        let old_here = session(home.path(), HERE, "old-here", "a", 1);
+        let old_there = session(home.path(), THERE, "old-there", "b", 2);
+        let kept = session(home.path(), HERE, "old-kept", "c", 3);
+        let fresh = session(home.path(), HERE, "fresh", "d", 4);
+        File::options()
+            .append(true)
+            .open(fresh.path())
+            .unwrap()
+            .set_modified(SystemTime::now())
+            .unwrap();
+        let paths: Vec<PathBuf> = [&old_here, &old_there, &kept]
+            .iter()
+            .map(|log| log.path().to_path_buf())
+            .collect();
+        // Closed logs can go; `fresh` stays open (its writer's lock) for the last check.
+        drop((old_here, old_there, kept));
+        let thirty_days = Duration::from_secs(30 * 24 * 3600);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 2);
+        assert!(!paths[0].exists() && !paths[1].exists());
+        assert!(paths[2].exists(), "the session being opened was removed");
+        assert!(fresh.path().exists(), "a recent session was removed");
+        // A log another writer holds stays, however old.
+        set_age(fresh.path(), 5);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 0);
+        assert!(fresh.path().exists(), "a log in use was removed");
+        drop(fresh);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 1);
     }
 
     #[test]

@@ -12,6 +12,9 @@ use crate::core::hooks::HookProgress;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionAnswer {
     Allow,
+    /// Allow, running the call with this input instead (the Agent SDK's `updatedInput`);
+    /// the new input is judged again by the deny rules.
+    AllowWithInput(serde_json::Value),
     /// Allow, and allow calls matching this rule for the rest of the session.
     AllowAlways(String),
     /// Refuse; the feedback, if any, goes to the model.

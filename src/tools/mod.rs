@@ -22,6 +22,7 @@ mod input;
 mod paths;
 mod read;
 mod shell_process;
+mod structured_output;
 mod todo;
 mod walk;
 pub mod web;
@@ -46,6 +47,9 @@ pub use grep::GrepTool;
 pub use input::{InvalidInput, ToolFailure};
 pub use read::ReadTool;
 pub use shell_process::{Ending, ShellRun, ShellScript, run_script};
+pub use structured_output::{
+    STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, StructuredOutputTool, StructuredSlot,
+};
 pub use todo::{TodoList, TodoWriteTool};
 pub use web_fetch::{WebFetchConfig, WebFetchTool, web_fetch_tool};
 pub use web_search::{WebSearchTool, web_search_tool};

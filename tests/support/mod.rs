@@ -14,6 +14,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod project;
 pub mod pty;
+pub mod sdk_peer;
 pub mod session;
 
 use std::collections::VecDeque;

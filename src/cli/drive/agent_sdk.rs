@@ -4,17 +4,23 @@
 //! and gets its own `result` when it ends, with that turn's usage and cost.
 //! `control_request` lines are answered at any time with a `control_response`:
 //! `initialize`, `interrupt`, `set_permission_mode` and `set_model` are handled, any other
-//! subtype gets an error response. With `--permission-prompt-tool stdio` a tool call that
-//! needs approval is asked of the program as a `can_use_tool` control request (without it,
-//! as in print mode, such a call is denied). The run ends at end of input once every
-//! submission has ended; then SessionEnd hooks run.
+//! subtype gets an error response. The session is put together once the first line is read,
+//! so the hooks the program registers in its `initialize` are in it from the start: each is
+//! a `callback` hook asked of the program as a `hook_callback` control request. With
+//! `--permission-prompt-tool stdio` a tool call that needs approval is asked of the program
+//! as a `can_use_tool` control request (without it, as in print mode, such a call is
+//! denied). The run ends at end of input once every submission has ended; then SessionEnd
+//! hooks run.
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
+use crate::core::hooks::{HookCallbacks, HookConfig};
 use crate::core::permission::PermissionMode;
 use crate::sdk::commands::{self, CommandScope, Submission, SubmissionId};
 use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, TurnEnd};
@@ -23,7 +29,7 @@ use crate::session::PermissionAnswer;
 use super::super::args::Args;
 use super::super::assemble::assemble_with;
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_text};
-use super::super::output::{self, RunTotals};
+use super::super::output;
 use super::super::printer::Printer;
 
 /// Control request subtypes this driver answers.
@@ -53,6 +59,10 @@ struct Driver {
     last_end: TurnEnd,
     /// Permission questions sent as `can_use_tool`, by request id, awaiting the answer.
     questions: HashMap<String, PermissionRequest>,
+    /// Hook callbacks sent as `hook_callback`, by request id, awaiting the answer.
+    hook_calls: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    /// The first `initialize` registered the program's hooks; a later one cannot.
+    hooks_registered: bool,
     next_request: u64,
     input_open: bool,
 }
@@ -75,10 +85,28 @@ pub async fn run(args: Args) -> u8 {
         }
     };
     let mut printer = Printer::new(&args);
-    let assembled = match assemble_with(&args, false, ask) {
+    let mut lines = read_lines();
+    // The SDK's first message is its `initialize`; the hooks it registers must be in the
+    // session from the start, so the session is put together after reading it.
+    let first = lines.recv().await;
+    let registered = first
+        .as_deref()
+        .and_then(initialize_hooks)
+        .map(|hooks| HookConfig::from_callbacks(&hooks));
+    let mut assembled = match assemble_with(&args, false, ask) {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
     };
+    let (callback_tx, mut callback_rx) = mpsc::unbounded_channel();
+    if let Some((hooks, warnings)) = registered {
+        assembled.warnings.extend(warnings);
+        let cwd = assembled.session.config().cwd.clone();
+        assembled.session = assembled.session.with_callback_hooks(
+            hooks,
+            Arc::new(CallbackBridge { asks: callback_tx }),
+            cwd,
+        );
+    }
     for warning in &assembled.warnings {
         eprintln!("robota: warning: {warning}");
     }
@@ -104,6 +132,8 @@ pub async fn run(args: Args) -> u8 {
         api_key_source,
         last_end: TurnEnd::Success,
         questions: HashMap::new(),
+        hook_calls: HashMap::new(),
+        hooks_registered: false,
         next_request: 1,
         input_open: true,
     };
@@ -111,7 +141,10 @@ pub async fn run(args: Args) -> u8 {
     if let Some(prompt) = driver.args.prompt.clone() {
         driver.submit(Owed::Result, prompt);
     }
-    let mut lines = read_lines();
+    match first {
+        Some(line) => driver.on_line(&line),
+        None => driver.input_closed(),
+    }
     loop {
         if (!driver.input_open && driver.pending.is_empty()) || driver.printer.closed {
             break;
@@ -125,6 +158,7 @@ pub async fn run(args: Args) -> u8 {
                 Some(event) => driver.on_event(event),
                 None => break,
             },
+            Some(call) = callback_rx.recv() => driver.call_back(call),
             Some(_) = async { sigint.as_mut()?.recv().await } => driver.session.abort(),
         }
     }
@@ -176,6 +210,18 @@ fn read_lines() -> mpsc::UnboundedReceiver<String> {
 
 impl Driver {
     fn submit(&mut self, owed: Owed, text: String) {
+        if owed == Owed::Result && self.printer.totals.budget_exceeded {
+            // The budget is spent: the message gets its result without a model call.
+            let value = output::result_message(
+                &self.printer.session_id,
+                &TurnEnd::Interrupted,
+                "",
+                std::time::Duration::ZERO,
+                &self.printer.totals,
+            );
+            self.printer.emit(value);
+            return;
+        }
         let id = self.session.submit(Submission::parse(&text));
         self.pending.insert(id, (owed, text));
     }
@@ -242,15 +288,16 @@ impl Driver {
 
     /// `initialize`: the commands, output style, models and account, as Claude Code
     /// answers. SDK-side hooks and agents are refused rather than silently not run.
-    fn initialize(&self, request: &Value) -> Result<Value, String> {
+    fn initialize(&mut self, request: &Value) -> Result<Value, String> {
         let has = |key: &str| match request.get(key) {
             None | Some(Value::Null) => false,
             Some(Value::Object(m)) => !m.is_empty(),
             Some(_) => true,
         };
-        if has("hooks") {
-            return Err("robota does not run SDK hook callbacks yet".to_string());
+        if has("hooks") && self.hooks_registered {
+            return Err("hooks can only be registered by the first initialize request".to_string());
         }
+        self.hooks_registered = true;
         if has("agents") {
             return Err("robota does not take SDK-defined agents yet".to_string());
         }
@@ -296,9 +343,38 @@ impl Driver {
         Ok(json!({}))
     }
 
+    /// A hook callback the session fires: asked of the program as `hook_callback`.
+    fn call_back(&mut self, call: CallbackAsk) {
+        if !self.input_open {
+            let _ = call.answer.send(Err(
+                "stdin is closed: the hook callback cannot be asked".to_string()
+            ));
+            return;
+        }
+        let request_id = format!("robota_hook_{}", self.next_request);
+        self.next_request += 1;
+        let message = json!({
+            "type": "control_request",
+            "request_id": request_id,
+            "request": {
+                "subtype": "hook_callback",
+                "callback_id": call.callback_id,
+                "input": call.input,
+                "tool_use_id": call.input.get("tool_use_id"),
+            },
+        });
+        self.printer.print(&message.to_string());
+        self.hook_calls.insert(request_id, call.answer);
+    }
+
     /// Nobody can answer a question any more: the waiting ones and later ones are denied.
     fn input_closed(&mut self) {
         self.input_open = false;
+        for (_, waiting) in self.hook_calls.drain() {
+            let _ = waiting.send(Err(
+                "stdin closed before the hook callback was answered".to_string()
+            ));
+        }
         for (_, mut request) in self.questions.drain() {
             request.respond(PermissionAnswer::Deny(Some(
                 "stdin closed before the permission question was answered".to_string(),
@@ -341,18 +417,28 @@ impl Driver {
         let Some(id) = response.get("request_id").and_then(Value::as_str) else {
             return;
         };
+        let succeeded = response.get("subtype").and_then(Value::as_str) == Some("success");
+        if let Some(waiting) = self.hook_calls.remove(id) {
+            let answer = if succeeded {
+                Ok(response.get("response").cloned().unwrap_or(json!({})))
+            } else {
+                let error = response.get("error").and_then(Value::as_str).unwrap_or("");
+                Err(format!("the hook callback failed: {error}"))
+            };
+            let _ = waiting.send(answer);
+            return;
+        }
         let Some(mut request) = self.questions.remove(id) else {
             return;
         };
         let deny = |text: String| PermissionAnswer::Deny(Some(text));
-        let answer = if response.get("subtype").and_then(Value::as_str) == Some("success") {
+        let answer = if succeeded {
             let body = response.get("response").unwrap_or(&Value::Null);
             match body.get("behavior").and_then(Value::as_str) {
                 Some("allow") => match body.get("updatedInput") {
-                    Some(updated) if !updated.is_null() && *updated != request.input => deny(
-                        "robota cannot run a tool call with changed input (updatedInput) yet"
-                            .to_string(),
-                    ),
+                    Some(updated) if updated.is_object() && *updated != request.input => {
+                        PermissionAnswer::AllowWithInput(updated.clone())
+                    }
                     _ => PermissionAnswer::Allow,
                 },
                 Some("deny") => {
@@ -380,7 +466,7 @@ impl Driver {
                     .get(&id)
                     .is_some_and(|(o, _)| *o == Owed::Result)
                 {
-                    self.printer.totals = RunTotals::new();
+                    self.printer.reset_totals();
                 }
             }
             SessionEvent::SubmissionEnded { id, outcome } => {
@@ -393,9 +479,12 @@ impl Driver {
                     }
                     return;
                 }
+                self.printer.take_structured();
                 let totals = &mut self.printer.totals;
                 totals.num_turns = outcome.rounds;
-                if let Some(error) = end_error(&outcome.end, self.args.max_turns) {
+                if let Some(error) = end_error(&outcome.end, self.args.max_turns)
+                    && !totals.budget_exceeded
+                {
                     totals.errors.push(error);
                 }
                 let value = output::result_message(
@@ -406,8 +495,16 @@ impl Driver {
                     totals,
                 );
                 self.printer.emit(value);
-                self.printer.totals = RunTotals::new();
-                self.last_end = outcome.end;
+                let spent = self.printer.totals.budget_exceeded;
+                self.printer.reset_totals();
+                self.last_end = if spent {
+                    TurnEnd::Error(crate::sdk::TurnError::new(
+                        crate::sdk::ErrorKind::Config,
+                        "the --max-budget-usd budget is spent",
+                    ))
+                } else {
+                    outcome.end
+                };
             }
             // An interrupt drops the queue with the running turn; what was dropped is
             // submitted again, in order, so every message still runs and gets its result.
@@ -427,6 +524,9 @@ impl Driver {
                 totals.api_duration += api_duration;
             }
             SessionEvent::State(state) => {
+                if self.printer.crosses_budget(&state) {
+                    self.session.abort();
+                }
                 self.model = state.model.clone();
                 if self.mode != state.mode {
                     let status = json!({
@@ -442,6 +542,55 @@ impl Driver {
                 self.mode = state.mode;
             }
             other => self.printer.on_event(other),
+        }
+    }
+}
+
+/// The `hooks` of a line that is an `initialize` control request, if it has any.
+fn initialize_hooks(line: &str) -> Option<Value> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    if value.get("type")?.as_str()? != "control_request" {
+        return None;
+    }
+    let request = value.get("request")?;
+    if request.get("subtype")?.as_str()? != "initialize" {
+        return None;
+    }
+    request.get("hooks").filter(|h| h.is_object()).cloned()
+}
+
+/// One hook callback to ask of the program.
+struct CallbackAsk {
+    callback_id: String,
+    input: Value,
+    answer: oneshot::Sender<Result<Value, String>>,
+}
+
+/// The session's way to the program's hook callbacks: each call becomes a `CallbackAsk`
+/// for the driver's loop, which owns stdout and reads the answer.
+struct CallbackBridge {
+    asks: mpsc::UnboundedSender<CallbackAsk>,
+}
+
+#[async_trait::async_trait]
+impl HookCallbacks for CallbackBridge {
+    async fn call(
+        &self,
+        callback_id: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String> {
+        let (answer, answered) = oneshot::channel();
+        self.asks
+            .send(CallbackAsk {
+                callback_id: callback_id.to_string(),
+                input: input.clone(),
+                answer,
+            })
+            .map_err(|_| "the program that registered the hook is gone".to_string())?;
+        tokio::select! {
+            answer = answered => answer.unwrap_or_else(|_| Err("the hook callback got no answer".to_string())),
+            _ = cancel.cancelled() => Err("cancelled".to_string()),
         }
     }
 }

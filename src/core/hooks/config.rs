@@ -42,6 +42,10 @@ pub enum HandlerKind {
         prompt: String,
         model: Option<String>,
     },
+    /// A callback registered by the program driving robota (the Claude Agent SDK's
+    /// `hookCallbackIds`), asked through the `HookCallbacks` the runner was given; its
+    /// answer is read as a command's JSON output. Never read from settings files.
+    Callback { id: String },
 }
 
 /// One configured handler.
@@ -64,7 +68,9 @@ impl HookHandler {
     /// The timeout that applies.
     pub fn effective_timeout(&self) -> Duration {
         self.timeout.unwrap_or(match self.kind {
-            HandlerKind::Command { .. } | HandlerKind::Http { .. } => DEFAULT_COMMAND_TIMEOUT,
+            HandlerKind::Command { .. }
+            | HandlerKind::Http { .. }
+            | HandlerKind::Callback { .. } => DEFAULT_COMMAND_TIMEOUT,
             HandlerKind::Prompt { .. } => DEFAULT_PROMPT_TIMEOUT,
             HandlerKind::Agent { .. } => DEFAULT_AGENT_TIMEOUT,
         })
@@ -75,6 +81,7 @@ impl HookHandler {
         match &self.kind {
             HandlerKind::Command { command } => command.clone(),
             HandlerKind::Http { url, .. } => url.clone(),
+            HandlerKind::Callback { id } => format!("callback {id}"),
             HandlerKind::Prompt { prompt, .. } | HandlerKind::Agent { prompt, .. } => {
                 let short: String = prompt.chars().take(60).collect();
                 if short.len() < prompt.len() {
@@ -92,6 +99,7 @@ impl HookHandler {
             HandlerKind::Http { .. } => "http",
             HandlerKind::Prompt { .. } => "prompt",
             HandlerKind::Agent { .. } => "agent",
+            HandlerKind::Callback { .. } => "callback",
         }
     }
 }
@@ -160,6 +168,52 @@ impl HookConfig {
                 if let Some(group) = parse_group(group, &at, plugin_root, &mut warnings) {
                     config.groups.entry(event).or_default().push(group);
                 }
+            }
+        }
+        (config, warnings)
+    }
+
+    /// The hooks a driving program registers (the Agent SDK's `initialize.hooks`):
+    /// `{Event: [{matcher?, hookCallbackIds: [id…], timeout?}]}`, each id a `Callback`
+    /// handler.
+    pub fn from_callbacks(hooks: &Value) -> (HookConfig, Vec<String>) {
+        let mut config = HookConfig::default();
+        let mut warnings = Vec::new();
+        for (name, groups) in hooks.as_object().into_iter().flatten() {
+            let Some(event) = HookEvent::parse(name) else {
+                warnings.push(format!("hooks.{name}: robota does not fire this event"));
+                continue;
+            };
+            for (index, group) in groups.as_array().into_iter().flatten().enumerate() {
+                let at = format!("hooks.{name}[{index}]");
+                let matcher = Matcher::parse(group.get("matcher").and_then(Value::as_str));
+                let (matcher, timeout) = match (matcher, parse_timeout(group.get("timeout"))) {
+                    (Ok(m), Ok(t)) => (m, t),
+                    (Err(e), _) | (_, Err(e)) => {
+                        warnings.push(format!("{at}: {e}; group skipped"));
+                        continue;
+                    }
+                };
+                let handlers = group
+                    .get("hookCallbackIds")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|id| HookHandler {
+                        kind: HandlerKind::Callback { id: id.to_string() },
+                        timeout,
+                        condition: None,
+                        background: false,
+                        status_message: None,
+                        plugin_root: None,
+                    })
+                    .collect();
+                config
+                    .groups
+                    .entry(event)
+                    .or_default()
+                    .push(MatcherGroup { matcher, handlers });
             }
         }
         (config, warnings)
@@ -297,15 +351,7 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
         },
         other => return Err(format!("hook type {other:?} is not supported")),
     };
-    let timeout = match obj.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_f64() {
-            Some(secs) if secs > 0.0 && secs.is_finite() => {
-                Some(Duration::from_secs_f64(secs.min(24.0 * 3600.0)))
-            }
-            _ => return Err("\"timeout\" must be a positive number of seconds".to_string()),
-        },
-    };
+    let timeout = parse_timeout(obj.get("timeout"))?;
     let flag = |key: &str| obj.get(key).and_then(Value::as_bool) == Some(true);
     Ok(HookHandler {
         kind,
@@ -315,6 +361,19 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
         status_message: text("statusMessage")?,
         plugin_root: plugin_root.map(Path::to_path_buf),
     })
+}
+
+/// A handler's or group's `timeout`: positive seconds (capped at a day).
+fn parse_timeout(value: Option<&Value>) -> Result<Option<Duration>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(secs) if secs > 0.0 && secs.is_finite() => {
+                Ok(Some(Duration::from_secs_f64(secs.min(24.0 * 3600.0))))
+            }
+            _ => Err("\"timeout\" must be a positive number of seconds".to_string()),
+        },
+    }
 }
 
 /// Replaces `${CLAUDE_PLUGIN_ROOT}` (and `$CLAUDE_PLUGIN_ROOT`) with the plugin directory.

@@ -37,6 +37,18 @@ pub trait ModelHookRunner: Send + Sync {
     ) -> Result<String, String>;
 }
 
+/// Answers `callback` handlers: the program driving robota runs its own hook code (the
+/// Agent SDK's `hook_callback` control request) and returns its JSON output.
+#[async_trait]
+pub trait HookCallbacks: Send + Sync {
+    async fn call(
+        &self,
+        callback_id: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String>;
+}
+
 /// The session facts every hook input carries, and the environment hooks run in.
 #[derive(Debug, Clone, Default)]
 pub struct HookEnvironment {
@@ -136,6 +148,7 @@ pub type HookObserver<'a> = &'a (dyn Fn(HookProgress) + Send + Sync);
 pub struct HookRunner {
     config: HookConfig,
     model: Option<Arc<dyn ModelHookRunner>>,
+    callbacks: Option<Arc<dyn HookCallbacks>>,
     http: OnceLock<Option<reqwest::Client>>,
 }
 
@@ -144,8 +157,15 @@ impl HookRunner {
         HookRunner {
             config,
             model: None,
+            callbacks: None,
             http: OnceLock::new(),
         }
+    }
+
+    /// Lets `callback` handlers reach the program that registered them.
+    pub fn with_callbacks(mut self, callbacks: Arc<dyn HookCallbacks>) -> Self {
+        self.callbacks = Some(callbacks);
+        self
     }
 
     /// Lets `prompt` and `agent` handlers ask a model.
@@ -357,6 +377,24 @@ impl HookRunner {
                 };
                 run_http(&client, &spec, cancel).await
             }
+            HandlerKind::Callback { id } => {
+                let Some(callbacks) = &self.callbacks else {
+                    return failed("no program is connected to answer this callback hook");
+                };
+                match tokio::time::timeout(timeout, callbacks.call(id, input, cancel)).await {
+                    Err(_) => RawRun {
+                        ending: RunEnding::TimedOut,
+                        stdout: String::new(),
+                        stderr: String::new(),
+                    },
+                    Ok(Err(err)) => failed(&err),
+                    Ok(Ok(output)) => RawRun {
+                        ending: RunEnding::Exited(0),
+                        stdout: output.to_string(),
+                        stderr: String::new(),
+                    },
+                }
+            }
             HandlerKind::Prompt { prompt, model } | HandlerKind::Agent { prompt, model } => {
                 let Some(runner) = &self.model else {
                     return failed("prompt and agent hooks need a model, and none is available");
@@ -431,7 +469,9 @@ impl HookRunner {
                 });
                 true
             }
-            HandlerKind::Prompt { .. } | HandlerKind::Agent { .. } => false,
+            HandlerKind::Prompt { .. }
+            | HandlerKind::Agent { .. }
+            | HandlerKind::Callback { .. } => false,
         }
     }
 }

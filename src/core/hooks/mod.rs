@@ -16,8 +16,8 @@ use std::fmt;
 
 pub use config::{HandlerKind, HookConfig, HookHandler, MatcherGroup};
 pub use dispatch::{
-    HookEnvironment, HookProgress, HookRequest, HookRunRecord, HookRunner, ModelHookRunner,
-    RunOutcome,
+    HookCallbacks, HookEnvironment, HookProgress, HookRequest, HookRunRecord, HookRunner,
+    ModelHookRunner, RunOutcome,
 };
 pub use matcher::Matcher;
 pub use protocol::{HookOutcome, PermissionRequestDecision, ToolPermissionDecision};

@@ -32,6 +32,22 @@ impl Scope {
     pub fn is_project(self) -> bool {
         matches!(self, Scope::Project | Scope::Local)
     }
+
+    /// `--setting-sources`: a comma list of `user`, `project`, `local` (empty: none).
+    pub fn parse_sources(list: &str) -> Result<Vec<Scope>, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|name| match name {
+                "user" => Ok(Scope::User),
+                "project" => Ok(Scope::Project),
+                "local" => Ok(Scope::Local),
+                other => Err(format!(
+                    "--setting-sources: unknown source {other:?} (use user, project, local)"
+                )),
+            })
+            .collect()
+    }
 }
 
 /// One settings source.
@@ -75,6 +91,15 @@ pub struct Settings {
 impl Settings {
     /// Loads and merges every layer that exists.
     pub fn load(options: &LoadOptions<'_>) -> Result<Settings, SettingsError> {
+        Settings::load_sources(options, None)
+    }
+
+    /// `load`, reading only the files of these scopes (`--setting-sources`; `None`: all).
+    /// `--settings` is always read.
+    pub fn load_sources(
+        options: &LoadOptions<'_>,
+        sources: Option<&[Scope]>,
+    ) -> Result<Settings, SettingsError> {
         let store = trust::TrustStore::load(options.robota_home);
         let trusted = store.is_trusted(options.cwd);
         let mut files: Vec<(PathBuf, Scope, PathBuf)> = Vec::new();
@@ -104,6 +129,7 @@ impl Settings {
         }
         let mut layers = Vec::new();
         let mut seen = Vec::new();
+        files.retain(|(_, scope, _)| sources.is_none_or(|s| s.contains(scope)));
         for (path, scope, base) in files {
             let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
             if seen.contains(&canonical) {

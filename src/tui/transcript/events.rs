@@ -251,6 +251,7 @@ impl Transcript {
                 self.begin_attempt();
             }
             SessionEvent::HookStarted { .. }
+            | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
             | SessionEvent::Context(_)
             | SessionEvent::Usage { .. }

@@ -1,0 +1,136 @@
+//! End to end: what happens to session logs between runs. Two robota processes on one
+//! session (the second is refused naming the first, or forks); a damaged log reported by
+//! file and fault and left as it was; logs older than `cleanupPeriodDays` removed at start,
+//! never the one being resumed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use std::fs::File;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime};
+
+use support::project::project;
+use support::{MockServer, anthropic};
+
+#[test]
+fn a_second_process_on_a_running_session_is_refused_or_forks() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("first"),
+        anthropic::text_turn_held("a long answer that is still streaming", 4),
+        anthropic::text_turn("from the fork"),
+    ]);
+    // A session to continue, then a run continuing it that is mid-answer.
+    assert!(p.run(&server, &["-p", "start"]).status.success());
+    let mut running = p
+        .command(&server, &["-c", "-p", "go on at length"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(server.wait_for_requests(2, Duration::from_secs(20)));
+
+    let second = p.run(&server, &["-c", "-p", "me too"]);
+    assert_eq!(second.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains(&format!("another robota process (pid {})", running.id())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--fork-session"), "{stderr}");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the refused run reached the model"
+    );
+
+    let forked = p.run(&server, &["-c", "--fork-session", "-p", "me too"]);
+    assert!(
+        forked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forked.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&forked.stdout).trim(),
+        "from the fork"
+    );
+
+    server.release_held();
+    let first = running.wait().unwrap();
+    assert!(first.success());
+    // The original log holds its own turns only; the fork's went to a new log.
+    let logs = p.session_logs();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let with_me_too: Vec<_> = logs
+        .iter()
+        .filter(|l| std::fs::read_to_string(l).unwrap().contains("me too"))
+        .collect();
+    assert_eq!(with_me_too.len(), 1);
+    let fork = std::fs::read_to_string(with_me_too[0]).unwrap();
+    assert!(fork.contains("forkedFrom"), "{fork}");
+}
+
+/// The session id of a log path (`<id>.jsonl`).
+fn id_of(path: &std::path::Path) -> String {
+    path.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+fn make_old(path: &std::path::Path) {
+    File::options()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+        .unwrap();
+}
+
+#[test]
+fn logs_older_than_cleanup_period_days_go_at_start_but_not_the_resumed_one() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("a"),
+        anthropic::text_turn("b"),
+        anthropic::text_turn("resumed"),
+    ]);
+    std::fs::create_dir_all(&p.home).unwrap();
+    std::fs::write(p.home.join("settings.json"), r#"{"cleanupPeriodDays": 7}"#).unwrap();
+    assert!(p.run(&server, &["-p", "one"]).status.success());
+    assert!(p.run(&server, &["-p", "two"]).status.success());
+    let logs = p.session_logs();
+    assert_eq!(logs.len(), 2);
+    for log in &logs {
+        make_old(log);
+    }
+    let (resumed, other) = (&logs[0], &logs[1]);
+    let out = p.run(&server, &["-r", &id_of(resumed), "-p", "three"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(resumed.exists(), "the resumed session was removed");
+    assert!(!other.exists(), "an old session was kept");
+}
+
+#[test]
+fn a_damaged_log_is_reported_by_file_and_fault_and_left_as_it_was() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("a")]);
+    assert!(p.run(&server, &["-p", "one"]).status.success());
+    let log = p.session_logs().remove(0);
+    std::fs::write(&log, "").unwrap();
+    let out = p.run(&server, &["-r", &id_of(&log), "-p", "again"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&log.display().to_string()), "{stderr}");
+    assert!(stderr.contains("the file is empty"), "{stderr}");
+    assert!(!stderr.contains("no session matches"), "{stderr}");
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().len(),
+        0,
+        "the log was changed"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
