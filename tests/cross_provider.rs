@@ -138,6 +138,8 @@ async fn run(session: Session, prompt: &str) -> (Vec<String>, TurnEnd) {
                 SessionEvent::TextDelta(_) => "text".to_string(),
                 SessionEvent::ThinkingDelta(_) => "thinking".to_string(),
                 SessionEvent::ToolUseStreaming { name, .. } => format!("streaming {name}"),
+                // How a tool call's input is cut into pieces is the wire's own business.
+                SessionEvent::ToolInputDelta { .. } => continue,
                 SessionEvent::AssistantMessage { message, .. } => {
                     let tools: Vec<&str> = message.tool_uses().map(|(_, n, _)| n).collect();
                     format!("assistant {:?} text={:?}", tools, message.text())
