@@ -313,3 +313,33 @@ fn an_unknown_control_subtype_gets_an_error_response_and_the_run_goes_on() {
     let (code, _) = peer.finish();
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn compact_emits_a_compact_boundary_then_its_result() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("A1"),
+        anthropic::text_turn("The user asked Q1."),
+        anthropic::text_turn("A2"),
+    ]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.user("Q1");
+    assert_eq!(peer.result()["result"], "A1");
+    peer.user("/compact");
+    let boundary = peer.until("system/compact_boundary", |v| {
+        v["subtype"] == "compact_boundary"
+    });
+    assert_eq!(boundary["type"], "system");
+    assert_eq!(boundary["compact_metadata"]["trigger"], "manual");
+    assert!(boundary["compact_metadata"]["pre_tokens"].as_u64().unwrap() > 0);
+    let result = peer.result();
+    assert_eq!(result["subtype"], "success", "{result}");
+    peer.user("Q2");
+    assert_eq!(peer.result()["result"], "A2");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let requests = server.requests();
+    let first = requests[2].body["messages"][0]["content"].to_string();
+    assert!(first.contains("The user asked Q1."), "{first}");
+    assert_eq!(requests[2].body["messages"].as_array().unwrap().len(), 2);
+}

@@ -138,6 +138,8 @@ async fn run(session: Session, prompt: &str) -> (Vec<String>, TurnEnd) {
                 SessionEvent::TextDelta(_) => "text".to_string(),
                 SessionEvent::ThinkingDelta(_) => "thinking".to_string(),
                 SessionEvent::ToolUseStreaming { name, .. } => format!("streaming {name}"),
+                // How a tool call's input is cut into pieces is the wire's own business.
+                SessionEvent::ToolInputDelta { .. } => continue,
                 SessionEvent::AssistantMessage { message, .. } => {
                     let tools: Vec<&str> = message.tool_uses().map(|(_, n, _)| n).collect();
                     format!("assistant {:?} text={:?}", tools, message.text())
@@ -346,5 +348,67 @@ async fn errors_mean_the_same_on_every_wire() {
             wire.name
         );
         assert_eq!(server.requests().len(), 3);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_too_long_conversation_is_compacted_and_retried_on_every_wire() {
+    use robota::core::Message;
+    let overflow = |name: &str| match name {
+        "anthropic" => (
+            "invalid_request_error",
+            "prompt is too long: 300000 tokens > 200000 maximum",
+        ),
+        "openai" => (
+            "context_length_exceeded",
+            "Your input exceeds the context window of this model.",
+        ),
+        "openai-compatible" => (
+            "exceed_context_size_error",
+            "the request exceeds the available context size",
+        ),
+        _ => (
+            "invalid_request_error",
+            "The input token count (300000) exceeds the maximum number of tokens allowed (200000).",
+        ),
+    };
+    for wire in wires() {
+        let dir = tempfile::tempdir().unwrap();
+        let (kind, message) = overflow(wire.name);
+        let server = MockServer::start(vec![
+            (wire.error_status)(400, kind, message, None),
+            (wire.text_turn)("Summary: the user said hello."),
+            (wire.text_turn)("Answered."),
+        ]);
+        let earlier = vec![
+            Message::user_text("hello"),
+            Message::new(
+                robota::core::Role::Assistant,
+                vec![robota::core::Block::text("hi")],
+            ),
+        ];
+        let s = session(
+            (wire.provider)(&server),
+            dir.path(),
+            &dir.path().join("h"),
+            "s",
+        )
+        .with_history(earlier, None);
+        let (kinds, end) = run(s, "and now?").await;
+        assert_eq!(end, TurnEnd::Success, "{}: {kinds:?}", wire.name);
+        assert!(
+            kinds.iter().any(|k| k == "CompactStarted") && kinds.iter().any(|k| k == "Compacted"),
+            "{}: {kinds:?}",
+            wire.name
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3, "{}", wire.name);
+        let retry = requests[2].body.to_string();
+        assert!(
+            retry.contains("Summary: the user said hello.") && retry.contains("and now?"),
+            "{}: {retry}",
+            wire.name
+        );
+        assert!(!retry.contains("\"hello\""), "{}: {retry}", wire.name);
     }
 }

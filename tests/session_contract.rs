@@ -98,6 +98,8 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::Warning(_) => "Warning".into(),
         SessionEvent::HookStarted { hook_name, .. } => format!("HookStarted({hook_name})"),
         SessionEvent::HookFinished(r) => format!("HookFinished({})", r.hook_name),
+        SessionEvent::CompactStarted { trigger } => format!("CompactStarted({trigger:?})"),
+        SessionEvent::Compacted { trigger, .. } => format!("Compacted({trigger:?})"),
     }
 }
 
@@ -152,6 +154,13 @@ async fn first_text(events: &mut UnboundedReceiver<SessionEvent>) {
     })
     .await
     .expect("the answer starts streaming");
+}
+
+/// The log of a new session `id` in `cwd`, under `home`, with its header.
+fn new_log(cwd: &std::path::Path, home: &std::path::Path, id: &str) -> (SessionHeader, SessionLog) {
+    let header = SessionHeader::new(id, cwd, "claude-sonnet-4-5", "anthropic");
+    let log = SessionLog::create(home, &header).unwrap();
+    (header, log)
 }
 
 /// Drops the state events the session sends once at its start.
@@ -650,13 +659,11 @@ async fn shift_tab_reaches_bypass_only_when_the_session_started_in_it() {
 async fn clear_starts_a_new_session_and_the_old_one_stays_resumable() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let header = SessionHeader::new(
-        "11111111-1111-4111-8111-111111111111",
+    let (header, log) = new_log(
         dir.path(),
-        "claude-sonnet-4-5",
-        "anthropic",
+        home.path(),
+        "11111111-1111-4111-8111-111111111111",
     );
-    let log = SessionLog::create(home.path(), &header).unwrap();
     let old_path = log.path().to_path_buf();
     let server = MockServer::start(vec![
         anthropic::text_turn("first answer"),
@@ -708,4 +715,117 @@ async fn clear_starts_a_new_session_and_the_old_one_stays_resumable() {
     let replayed = robota::session::replay::replay(&latest.path).unwrap();
     let texts: Vec<String> = replayed.messages.iter().map(|m| m.text()).collect();
     assert_eq!(texts, ["what now?", "fresh answer"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_is_a_turn_like_submission_and_an_abort_leaves_the_history_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (_, log) = new_log(
+        dir.path(),
+        home.path(),
+        "22222222-2222-4222-8222-222222222222",
+    );
+    let log_path = log.path().to_path_buf();
+    let server = std::sync::Arc::new(MockServer::start(vec![
+        anthropic::text_turn("first answer"),
+        // The summary stalls after its head until the client goes away.
+        anthropic::text_turn_held("a summary never finished", 3),
+        anthropic::text_turn("answer with everything"),
+        anthropic::text_turn("The user asked about 42."),
+    ]));
+    let session = anthropic_session(
+        server.base_url(),
+        dir.path(),
+        PermissionMode::Default,
+        Some(log),
+    );
+    let (client, mut events) = start(session, &server.base_url());
+    skip_start(&mut events).await;
+    let first = client.submit("remember the number 42");
+    until_ended(&mut events, first).await;
+
+    let compact = client.submit("/compact");
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(
+            events.recv().await,
+            Some(SessionEvent::CompactStarted { .. })
+        ) {}
+    })
+    .await
+    .expect("the compaction starts");
+    let sent = tokio::task::spawn_blocking({
+        let server = server.clone();
+        move || server.wait_for_requests(2, Duration::from_secs(20))
+    })
+    .await
+    .unwrap();
+    assert!(sent, "the summary request is on its way");
+    client.abort();
+    let (names, _) = until_ended(&mut events, compact).await;
+    server.release_held();
+    assert_eq!(
+        names.last().unwrap(),
+        "SubmissionEnded(#2 Interrupted)",
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("Compacted")),
+        "{names:?}"
+    );
+
+    // Untouched: the next request carries the whole conversation; the log has no boundary.
+    let again = client.submit("what number?");
+    until_ended(&mut events, again).await;
+    let body = server.requests()[2].body.to_string();
+    assert!(
+        body.contains("remember the number 42") && body.contains("first answer"),
+        "{body}"
+    );
+    assert!(
+        !std::fs::read_to_string(&log_path)
+            .unwrap()
+            .contains("compact_boundary")
+    );
+
+    // Run to its end: the events a client renders, in order.
+    let compact = client.submit("/compact the number");
+    let (names, all) = until_ended(&mut events, compact).await;
+    let interesting: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("State") && *n != "Usage")
+        .collect();
+    assert_eq!(
+        interesting,
+        [
+            "SubmissionStarted(#4 \"/compact the number\")",
+            "CompactStarted(Manual)",
+            "Compacted(Manual)",
+            "Context",
+            "SubmissionEnded(#4 Success)",
+        ]
+    );
+    let summary = all
+        .iter()
+        .find_map(|e| match e {
+            SessionEvent::Compacted {
+                summary,
+                pre_tokens,
+                post_tokens,
+                ..
+            } => Some((summary.clone(), *pre_tokens, *post_tokens)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(summary.0, "The user asked about 42.");
+    // A conversation this short does not shrink (the summary's opening is longer than it):
+    // both figures are the estimates around the compaction, never zero.
+    assert!(summary.1 > 1_000 && summary.2 > 1_000, "{summary:?}");
+    assert!(
+        outcome(&all)
+            .result
+            .starts_with("Compacted the conversation: ")
+    );
+    client.close().await;
 }

@@ -204,6 +204,8 @@ async fn run_scenario() -> Vec<(&'static str, String)> {
         anthropic::text_turn("Hello again."),
         anthropic::text_turn_held("A long answer that is cut short by the user", 4),
         anthropic::error_status(400, "invalid_request_error", "prompt is too long", None),
+        // The compaction that answer starts is refused too: the turn ends with the error.
+        anthropic::error_status(400, "invalid_request_error", "prompt is too long", None),
     ]);
     // The header as `robota` itself wrote it before this change (nanosecond timestamps).
     let header = SessionHeader {

@@ -7,6 +7,7 @@ use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, 
 use crate::core::{ServerTool, ToolRegistry};
 use crate::sdk::settings::{LoadOptions, Scope, Settings};
 use crate::sdk::{context_files, system_prompt};
+use crate::session::compact::CompactionConfig;
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
 use crate::session::store::SessionStore;
@@ -206,6 +207,7 @@ pub fn assemble_with(
     let mut history = Vec::new();
     let mut replayed_name = None;
     let mut resumed_mode = None;
+    let mut resumed_todos = Vec::new();
     let mut model = choice.model.clone();
     let (session_id, log) = match resume_query {
         Some(from) => {
@@ -221,7 +223,8 @@ pub fn assemble_with(
             replayed_name = replayed.name.clone();
             resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
             if let Some(items) = replayed.todos.clone() {
-                todos.replace(items);
+                todos.replace(items.clone());
+                resumed_todos = items;
             }
             if args.permission_mode.is_none()
                 && !args.dangerously_skip_permissions
@@ -271,6 +274,14 @@ pub fn assemble_with(
         interactive,
     );
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
+    let compaction = CompactionConfig {
+        auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
+            None
+        } else {
+            settings.auto_compact_threshold()?
+        },
+        instructions: context_files::compact_instructions(&files),
+    };
     let date = jiff::Zoned::now().date().to_string();
     let replace = match &args.system_prompt_file {
         Some(path) => Some(read_prompt_file(path, "--system-prompt-file")?),
@@ -360,7 +371,9 @@ pub fn assemble_with(
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name)
         .with_hooks(hooks, cwd.clone())
-        .with_start_source(start_source);
+        .with_start_source(start_source)
+        .with_compaction(compaction)
+        .with_todos(resumed_todos);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }
@@ -380,6 +393,11 @@ pub fn assemble_with(
         warnings,
         structured,
     })
+}
+
+/// Whether the environment variable is set to something other than empty, `0` or `false`.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
 /// `--tools`: `None` keeps every tool; `""` none; `default` all; else the names listed

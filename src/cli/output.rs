@@ -1,5 +1,5 @@
 //! Print-mode output in Claude Code's shapes: the `system/init`, `assistant`, `user`,
-//! `stream_event`, `system/api_retry` and `result` messages, and the totals a result
+//! `stream_event`, `system/api_retry`, `system/compact_boundary` and `result` messages, and the totals a result
 //! carries (usage, cost, per-model usage, permission denials).
 
 use std::collections::BTreeMap;
@@ -173,6 +173,28 @@ pub fn retry_message(
         "max_retries": max_attempts,
         "retry_delay_ms": delay.as_millis() as u64,
         "error": error,
+    })
+}
+
+/// `system/compact_boundary`: the conversation before this point was replaced by a summary.
+/// `compact_metadata` holds Claude Code's `trigger` and `pre_tokens`, and robota's
+/// `post_tokens`.
+pub fn compact_boundary_message(
+    session_id: &str,
+    trigger: &str,
+    pre_tokens: u64,
+    post_tokens: u64,
+) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "session_id": session_id,
+        "compact_metadata": {
+            "trigger": trigger,
+            "pre_tokens": pre_tokens,
+            "post_tokens": post_tokens,
+        },
     })
 }
 

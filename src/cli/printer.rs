@@ -336,6 +336,20 @@ impl Printer {
                 self.emit(value);
             }
             SessionEvent::Notice(n) | SessionEvent::Warning(n) => eprintln!("robota: {n}"),
+            SessionEvent::Compacted {
+                trigger,
+                pre_tokens,
+                post_tokens,
+                ..
+            } => {
+                let value = output::compact_boundary_message(
+                    &self.session_id,
+                    trigger.as_str(),
+                    pre_tokens,
+                    post_tokens,
+                );
+                self.emit(value);
+            }
             SessionEvent::HookStarted {
                 hook_id,
                 hook_name,

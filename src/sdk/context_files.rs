@@ -1,7 +1,8 @@
 //! Context files (DESIGN §9): `AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` and
 //! `.claude/CLAUDE.md` from the filesystem root down to the working directory (closer
 //! files later), plus the user's `~/.claude/CLAUDE.md` and `$ROBOTA_HOME/AGENTS.md`, with
-//! `@path` imports expanded (at most four hops deep, never inside code).
+//! `@path` imports expanded (at most four hops deep, never inside code). Also their
+//! "Compact Instructions" sections, which steer every compaction summary.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,53 @@ pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextF
         }
     }
     files
+}
+
+/// The bodies of every section headed "Compact Instructions" (any heading level, any case)
+/// in `files`, in order: each runs to the next heading of the same or a higher level.
+/// `None` when no file has one.
+pub fn compact_instructions(files: &[ContextFile]) -> Option<String> {
+    let mut sections = Vec::new();
+    for file in files {
+        let mut open: Option<(usize, String)> = None;
+        let mut in_fence = false;
+        for line in file.content.lines() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                in_fence = !in_fence;
+            }
+            let level = heading_level(trimmed).filter(|_| !in_fence);
+            if let (Some(level), Some((open_level, _))) = (level, &open)
+                && level <= *open_level
+                && let Some((_, body)) = open.take()
+            {
+                sections.push(body);
+            }
+            match (level, &mut open) {
+                (Some(level), None) if trimmed.to_lowercase().contains("compact instructions") => {
+                    open = Some((level, String::new()));
+                }
+                (_, Some((_, body))) => {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+                _ => {}
+            }
+        }
+        sections.extend(open.map(|(_, body)| body));
+    }
+    let sections: Vec<&str> = sections
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!sections.is_empty()).then(|| sections.join("\n\n"))
+}
+
+/// `## Title` → 2; not a heading → `None`.
+fn heading_level(line: &str) -> Option<usize> {
+    let level = line.chars().take_while(|c| *c == '#').count();
+    ((1..=6).contains(&level) && line[level..].starts_with(' ')).then_some(level)
 }
 
 fn read_capped(path: &Path) -> Option<String> {
@@ -181,6 +229,26 @@ mod tests {
         assert!(top.contains("`@docs/rules.md` stays"));
         assert!(top.contains("```\n@docs/rules.md\n```"));
         assert!(top.contains("me@docs.md"));
+    }
+
+    #[test]
+    fn compact_instructions_sections_are_found_in_every_file() {
+        let file = |content: &str| ContextFile {
+            path: PathBuf::from("CLAUDE.md"),
+            content: content.to_string(),
+        };
+        let files = [
+            file(
+                "# Project\nrules\n## Compact Instructions\nKeep the API names.\n```\n# not a heading\n```\n### detail\nsub\n## Next\nother\n",
+            ),
+            file("# compact instructions\nMention the tests.\n"),
+            file("# Nothing here\n"),
+        ];
+        assert_eq!(
+            compact_instructions(&files).unwrap(),
+            "Keep the API names.\n```\n# not a heading\n```\n### detail\nsub\n\nMention the tests."
+        );
+        assert_eq!(compact_instructions(&files[2..]), None);
     }
 
     #[test]

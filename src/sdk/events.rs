@@ -15,6 +15,10 @@ use crate::core::hooks::{HookEvent, HookRunRecord};
 use crate::core::permission::PermissionMode;
 use crate::core::{Message, ToolDisplay, Usage};
 use crate::session::PermissionAnswer;
+pub use crate::session::conversation::CompactTrigger;
+/// How the summary opens the first message of a compacted history (a resumed session's
+/// history starts with it).
+pub use crate::session::line::CONTEXT_SUMMARY_PREFIX;
 
 use super::commands::{Submission, SubmissionId};
 use super::errors::TurnError;
@@ -288,4 +292,17 @@ pub enum SessionEvent {
     },
     /// A hook finished: exit code, outcome, duration and its (capped) output.
     HookFinished(HookRunRecord),
+    /// A compaction began (`/compact`, or automatically before or during a turn): the
+    /// summary call runs; an abort now leaves the history as it was.
+    CompactStarted {
+        trigger: CompactTrigger,
+    },
+    /// The conversation so far was replaced by `summary`; the context estimate went from
+    /// `pre_tokens` to `post_tokens`. Earlier transcript stays on screen above this point.
+    Compacted {
+        trigger: CompactTrigger,
+        pre_tokens: u64,
+        post_tokens: u64,
+        summary: String,
+    },
 }

@@ -3,7 +3,8 @@
 //! a queued submission, mode changes) while work runs. Each submission gets an id and is
 //! bracketed by `SubmissionStarted`/`SubmissionEnded`; while one runs, the others wait in
 //! the one queue (a command that reads nothing the turn holds, like `/help` or `/mode`,
-//! runs at once). State that changes comes back as `SessionEvent::State`. SessionStart
+//! runs at once). `/compact` runs here too, interruptible like a turn. State that changes
+//! comes back as `SessionEvent::State`. SessionStart
 //! hooks fire when the task starts, SessionEnd hooks when it is closed (and both around
 //! `/clear`).
 
@@ -16,10 +17,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::context::ContextState;
 use crate::core::engine::TurnStop;
 use crate::core::permission::{PermissionMode, PermissionPolicy};
 use crate::core::{Block, Role, models};
 use crate::session::Session;
+use crate::session::compact::CompactError;
+use crate::session::conversation::CompactTrigger;
 
 use super::commands::{self, CommandEffect, CommandScope, Submission, SubmissionId};
 use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
@@ -278,6 +282,27 @@ impl Driver {
         self.shared.update_state(|s| s.mode = mode);
     }
 
+    /// What handles controls while work cancelled by `cancel` runs, and the session the
+    /// work runs on.
+    fn busy<'a>(&'a mut self, cancel: &'a CancellationToken) -> (Busy<'a>, &'a mut Session) {
+        let policy = self.session.policy_handle();
+        let busy = Busy::new(
+            self.bypass_in_cycle,
+            &mut self.queue,
+            &self.shared,
+            policy,
+            cancel,
+        );
+        (busy, &mut self.session)
+    }
+
+    /// Records the mode set while the work ran (it already applied to the work).
+    fn keep_mode(&mut self, mode_change: Option<PermissionMode>) {
+        if let Some(mode) = mode_change {
+            self.session.set_mode(mode);
+        }
+    }
+
     /// The session's own state after a command may have changed it.
     fn refresh_state(&self) {
         let mut fresh = initial_state(&self.session);
@@ -346,6 +371,10 @@ impl Driver {
         });
         let (end, rounds, result) = match submission {
             Submission::Prompt(prompt) => self.run_turn(prompt, controls).await,
+            Submission::Command { spec, args } if spec.name == "compact" => {
+                let (end, result) = self.run_compact(&args, controls).await;
+                (end, 0, result)
+            }
             Submission::Command { spec, args } => {
                 let (end, output) = self.run_command(id, spec.name, spec.scope, &args).await;
                 (end, 0, output)
@@ -423,30 +452,12 @@ impl Driver {
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
         let cancel = CancellationToken::new();
-        let policy = self.session.policy_handle();
-        let (run, mode_change) = {
-            let mut busy = Busy {
-                bypass_in_cycle: self.bypass_in_cycle,
-                queue: &mut self.queue,
-                shared: &self.shared,
-                policy,
-                cancel: &cancel,
-                mode_change: None,
-                closed: false,
-            };
-            let shell = run_shell_command(&command, &cwd, &env, &cancel);
-            tokio::pin!(shell);
-            let run = loop {
-                tokio::select! {
-                    run = &mut shell => break run,
-                    control = controls.recv(), if !busy.closed => busy.handle(control),
-                }
-            };
-            (run, busy.mode_change)
-        };
-        if let Some(mode) = mode_change {
-            self.session.set_mode(mode);
-        }
+        let (mut busy, _) = self.busy(&cancel);
+        let run = busy
+            .run(run_shell_command(&command, &cwd, &env, &cancel), controls)
+            .await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
         self.session.record_user_note(run.note);
         self.emit(SessionEvent::ShellOutput {
             id,
@@ -462,6 +473,49 @@ impl Driver {
         (end, 0, run.output)
     }
 
+    /// `/compact [focus]`: the summary call runs like a turn (an abort interrupts it and
+    /// leaves the history as it was); the result says how far the context shrank.
+    async fn run_compact(
+        &mut self,
+        focus: &str,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, String) {
+        let cancel = CancellationToken::new();
+        let sink = self.sink();
+        let (mut busy, session) = self.busy(&cancel);
+        let compact = session.compact(CompactTrigger::Manual, focus, &sink, &cancel);
+        let compacted = busy.run(compact, controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
+        match compacted {
+            Ok(report) => {
+                let context = ContextState {
+                    used_tokens: report.post_tokens,
+                    window: self.session.config().context_window,
+                };
+                self.emit(SessionEvent::Context(context));
+                self.shared.update_state(|s| s.context = Some(context));
+                let result = format!(
+                    "Compacted the conversation: {} → {} tokens.",
+                    report.pre_tokens, report.post_tokens
+                );
+                (TurnEnd::Success, result)
+            }
+            Err(CompactError::Interrupted) => (TurnEnd::Interrupted, String::new()),
+            Err(CompactError::Blocked(reason)) => {
+                let message = CompactError::Blocked(reason).message();
+                let error = TurnError::new(ErrorKind::HookBlocked, message)
+                    .with_hint("the PreCompact hooks in your settings decide this");
+                (TurnEnd::Error(error), String::new())
+            }
+            Err(CompactError::Failed(err)) => {
+                let error = TurnError::from_provider(&err, &self.options.endpoint);
+                (TurnEnd::Error(error), String::new())
+            }
+            Err(other) => (command_failed(other.message()), String::new()),
+        }
+    }
+
     async fn run_turn(
         &mut self,
         prompt: String,
@@ -469,32 +523,11 @@ impl Driver {
     ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
-        let policy = self.session.policy_handle();
-        let (outcome, mode_change) = {
-            let mut busy = Busy {
-                bypass_in_cycle: self.bypass_in_cycle,
-                queue: &mut self.queue,
-                shared: &self.shared,
-                policy,
-                cancel: &cancel,
-                mode_change: None,
-                closed: false,
-            };
-            let turn = self
-                .session
-                .run_turn(vec![Block::text(prompt)], &sink, &cancel);
-            tokio::pin!(turn);
-            let outcome = loop {
-                tokio::select! {
-                    outcome = &mut turn => break outcome,
-                    control = controls.recv(), if !busy.closed => busy.handle(control),
-                }
-            };
-            (outcome, busy.mode_change)
-        };
-        if let Some(mode) = mode_change {
-            self.session.set_mode(mode);
-        }
+        let (mut busy, session) = self.busy(&cancel);
+        let turn = session.run_turn(vec![Block::text(prompt)], &sink, &cancel);
+        let outcome = busy.run(turn, controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
         let result = last_answer(self.session.history());
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,
@@ -562,7 +595,40 @@ struct Busy<'a> {
     closed: bool,
 }
 
-impl Busy<'_> {
+impl<'a> Busy<'a> {
+    fn new(
+        bypass_in_cycle: bool,
+        queue: &'a mut VecDeque<(SubmissionId, Submission)>,
+        shared: &'a Arc<Shared>,
+        policy: Arc<Mutex<PermissionPolicy>>,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Busy {
+            bypass_in_cycle,
+            queue,
+            shared,
+            policy,
+            cancel,
+            mode_change: None,
+            closed: false,
+        }
+    }
+
+    /// Runs `work` to its end, handling the controls that arrive meanwhile.
+    async fn run<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                control = controls.recv(), if !self.closed => self.handle(control),
+            }
+        }
+    }
+
     fn handle(&mut self, control: Option<Control>) {
         match control {
             None => {

@@ -17,7 +17,7 @@ pub use crate::session::PermissionAnswer;
 pub use commands::{Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
-    ModelUsage, Outcome, PermissionChoice, PermissionRequest, QueuedSubmission, SessionEvent,
-    SessionState, TurnEnd,
+    CompactTrigger, ModelUsage, Outcome, PermissionChoice, PermissionRequest, QueuedSubmission,
+    SessionEvent, SessionState, TurnEnd,
 };
 pub use interactive::{InteractiveSession, SessionOptions};

@@ -112,6 +112,13 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             event,
         },
         SessionUpdate::Hook(HookProgress::Finished(record)) => SessionEvent::HookFinished(record),
+        SessionUpdate::CompactStarted { trigger } => SessionEvent::CompactStarted { trigger },
+        SessionUpdate::Compacted(report) => SessionEvent::Compacted {
+            trigger: report.trigger,
+            pre_tokens: report.pre_tokens,
+            post_tokens: report.post_tokens,
+            summary: report.summary,
+        },
     };
     Some(event)
 }

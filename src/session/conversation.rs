@@ -2,9 +2,12 @@
 //! model, usage, context) and the turn runner. A turn fires UserPromptSubmit hooks, runs
 //! the core engine through the session's tool gate (`gate`), lets Stop hooks send it back
 //! to work, and writes every committed message and event to the session log (`engine_log`
-//! says what an engine event leaves there). Also SessionStart / SessionEnd hooks.
+//! says what an engine event leaves there). Also SessionStart / SessionEnd hooks, and when
+//! to compact (`compact` does it): before a user turn above the threshold, on `/compact`,
+//! and once mid-turn when the provider says the conversation is too long.
 
 use std::collections::{BTreeMap, HashMap};
+use std::mem::take;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -16,15 +19,20 @@ use crate::core::engine::{Engine, EngineEvent, TurnConfig, TurnOutcome, TurnStop
 use crate::core::hooks::protocol::system_reminder;
 use crate::core::hooks::{HookCallbacks, HookConfig, HookEvent, HookRequest};
 use crate::core::permission::{PermissionMode, PermissionPolicy};
-use crate::core::{Block, Message, Provider, ToolRegistry, Usage};
+use crate::core::{
+    Block, Message, Provider, ProviderErrorKind, Role, TodoItem, ToolDisplay, ToolRegistry, Usage,
+};
 
+use super::compact::{CompactError, CompactionConfig};
 use super::engine_log::append_engine_event;
 use super::gate::SessionGate;
 use super::hooks::{HookFiring, SessionHooks, TurnEnding};
 use super::line::{LogEvent, MessageExtra, SessionHeader};
 use super::log::{LogError, SessionLog};
 
-pub use super::update::{PermissionAnswer, SessionUpdate, UpdateSink};
+pub use super::update::{
+    CompactReport, CompactTrigger, PermissionAnswer, SessionUpdate, UpdateSink,
+};
 
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
@@ -70,20 +78,23 @@ impl ContextUsage {
 
 /// A conversation with its provider, tools, policy, history and log.
 pub struct Session {
-    config: SessionConfig,
-    provider: Arc<dyn Provider>,
-    tools: ToolRegistry,
-    policy: Arc<Mutex<PermissionPolicy>>,
-    history: Vec<Message>,
-    tracker: ContextTracker,
-    log: Option<Arc<SessionLog>>,
-    usage: Arc<Mutex<BTreeMap<String, Usage>>>,
-    name: Option<String>,
-    hooks: Option<Arc<SessionHooks>>,
+    pub(super) config: SessionConfig,
+    pub(super) provider: Arc<dyn Provider>,
+    pub(super) tools: ToolRegistry,
+    pub(super) policy: Arc<Mutex<PermissionPolicy>>,
+    pub(super) history: Vec<Message>,
+    pub(super) tracker: ContextTracker,
+    pub(super) log: Option<Arc<SessionLog>>,
+    pub(super) usage: Arc<Mutex<BTreeMap<String, Usage>>>,
+    pub(super) name: Option<String>,
+    pub(super) hooks: Option<Arc<SessionHooks>>,
     /// Hook context (`additionalContext`, SessionStart output) waiting for the next prompt.
-    pending_context: Vec<String>,
+    pub(super) pending_context: Vec<String>,
     /// How this session began, for SessionStart: `startup`, `resume`…
-    start_source: String,
+    pub(super) start_source: String,
+    pub(super) compaction: CompactionConfig,
+    /// TodoWrite's list as it stands (kept verbatim through compaction).
+    pub(super) todos: Arc<Mutex<Vec<TodoItem>>>,
 }
 
 impl Session {
@@ -113,6 +124,8 @@ impl Session {
             hooks: None,
             pending_context: Vec::new(),
             start_source: "startup".to_string(),
+            compaction: CompactionConfig::default(),
+            todos: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -213,8 +226,18 @@ impl Session {
         self.name = Some(name);
     }
 
-    /// Continues from replayed messages and state.
+    /// Continues from replayed messages and state. The last answer's usage, as the
+    /// provider reported it, seeds the context estimate (so a resumed session near its
+    /// window compacts before its next turn).
     pub fn with_history(mut self, history: Vec<Message>, name: Option<String>) -> Self {
+        let answered = history.iter().enumerate().rev().find_map(|(i, m)| {
+            m.usage
+                .filter(|_| m.role == Role::Assistant)
+                .map(|u| (i, u))
+        });
+        if let Some((index, usage)) = answered {
+            self.tracker.record_usage(&usage, index + 1);
+        }
         self.history = history;
         self.name = name;
         self
@@ -350,6 +373,21 @@ impl Session {
         sink: UpdateSink<'_>,
         cancel: &CancellationToken,
     ) -> TurnOutcome {
+        if self.needs_auto_compact() {
+            match self.compact(CompactTrigger::Auto, "", sink, cancel).await {
+                Ok(_) | Err(CompactError::Empty) => {}
+                Err(CompactError::Interrupted) => {
+                    return TurnOutcome {
+                        stop: TurnStop::Interrupted,
+                        rounds: 0,
+                    };
+                }
+                Err(err) => sink(SessionUpdate::Warning(format!(
+                    "Auto-compaction did not run: {}",
+                    err.message()
+                ))),
+            }
+        }
         let firing = self
             .hooks
             .clone()
@@ -368,11 +406,12 @@ impl Session {
             }
         }
         if !self.pending_context.is_empty() {
-            let context = std::mem::take(&mut self.pending_context).join("\n\n");
+            let context = take(&mut self.pending_context).join("\n\n");
             prompt.push(Block::text(system_reminder(&context)));
         }
-        let message = Message::new(crate::core::Role::User, prompt);
+        let message = Message::new(Role::User, prompt);
         self.log_message(&message, MessageExtra::default());
+        let turn_start = self.history.len();
         self.history.push(message);
         let turn = TurnConfig {
             model: self.config.model.clone(),
@@ -396,23 +435,7 @@ impl Session {
             halt: Mutex::new(None),
             hook_context: Mutex::new(HashMap::new()),
         };
-        let log = self.log.clone();
-        let usage = self.usage.clone();
-        let forward = |event: EngineEvent| {
-            if let Some(log) = &log {
-                warn_on_failure(append_engine_event(log, &event));
-            }
-            if let (
-                EngineEvent::Usage {
-                    usage: u, model, ..
-                },
-                Ok(mut totals),
-            ) = (&event, usage.lock())
-            {
-                totals.entry(model.clone()).or_default().add(u);
-            }
-            sink(SessionUpdate::Engine(event));
-        };
+        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
         let engine = Engine {
             provider: self.provider.as_ref(),
             tools: &self.tools,
@@ -421,12 +444,44 @@ impl Session {
         };
         let mut rounds = 0;
         let mut stop_blocks = 0u32;
+        let mut overflow_compacted = false;
         let outcome = loop {
             let mut outcome = engine
                 .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
                 .await;
             rounds += outcome.rounds;
             outcome.rounds = rounds;
+            if !overflow_compacted && is_overflow(&outcome.stop) {
+                // The provider says the conversation is too long: compact what came before
+                // this turn once, keep the turn, and go on with it.
+                overflow_compacted = true;
+                let (mut history, mut tracker) = (take(&mut self.history), take(&mut self.tracker));
+                let compacted = self
+                    .compactor(firing.as_ref(), &forward, sink)
+                    .run(
+                        &mut history,
+                        &mut tracker,
+                        CompactTrigger::Auto,
+                        "",
+                        turn_start,
+                        cancel,
+                    )
+                    .await;
+                (self.history, self.tracker) = (history, tracker);
+                match compacted {
+                    Ok(done) => {
+                        self.pending_context.extend(done.contexts);
+                        continue;
+                    }
+                    Err(CompactError::Interrupted) => {
+                        break TurnOutcome {
+                            stop: TurnStop::Interrupted,
+                            rounds,
+                        };
+                    }
+                    Err(err) => sink(SessionUpdate::Warning(err.message())),
+                }
+            }
             let Some(firing) = &firing else {
                 break outcome;
             };
@@ -441,7 +496,7 @@ impl Session {
                     if !context.is_empty() {
                         content.push(Block::text(system_reminder(&context.join("\n\n"))));
                     }
-                    let message = Message::new(crate::core::Role::User, content);
+                    let message = Message::new(Role::User, content);
                     self.log_message(&message, MessageExtra::default());
                     self.history.push(message);
                 }
@@ -468,7 +523,7 @@ impl Session {
 }
 
 /// The hook context of a session, built from its fields (so a turn can borrow the rest).
-fn hook_firing<'a>(
+pub(super) fn hook_firing<'a>(
     hooks: Arc<SessionHooks>,
     config: &'a SessionConfig,
     policy: &'a Arc<Mutex<PermissionPolicy>>,
@@ -484,6 +539,44 @@ fn hook_firing<'a>(
         policy,
         sink,
         log: log.clone(),
+    }
+}
+
+/// Whether a turn ended because the provider said the conversation is too long.
+fn is_overflow(stop: &TurnStop) -> bool {
+    matches!(stop, TurnStop::Failed(err) if err.kind == ProviderErrorKind::ContextTooLong)
+}
+
+/// Where a turn's engine events go: the log, the usage totals, TodoWrite's list, the sink.
+pub(super) fn forwarder<'a>(
+    log: &Option<Arc<SessionLog>>,
+    usage: &Arc<Mutex<BTreeMap<String, Usage>>>,
+    todos: &Arc<Mutex<Vec<TodoItem>>>,
+    sink: UpdateSink<'a>,
+) -> impl Fn(EngineEvent) + Send + Sync + 'a {
+    let (log, usage, todos) = (log.clone(), usage.clone(), todos.clone());
+    move |event: EngineEvent| {
+        if let Some(log) = &log {
+            warn_on_failure(append_engine_event(log, &event));
+        }
+        match &event {
+            EngineEvent::Usage {
+                usage: u, model, ..
+            } => {
+                if let Ok(mut totals) = usage.lock() {
+                    totals.entry(model.clone()).or_default().add(u);
+                }
+            }
+            EngineEvent::ToolFinished { output, .. } => {
+                if let (Some(ToolDisplay::Todos { todos: list }), Ok(mut current)) =
+                    (&output.display, todos.lock())
+                {
+                    *current = list.clone();
+                }
+            }
+            _ => {}
+        }
+        sink(SessionUpdate::Engine(event));
     }
 }
 

@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use crate::core::{Block, Message, MessageState, ProviderErrorKind, Role, TodoItem, Usage};
 
-/// How the compaction summary is introduced at the head of the history.
-pub const CONTEXT_SUMMARY_PREFIX: &str = "[Context Summary]\n";
+/// How the compaction summary is introduced at the head of the history (Claude Code's
+/// words, so a model trained on its sessions reads it as it is meant).
+pub const CONTEXT_SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
 
 /// Keys of an event line that are the line's, not the event's.
 const EVENT_LINE_KEYS: [&str; 4] = ["type", "event", "sessionId", "timestamp"];
@@ -331,12 +332,23 @@ pub enum LogEvent {
         error: String,
         status: Option<u16>,
     },
-    /// Everything before is summarised by `summary`; replay starts here.
+    /// Everything before is summarised by `summary`; replay starts here, with the last
+    /// `kept` messages before the line (the unfinished turn's) after the summary.
     CompactBoundary {
         summary: String,
         /// The id of the summary message (a new one when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         uuid: Option<String>,
+        /// `manual` or `auto`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger: Option<String>,
+        /// The context estimate before and after, in tokens.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pre_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        post_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        kept: usize,
     },
     /// The session's name (empty clears it). Repeated so it stays in the file's tail.
     Rename {
@@ -417,6 +429,10 @@ pub fn compact_summary_message(summary: &str, id: &str) -> Message {
         state: MessageState::Complete,
         usage: None,
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The current time, RFC 3339 UTC with milliseconds, as Claude Code writes it.

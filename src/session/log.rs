@@ -197,6 +197,10 @@ impl SessionLog {
         self.append_event(LogEvent::CompactBoundary {
             summary: summary.to_string(),
             uuid: Some(message.id.clone()),
+            trigger: None,
+            pre_tokens: None,
+            post_tokens: None,
+            kept: 0,
         })?;
         Ok(message)
     }

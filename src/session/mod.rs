@@ -1,15 +1,18 @@
 //! A conversation that lasts: the engine run with permission enforcement, context
-//! tracking and the append-only JSONL session log with its replay. Provider and tools are
-//! injected.
+//! tracking, compaction and the append-only JSONL session log with its replay. Provider and
+//! tools are injected.
 //!
 //! Modules, each using only those listed after it:
-//! `conversation` (Session, the turn runner) → `gate` (the tool gate and its hook steps) →
+//! `conversation` (Session, the turn runner) and `compact` (Session's compaction: the
+//! summary and the boundary; the two use each other) → `gate` (the tool gate and its hook
+//! steps) →
 //! `hooks` (firing hooks, logging their runs) → `engine_log` (engine events as log lines) →
 //! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
 //! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
 //! → `line` (the line format) and `error` (LogError);
 //! `update` (what a session reports) and `redact` are used by several and use none.
 
+pub mod compact;
 pub mod conversation;
 pub mod engine_log;
 pub mod error;

@@ -21,7 +21,8 @@ pub use crate::session::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 pub struct ReplayedSession {
     pub header: SessionHeader,
     /// Messages after the last `compact_boundary`, whose summary comes first as a user
-    /// message `"[Context Summary]\n…"`.
+    /// message opening with [`CONTEXT_SUMMARY_PREFIX`] (then the messages of the turn the
+    /// compaction kept, then later ones).
     pub messages: Vec<Message>,
     pub name: Option<String>,
     pub mode: Option<String>,
@@ -138,12 +139,20 @@ fn corrupt_line_warning(number: usize) -> String {
 
 fn apply_event(session: &mut ReplayedSession, event: LogEvent) {
     match event {
-        LogEvent::CompactBoundary { summary, uuid } => {
+        LogEvent::CompactBoundary {
+            summary,
+            uuid,
+            kept,
+            ..
+        } => {
             let id = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let from = session.messages.len().saturating_sub(kept);
+            let kept = session.messages.split_off(from);
             session.messages.clear();
             session
                 .messages
                 .push(compact_summary_message(&summary, &id));
+            session.messages.extend(kept);
         }
         LogEvent::Rename { name } => session.name = Some(name).filter(|name| !name.is_empty()),
         LogEvent::Mode { mode } => session.mode = Some(mode),
@@ -342,9 +351,43 @@ mod tests {
 
         let replayed = replay(log.path()).unwrap();
         assert_eq!(replayed.messages, vec![summary.clone(), after]);
-        assert_eq!(summary.text(), "[Context Summary]\nwe listed files");
+        assert_eq!(
+            summary.text(),
+            format!("{CONTEXT_SUMMARY_PREFIX}we listed files")
+        );
         assert_eq!(summary.role, Role::User);
         assert_eq!(replayed.message_lines, 6);
+    }
+
+    #[test]
+    fn a_boundary_keeps_the_messages_of_the_unfinished_turn() {
+        let home = tempfile::tempdir().unwrap();
+        let log = new_log(home.path());
+        write_conversation(&log);
+        let prompt = Message::user_text("the turn that overflowed");
+        log.append_message(&prompt, MessageExtra::default())
+            .unwrap();
+        log.append_event(LogEvent::CompactBoundary {
+            summary: "earlier work".into(),
+            uuid: Some("sum-1".into()),
+            trigger: Some("auto".into()),
+            pre_tokens: Some(190_000),
+            post_tokens: Some(900),
+            kept: 1,
+        })
+        .unwrap();
+        let answer = assistant(vec![Block::text("done")]);
+        log.append_message(&answer, MessageExtra::default())
+            .unwrap();
+        let replayed = replay(log.path()).unwrap();
+        assert_eq!(
+            replayed.messages,
+            vec![
+                compact_summary_message("earlier work", "sum-1"),
+                prompt,
+                answer
+            ]
+        );
     }
 
     #[test]

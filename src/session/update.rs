@@ -1,6 +1,7 @@
 //! What a session reports to its client while it runs: [`SessionUpdate`]s through an
 //! [`UpdateSink`], and the [`PermissionAnswer`] a client gives when the policy says ask.
-//! Every part of the session (turn runner, tool gate, hooks) reports through these.
+//! Every part of the session (turn runner, tool gate, hooks, compaction) reports through
+//! these; [`CompactTrigger`] and [`CompactReport`] say what a compaction was and did.
 
 use tokio::sync::oneshot;
 
@@ -46,6 +47,42 @@ pub enum SessionUpdate {
     Notice(String),
     /// A hook started or finished.
     Hook(HookProgress),
+    /// A compaction began (its PreCompact hooks let it): the summary call follows.
+    CompactStarted {
+        trigger: CompactTrigger,
+    },
+    /// The history was replaced by a summary.
+    Compacted(CompactReport),
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTrigger {
+    /// `/compact`.
+    Manual,
+    /// The context estimate passed the threshold before a user turn, or the provider
+    /// answered that the conversation is too long.
+    Auto,
+}
+
+impl CompactTrigger {
+    /// As hooks and Claude Code's `compact_metadata` name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactTrigger::Manual => "manual",
+            CompactTrigger::Auto => "auto",
+        }
+    }
+}
+
+/// What a compaction did: the context estimate before and after (tokens), and the summary
+/// that now stands for the earlier conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactReport {
+    pub trigger: CompactTrigger,
+    pub pre_tokens: u64,
+    pub post_tokens: u64,
+    pub summary: String,
 }
 
 /// Receives session updates.

@@ -19,10 +19,14 @@ pub fn event(value: &Value) -> Vec<u8> {
 }
 
 fn message_start() -> Vec<u8> {
+    message_start_with(MOCK_INPUT_TOKENS)
+}
+
+fn message_start_with(input_tokens: u64) -> Vec<u8> {
     event(&json!({"type":"message_start","message":{
         "id":"msg_mock","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
         "content":[],"stop_reason":null,"stop_sequence":null,
-        "usage":{"input_tokens":MOCK_INPUT_TOKENS,"cache_creation_input_tokens":0,
+        "usage":{"input_tokens":input_tokens,"cache_creation_input_tokens":0,
                  "cache_read_input_tokens":0,"output_tokens":1}}}))
 }
 
@@ -69,6 +73,14 @@ pub fn text_turn_chunks(text: &str) -> Vec<Vec<u8>> {
 /// A plain text answer.
 pub fn text_turn(text: &str) -> MockResponse {
     MockResponse::sse(text_turn_chunks(text))
+}
+
+/// A plain text answer whose `message_start` reports `input_tokens` (a conversation that
+/// has grown near the window).
+pub fn text_turn_with_input_tokens(text: &str, input_tokens: u64) -> MockResponse {
+    let mut chunks = text_turn_chunks(text);
+    chunks[0] = message_start_with(input_tokens);
+    MockResponse::sse(chunks)
 }
 
 /// A text answer whose connection drops after `after_chunks` chunks (the head is always sent).

@@ -7,6 +7,7 @@
 mod support;
 
 mod basics;
+mod compaction;
 mod faults;
 mod sessions;
 mod signals;

@@ -1,5 +1,6 @@
 //! The built-in session commands run against a session: `/help`, `/clear`, `/model`,
-//! `/mode`, `/context` (a bar and a table by category), `/cost`, `/rename`.
+//! `/mode`, `/context` (a bar and a table by category, and the auto-compact threshold),
+//! `/cost`, `/rename`. `/compact` runs in the session's driver (it is a provider call).
 
 use std::fmt::Write;
 
@@ -40,7 +41,10 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             session.set_mode(mode);
             mode_set(mode)
         }
-        "context" => context_report(&session.context_usage()),
+        "context" => context_report(
+            &session.context_usage(),
+            session.compaction().auto_threshold,
+        ),
         "cost" => cost_report(session),
         "rename" if args.is_empty() => return Err("Usage: /rename <name>".to_string()),
         "rename" => {
@@ -89,8 +93,9 @@ pub(crate) fn help_text() -> String {
 pub const CONTEXT_BAR_CELLS: usize = 40;
 
 /// `/context`: the total, a bar of [`CONTEXT_BAR_CELLS`] cells with one character per
-/// category, and a table of tokens and share of the window per category.
-fn context_report(usage: &ContextUsage) -> String {
+/// category, a table of tokens and share of the window per category, and where automatic
+/// compaction starts (`threshold`, a share of the window; `None`: off).
+fn context_report(usage: &ContextUsage, threshold: Option<f64>) -> String {
     let categories = [
         ('█', "System prompt", usage.system_prompt),
         ('▓', "Tools", usage.tools),
@@ -123,7 +128,17 @@ fn context_report(usage: &ContextUsage) -> String {
             share(tokens)
         );
     }
-    out.truncate(out.trim_end().len());
+    match threshold {
+        Some(t) => {
+            let _ = write!(
+                out,
+                "Auto-compact at {:.1}% ({} tokens); /compact [focus] compacts now",
+                t * 100.0,
+                grouped((t * usage.window as f64) as u64)
+            );
+        }
+        None => out.push_str("Auto-compact: off; /compact [focus] compacts now"),
+    }
     out
 }
 
@@ -266,9 +281,14 @@ mod tests {
             "▓ Tools           5,000 tokens   2.5%",
             "▒ Messages       12,000 tokens   6.0%",
             "░ Free space    180,000 tokens  90.0%",
+            "Auto-compact at 83.5% (167,000 tokens); /compact [focus] compacts now",
         ]
         .join("\n");
-        assert_eq!(context_report(&usage), expected);
+        assert_eq!(context_report(&usage, Some(0.835)), expected);
+        assert!(
+            context_report(&usage, None)
+                .ends_with("\nAuto-compact: off; /compact [focus] compacts now")
+        );
     }
 
     #[test]
@@ -291,7 +311,8 @@ mod tests {
             panic!("/context runs");
         };
         let lines: Vec<&str> = report.lines().collect();
-        assert_eq!(lines.len(), 6, "{report}");
+        assert_eq!(lines.len(), 7, "{report}");
+        assert!(lines[6].starts_with("Auto-compact at 83.5% "), "{report}");
         assert!(lines[0].starts_with("Context: "), "{report}");
         assert_eq!(lines[1].chars().count(), CONTEXT_BAR_CELLS);
         assert!(

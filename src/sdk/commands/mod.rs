@@ -89,6 +89,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         false,
     ),
     session(
+        "compact",
+        "Summarise the conversation to free context",
+        "[focus]",
+        false,
+    ),
+    session(
         "rename",
         "Name this session (resume it by that name)",
         "<name>",

@@ -141,12 +141,16 @@ mod tests {
             Submission::Command { spec, .. } if spec.name == "help"
         ));
         assert_eq!(
-            Submission::parse("/compact now"),
+            Submission::parse("/compactt now"),
             Submission::UnknownCommand {
-                name: "compact".into(),
-                suggestions: closest("compact"),
+                name: "compactt".into(),
+                suggestions: closest("compactt"),
             }
         );
+        assert!(matches!(
+            Submission::parse("/compact keep the API"),
+            Submission::Command { spec, args } if spec.name == "compact" && args == "keep the API"
+        ));
         assert_eq!(
             Submission::parse("/usr/bin/env is broken"),
             Submission::Prompt("/usr/bin/env is broken".into())

@@ -239,6 +239,32 @@ impl Settings {
         out
     }
 
+    /// Where automatic compaction starts, as a share of the context window: Claude Code's
+    /// `autoCompactEnabled: false` and `autoCompactThreshold: false` turn it off; a number
+    /// must be above 0 and at most 1. Default 0.835.
+    pub fn auto_compact_threshold(&self) -> Result<Option<f64>, String> {
+        let default = crate::core::context::AUTO_COMPACT_THRESHOLD;
+        match self.merged.get("autoCompactThreshold") {
+            Some(Value::Bool(false)) => return Ok(None),
+            Some(Value::Number(n)) => {
+                return match n.as_f64() {
+                    Some(share) if share > 0.0 && share <= 1.0 => Ok(Some(share)),
+                    _ => Err(format!(
+                        "autoCompactThreshold {n} in {} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false",
+                        self.source_of("/autoCompactThreshold")
+                            .unwrap_or("settings")
+                    )),
+                };
+            }
+            _ => {}
+        }
+        let enabled = self
+            .merged
+            .get("autoCompactEnabled")
+            .and_then(Value::as_bool);
+        Ok((enabled != Some(false)).then_some(default))
+    }
+
     /// `env` as name/value pairs, for tool and hook processes.
     pub fn env(&self) -> Vec<(String, String)> {
         self.merged

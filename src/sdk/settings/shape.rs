@@ -42,6 +42,15 @@ pub struct ProfileShape {
     pub options: Option<serde_json::Map<String, Value>>,
 }
 
+/// `autoCompactThreshold`: a share of the window, or `false` (off).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum ThresholdShape {
+    Share(f64),
+    Flag(bool),
+}
+
 /// The keys robota reads, with their types.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,6 +65,7 @@ pub struct SettingsShape {
     pub cleanup_period_days: Option<u64>,
     pub include_co_authored_by: Option<bool>,
     pub auto_compact_enabled: Option<bool>,
+    pub auto_compact_threshold: Option<ThresholdShape>,
     pub verbose: Option<bool>,
 }
 
@@ -71,6 +81,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "cleanupPeriodDays",
     "includeCoAuthoredBy",
     "autoCompactEnabled",
+    "autoCompactThreshold",
     "verbose",
     "enabledPlugins",
     "enableAllProjectMcpServers",

@@ -209,3 +209,22 @@ fn hook_commands_keep_their_shell_variables() {
     );
     assert_eq!(s.text("/model"), Some("m0"));
 }
+
+#[test]
+fn the_auto_compact_threshold_is_a_share_false_or_the_default() {
+    let d = dirs();
+    let path = d.cwd.join(".claude/settings.json");
+    let threshold = |text: &str| {
+        write(&path, text);
+        load(&d, None, false).unwrap().auto_compact_threshold()
+    };
+    assert_eq!(threshold("{}"), Ok(Some(0.835)));
+    assert_eq!(threshold(r#"{"autoCompactThreshold":0.5}"#), Ok(Some(0.5)));
+    assert_eq!(threshold(r#"{"autoCompactThreshold":false}"#), Ok(None));
+    assert_eq!(threshold(r#"{"autoCompactEnabled":false}"#), Ok(None));
+    let err = threshold(r#"{"autoCompactThreshold":83.5}"#).unwrap_err();
+    assert!(err.contains("above 0 and at most 1"), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    write(&path, r#"{"autoCompactThreshold":"high"}"#);
+    assert!(load(&d, None, false).unwrap_err().0.contains("wrong type"));
+}

@@ -63,6 +63,8 @@ pub enum Cell {
     },
     /// The turn was interrupted by the user.
     Interrupted,
+    /// A rule across the transcript with a label: the conversation above was compacted.
+    Divider(String),
 }
 
 /// A cell and its rendered body for one width.
@@ -134,7 +136,7 @@ impl Entry {
                 let (symbol, style) = notice_look(*kind, theme);
                 Span::styled(symbol, style)
             }
-            Cell::Interrupted => blank.clone(),
+            Cell::Interrupted | Cell::Divider(_) => blank.clone(),
         };
         (first, blank)
     }
@@ -210,6 +212,19 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
             output,
             exit_code,
         } => render_shell(command, output, *exit_code, width, expanded, theme),
+        Cell::Divider(label) => {
+            let label = format!(" {} ", sanitize(label.trim()));
+            let room = width.saturating_sub(unicode_width::UnicodeWidthStr::width(label.as_str()));
+            if room < 4 {
+                return wrapped(label.trim(), theme.dim, width);
+            }
+            let left = "─".repeat(room / 2);
+            let right = "─".repeat(room - room / 2);
+            vec![Line::from(Span::styled(
+                format!("{left}{label}{right}"),
+                theme.dim,
+            ))]
+        }
         Cell::Interrupted => {
             let lead = if width >= 8 { "⎿  " } else { "" };
             wrapped(

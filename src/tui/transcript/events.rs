@@ -33,6 +33,8 @@ pub(crate) struct EventState {
     /// Submissions running beside the turn (commands, `!commands`): their end is not the
     /// turn's end.
     side: Vec<SubmissionId>,
+    /// The "Compacting…" notice, replaced by the divider once the compaction is done.
+    compacting: Option<usize>,
 }
 
 impl EventState {
@@ -42,8 +44,25 @@ impl EventState {
         self.thinking = self.thinking.filter(|i| *i < len);
         self.tools.retain(|_, i| *i < len);
         self.retry_notice = self.retry_notice.filter(|i| *i < len);
+        self.compacting = self.compacting.filter(|i| *i < len);
         self.attempt_start = self.attempt_start.min(len);
     }
+}
+
+/// The divider's label: "compacted: 151k → 18k tokens".
+pub(super) fn compacted_label(pre_tokens: u64, post_tokens: u64) -> String {
+    let short = |n: u64| {
+        if n < 1_000 {
+            n.to_string()
+        } else {
+            format!("{}k", (n + 500) / 1_000)
+        }
+    };
+    format!(
+        "compacted: {} → {} tokens",
+        short(pre_tokens),
+        short(post_tokens)
+    )
 }
 
 impl Transcript {
@@ -206,6 +225,30 @@ impl Transcript {
                         text: text.clone(),
                     });
                 }
+            }
+            SessionEvent::CompactStarted { .. } => {
+                self.close_streams();
+                let index = self.push(Cell::Notice {
+                    kind: NoticeKind::Info,
+                    text: "Compacting the conversation…".to_string(),
+                });
+                self.events.compacting = Some(index);
+            }
+            // Everything above stays on screen; the divider marks where the model's view of
+            // the conversation now starts.
+            SessionEvent::Compacted {
+                pre_tokens,
+                post_tokens,
+                ..
+            } => {
+                let divider = Cell::Divider(compacted_label(*pre_tokens, *post_tokens));
+                match self.events.compacting.take() {
+                    Some(index) => self.update(index, |cell| *cell = divider),
+                    None => {
+                        self.push(divider);
+                    }
+                }
+                self.begin_attempt();
             }
             SessionEvent::HookStarted { .. }
             | SessionEvent::ToolInputDelta { .. }

@@ -6,14 +6,12 @@
 //! like a completed turn, so live events carry on from a clean state.
 
 use super::Transcript;
-use super::cell::{Cell, NoticeKind};
+use super::cell::Cell;
 use crate::core::{Block, Message, MessageState, Role};
 use crate::sdk::TurnEnd;
+use crate::sdk::events::CONTEXT_SUMMARY_PREFIX;
 use crate::sdk::shell_command::parse_shell_note;
 
-/// How a compaction summary opens the first message of a compacted history (as the session
-/// layer's `replay::CONTEXT_SUMMARY_PREFIX` writes it).
-const CONTEXT_SUMMARY_PREFIX: &str = "[Context Summary]\n";
 const REMINDER_OPEN: &str = "<system-reminder>";
 const REMINDER_CLOSE: &str = "</system-reminder>";
 
@@ -72,10 +70,8 @@ impl Transcript {
             return;
         }
         if text.starts_with(CONTEXT_SUMMARY_PREFIX.trim_end()) {
-            self.push(Cell::Notice {
-                kind: NoticeKind::Info,
-                text: "Earlier conversation compacted into a summary".to_string(),
-            });
+            self.turn_complete(&TurnEnd::Success);
+            self.push(Cell::Divider("earlier conversation compacted".to_string()));
             return;
         }
         if let Some(note) = parse_shell_note(&text) {
@@ -186,6 +182,7 @@ mod tests {
                 Cell::CommandOutput { command, .. } => format!("/{command}"),
                 Cell::Diff(_) => "diff".to_string(),
                 Cell::Interrupted => "interrupted".to_string(),
+                Cell::Divider(label) => format!("── {label} ──"),
             })
             .collect()
     }
@@ -299,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compacted_history_starts_with_a_notice() {
+    fn a_compacted_history_starts_with_a_divider() {
         let history = vec![
             user(vec![Block::text(format!(
                 "{CONTEXT_SUMMARY_PREFIX}We fixed the parser."
@@ -310,10 +307,7 @@ mod tests {
         t.replay(&history);
         assert_eq!(
             describe(&t),
-            [
-                "Info: Earlier conversation compacted into a summary",
-                "prompt: continue"
-            ]
+            ["── earlier conversation compacted ──", "prompt: continue"]
         );
     }
 

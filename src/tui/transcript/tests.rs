@@ -338,3 +338,45 @@ fn following_frames_match_the_measured_layout_and_skip_measuring() {
         assert_eq!(bottom, expect, "height {height}");
     }
 }
+
+#[test]
+fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
+    use crate::sdk::CompactTrigger;
+    let mut t = Transcript::new(Theme::new(false));
+    t.apply(&crate::tui::transcript::test_events::started("first"));
+    t.apply(&SessionEvent::TextDelta("An answer.".into()));
+    t.apply(&SessionEvent::CompactStarted {
+        trigger: CompactTrigger::Auto,
+    });
+    assert!(
+        all_lines(&mut t, 40)
+            .iter()
+            .any(|l| l.contains("Compacting the conversation…"))
+    );
+    t.apply(&SessionEvent::Compacted {
+        trigger: CompactTrigger::Auto,
+        pre_tokens: 151_234,
+        post_tokens: 17_600,
+        summary: "S".into(),
+    });
+    t.apply(&SessionEvent::TextDelta("After.".into()));
+    let lines = all_lines(&mut t, 40);
+    let divider = lines
+        .iter()
+        .position(|l| l.contains(" compacted: 151k → 18k tokens "))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(lines[divider].contains("───"), "{}", lines[divider]);
+    // The gutter, then the rule across the rest of the width.
+    assert_eq!(lines[divider].chars().count(), 40, "{}", lines[divider]);
+    assert!(
+        !lines.iter().any(|l| l.contains("Compacting")),
+        "{lines:#?}"
+    );
+    let earlier = lines.iter().position(|l| l.contains("An answer.")).unwrap();
+    let later = lines.iter().position(|l| l.contains("After.")).unwrap();
+    assert!(earlier < divider && divider < later, "{lines:#?}");
+    assert_eq!(
+        super::events::compacted_label(999, 0),
+        "compacted: 999 → 0 tokens"
+    );
+}
