@@ -134,3 +134,67 @@ fn a_damaged_log_is_reported_by_file_and_fault_and_left_as_it_was() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+/// The user texts of a request's messages, in order.
+fn user_texts(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect()
+}
+
+#[test]
+fn resume_session_at_continues_from_that_message_and_the_log_remembers() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("A1"),
+        anthropic::text_turn("A2"),
+        anthropic::text_turn("A3"),
+        anthropic::text_turn("A4"),
+    ]);
+    let out = p.run(
+        &server,
+        &["-p", "one", "--output-format", "stream-json", "--verbose"],
+    );
+    assert!(out.status.success());
+    let first_answer: serde_json::Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "assistant")
+        .unwrap();
+    let at = first_answer["uuid"].as_str().unwrap().to_string();
+    assert!(p.run(&server, &["-c", "-p", "two"]).status.success());
+    let out = p.run(&server, &["-c", "--resume-session-at", &at, "-p", "three"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(p.run(&server, &["-c", "-p", "four"]).status.success());
+    let requests = server.requests();
+    let third = user_texts(&requests[2].body).join(" ");
+    assert!(third.contains("one") && third.contains("three"), "{third}");
+    assert!(
+        !third.contains("two"),
+        "the rewound message was sent: {third}"
+    );
+    let fourth = user_texts(&requests[3].body).join(" ");
+    assert!(
+        !fourth.contains("two"),
+        "a later resume forgot the rewind: {fourth}"
+    );
+    assert!(
+        fourth.contains("three") && fourth.contains("four"),
+        "{fourth}"
+    );
+
+    let bad = p.run(&server, &["-c", "--resume-session-at", "nope", "-p", "x"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("has no such message"));
+    let alone = p.run(&server, &["--resume-session-at", &at, "-p", "x"]);
+    assert_eq!(alone.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 4);
+}

@@ -124,6 +124,11 @@ pub struct Args {
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
+    /// With --resume/--continue: resume as of this message (its id, the `uuid` of a
+    /// stream-json message); what came after it is left out from then on.
+    #[arg(long)]
+    pub resume_session_at: Option<String>,
+
     /// With --resume/--continue: continue as a new session, leaving the original as it was.
     #[arg(long)]
     pub fork_session: bool,
@@ -211,9 +216,6 @@ pub struct AcceptedFlags {
     /// Accepted and not acted on: plugin directories (plugins are not loaded yet).
     #[arg(long = "plugin-dir", hide = true)]
     pub plugin_dir: Vec<String>,
-    /// Accepted and not acted on: resume as of this message.
-    #[arg(long, hide = true)]
-    pub resume_session_at: Option<String>,
     /// Accepted and not acted on.
     #[arg(long, hide = true)]
     pub resume_drops_turn: Option<String>,
@@ -240,9 +242,6 @@ impl AcceptedFlags {
         }
         if !self.plugin_dir.is_empty() {
             given.push("--plugin-dir");
-        }
-        if self.resume_session_at.is_some() {
-            given.push("--resume-session-at");
         }
         if self.resume_drops_turn.is_some() {
             given.push("--resume-drops-turn");

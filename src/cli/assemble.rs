@@ -197,6 +197,9 @@ pub fn assemble_with(
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
+    if args.resume_session_at.is_some() && resume_query.is_none() {
+        return Err("--resume-session-at needs --resume or --continue".to_string());
+    }
     let (hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
     warnings.extend(hook_warnings);
     let start_source = if resume_query.is_some() {
@@ -267,6 +270,9 @@ pub fn assemble_with(
         }
     };
 
+    if let Some(at) = &args.resume_session_at {
+        rewind_to(&mut history, at, log.as_ref(), &session_id, &mut warnings)?;
+    }
     clean_up_old_sessions(
         &store,
         &settings,
@@ -419,6 +425,40 @@ fn chosen_tools(list: Option<&[String]>) -> Result<Option<Vec<String>>, String> 
 
 fn read_prompt_file(path: &std::path::Path, flag: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// `--resume-session-at`: the history as of message `at` (inclusive), recorded in the log as
+/// a rewind line so later resumes see the same; calls it leaves unanswered are answered
+/// "not run".
+fn rewind_to(
+    history: &mut Vec<crate::core::Message>,
+    at: &str,
+    log: Option<&SessionLog>,
+    session_id: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let Some(index) = history.iter().position(|m| m.id == at) else {
+        return Err(format!(
+            "--resume-session-at {at}: session {session_id} has no such message"
+        ));
+    };
+    history.truncate(index + 1);
+    let answers = crate::session::repair::answer_orphan_tool_calls(history);
+    if let Some(log) = log {
+        let event = crate::session::log::LogEvent::Rewind { to: at.to_string() };
+        let recorded = log.append_event(event).and_then(|()| match &answers {
+            Some(answers) => {
+                log.append_message(answers, crate::session::log::MessageExtra::default())
+            }
+            None => Ok(()),
+        });
+        if let Err(e) = recorded {
+            warnings.push(format!(
+                "could not record the rewind in the session log: {e}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Claude Code's default transcript retention.

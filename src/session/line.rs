@@ -367,6 +367,11 @@ pub enum LogEvent {
     },
     /// The conversation was emptied (the log keeps what was said).
     Clear {},
+    /// The conversation goes on from message `to` (inclusive): what came after it is left
+    /// out from here on (the log keeps it). `--resume-session-at` writes it.
+    Rewind {
+        to: String,
+    },
     /// The user interrupted the turn.
     Interrupted {},
     /// A provider error ended the turn.

@@ -154,6 +154,12 @@ fn apply_event(session: &mut ReplayedSession, event: LogEvent) {
                 .push(compact_summary_message(&summary, &id));
             session.messages.extend(kept);
         }
+        LogEvent::Rewind { to } => match session.messages.iter().position(|m| m.id == to) {
+            Some(at) => session.messages.truncate(at + 1),
+            None => session.warnings.push(format!(
+                "a rewind names message {to}, which is not in the log; ignored"
+            )),
+        },
         LogEvent::Rename { name } => session.name = Some(name).filter(|name| !name.is_empty()),
         LogEvent::Mode { mode } => session.mode = Some(mode),
         LogEvent::Model { model } => session.model = Some(model),
@@ -357,6 +363,41 @@ mod tests {
         );
         assert_eq!(summary.role, Role::User);
         assert_eq!(replayed.message_lines, 6);
+    }
+
+    #[test]
+    fn a_rewind_leaves_out_what_came_after_its_message_and_later_lines_follow_it() {
+        let home = tempfile::tempdir().unwrap();
+        let log = new_log(home.path());
+        let first = Message::user_text("first");
+        let answer = assistant(vec![Block::text("one")]);
+        let later = Message::user_text("a path not taken");
+        for m in [&first, &answer, &later] {
+            log.append_message(m, MessageExtra::default()).unwrap();
+        }
+        log.append_event(LogEvent::Rewind {
+            to: answer.id.clone(),
+        })
+        .unwrap();
+        let next = Message::user_text("the path taken");
+        log.append_message(&next, MessageExtra::default()).unwrap();
+        log.append_event(LogEvent::Rewind {
+            to: "no-such-message".into(),
+        })
+        .unwrap();
+        let replayed = replay(log.path()).unwrap();
+        assert_eq!(replayed.messages, vec![first, answer, next]);
+        assert!(
+            replayed
+                .warnings
+                .iter()
+                .any(|w| w.contains("no-such-message")),
+            "{:?}",
+            replayed.warnings
+        );
+        // The log kept everything: the abandoned message is still in the file.
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert!(text.contains("a path not taken"));
     }
 
     #[test]
