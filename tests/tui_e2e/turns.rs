@@ -62,6 +62,8 @@ fn denying_bash_with_feedback_sends_the_feedback_to_the_model() {
     pty.type_text("use trash instead");
     pty.send(b"\r");
     pty.wait_for_text("Understood, I will move it to the trash.");
+    // The feedback stays visible in the transcript.
+    pty.wait_for_text("Refused Bash: use trash instead");
     assert!(server.wait_for_requests(2, Duration::from_secs(10)));
     let results = tool_results(&server.requests()[1].body);
     assert_eq!(results.len(), 1);
@@ -71,6 +73,31 @@ fn denying_bash_with_feedback_sends_the_feedback_to_the_model() {
         "{:?}",
         results[0]
     );
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn esc_on_the_permission_popup_refuses_and_stops_the_turn() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(
+            None,
+            &[("b1", "Bash", json!({"command": "touch made.txt"}))],
+        ),
+        text_turn("this answer must never be asked for"),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("make a file");
+    pty.send(b"\r");
+    pty.wait_for_text("Do you want to proceed?");
+    pty.send(b"\x1b");
+    pty.wait_for_text("Interrupted");
+    pty.wait_for("the turn to end", Duration::from_secs(10), |s| {
+        !s.contains("esc to interrupt")
+    });
+    assert!(!project.root.join("made.txt").exists());
+    assert_eq!(server.requests().len(), 1, "the turn went on after Esc");
     exit_cleanly(&mut pty);
 }
 

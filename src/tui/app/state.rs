@@ -96,6 +96,9 @@ pub struct App {
     pub events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     /// Permission requests waiting behind the one on screen.
     pending_permissions: VecDeque<PermissionRequest>,
+    /// Questions left unanswered by Esc: held until the turn ends, so the session sees the
+    /// interrupt (not a refusal it could go on from).
+    stopped_permissions: Vec<PermissionRequest>,
     /// The session's last state (model, mode, usage, queue…), as it sent it.
     session_state: Option<SessionState>,
     /// The running prompt's submission, whose result is the answer `/copy` takes.
@@ -145,6 +148,7 @@ impl App {
             live: None,
             events: None,
             pending_permissions: VecDeque::new(),
+            stopped_permissions: Vec::new(),
             session_state: None,
             running_prompt: None,
             last_answer: String::new(),
@@ -289,6 +293,7 @@ impl App {
     pub fn take_session(&mut self) -> Option<InteractiveSession> {
         self.events = None;
         self.pending_permissions.clear();
+        self.stopped_permissions.clear();
         self.layers.remove(PERMISSION);
         self.session_state = None;
         self.running_prompt = None;
@@ -337,6 +342,7 @@ impl App {
                 ));
             }
             SessionEvent::SubmissionEnded { id, ref outcome } => {
+                self.stopped_permissions.clear();
                 self.status.retry = None;
                 if self.running_prompt == Some(id) {
                     self.running_prompt = None;
@@ -409,7 +415,19 @@ impl App {
                 ),
             },
             PermissionChoice::Deny(feedback) => {
+                if let Some(text) = &feedback {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("Refused {}: {text}", request.tool_name),
+                    );
+                }
                 request.respond(PermissionAnswer::Deny(feedback));
+            }
+            PermissionChoice::DenyAndStop => {
+                self.stopped_permissions.push(request);
+                self.stopped_permissions
+                    .extend(self.pending_permissions.drain(..));
+                self.interrupt();
             }
         }
         self.show_next_permission();

@@ -1,7 +1,8 @@
 //! The permission popup: which tool wants to do what (the command for Bash, a diff preview
 //! for Edit and Write, the arguments otherwise), and three answers — Yes, Yes and don't
 //! ask again (showing the exact rule it saves), No and tell robota what to do instead
-//! (typed feedback goes to the model). Keys: 1–3, y/n, arrows + Enter, Esc = No.
+//! (typed feedback goes to the model). Keys: 1–3, y/n, arrows + Enter; Esc or Ctrl+C = No
+//! and stop the turn.
 //!
 //! [`PermissionOverlay`] holds the popup with the request it answers and floats above
 //! the composer; `preview.rs` makes a request into its popup.
@@ -91,6 +92,8 @@ pub enum PermissionChoice {
     Allow,
     AllowAlways,
     Deny(Option<String>),
+    /// Esc or Ctrl+C: no, and stop the turn (as Claude Code).
+    DenyAndStop,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +185,10 @@ impl PermissionPopup {
                         Some(text).filter(|t| !t.trim().is_empty()),
                     ));
                 }
-                KeyCode::Esc => return Some(PermissionChoice::Deny(None)),
+                KeyCode::Esc => return Some(PermissionChoice::DenyAndStop),
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    return Some(PermissionChoice::DenyAndStop);
+                }
                 KeyCode::Backspace => {
                     text.pop();
                 }
@@ -195,7 +201,11 @@ impl PermissionPopup {
         match key.code {
             KeyCode::Char('y') => Some(PermissionChoice::Allow),
             KeyCode::Char(c @ '1'..='3') => self.pick(usize::from(c as u8 - b'1')),
-            KeyCode::Char('n') | KeyCode::Esc => Some(PermissionChoice::Deny(None)),
+            KeyCode::Char('n') => Some(PermissionChoice::Deny(None)),
+            KeyCode::Esc => Some(PermissionChoice::DenyAndStop),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(PermissionChoice::DenyAndStop)
+            }
             KeyCode::Up | KeyCode::Char('k') => {
                 self.selected = self.selected.saturating_sub(1);
                 None

@@ -36,7 +36,11 @@ fn number_and_letter_keys_choose_directly() {
     );
     assert_eq!(
         popup().handle_key(key(KeyCode::Esc)),
-        Some(PermissionChoice::Deny(None))
+        Some(PermissionChoice::DenyAndStop)
+    );
+    assert_eq!(
+        popup().handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Some(PermissionChoice::DenyAndStop)
     );
 }
 
