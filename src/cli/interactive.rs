@@ -203,4 +203,10 @@ impl Launcher for CliLauncher {
     fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String> {
         setup_save::save_setup(&self.home, profile).map_err(|e| e.to_string())
     }
+
+    fn rule_saved(&mut self, rule: &str) -> Result<(), String> {
+        TrustStore::load(&self.home)
+            .remember_saved_rule(&self.cwd, rule)
+            .map_err(|e| format!("cannot record the rule in {}: {e}", self.home.display()))
+    }
 }

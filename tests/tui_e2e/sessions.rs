@@ -194,6 +194,73 @@ fn declining_trust_keeps_the_allow_rules_held_back() {
 }
 
 #[test]
+fn a_rule_saved_with_dont_ask_again_needs_no_trust_question_next_time() {
+    let project = project();
+    let touch = || {
+        tool_turn(
+            None,
+            &[("b1", "Bash", json!({"command": "touch saved-rule.txt"}))],
+        )
+    };
+    let server = MockServer::start(vec![
+        touch(),
+        text_turn("First done."),
+        touch(),
+        text_turn("Second done."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("touch it");
+    pty.send(b"\r");
+    pty.wait_for_text("Do you want to proceed?");
+    pty.send(b"2");
+    pty.wait_for_text("First done.");
+    exit_cleanly(&mut pty);
+    std::fs::remove_file(project.root.join("saved-rule.txt")).unwrap();
+
+    // Next start: no trust question for the rule robota saved, and it applies.
+    let mut pty = start(&project, &server, &[]);
+    let screen = pty.wait_for_text("Ask anything");
+    assert!(!screen.contains("trust this folder"), "{screen}");
+    pty.type_text("touch it again");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("Second done.");
+    assert!(!screen.contains("Do you want to proceed?"), "{screen}");
+    assert!(project.root.join("saved-rule.txt").exists());
+    exit_cleanly(&mut pty);
+
+    // Nor a warning in -p; a rule the project's files bring is still held back.
+    let local = project.root.join(".robota/settings.local.json");
+    let out = project.run(&server, &["config"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("held back"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    settings["permissions"]["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(curl *)"));
+    std::fs::write(&local, settings.to_string()).unwrap();
+    let out = project.run(&server, &["config"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("held back until trusted: permissions.allow"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Bash(touch *)"),
+        "the saved rule stays: {text}"
+    );
+    assert!(
+        !text.contains("curl"),
+        "the project's own rule applied: {text}"
+    );
+}
+
+#[test]
 fn closing_the_start_picker_opens_a_new_session() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Old."), text_turn("Fresh start.")]);

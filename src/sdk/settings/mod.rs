@@ -175,12 +175,23 @@ impl Settings {
         }
         let mut held_back = Vec::new();
         if !trusted {
+            // Rules robota saved itself ("don't ask again") are the user's: they stay.
+            let own_file = local_rules::local_settings_path(options.cwd)
+                .display()
+                .to_string();
+            let saved = store.saved_rules(options.cwd);
             for layer in layers.iter_mut().filter(|l| l.scope.is_project()) {
+                let own = if layer.label == own_file {
+                    trust::take_saved_allow(&mut layer.value, saved)
+                } else {
+                    Vec::new()
+                };
                 held_back.extend(trust::hold_back(
                     &mut layer.value,
                     &layer.label,
                     !options.interactive,
                 ));
+                trust::restore_allow(&mut layer.value, own);
             }
         }
         let mut merged = merge::empty();

@@ -3,30 +3,57 @@
 //! add allow rules, additional directories, MCP servers or provider base URLs (and, in
 //! interactive runs, hooks) until the user trusts it. Deny and ask rules always apply.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 const FILE: &str = "trusted.json";
 
-/// The set of trusted directories.
+/// The set of trusted directories, and the allow rules robota itself saved for a project
+/// ("Yes, and don't ask again"): those are the user's own choice, so they apply in an
+/// untrusted project without asking again (a rule the project's files bring does not).
 #[derive(Debug, Clone, Default)]
 pub struct TrustStore {
     path: PathBuf,
     dirs: Vec<String>,
+    saved_rules: BTreeMap<String, Vec<String>>,
 }
 
 impl TrustStore {
     /// Reads the store; a missing or unreadable file is an empty store.
     pub fn load(robota_home: &Path) -> Self {
         let path = robota_home.join(FILE);
-        let dirs = std::fs::read_to_string(&path)
+        let file = std::fs::read_to_string(&path)
             .ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|v| v.get("trusted").cloned())
-            .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
-            .unwrap_or_default();
-        TrustStore { path, dirs }
+            .unwrap_or(Value::Null);
+        let field = |key: &str| file.get(key).cloned().unwrap_or(Value::Null);
+        TrustStore {
+            dirs: serde_json::from_value(field("trusted")).unwrap_or_default(),
+            saved_rules: serde_json::from_value(field("savedRules")).unwrap_or_default(),
+            path,
+        }
+    }
+
+    /// The allow rules robota saved for the project at `dir`.
+    pub fn saved_rules(&self, dir: &Path) -> &[String] {
+        self.saved_rules
+            .get(dir.to_string_lossy().as_ref())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Records that robota saved `rule` for the project at `dir` (and saves the store).
+    pub fn remember_saved_rule(&mut self, dir: &Path, rule: &str) -> std::io::Result<()> {
+        let rules = self
+            .saved_rules
+            .entry(dir.to_string_lossy().into_owned())
+            .or_default();
+        if !rules.iter().any(|r| r == rule) {
+            rules.push(rule.to_string());
+        }
+        self.save()
     }
 
     /// Whether `dir` (or a directory above it) is trusted.
@@ -40,14 +67,54 @@ impl TrustStore {
         if !self.dirs.contains(&text) {
             self.dirs.push(text);
         }
+        self.save()
+    }
+
+    /// Writes the store atomically.
+    fn save(&self) -> std::io::Result<()> {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent)?;
         }
         let tmp = self.path.with_extension("json.tmp");
-        let body = serde_json::to_string_pretty(&json!({ "trusted": self.dirs }))
-            .map_err(std::io::Error::other)?;
+        let body = serde_json::to_string_pretty(
+            &json!({ "trusted": self.dirs, "savedRules": self.saved_rules }),
+        )
+        .map_err(std::io::Error::other)?;
         std::fs::write(&tmp, body)?;
         std::fs::rename(&tmp, &self.path)
+    }
+}
+
+/// Takes the rules of `saved` out of a layer's `permissions.allow` (before `hold_back`,
+/// which would hold them back with the rest); returns them for `restore_allow`.
+pub fn take_saved_allow(layer: &mut Value, saved: &[String]) -> Vec<Value> {
+    let Some(allow) = layer
+        .pointer_mut("/permissions/allow")
+        .and_then(Value::as_array_mut)
+    else {
+        return Vec::new();
+    };
+    let (kept, rest): (Vec<Value>, Vec<Value>) = std::mem::take(allow)
+        .into_iter()
+        .partition(|rule| rule.as_str().is_some_and(|r| saved.iter().any(|s| s == r)));
+    *allow = rest;
+    kept
+}
+
+/// Puts the rules `take_saved_allow` took back into the layer's `permissions.allow`.
+pub fn restore_allow(layer: &mut Value, rules: Vec<Value>) {
+    if rules.is_empty() {
+        return;
+    }
+    let Some(map) = layer.as_object_mut() else {
+        return;
+    };
+    let permissions = map.entry("permissions").or_insert_with(|| json!({}));
+    if let Some(permissions) = permissions.as_object_mut() {
+        let allow = permissions.entry("allow").or_insert_with(|| json!([]));
+        if let Some(allow) = allow.as_array_mut() {
+            allow.extend(rules);
+        }
     }
 }
 

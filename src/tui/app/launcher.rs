@@ -68,4 +68,9 @@ pub trait Launcher {
     fn trust(&mut self) -> Result<(), String>;
     /// Saves the setup screen's choice; returns the file written.
     fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String>;
+    /// Remembers that the user saved `rule` for the working directory ("don't ask
+    /// again"), so it applies at the next start without the trust question.
+    fn rule_saved(&mut self, _rule: &str) -> Result<(), String> {
+        Ok(())
+    }
 }

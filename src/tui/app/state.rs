@@ -398,14 +398,19 @@ impl App {
         match choice {
             PermissionChoice::Allow => request.respond(PermissionAnswer::Allow),
             PermissionChoice::AllowAlways => match request.allow_and_save(&self.project_dir()) {
-                Ok(path) => self.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "Saved {} to {} — robota won't ask again",
-                        request.suggested_rule,
-                        path.display()
-                    ),
-                ),
+                Ok(path) => {
+                    if let Err(e) = self.launcher.rule_saved(&request.suggested_rule) {
+                        self.notice(NoticeKind::Warning, e);
+                    }
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "Saved {} to {} — robota won't ask again",
+                            request.suggested_rule,
+                            path.display()
+                        ),
+                    );
+                }
                 Err(e) => self.notice(
                     NoticeKind::Warning,
                     format!(
