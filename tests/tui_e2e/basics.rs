@@ -85,6 +85,24 @@ fn ctrl_c_clears_the_composer_then_asks_then_exits() {
 }
 
 #[test]
+fn the_ctrl_c_hint_expires_and_a_late_second_press_does_not_exit() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.send(b"\x03");
+    pty.wait_for_text("Press Ctrl+C again to exit");
+    pty.wait_for("the hint to expire", Duration::from_secs(10), |s| {
+        !s.contains("Press Ctrl+C again to exit")
+    });
+    // The window closed with the hint: this press asks again instead of exiting.
+    pty.send(b"\x03");
+    pty.wait_for_text("Press Ctrl+C again to exit");
+    pty.send(b"\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10)), Some(0));
+}
+
+#[test]
 fn a_bang_command_runs_in_the_shell_and_its_output_is_shown() {
     let project = project();
     let server = MockServer::start(vec![]);

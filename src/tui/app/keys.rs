@@ -122,6 +122,18 @@ impl App {
         }
     }
 
+    /// When the "press Ctrl+C again" hint goes away (with the window for the second press).
+    pub fn hint_deadline(&self) -> Option<Instant> {
+        self.hint.as_ref()?;
+        Some(self.ctrl_c_at? + CTRL_C_WINDOW)
+    }
+
+    /// The window for a second Ctrl+C has passed: the hint goes.
+    pub fn expire_hint(&mut self) {
+        self.hint = None;
+        self.ctrl_c_at = None;
+    }
+
     /// Offers a key to the overlays; returns whether one took it.
     fn layer_key(&mut self, key: KeyEvent) -> bool {
         match self.layers.on_key(key) {

@@ -119,6 +119,14 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         } else {
             next_spin = None;
         }
+        if let Some(at) = app.hint_deadline() {
+            if at <= now {
+                app.expire_hint();
+                scheduler.request(now);
+            } else {
+                scheduler.request_at(at);
+            }
+        }
         if scheduler.due(now) {
             draw(&mut terminal, &mut app)?;
             scheduler.drawn(Instant::now());
