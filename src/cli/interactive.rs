@@ -156,6 +156,7 @@ impl Launcher for CliLauncher {
             session: InteractiveSession::start(session),
             history,
             model: assembled.model,
+            provider: self.provider.clone(),
             mode,
             name,
             git_branch: system_prompt::git_branch(&self.cwd),

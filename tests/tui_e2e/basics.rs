@@ -262,3 +262,29 @@ fn exit_transcript_conversation_prints_every_prompt_and_answer() {
     .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{after:?}");
 }
+
+#[test]
+fn a_new_session_opens_with_a_welcome_header_and_a_resumed_one_without() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("hello")]);
+    let mut pty = start(&project, &server, &[]);
+    // The first frame comes before the session is open; the header with it.
+    let screen = pty.wait_for_text("/help lists commands");
+    assert!(
+        screen.contains(&format!("robota {}", env!("CARGO_PKG_VERSION"))),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("model: claude-sonnet-4-6 (anthropic)"),
+        "{screen}"
+    );
+    pty.type_text("hi");
+    pty.send(b"\r");
+    pty.wait_for_text("hello");
+    exit_cleanly(&mut pty);
+
+    let mut pty = start(&project, &server, &["-c"]);
+    let screen = pty.wait_for_text("hello");
+    assert!(!screen.contains("/help lists commands"), "{screen}");
+    exit_cleanly(&mut pty);
+}

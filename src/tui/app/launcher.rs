@@ -26,6 +26,8 @@ pub struct OpenedSession {
     /// The conversation so far (resumed sessions), rendered before anything else.
     pub history: Vec<Message>,
     pub model: String,
+    /// The provider type (`anthropic`, `openai`, …), for the welcome header.
+    pub provider: String,
     pub mode: PermissionMode,
     pub name: Option<String>,
     pub git_branch: Option<String>,

@@ -27,7 +27,7 @@ use crate::tui::completion::{FileIndexer, PromptInput, builtin_commands};
 use crate::tui::composer::{Composer, PromptHistory};
 use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
-use crate::tui::transcript::{Cell, NoticeKind, Transcript};
+use crate::tui::transcript::{Cell, NoticeKind, Transcript, Welcome};
 
 /// How the app was asked to start.
 #[derive(Debug, Clone, Default)]
@@ -265,6 +265,13 @@ impl App {
     fn show_session(&mut self, mut opened: OpenedSession) {
         self.events = opened.session.events();
         self.transcript.clear();
+        if opened.history.is_empty() {
+            self.transcript.push(Cell::Welcome(Welcome {
+                model: opened.model.clone(),
+                provider: opened.provider.clone(),
+                cwd: opened.project_dir.display().to_string(),
+            }));
+        }
         self.transcript.replay(&opened.history);
         for line in std::mem::take(&mut opened.notices) {
             self.notice(NoticeKind::Info, line);

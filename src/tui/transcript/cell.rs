@@ -65,7 +65,25 @@ pub enum Cell {
     Interrupted,
     /// A rule across the transcript with a label: the conversation above was compacted.
     Divider(String),
+    /// The header of a new session: version, model, provider, directory and a few tips.
+    Welcome(Welcome),
 }
+
+/// What the welcome header shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Welcome {
+    pub model: String,
+    pub provider: String,
+    pub cwd: String,
+}
+
+/// The tips under the welcome header.
+const WELCOME_TIPS: [&str; 4] = [
+    "Tips: /help lists commands and keys",
+    "@ attaches a file · ! runs a shell command",
+    "Shift+Tab cycles permission modes",
+    "Esc stops a turn · Ctrl+C twice leaves",
+];
 
 /// A cell and its rendered body for one width.
 pub(crate) struct Entry {
@@ -137,6 +155,7 @@ impl Entry {
                 Span::styled(symbol, style)
             }
             Cell::Interrupted | Cell::Divider(_) => blank.clone(),
+            Cell::Welcome(_) => Span::styled("✻ ", theme.assistant_gutter),
         };
         (first, blank)
     }
@@ -224,6 +243,21 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
                 format!("{left}{label}{right}"),
                 theme.dim,
             ))]
+        }
+        Cell::Welcome(welcome) => {
+            let mut out = wrapped(
+                &format!("robota {}", env!("CARGO_PKG_VERSION")),
+                theme.tool_name,
+                width,
+            );
+            let facts = [
+                format!("model: {} ({})", welcome.model, welcome.provider),
+                format!("cwd: {}", welcome.cwd),
+            ];
+            for line in facts.iter().map(String::as_str).chain(WELCOME_TIPS) {
+                out.extend(wrapped(line, theme.dim, width));
+            }
+            out
         }
         Cell::Interrupted => {
             let lead = if width >= 8 { "⎿  " } else { "" };

@@ -23,7 +23,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use self::cell::Entry;
-pub use self::cell::{Cell, GUTTER, NoticeKind, SHELL_PREVIEW_LINES, SPINNER, ThinkingCell};
+pub use self::cell::{
+    Cell, GUTTER, NoticeKind, SHELL_PREVIEW_LINES, SPINNER, ThinkingCell, Welcome,
+};
 use self::events::EventState;
 pub use self::tool_call::{
     PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input,

@@ -183,6 +183,7 @@ mod tests {
                 Cell::Diff(_) => "diff".to_string(),
                 Cell::Interrupted => "interrupted".to_string(),
                 Cell::Divider(label) => format!("── {label} ──"),
+                Cell::Welcome(w) => format!("welcome {}", w.model),
             })
             .collect()
     }
