@@ -14,8 +14,8 @@ use crate::sdk::{InteractiveSession, system_prompt};
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
-    self, ExitTranscript, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry,
-    StartOptions,
+    self, ExitTranscript, LaunchError, Launcher, Notifications, OpenTarget, OpenedSession,
+    SessionEntry, StartOptions,
 };
 
 use super::args::Args;
@@ -47,6 +47,7 @@ pub fn run(args: Args) -> u8 {
         ),
         cwd: cwd.clone(),
         exit_transcript: ExitTranscript::default(),
+        notifications: Notifications::default(),
     };
     let launcher = CliLauncher {
         args,
@@ -54,14 +55,14 @@ pub fn run(args: Args) -> u8 {
         home,
         provider: String::new(),
     };
-    // Settings errors are reported when the session opens; here they mean the default.
-    let exit_transcript = launcher
-        .settings()
-        .map(|s| ExitTranscript::from_setting(s.merged.get("exitTranscript")))
-        .unwrap_or_default();
-    let options = StartOptions {
-        exit_transcript,
-        ..options
+    // Settings errors are reported when the session opens; here they mean the defaults.
+    let options = match launcher.settings() {
+        Ok(settings) => StartOptions {
+            exit_transcript: ExitTranscript::from_setting(settings.merged.get("exitTranscript")),
+            notifications: Notifications::from_settings(&settings.merged),
+            ..options
+        },
+        Err(_) => options,
     };
     let runtime = match super::runtime() {
         Ok(rt) => rt,

@@ -288,3 +288,23 @@ fn a_new_session_opens_with_a_welcome_header_and_a_resumed_one_without() {
     assert!(!screen.contains("/help lists commands"), "{screen}");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_finished_turn_notifies_with_osc_9_only_while_the_terminal_is_unfocused() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("first done"), text_turn("second done")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("/help lists commands");
+    pty.send(b"\x1b[O"); // focus out
+    pty.type_text("first");
+    pty.send(b"\r");
+    pty.wait_for_text("first done");
+    pty.wait_for_raw(b"\x1b]9;robota finished", Duration::from_secs(10));
+    pty.send(b"\x1b[I"); // focus in
+    pty.type_text("second");
+    pty.send(b"\r");
+    pty.wait_for_text("second done");
+    exit_cleanly(&mut pty);
+    let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
+    assert_eq!(raw.matches("\x1b]9;").count(), 1, "notified while focused");
+}

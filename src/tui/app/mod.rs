@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use self::keys::KeyOutcome;
 pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
 use self::scheduler::FrameScheduler;
-pub use self::state::{App, ExitTranscript, StartOptions};
+pub use self::state::{App, ExitTranscript, Notifications, StartOptions};
 use crate::sdk::SessionEvent;
 use crate::tui::markdown::highlight;
 use crate::tui::terminal::TerminalGuard;
@@ -237,8 +237,15 @@ fn on_terminal_event(app: &mut App, event: Event) -> KeyOutcome {
                 KeyOutcome::Nothing
             }
         }
-        Event::Resize(..) | Event::FocusGained => KeyOutcome::Redraw,
-        Event::FocusLost => KeyOutcome::Nothing,
+        Event::Resize(..) => KeyOutcome::Redraw,
+        Event::FocusGained => {
+            app.focused = true;
+            KeyOutcome::Redraw
+        }
+        Event::FocusLost => {
+            app.focused = false;
+            KeyOutcome::Nothing
+        }
     }
 }
 

@@ -41,6 +41,51 @@ pub struct StartOptions {
     pub cwd: PathBuf,
     /// What is printed to the normal screen on leaving (setting `exitTranscript`).
     pub exit_transcript: ExitTranscript,
+    /// How the user hears about a finished turn or a waiting question while the terminal
+    /// is not focused (setting `notifications`).
+    pub notifications: Notifications,
+}
+
+/// How robota gets the user's attention when the terminal is not focused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Notifications {
+    /// OSC 9: a desktop notification in terminals that show them (iTerm2, kitty, WezTerm,
+    /// Windows Terminal, ghostty…).
+    #[default]
+    Osc9,
+    /// The terminal bell.
+    Bell,
+    Off,
+}
+
+impl Notifications {
+    /// `notifications` (`true`/`"osc9"`, `"bell"`, `false`/`"off"`), or Claude Code's
+    /// `preferredNotifChannel` (`iterm2`, `terminal_bell`, `notifications_disabled`).
+    pub fn from_settings(settings: &serde_json::Value) -> Notifications {
+        use serde_json::Value;
+        let value = settings
+            .get("notifications")
+            .or_else(|| settings.get("preferredNotifChannel"));
+        match value {
+            Some(Value::Bool(false)) => Notifications::Off,
+            Some(Value::String(s)) => match s.as_str() {
+                "bell" | "terminal_bell" => Notifications::Bell,
+                "off" | "none" | "notifications_disabled" => Notifications::Off,
+                _ => Notifications::Osc9,
+            },
+            _ => Notifications::Osc9,
+        }
+    }
+
+    /// The bytes that ask the terminal to notify with `message`.
+    pub fn sequence(self, message: &str) -> Option<String> {
+        let clean: String = message.chars().filter(|c| !c.is_control()).collect();
+        match self {
+            Notifications::Osc9 => Some(format!("\x1b]9;{clean}\x07")),
+            Notifications::Bell => Some("\x07".to_string()),
+            Notifications::Off => None,
+        }
+    }
 }
 
 /// What stays in the terminal's scrollback when robota leaves its full-screen view.
@@ -107,6 +152,8 @@ pub struct App {
     last_answer: String,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
     pub ctrl_c_at: Option<Instant>,
+    /// Whether the terminal has focus (focus events; assumed until told otherwise).
+    pub focused: bool,
     /// A one-line hint over the status line ("Press Ctrl+C again to exit").
     pub hint: Option<String>,
     /// Bytes to write to the terminal outside a frame (OSC 52 copies).
@@ -153,6 +200,7 @@ impl App {
             running_prompt: None,
             last_answer: String::new(),
             ctrl_c_at: None,
+            focused: true,
             hint: None,
             outbox: Vec::new(),
             quit: false,
@@ -313,6 +361,10 @@ impl App {
     pub fn on_session_event(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::PermissionRequest(request) => {
+                self.notify(&format!(
+                    "robota needs your approval to use {}",
+                    request.tool_name
+                ));
                 self.pending_permissions.push_back(request);
                 self.show_next_permission();
                 return;
@@ -353,6 +405,7 @@ impl App {
                 self.status.retry = None;
                 if self.running_prompt == Some(id) {
                     self.running_prompt = None;
+                    self.notify("robota finished and is waiting for you");
                     if !outcome.result.is_empty() {
                         self.last_answer = outcome.result.clone();
                     }
@@ -548,6 +601,15 @@ impl App {
                 self.notice(NoticeKind::Info, delivery.message);
             }
             Err(e) => self.notice(NoticeKind::Warning, e),
+        }
+    }
+
+    /// Gets the user's attention (OSC 9 or the bell) when the terminal is not focused.
+    fn notify(&mut self, message: &str) {
+        if !self.focused
+            && let Some(sequence) = self.options.notifications.sequence(message)
+        {
+            self.outbox.push(sequence);
         }
     }
 

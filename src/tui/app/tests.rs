@@ -145,3 +145,28 @@ fn a_picker_covers_the_screen_takes_pastes_and_closes_on_ctrl_c() {
     let (_, cursor) = render(&mut app, 60, 12);
     assert!(cursor.is_some(), "back in the composer");
 }
+
+#[test]
+fn notification_settings_choose_osc_9_the_bell_or_nothing() {
+    use super::state::Notifications;
+    use serde_json::json;
+    let of = |v: serde_json::Value| Notifications::from_settings(&v);
+    assert_eq!(of(json!({})), Notifications::Osc9);
+    assert_eq!(of(json!({"notifications": "bell"})), Notifications::Bell);
+    assert_eq!(of(json!({"notifications": false})), Notifications::Off);
+    assert_eq!(
+        of(json!({"preferredNotifChannel": "terminal_bell"})),
+        Notifications::Bell
+    );
+    assert_eq!(
+        of(json!({"preferredNotifChannel": "notifications_disabled"})),
+        Notifications::Off
+    );
+    assert_eq!(
+        Notifications::Osc9.sequence("done\x07\x1b]"),
+        Some("\x1b]9;done]\x07".to_string()),
+        "control characters never reach the terminal"
+    );
+    assert_eq!(Notifications::Bell.sequence("x"), Some("\x07".to_string()));
+    assert_eq!(Notifications::Off.sequence("x"), None);
+}
