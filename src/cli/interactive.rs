@@ -48,6 +48,7 @@ pub fn run(args: Args) -> u8 {
         cwd: cwd.clone(),
         exit_transcript: ExitTranscript::default(),
         notifications: Notifications::default(),
+        status_line: None,
     };
     let launcher = CliLauncher {
         args,
@@ -60,6 +61,7 @@ pub fn run(args: Args) -> u8 {
         Ok(settings) => StartOptions {
             exit_transcript: ExitTranscript::from_setting(settings.merged.get("exitTranscript")),
             notifications: Notifications::from_settings(&settings.merged),
+            status_line: settings.merged.get("statusLine").cloned(),
             ..options
         },
         Err(_) => options,

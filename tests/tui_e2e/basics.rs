@@ -308,3 +308,20 @@ fn a_finished_turn_notifies_with_osc_9_only_while_the_terminal_is_unfocused() {
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
     assert_eq!(raw.matches("\x1b]9;").count(), 1, "notified while focused");
 }
+
+#[test]
+fn a_status_line_command_shows_its_first_line_with_the_session_facts() {
+    let project = project();
+    std::fs::create_dir_all(&project.home).unwrap();
+    let command = "python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"STATUS\", d[\"model\"][\"id\"], d[\"permission_mode\"]); print(\"second line\")'";
+    std::fs::write(
+        project.home.join("settings.json"),
+        serde_json::json!({"statusLine": {"type": "command", "command": command}}).to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    let screen = pty.wait_for_text("STATUS claude-sonnet-4-6 default");
+    assert!(!screen.contains("second line"), "{screen}");
+    exit_cleanly(&mut pty);
+}

@@ -127,6 +127,28 @@ fn env_references_expand() {
 }
 
 #[test]
+fn an_untrusted_projects_status_line_command_waits_for_trust_in_the_ui() {
+    let d = dirs();
+    write(
+        &d.cwd.join(".claude/settings.json"),
+        r#"{"statusLine":{"type":"command","command":"touch /tmp/pwned"}}"#,
+    );
+    let interactive = load(&d, None, true).unwrap();
+    assert!(interactive.merged.get("statusLine").is_none());
+    assert!(
+        interactive
+            .held_back
+            .iter()
+            .any(|h| h.starts_with("statusLine from")),
+        "{:?}",
+        interactive.held_back
+    );
+    trust::TrustStore::load(&d.robota).trust(&d.cwd).unwrap();
+    let trusted = load(&d, None, true).unwrap();
+    assert!(trusted.merged.get("statusLine").is_some());
+}
+
+#[test]
 fn untrusted_projects_are_held_back_until_trusted() {
     let d = dirs();
     write(

@@ -166,6 +166,10 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
     if !keep_hooks && map.remove("hooks").is_some() {
         held.push(format!("hooks from {label}"));
     }
+    // A status line command runs at every start of the UI, like a hook.
+    if !keep_hooks && map.remove("statusLine").is_some() {
+        held.push(format!("statusLine from {label}"));
+    }
     if let Some(providers) = map.get_mut("providers").and_then(Value::as_object_mut) {
         for (name, profile) in providers.iter_mut() {
             if let Some(p) = profile.as_object_mut()

@@ -111,7 +111,14 @@ impl App {
                 Style::default().add_modifier(Modifier::BOLD),
             )))
             .render(area, buf),
-            None => self.status.render(area, buf, now),
+            None => match &self.status_command_line {
+                // The user's status command speaks while idle; a running turn shows the
+                // spinner and how to stop it.
+                Some(line) if !self.is_busy() => {
+                    Paragraph::new(Line::from(line.clone())).render(area, buf);
+                }
+                _ => self.status.render(area, buf, now),
+            },
         }
     }
 

@@ -14,6 +14,7 @@ pub mod picker;
 pub mod scheduler;
 pub mod setup;
 pub mod state;
+pub mod status_command;
 #[cfg(test)]
 mod tests;
 pub mod trust;
@@ -82,6 +83,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     let mut index_updates = app.input.file_indexer().subscribe();
     let mut scheduler = FrameScheduler::new(FRAME_INTERVAL);
     let mut session_events: Option<mpsc::UnboundedReceiver<SessionEvent>> = None;
+    let (status_tx, mut status_rx) = mpsc::unbounded_channel::<Option<String>>();
     let mut next_spin: Option<Instant> = None;
 
     app.advance_start();
@@ -118,6 +120,13 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
             }
         } else {
             next_spin = None;
+        }
+        if let Some(at) = app.status_command_start(now) {
+            if at <= now {
+                app.start_status_command(status_tx.clone());
+            } else {
+                scheduler.request_at(at);
+            }
         }
         if let Some(at) = app.hint_deadline() {
             if at <= now {
@@ -167,6 +176,10 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
                 scheduler.request(Instant::now());
             },
             Some(()) = wake_rx.recv() => scheduler.request(Instant::now()),
+            Some(line) = status_rx.recv() => {
+                app.status_command_done(line);
+                scheduler.request(Instant::now());
+            },
             _ = terminate.recv() => app.quit = true,
             _ = hangup.recv() => app.quit = true,
             () = sleep_until(deadline), if deadline.is_some() => {},

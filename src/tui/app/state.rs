@@ -29,6 +29,8 @@ use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::{Cell, NoticeKind, Transcript, Welcome};
 
+use super::status_command::StatusCommand;
+
 /// How the app was asked to start.
 #[derive(Debug, Clone, Default)]
 pub struct StartOptions {
@@ -44,6 +46,8 @@ pub struct StartOptions {
     /// How the user hears about a finished turn or a waiting question while the terminal
     /// is not focused (setting `notifications`).
     pub notifications: Notifications,
+    /// The `statusLine` setting (a command whose first output line is the status line).
+    pub status_line: Option<serde_json::Value>,
 }
 
 /// How robota gets the user's attention when the terminal is not focused.
@@ -154,6 +158,9 @@ pub struct App {
     pub ctrl_c_at: Option<Instant>,
     /// Whether the terminal has focus (focus events; assumed until told otherwise).
     pub focused: bool,
+    status_command: Option<StatusCommand>,
+    /// The last line the status command printed.
+    pub status_command_line: Option<String>,
     /// A one-line hint over the status line ("Press Ctrl+C again to exit").
     pub hint: Option<String>,
     /// Bytes to write to the terminal outside a frame (OSC 52 copies).
@@ -201,6 +208,8 @@ impl App {
             last_answer: String::new(),
             ctrl_c_at: None,
             focused: true,
+            status_command: StatusCommand::from_setting(options.status_line.as_ref()),
+            status_command_line: None,
             hint: None,
             outbox: Vec::new(),
             quit: false,
@@ -439,6 +448,53 @@ impl App {
             (true, true) => {}
         }
         self.session_state = Some(state);
+        if let Some(command) = &mut self.status_command {
+            command.mark_due();
+        }
+    }
+
+    /// When the status command should run next, if it should.
+    pub fn status_command_start(&self, now: Instant) -> Option<Instant> {
+        self.status_command.as_ref()?.next_start(now)
+    }
+
+    /// Runs the status command with the session's facts on its stdin.
+    pub fn start_status_command(&mut self, done: mpsc::UnboundedSender<Option<String>>) {
+        let input = self.status_input();
+        if let Some(command) = &mut self.status_command {
+            command.start(input, done);
+        }
+    }
+
+    /// The status command printed `line` (`None`: it failed; the last line stays).
+    pub fn status_command_done(&mut self, line: Option<String>) {
+        if let Some(command) = &mut self.status_command {
+            command.finished();
+        }
+        if let Some(line) = line {
+            self.status_command_line = Some(line).filter(|l| !l.trim().is_empty());
+        }
+    }
+
+    /// What a status command reads on stdin (Claude Code's shape).
+    fn status_input(&self) -> serde_json::Value {
+        let state = self.session_state.as_ref();
+        let dir = self.project_dir().display().to_string();
+        serde_json::json!({
+            "hook_event_name": "Status",
+            "session_id": state.map(|s| s.session_id.clone()).unwrap_or_default(),
+            "transcript_path": "",
+            "cwd": dir,
+            "model": {"id": self.status.model, "display_name": self.status.model},
+            "workspace": {"current_dir": dir, "project_dir": dir},
+            "version": env!("CARGO_PKG_VERSION"),
+            "output_style": {"name": "default"},
+            "permission_mode": self.status.mode.as_str(),
+            "cost": {
+                "total_cost_usd": self.status.cost_usd.unwrap_or(0.0),
+                "total_tokens": self.status.tokens,
+            },
+        })
     }
 
     fn show_next_permission(&mut self) {
