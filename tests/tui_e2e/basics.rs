@@ -325,3 +325,32 @@ fn a_status_line_command_shows_its_first_line_with_the_session_facts() {
     assert!(!screen.contains("second line"), "{screen}");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn question_mark_on_an_empty_composer_opens_the_key_sheet_and_help_lists_keys_too() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("/help lists commands");
+    pty.send(b"?");
+    let sheet = pty.wait_for_text("cycle the permission mode");
+    assert!(sheet.contains("Keys (any key closes)"), "{sheet}");
+    pty.send(b"x");
+    let screen = pty.wait_for("the sheet to close", Duration::from_secs(10), |s| {
+        !s.contains("Keys (any key closes)")
+    });
+    assert!(
+        !screen.contains("> x"),
+        "the closing key was typed: {screen}"
+    );
+    // Typed after text, ? is just a character.
+    pty.type_text("why?");
+    pty.wait_for_text("> why?");
+    pty.send(b"\x03");
+    pty.type_text("/help");
+    pty.send(b"\r");
+    let help = pty.wait_for_text("Keys:");
+    assert!(help.contains("/exit"), "{help}");
+    assert!(help.contains("Shift+Tab"), "{help}");
+    exit_cleanly(&mut pty);
+}

@@ -287,7 +287,7 @@ fn a_command_on_the_command_line_runs_then_the_next_prompt_is_answered() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Answered after help.")]);
     let mut pty = start(&project, &server, &["/help"]);
-    pty.wait_for_text("Commands:");
+    pty.wait_for_text("Keys:");
     // The command ended: the spinner stops, so the next prompt is sent, not queued.
     pty.wait_for("the spinner to stop", Duration::from_secs(10), |s| {
         !s.contains("esc to interrupt")

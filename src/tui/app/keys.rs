@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 
 use super::overlay::{AppAction, EventResult};
+use super::shortcuts::ShortcutSheet;
 use super::state::App;
 use crate::tui::completion::InputAction;
 
@@ -72,6 +73,16 @@ impl App {
             }
             KeyCode::Esc if !self.input.popup_open() && self.is_busy() => {
                 self.interrupt();
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Char('?')
+                if !ctrl
+                    && self.input.composer().is_empty()
+                    && !self.input.composer().is_shell_mode() =>
+            {
+                self.layers.push(ShortcutSheet {
+                    colors: self.theme.color,
+                });
                 return KeyOutcome::Redraw;
             }
             KeyCode::Backspace if self.input.composer().is_empty() && self.queued().is_some() => {
@@ -154,6 +165,7 @@ impl App {
             AppAction::PickerCancelled => self.picker_cancelled(),
             AppAction::Trust(trust) => self.trust_answered(trust),
             AppAction::SetupDone(choice) => self.setup_done(choice),
+            AppAction::Dismissed => {}
         }
     }
 

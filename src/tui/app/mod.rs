@@ -13,6 +13,7 @@ pub mod permission;
 pub mod picker;
 pub mod scheduler;
 pub mod setup;
+pub mod shortcuts;
 pub mod state;
 pub mod status_command;
 #[cfg(test)]

@@ -38,6 +38,8 @@ pub enum AppAction {
     Trust(bool),
     /// The setup screen finished (`None`: cancelled).
     SetupDone(Option<SetupChoice>),
+    /// An overlay that only shows something was closed.
+    Dismissed,
 }
 
 /// What an overlay made of a key.

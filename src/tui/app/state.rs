@@ -367,7 +367,16 @@ impl App {
     // ----- session events -------------------------------------------------------------
 
     /// One event from the session.
-    pub fn on_session_event(&mut self, event: SessionEvent) {
+    pub fn on_session_event(&mut self, mut event: SessionEvent) {
+        // `/help` here also lists the keys of this UI.
+        if let SessionEvent::CommandOutput {
+            command, output, ..
+        } = &mut event
+            && command == "help"
+        {
+            output.push_str("\n\n");
+            output.push_str(&super::shortcuts::shortcuts_text());
+        }
         match event {
             SessionEvent::PermissionRequest(request) => {
                 self.notify(&format!(
