@@ -615,3 +615,73 @@ fn fallback_model_takes_over_when_the_main_model_is_overloaded() {
         "{models:?}"
     );
 }
+
+#[test]
+fn an_allowed_plan_leaves_plan_mode_and_the_program_is_told() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("p1", "ExitPlanMode", json!({"plan": "1. do it"}))]),
+        anthropic::tool_turn(
+            None,
+            &[(
+                "w1",
+                "Write",
+                json!({"file_path": "new.txt", "content": "hi\n"}),
+            )],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let mut peer = Peer::start_with(
+        &p,
+        &server,
+        &[
+            "-p",
+            "--permission-mode",
+            "plan",
+            "--permission-prompt-tool",
+            "stdio",
+        ],
+    );
+    peer.user("plan then do");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    assert_eq!(question["request"]["tool_name"], "ExitPlanMode");
+    assert_eq!(question["request"]["input"]["plan"], "1. do it");
+    answer(&mut peer, &question, json!({"behavior": "allow"}));
+    let status = peer.until("system/status", |v| v["subtype"] == "status");
+    assert_eq!(status["permissionMode"], "default");
+    // Out of plan mode, the Write is asked about (not refused as read-only).
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    assert_eq!(question["request"]["tool_name"], "Write");
+    answer(&mut peer, &question, json!({"behavior": "allow"}));
+    assert_eq!(peer.result()["result"], "done");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("new.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[test]
+fn in_print_mode_a_plan_cannot_be_approved_and_plan_mode_holds() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("p1", "ExitPlanMode", json!({"plan": "1. do it"}))]),
+        anthropic::text_turn("Here is the plan: 1. do it"),
+    ]);
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "plan it",
+            "--permission-mode",
+            "plan",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "Here is the plan: 1. do it");
+    assert_eq!(result["permission_denials"][0]["tool_name"], "ExitPlanMode");
+}

@@ -138,6 +138,7 @@ pub fn assemble_with(
     let todos = TodoList::new();
     let mut tool_list = crate::tools::default_tool_set(&cwd, todos.clone()).tools;
     tool_list.push(crate::tools::web_fetch_tool(&settings.merged));
+    tool_list.push(std::sync::Arc::new(crate::tools::ExitPlanModeTool));
     let search_tool = crate::tools::web_search_tool(&settings.merged);
     let has_search_backend = search_tool.is_some();
     tool_list.extend(search_tool);

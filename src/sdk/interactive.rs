@@ -329,6 +329,10 @@ impl Driver {
     fn sink(&self) -> impl Fn(crate::session::SessionUpdate) + Send + Sync + use<> {
         let shared = self.shared.clone();
         move |update| {
+            if let crate::session::SessionUpdate::ModeChanged(mode) = update {
+                shared.update_state(|s| s.mode = mode);
+                return;
+            }
             let Some(event) = translate(update) else {
                 return;
             };

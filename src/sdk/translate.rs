@@ -100,6 +100,8 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             reason,
         },
         SessionUpdate::Warning(w) => SessionEvent::Warning(w),
+        // The sink puts a mode change into the session state.
+        SessionUpdate::ModeChanged(_) => return None,
         SessionUpdate::Notice(n) => SessionEvent::Notice(n),
         SessionUpdate::Hook(HookProgress::Started {
             hook_id,

@@ -34,6 +34,9 @@ pub use super::update::{
     CompactReport, CompactTrigger, PermissionAnswer, SessionUpdate, UpdateSink,
 };
 
+/// Told to the model with each prompt while the session is in plan mode.
+const PLAN_MODE_REMINDER: &str = "Plan mode is active: the user wants a plan before any change. Do not edit files, run commands that change anything, or make other changes (such calls are refused). Explore read-only, then present your plan with the ExitPlanMode tool; the user approves it (and you may then start) or tells you what to change.";
+
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -404,6 +407,9 @@ impl Session {
                     return TurnOutcome { stop, rounds: 0 };
                 }
             }
+        }
+        if self.mode() == PermissionMode::Plan {
+            self.pending_context.push(PLAN_MODE_REMINDER.to_string());
         }
         if !self.pending_context.is_empty() {
             let context = take(&mut self.pending_context).join("\n\n");

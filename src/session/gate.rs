@@ -20,7 +20,8 @@ use crate::core::engine::{GateDecision, INTERRUPTED_RESULT, ToolCall, ToolGate};
 use crate::core::hooks::HookEvent;
 use crate::core::hooks::protocol::{ToolPermission, ToolPermissionDecision};
 use crate::core::permission::{
-    CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
+    CallFacts, PLAN_APPROVAL_TOOL, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
+    suggested_rule,
 };
 use crate::core::{ToolContext, ToolDisplay, ToolOutput, ToolRegistry};
 
@@ -161,8 +162,19 @@ impl ToolGate for SessionGate<'_> {
             answer = answer => answer.unwrap_or(PermissionAnswer::Deny(None)),
             _ = cancel.cancelled() => PermissionAnswer::Deny(None),
         };
+        // Approving a plan leaves plan mode: to the mode the user chose, else default.
+        if call.name == PLAN_APPROVAL_TOOL {
+            let next = match &answer {
+                PermissionAnswer::AllowWithMode(mode) => Some(*mode),
+                PermissionAnswer::Deny(_) => None,
+                _ => Some(PermissionMode::Default),
+            };
+            if let Some(mode) = next {
+                self.leave_plan_mode(mode);
+            }
+        }
         match answer {
-            PermissionAnswer::Allow => {
+            PermissionAnswer::Allow | PermissionAnswer::AllowWithMode(_) => {
                 self.record(call, PermissionDecision::Allow, "user approved");
                 GateDecision::Allow(call.input.clone())
             }
@@ -207,6 +219,27 @@ impl ToolGate for SessionGate<'_> {
 }
 
 impl SessionGate<'_> {
+    /// Switches the policy out of plan mode now — before the model's next call, so its
+    /// first edit is judged by the new mode — and records and reports the change.
+    fn leave_plan_mode(&self, mode: PermissionMode) {
+        let changed = match self.policy.lock() {
+            Ok(mut policy) if policy.mode == PermissionMode::Plan => {
+                policy.mode = mode;
+                true
+            }
+            _ => false,
+        };
+        if !changed {
+            return;
+        }
+        if let Some(log) = &self.log
+            && let Err(err) = log.append_mode(mode.as_str())
+        {
+            tracing::warn!("session log: {err}");
+        }
+        (self.sink)(SessionUpdate::ModeChanged(mode));
+    }
+
     fn stop_turn(&self, reason: &str) {
         if let Ok(mut halt) = self.halt.lock()
             && halt.is_none()

@@ -12,6 +12,8 @@ use crate::core::hooks::HookProgress;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionAnswer {
     Allow,
+    /// Allow, and switch the session to this permission mode (approving a plan).
+    AllowWithMode(crate::core::permission::PermissionMode),
     /// Allow, running the call with this input instead (the Agent SDK's `updatedInput`);
     /// the new input is judged again by the deny rules.
     AllowWithInput(serde_json::Value),
@@ -43,6 +45,8 @@ pub enum SessionUpdate {
     /// A warning that does not stop the turn (e.g. the log could not be written, a hook
     /// failed or timed out).
     Warning(String),
+    /// The permission mode changed during the turn (an approved plan left plan mode).
+    ModeChanged(crate::core::permission::PermissionMode),
     /// Something to tell the user (a hook's `systemMessage`, a Stop hook continuing).
     Notice(String),
     /// A hook started or finished.

@@ -13,6 +13,7 @@
 mod background_jobs;
 mod bash;
 mod edit;
+mod exit_plan_mode;
 mod file_tracker;
 mod file_write;
 mod glob;
@@ -41,6 +42,7 @@ use crate::core::Tool;
 pub use background_jobs::BackgroundJob;
 pub use bash::BashTool;
 pub use edit::EditTool;
+pub use exit_plan_mode::ExitPlanModeTool;
 pub use file_tracker::{FileReadTracker, FileStamp, Staleness};
 pub use glob::GlobTool;
 pub use grep::GrepTool;

@@ -241,3 +241,87 @@ fn a_one_by_one_terminal_grown_to_full_size_draws_the_whole_screen() {
     pty.wait_for_text("Plenty of room now.");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn approving_a_plan_leaves_plan_mode_and_the_edit_that_follows_applies() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("r1", "Read", json!({"file_path": "calc.py"}))]),
+        tool_turn(
+            None,
+            &[(
+                "p1",
+                "ExitPlanMode",
+                json!({"plan": "1. Change `a - b` to `a + b` in calc.py\n2. Run the test"}),
+            )],
+        ),
+        tool_turn(
+            None,
+            &[(
+                "e1",
+                "Edit",
+                json!({"file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+            )],
+        ),
+        text_turn("Fixed as planned."),
+    ]);
+    let mut pty = start(&project, &server, &["--permission-mode", "plan"]);
+    pty.wait_for_text("/help lists commands");
+    pty.type_text("fix add");
+    pty.send(b"\r");
+    let popup = pty.wait_for_text("Yes, and auto-accept edits");
+    assert!(popup.contains("Here is robota's plan"), "{popup}");
+    assert!(popup.contains("Change `a - b` to `a + b`"), "{popup}");
+    pty.send(b"1");
+    let screen = pty.wait_for_text("Fixed as planned.");
+    assert!(!screen.contains("Do you want to proceed?"), "{screen}");
+    let calc = std::fs::read_to_string(project.root.join("calc.py")).unwrap();
+    assert!(calc.contains("return a + b"), "{calc}");
+    // The model was told it was planning, and the approval reached it.
+    let first = server.requests()[0].body["messages"].to_string();
+    assert!(first.contains("Plan mode is active"), "{first}");
+    let third = server.requests()[2].body["messages"].to_string();
+    assert!(third.contains("approved your plan"), "{third}");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn rejecting_a_plan_with_feedback_keeps_planning() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(
+            None,
+            &[(
+                "p1",
+                "ExitPlanMode",
+                json!({"plan": "1. Rewrite everything"}),
+            )],
+        ),
+        tool_turn(
+            None,
+            &[(
+                "w1",
+                "Write",
+                json!({"file_path": "new.py", "content": "x = 1\n"}),
+            )],
+        ),
+        text_turn("Still planning."),
+    ]);
+    let mut pty = start(&project, &server, &["--permission-mode", "plan"]);
+    pty.wait_for_text("/help lists commands");
+    pty.type_text("rewrite");
+    pty.send(b"\r");
+    pty.wait_for_text("No, keep planning");
+    pty.send(b"3");
+    pty.wait_for_text("Tell robota what to do instead");
+    pty.type_text("smaller steps please");
+    pty.send(b"\r");
+    pty.wait_for_text("Still planning.");
+    // Still in plan mode: the Write was refused, not asked about.
+    assert!(!project.root.join("new.py").exists());
+    let second = server.requests()[1].body["messages"].to_string();
+    assert!(second.contains("smaller steps please"), "{second}");
+    let third = server.requests()[2].body["messages"].to_string();
+    assert!(third.contains("plan mode is read-only"), "{third}");
+    exit_cleanly(&mut pty);
+}

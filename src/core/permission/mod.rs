@@ -43,6 +43,10 @@ pub enum Verdict {
     Deny { reason: String },
 }
 
+/// The tool a model calls in plan mode to present its plan (Claude Code's `ExitPlanMode`):
+/// in plan mode it always asks, and an approval leaves plan mode.
+pub const PLAN_APPROVAL_TOOL: &str = "ExitPlanMode";
+
 /// Mode, rule lists and the places the session may work in.
 #[derive(Debug, Clone, Default)]
 pub struct PermissionPolicy {
@@ -240,6 +244,15 @@ impl PermissionPolicy {
     fn mode_policy(&self, call: &CallFacts<'_>, inside: Option<bool>) -> Verdict {
         use PermissionMode::*;
         use RiskClass::*;
+        if call.tool == PLAN_APPROVAL_TOOL {
+            // Leaving plan mode is the user's call; outside it the tool changes nothing.
+            return match self.mode {
+                Plan => Verdict::Ask {
+                    reason: "the plan needs your approval".to_string(),
+                },
+                _ => Verdict::Allow,
+            };
+        }
         match (self.mode, call.risk) {
             (_, Read) => Verdict::Allow,
             (BypassPermissions, _) => Verdict::Allow,

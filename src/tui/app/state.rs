@@ -522,6 +522,9 @@ impl App {
     pub fn answer_permission(&mut self, mut request: PermissionRequest, choice: PermissionChoice) {
         match choice {
             PermissionChoice::Allow => request.respond(PermissionAnswer::Allow),
+            PermissionChoice::AllowWithMode(mode) => {
+                request.respond(PermissionAnswer::AllowWithMode(mode));
+            }
             PermissionChoice::AllowAlways => match request.allow_and_save(&self.project_dir()) {
                 Ok(path) => {
                     if let Err(e) = self.launcher.rule_saved(&request.suggested_rule) {

@@ -90,6 +90,8 @@ impl Overlay for PermissionOverlay {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionChoice {
     Allow,
+    /// Yes, and switch to this mode (a plan approved "with auto-accepted edits").
+    AllowWithMode(crate::core::permission::PermissionMode),
     AllowAlways,
     Deny(Option<String>),
     /// Esc or Ctrl+C: no, and stop the turn (as Claude Code).
@@ -99,6 +101,7 @@ pub enum PermissionChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answer {
     Allow,
+    AllowAcceptEdits,
     AllowAlways,
     Deny,
 }
@@ -139,6 +142,19 @@ impl PermissionPopup {
 
     /// The answers offered, in order; "don't ask again" only when there is a rule to save.
     fn options(&self) -> Vec<(Answer, String)> {
+        if self.tool == crate::core::permission::PLAN_APPROVAL_TOOL {
+            return vec![
+                (
+                    Answer::AllowAcceptEdits,
+                    "Yes, and auto-accept edits".to_string(),
+                ),
+                (Answer::Allow, "Yes, and manually approve edits".to_string()),
+                (
+                    Answer::Deny,
+                    "No, keep planning (tell robota what to change)".to_string(),
+                ),
+            ];
+        }
         let mut options = vec![(Answer::Allow, "Yes".to_string())];
         if !self.rule.is_empty() {
             options.push((
@@ -160,6 +176,9 @@ impl PermissionPopup {
         self.selected = index;
         match answer {
             Answer::Allow => Some(PermissionChoice::Allow),
+            Answer::AllowAcceptEdits => Some(PermissionChoice::AllowWithMode(
+                crate::core::permission::PermissionMode::AcceptEdits,
+            )),
             Answer::AllowAlways => Some(PermissionChoice::AllowAlways),
             Answer::Deny => {
                 self.feedback = Some(String::new());

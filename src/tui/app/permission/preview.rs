@@ -26,7 +26,11 @@ pub fn permission_popup(
         Some(diff) => diff.render(width.saturating_sub(2).max(20), true, theme),
         None => command_preview(request),
     };
-    let mut summary = summarize_input(&request.tool_name, &request.input);
+    let mut summary = if request.tool_name == crate::core::permission::PLAN_APPROVAL_TOOL {
+        "Here is robota's plan. Ready to code?".to_string()
+    } else {
+        summarize_input(&request.tool_name, &request.input)
+    };
     if !request.reason.is_empty() {
         summary = format!("{summary}  ({})", request.reason);
     }
@@ -56,8 +60,17 @@ fn file_preview(request: &PermissionRequest, cwd: &Path) -> Option<DiffView> {
     Some(DiffView::new(&shown, before.as_deref(), after))
 }
 
-/// A multi-line Bash command, whole (a one-line command is already the summary).
+/// A multi-line Bash command, whole (a one-line command is already the summary); the plan
+/// of a plan-approval request.
 fn command_preview(request: &PermissionRequest) -> Vec<Line<'static>> {
+    if request.tool_name == crate::core::permission::PLAN_APPROVAL_TOOL {
+        let plan = request
+            .input
+            .get("plan")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return plan.lines().map(|l| Line::from(format!("  {l}"))).collect();
+    }
     if request.tool_name != "Bash" {
         return Vec::new();
     }
