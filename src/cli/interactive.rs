@@ -138,6 +138,10 @@ impl Launcher for CliLauncher {
         };
         let assembled = assemble(&args, true).map_err(|e| {
             if e.starts_with(provider_setup::NO_PROVIDER) {
+                // A first run: the setup screen needs no error line.
+                tracing::info!("first run: {e}");
+                LaunchError::NeedsSetup(String::new())
+            } else if e.starts_with(provider_setup::NO_KEY) {
                 LaunchError::NeedsSetup(e)
             } else {
                 LaunchError::Failed(e)
@@ -205,6 +209,7 @@ impl Launcher for CliLauncher {
     }
 
     fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String> {
+        provider_setup::check_setup(profile)?;
         setup_save::save_setup(&self.home, profile).map_err(|e| e.to_string())
     }
 

@@ -112,6 +112,55 @@ fn env_var(name: &str) -> Option<String> {
 
 /// How the error for "nothing configured" begins (the TUI opens its setup screen on it).
 pub const NO_PROVIDER: &str = "no provider is configured";
+/// How the error for "configured, but no usable key" begins (the setup screen reopens).
+pub const NO_KEY: &str = "no API key for";
+
+/// Checks a provider the setup screen is about to save: a key named by `$ENV:NAME` must be
+/// set, and an OpenAI-compatible server must answer on its address. `Err` says what to fix.
+pub fn check_setup(profile: &crate::sdk::settings::setup_save::SetupProfile) -> Result<(), String> {
+    if let Some(name) = profile
+        .api_key
+        .as_deref()
+        .and_then(|k| k.strip_prefix("$ENV:"))
+        && env_var(name).is_none()
+    {
+        return Err(format!(
+            "{name} is not set in this environment: export it before starting robota, or paste the key itself"
+        ));
+    }
+    if let Some(url) = profile.base_url.as_deref() {
+        reachable(url)?;
+    }
+    Ok(())
+}
+
+/// Whether something listens at the URL's host and port (within 2 s).
+fn reachable(url: &str) -> Result<(), String> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let parsed = url::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| format!("{url} names no host"))?;
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| format!("{url} names no port"))?;
+    let addrs: Vec<_> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .collect();
+    let timeout = Duration::from_secs(2);
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => format!("cannot reach {url}: {e} — is the server running?"),
+        None => format!("cannot reach {url}: no address"),
+    })
+}
 
 /// Picks the provider from flags, settings and environment.
 pub fn choose(
@@ -350,7 +399,7 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
     let missing_key = || {
         let vars = spec.kind.key_vars().join(" or ");
         format!(
-            "no API key for {}: set {vars}, or \"apiKey\" in the provider profile",
+            "{NO_KEY} {}: set {vars}, or \"apiKey\" in the provider profile",
             kind_name(spec.kind)
         )
     };
@@ -406,6 +455,36 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn setup_checks_the_key_variable_and_that_a_server_answers() {
+        use crate::sdk::settings::setup_save::SetupProfile;
+        let profile = |key: Option<&str>, url: Option<String>| SetupProfile {
+            name: "local".into(),
+            kind: "openai-compatible",
+            api_key: key.map(str::to_string),
+            base_url: url,
+            model: "m".into(),
+        };
+        let err = check_setup(&profile(Some("$ENV:ROBOTA_TEST_SURELY_UNSET"), None)).unwrap_err();
+        assert!(err.contains("ROBOTA_TEST_SURELY_UNSET is not set"), "{err}");
+        assert!(check_setup(&profile(Some("$ENV:PATH"), None)).is_ok());
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let up = format!("http://{}/v1", listener.local_addr().unwrap());
+        assert!(check_setup(&profile(None, Some(up))).is_ok());
+        drop(listener);
+        let refused = refused_local_url();
+        let err = check_setup(&profile(None, Some(refused.clone()))).unwrap_err();
+        assert!(err.contains(&format!("cannot reach {refused}")), "{err}");
+    }
+
+    /// A loopback URL nothing listens on (a port bound, then released).
+    fn refused_local_url() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        drop(listener);
+        url
+    }
+
     use super::*;
     use crate::sdk::settings::LoadOptions;
     use std::path::Path;

@@ -97,6 +97,49 @@ fn the_model_picker_changes_the_model_of_the_next_request() {
 }
 
 #[test]
+fn setup_refuses_a_key_variable_that_is_not_set_and_saves_nothing() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start_with(&project, &server, &[], |cmd| {
+        cmd.env_remove("ANTHROPIC_API_KEY");
+    });
+    pty.wait_for_text("Anthropic");
+    pty.send(b"\r");
+    pty.wait_for_text("API key");
+    pty.send(b"\t"); // the name of a variable instead of a key
+    pty.wait_for_text("ANTHROPIC_API_KEY");
+    pty.send(b"\r");
+    pty.wait_for_text("claude-sonnet-4-6");
+    pty.send(b"\r");
+    pty.wait_for_text("is not set in this environment");
+    assert!(
+        !project.home.join("settings.json").exists(),
+        "a profile without a usable key was saved"
+    );
+    pty.send(b"\x03");
+    assert!(pty.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+#[test]
+fn a_saved_profile_whose_key_variable_is_unset_reopens_setup_with_the_reason() {
+    let project = project();
+    std::fs::create_dir_all(&project.home).unwrap();
+    std::fs::write(
+        project.home.join("settings.json"),
+        json!({"currentProvider": "anthropic", "providers": {"anthropic": {"type": "anthropic", "apiKey": "$ENV:ROBOTA_TEST_UNSET_KEY", "model": "claude-sonnet-4-6"}}}).to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let mut pty = start_with(&project, &server, &[], |cmd| {
+        cmd.env_remove("ANTHROPIC_API_KEY");
+    });
+    let screen = pty.wait_for_text("no API key for Anthropic");
+    assert!(screen.contains("Anthropic"), "{screen}");
+    pty.send(b"\x03");
+    assert!(pty.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+#[test]
 fn first_run_without_a_provider_opens_setup_and_saves_the_choice() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Set up and answering.")]);

@@ -299,10 +299,10 @@ impl App {
                 }
             }
             Err(LaunchError::NeedsSetup(message)) => {
+                // An empty message is a first run; else what is wrong with the saved
+                // provider (a key variable that is not set…).
                 let mut setup = SetupScreen::new(self.theme.color);
-                if self.start != Start::Running && self.layers.is_empty() {
-                    tracing::info!("first run: {message}");
-                } else {
+                if !message.is_empty() {
                     setup.set_error(message);
                 }
                 self.layers.push(setup);
