@@ -354,3 +354,50 @@ fn question_mark_on_an_empty_composer_opens_the_key_sheet_and_help_lists_keys_to
     assert!(help.contains("Shift+Tab"), "{help}");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn ctrl_r_searches_the_prompt_history_of_this_project_then_the_others() {
+    let project = project();
+    let history = project.home.join("history");
+    std::fs::create_dir_all(&history).unwrap();
+    std::fs::write(
+        history.join("-some-other-project.jsonl"),
+        "{\"display\":\"question from elsewhere\",\"timestamp\":1}\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![text_turn("one"), text_turn("two")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("/help lists commands");
+    for prompt in ["alpha question", "beta question"] {
+        pty.type_text(prompt);
+        pty.send(b"\r");
+    }
+    pty.wait_for_text("two");
+    pty.send(b"\x12"); // Ctrl+R
+    let picker = pty.wait_for_text("Search the prompt history");
+    assert!(picker.contains("beta question"), "{picker}");
+    assert!(picker.contains("question from elsewhere"), "{picker}");
+    assert!(
+        picker.find("beta question") < picker.find("alpha question"),
+        "newest first: {picker}"
+    );
+    pty.type_text("alph");
+    pty.wait_for("the filter", Duration::from_secs(10), |s| {
+        !s.contains("beta question")
+    });
+    pty.send(b"\r");
+    pty.wait_for_text("> alpha question");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "recalling a prompt does not send it"
+    );
+    exit_cleanly_after_clearing(&mut pty);
+}
+
+/// Clears the composer (Ctrl+C) and leaves (Ctrl+D).
+fn exit_cleanly_after_clearing(pty: &mut crate::support::pty::PtySession) {
+    pty.send(b"\x03");
+    pty.wait_for_text("Ask anything");
+    exit_cleanly(pty);
+}

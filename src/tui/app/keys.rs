@@ -55,6 +55,10 @@ impl App {
                 self.cycle_mode();
                 return KeyOutcome::Redraw;
             }
+            KeyCode::Char('r') if ctrl => {
+                self.open_history_search();
+                return KeyOutcome::Redraw;
+            }
             KeyCode::Char('o') if ctrl => {
                 self.transcript.toggle_expanded();
                 return KeyOutcome::Redraw;

@@ -304,6 +304,8 @@ pub enum PickerPurpose {
     Session,
     /// `/model`.
     Model,
+    /// Ctrl+R: a prompt from the history (the id indexes `App::history_search`).
+    History,
 }
 
 /// A picker on screen, covering everything above the status line.

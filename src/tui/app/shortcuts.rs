@@ -17,6 +17,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Enter", "send (while a turn runs: queue it)"),
     ("Shift+Enter, Ctrl+J, \\+Enter", "new line"),
     ("Up / Down", "prompt history"),
+    ("Ctrl+R", "search the prompt history"),
     ("/", "slash commands"),
     ("@", "attach a file"),
     ("!", "run a shell command"),

@@ -24,7 +24,7 @@ use crate::sdk::{
     Submission, SubmissionId,
 };
 use crate::tui::completion::{FileIndexer, PromptInput, builtin_commands};
-use crate::tui::composer::{Composer, PromptHistory};
+use crate::tui::composer::{Composer, HistoryEntry, PromptHistory};
 use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::{Cell, NoticeKind, Transcript, Welcome};
@@ -159,6 +159,8 @@ pub struct App {
     /// Whether the terminal has focus (focus events; assumed until told otherwise).
     pub focused: bool,
     status_command: Option<StatusCommand>,
+    /// The entries a Ctrl+R search offers, by picker id.
+    history_search: Vec<HistoryEntry>,
     /// The last line the status command printed.
     pub status_command_line: Option<String>,
     /// A one-line hint over the status line ("Press Ctrl+C again to exit").
@@ -210,6 +212,7 @@ impl App {
             focused: true,
             status_command: StatusCommand::from_setting(options.status_line.as_ref()),
             status_command_line: None,
+            history_search: Vec::new(),
             hint: None,
             outbox: Vec::new(),
             quit: false,
@@ -703,6 +706,56 @@ impl App {
         (!text.is_empty()).then_some(text)
     }
 
+    /// Ctrl+R: a picker over the prompts of this project (newest first), then those of
+    /// the other projects; the chosen one goes into the composer.
+    pub fn open_history_search(&mut self) {
+        let mut entries: Vec<(HistoryEntry, &'static str)> = Vec::new();
+        let here = self.input.composer().history();
+        entries.extend(
+            (0..here.len())
+                .filter_map(|back| here.get_back(back).cloned())
+                .map(|e| (e, "this project")),
+        );
+        let this_file = self.options.history_path.clone();
+        if let Some(dir) = this_file.as_deref().and_then(std::path::Path::parent) {
+            let mut others: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| Some(path.as_path()) != this_file.as_deref())
+                .collect();
+            others.sort();
+            for path in others {
+                if let Ok(history) = PromptHistory::load(&path) {
+                    entries.extend(
+                        (0..history.len())
+                            .filter_map(|back| history.get_back(back).cloned())
+                            .map(|e| (e, "another project")),
+                    );
+                }
+            }
+        }
+        if entries.is_empty() {
+            self.notice(NoticeKind::Info, "No prompts in the history yet.");
+            return;
+        }
+        let items = entries
+            .iter()
+            .enumerate()
+            .map(|(index, (entry, place))| PickerItem {
+                id: index.to_string(),
+                title: entry.display.replace('\n', " ⏎ "),
+                detail: (*place).to_string(),
+            })
+            .collect();
+        self.history_search = entries.into_iter().map(|(entry, _)| entry).collect();
+        self.layers.push(PickerOverlay {
+            picker: Picker::new("Search the prompt history", items, self.theme.color),
+            purpose: PickerPurpose::History,
+        });
+    }
+
     fn open_session_picker(&mut self) {
         let now = SystemTime::now();
         let items: Vec<PickerItem> = self
@@ -765,6 +818,17 @@ impl App {
         match purpose {
             PickerPurpose::Model => self.submit(format!("/model {id}")),
             PickerPurpose::Session => self.resume(id),
+            PickerPurpose::History => {
+                let chosen = id
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|index| self.history_search.get(index).cloned());
+                if let Some(entry) = chosen {
+                    self.input.composer_mut().recall(&entry);
+                    self.input.refresh_completion();
+                }
+                self.history_search.clear();
+            }
         }
     }
 

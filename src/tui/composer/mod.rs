@@ -363,6 +363,12 @@ impl Composer {
     }
 
     /// Puts a history entry in the composer, its pastes back as placeholders.
+    /// Puts a history entry (from a search) into the composer, pastes and shell mode
+    /// restored, as Up would.
+    pub fn recall(&mut self, entry: &HistoryEntry) {
+        self.load_entry(entry);
+    }
+
     fn load_entry(&mut self, entry: &HistoryEntry) {
         let (shell, mut rest) = match entry.display.strip_prefix('!') {
             Some(command) => (true, command),
