@@ -198,3 +198,38 @@ fn resume_session_at_continues_from_that_message_and_the_log_remembers() {
     assert_eq!(alone.status.code(), Some(1));
     assert_eq!(server.requests().len(), 4);
 }
+
+#[test]
+fn export_writes_the_conversation_as_markdown() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("t1", "Read", serde_json::json!({"file_path": "calc.py"}))],
+        ),
+        anthropic::text_turn("add subtracts"),
+    ]);
+    assert!(
+        p.run(&server, &["-p", "what does calc.py do?"])
+            .status
+            .success()
+    );
+    // A directory that does not exist is an error that says so.
+    let out = p.run(&server, &["-c", "-p", "/export notes/session.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    std::fs::create_dir_all(p.root.join("notes")).unwrap();
+    let out = p.run(&server, &["-c", "-p", "/export notes/session.md"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("notes/session.md"));
+    let text = std::fs::read_to_string(p.root.join("notes/session.md")).unwrap();
+    assert!(text.contains("## You\n\nwhat does calc.py do?"), "{text}");
+    assert!(text.contains("**Read**"), "{text}");
+    assert!(text.contains("return a - b"), "{text}");
+    assert!(text.contains("## robota\n\nadd subtracts"), "{text}");
+    assert_eq!(server.requests().len(), 2, "/export calls no model");
+}

@@ -51,6 +51,7 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
             session.rename(args.to_string());
             format!("Session renamed to {args}.")
         }
+        "export" => super::export::export(session, args)?,
         _ => {
             return Err(format!("/{name} only runs in the full-screen UI"));
         }

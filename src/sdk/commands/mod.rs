@@ -5,6 +5,7 @@
 //! headless runs `/name args` through the same parse.
 
 mod builtin;
+mod export;
 mod submission;
 
 pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
@@ -98,6 +99,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         "rename",
         "Name this session (resume it by that name)",
         "<name>",
+        false,
+    ),
+    session(
+        "export",
+        "Write the conversation to a Markdown file",
+        "[file]",
         false,
     ),
     client(
