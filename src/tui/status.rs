@@ -142,6 +142,11 @@ impl StatusLine {
         if let Some(branch) = &self.git_branch {
             segments.push(vec![Span::styled(format!("⎇ {branch}"), self.dim())]);
         }
+        if self.mode != PermissionMode::Default && self.busy_since.is_none() {
+            // How to leave the mode again, as Claude Code says; the first to go when
+            // the line is narrow.
+            segments.push(vec![Span::styled("shift+tab to cycle", self.dim())]);
+        }
         segments
     }
 
@@ -191,7 +196,7 @@ mod tests {
         };
         assert_eq!(
             text(&s.line(now)),
-            "claude-sonnet-4-6 · acceptEdits · ctx 75% · 12.3k tok · $0.12 · fix-tests · ⎇ main"
+            "claude-sonnet-4-6 · acceptEdits · ctx 75% · 12.3k tok · $0.12 · fix-tests · ⎇ main · shift+tab to cycle"
         );
         let ctx_span = s
             .line(now)

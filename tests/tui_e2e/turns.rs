@@ -30,7 +30,8 @@ fn approving_an_edit_in_the_popup_changes_the_file() {
     pty.wait_for_text("Ask anything");
     pty.type_text("fix add");
     pty.send(b"\r");
-    let popup = pty.wait_for_text("Do you want to proceed?");
+    // The popup's last line: the whole popup is on screen (not half a frame).
+    let popup = pty.wait_for_text("what to do instead");
     assert!(
         popup.contains("-     return a - b") || popup.contains("- return a - b"),
         "{popup}"
