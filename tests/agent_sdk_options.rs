@@ -20,6 +20,18 @@ fn answer(peer: &mut Peer, question: &Value, response: Value) {
     }}));
 }
 
+/// The model asks for one Bash call touching `path`.
+fn touch_turn(id: &str, path: &std::path::Path) -> support::MockResponse {
+    anthropic::tool_turn(
+        None,
+        &[(
+            id,
+            "Bash",
+            json!({"command": format!("touch {}", path.display())}),
+        )],
+    )
+}
+
 fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
@@ -37,14 +49,7 @@ fn an_sdk_pre_tool_use_hook_registered_at_initialize_is_called_back_and_its_deny
     let p = project();
     let canary = p.root.join("canary.txt");
     let server = MockServer::start(vec![
-        anthropic::tool_turn(
-            None,
-            &[(
-                "toolu_1",
-                "Bash",
-                json!({"command": format!("touch {}", canary.display())}),
-            )],
-        ),
+        touch_turn("toolu_1", &canary),
         anthropic::text_turn("the hook said no"),
     ]);
     let mut peer = Peer::start_with(&p, &server, &["-p", "--allowedTools", "Bash"]);
@@ -90,14 +95,7 @@ fn a_hook_callback_answered_with_an_error_does_not_block_and_a_second_initialize
     let p = project();
     let made = p.root.join("made.txt");
     let server = MockServer::start(vec![
-        anthropic::tool_turn(
-            None,
-            &[(
-                "toolu_1",
-                "Bash",
-                json!({"command": format!("touch {}", made.display())}),
-            )],
-        ),
+        touch_turn("toolu_1", &made),
         anthropic::text_turn("done"),
     ]);
     let mut peer = Peer::start_with(&p, &server, &["-p", "--allowedTools", "Bash"]);
@@ -134,14 +132,7 @@ fn an_allow_with_updated_input_runs_the_new_input_and_deny_rules_judge_it() {
     let asked = p.root.join("asked.txt");
     let instead = p.root.join("instead.txt");
     let server = MockServer::start(vec![
-        anthropic::tool_turn(
-            None,
-            &[(
-                "toolu_1",
-                "Bash",
-                json!({"command": format!("touch {}", asked.display())}),
-            )],
-        ),
+        touch_turn("toolu_1", &asked),
         anthropic::text_turn("ran the rewritten call"),
         anthropic::tool_turn(
             None,

@@ -330,7 +330,8 @@ fn describe(output: &Output) -> String {
 }
 
 /// Tools left out of the CLI runs: the smaller prompt keeps a 2-core first request short.
-const UNNEEDED_TOOLS: &str = "Bash Write Edit Glob Grep WebFetch WebSearch Agent Task TodoWrite";
+const UNNEEDED_TOOLS: &str =
+    "Bash Write Edit Glob Grep WebFetch WebSearch Agent Task TodoWrite ExitPlanMode";
 
 #[test]
 fn robota_print_mode_answers_through_an_openai_compatible_profile() {

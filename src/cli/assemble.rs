@@ -156,7 +156,7 @@ pub fn assemble_with(
         deny.iter()
             .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
     };
-    let chosen = chosen_tools(args.tools.as_deref())?;
+    let chosen = chosen_tools(args.tools.as_deref());
     if let Some(chosen) = &chosen {
         let known = tools.names();
         let unknown: Vec<&str> = chosen
@@ -409,8 +409,8 @@ fn env_flag(name: &str) -> bool {
 
 /// `--tools`: `None` keeps every tool; `""` none; `default` all; else the names listed
 /// (comma- or space-separated).
-fn chosen_tools(list: Option<&[String]>) -> Result<Option<Vec<String>>, String> {
-    let Some(list) = list else { return Ok(None) };
+fn chosen_tools(list: Option<&[String]>) -> Option<Vec<String>> {
+    let list = list?;
     let names: Vec<String> = list
         .iter()
         .flat_map(|item| item.split([',', ' ']))
@@ -419,9 +419,9 @@ fn chosen_tools(list: Option<&[String]>) -> Result<Option<Vec<String>>, String> 
         .map(str::to_string)
         .collect();
     if names.iter().any(|n| n == "default") {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(names))
+    Some(names)
 }
 
 fn read_prompt_file(path: &std::path::Path, flag: &str) -> Result<String, String> {

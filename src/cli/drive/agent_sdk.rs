@@ -61,8 +61,9 @@ struct Driver {
     questions: HashMap<String, PermissionRequest>,
     /// Hook callbacks sent as `hook_callback`, by request id, awaiting the answer.
     hook_calls: HashMap<String, oneshot::Sender<Result<Value, String>>>,
-    /// The first `initialize` registered the program's hooks; a later one cannot.
-    hooks_registered: bool,
+    /// The `initialize` whose hooks went into the session (the first input line) is yet
+    /// to be answered; any other `initialize` cannot add hooks.
+    hooks_initialize_pending: bool,
     next_request: u64,
     input_open: bool,
 }
@@ -133,7 +134,7 @@ pub async fn run(args: Args) -> u8 {
         last_end: TurnEnd::Success,
         questions: HashMap::new(),
         hook_calls: HashMap::new(),
-        hooks_registered: false,
+        hooks_initialize_pending: first.as_deref().is_some_and(is_initialize),
         next_request: 1,
         input_open: true,
     };
@@ -294,10 +295,13 @@ impl Driver {
             Some(Value::Object(m)) => !m.is_empty(),
             Some(_) => true,
         };
-        if has("hooks") && self.hooks_registered {
-            return Err("hooks can only be registered by the first initialize request".to_string());
+        let registers = std::mem::take(&mut self.hooks_initialize_pending);
+        if has("hooks") && !registers {
+            return Err(
+                "hooks can only be registered by an initialize request on the first input line"
+                    .to_string(),
+            );
         }
-        self.hooks_registered = true;
         if has("agents") {
             return Err("robota does not take SDK-defined agents yet".to_string());
         }
@@ -546,17 +550,26 @@ impl Driver {
     }
 }
 
-/// The `hooks` of a line that is an `initialize` control request, if it has any.
-fn initialize_hooks(line: &str) -> Option<Value> {
+/// The `request` of a line that is an `initialize` control request.
+fn initialize_request(line: &str) -> Option<Value> {
     let value: Value = serde_json::from_str(line).ok()?;
     if value.get("type")?.as_str()? != "control_request" {
         return None;
     }
     let request = value.get("request")?;
-    if request.get("subtype")?.as_str()? != "initialize" {
-        return None;
-    }
-    request.get("hooks").filter(|h| h.is_object()).cloned()
+    (request.get("subtype")?.as_str()? == "initialize").then(|| request.clone())
+}
+
+fn is_initialize(line: &str) -> bool {
+    initialize_request(line).is_some()
+}
+
+/// The `hooks` of a line that is an `initialize` control request, if it has any.
+fn initialize_hooks(line: &str) -> Option<Value> {
+    initialize_request(line)?
+        .get("hooks")
+        .filter(|h| h.is_object())
+        .cloned()
 }
 
 /// One hook callback to ask of the program.

@@ -8,6 +8,7 @@ pub mod clipboard;
 pub mod draw;
 pub mod keys;
 pub mod launcher;
+pub mod options;
 pub mod overlay;
 pub mod permission;
 pub mod picker;
@@ -34,8 +35,9 @@ use tokio::sync::mpsc;
 
 use self::keys::KeyOutcome;
 pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
+pub use self::options::{ExitTranscript, Notifications, StartOptions};
 use self::scheduler::FrameScheduler;
-pub use self::state::{App, ExitTranscript, Notifications, StartOptions};
+pub use self::state::App;
 use crate::sdk::SessionEvent;
 use crate::tui::markdown::highlight;
 use crate::tui::terminal::TerminalGuard;

@@ -12,8 +12,9 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
+use super::options::StartOptions;
 use super::permission::permission_popup;
-use super::state::{App, StartOptions};
+use super::state::App;
 use crate::sdk::settings::setup_save::SetupProfile;
 use crate::sdk::{PermissionAnswer, PermissionRequest, SessionEvent};
 use crate::tui::theme::Theme;
@@ -148,7 +149,7 @@ fn a_picker_covers_the_screen_takes_pastes_and_closes_on_ctrl_c() {
 
 #[test]
 fn notification_settings_choose_osc_9_the_bell_or_nothing() {
-    use super::state::Notifications;
+    use super::options::Notifications;
     use serde_json::json;
     let of = |v: serde_json::Value| Notifications::from_settings(&v);
     assert_eq!(of(json!({})), Notifications::Osc9);
