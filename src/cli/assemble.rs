@@ -5,6 +5,7 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
+use crate::sdk::mcp::{McpManager, McpSources};
 use crate::sdk::settings::{LoadOptions, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::log::{SessionHeader, SessionLog};
@@ -12,6 +13,8 @@ use crate::session::replay;
 use crate::session::store::SessionStore;
 use crate::session::{Session, SessionConfig};
 use crate::tools::TodoList;
+
+use std::sync::Arc;
 
 use super::args::Args;
 use super::paths;
@@ -28,6 +31,8 @@ pub struct Assembled {
     pub notice: Option<String>,
     /// Lines for stderr (e.g. a log line skipped on resume).
     pub warnings: Vec<String>,
+    /// The session's MCP servers, already connecting in the background.
+    pub mcp: Option<Arc<McpManager>>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -116,11 +121,36 @@ pub fn assemble_with(
     let has_search_backend = search_tool.is_some();
     tool_list.extend(search_tool);
     let mut tools = ToolRegistry::new(tool_list);
-    let removed = |name: &str| {
-        deny.iter()
-            .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
+    let whole_tool_denials: Vec<PermissionRule> = deny
+        .iter()
+        .filter(|r| r.specifier.is_none())
+        .cloned()
+        .collect();
+    let removed = move |name: &str| {
+        whole_tool_denials
+            .iter()
+            .any(|r| r.names_tool(name, RuleList::Deny))
     };
-    tools.retain(|name| !removed(name));
+    let servers = crate::sdk::mcp::collect(&McpSources {
+        cwd: &cwd,
+        home: user_home.as_deref(),
+        settings: &settings,
+        flag_configs: &args.mcp_config,
+        strict: args.strict_mcp_config,
+    })?;
+    if !servers.held_back.is_empty() {
+        warnings.push(format!(
+            "{} (run `robota trust` to trust this directory)",
+            servers.held_back.join("; ")
+        ));
+    }
+    let mcp = (!servers.servers.is_empty())
+        .then(|| McpManager::new(servers.servers, cwd.clone(), settings.env()));
+    if let Some(mcp) = &mcp {
+        tools.add_source(mcp.clone());
+    }
+    let removed_now = removed.clone();
+    tools.retain(move |name| !removed_now(name));
     // Without a search backend, Anthropic's own web search stands in (never advertised
     // where it cannot work, and not when the user removed WebSearch).
     let server_tools =
@@ -276,7 +306,12 @@ pub fn assemble_with(
     {
         session.rename(name);
     }
+    // Connected last, once nothing above can fail: the servers start in the background.
+    if let Some(mcp) = &mcp {
+        mcp.start();
+    }
     Ok(Assembled {
+        mcp,
         session,
         model,
         api_key_source: choice.api_key_source,
