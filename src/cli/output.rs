@@ -71,7 +71,6 @@ pub fn init_message(
     mode: &str,
     api_key_source: &str,
     slash_commands: &[&str],
-    mcp_servers: &[Value],
 ) -> Value {
     json!({
         "type": "system",
@@ -81,7 +80,7 @@ pub fn init_message(
         "cwd": cwd,
         "model": model,
         "tools": tools,
-        "mcp_servers": mcp_servers,
+        "mcp_servers": [],
         "permissionMode": mode,
         "slash_commands": slash_commands,
         "apiKeySource": api_key_source,

@@ -59,7 +59,7 @@ impl Printer {
             .filter(|c| c.scope == CommandScope::Session)
             .map(|c| c.name)
             .collect();
-        self.emit(output::init_message(
+        let mut init = output::init_message(
             &session_id,
             &assembled.session.config().cwd.to_string_lossy(),
             &assembled.model,
@@ -67,8 +67,9 @@ impl Printer {
             assembled.session.mode().as_str(),
             &assembled.api_key_source,
             &commands,
-            &mcp_servers,
-        ));
+        );
+        init["mcp_servers"] = Value::Array(mcp_servers);
+        self.emit(init);
         let mut session = InteractiveSession::start_with(
             assembled.session,
             SessionOptions {

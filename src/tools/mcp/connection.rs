@@ -125,7 +125,7 @@ impl McpConnection {
                             .ok()
                             .and_then(Result::ok);
                         stop(&mut process).await;
-                        let mut message = format!("{}", chain(&e));
+                        let mut message = chain(&e);
                         if let Some(status) = status {
                             message = format!("the server exited ({status}) during the handshake");
                         }
