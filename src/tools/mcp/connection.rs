@@ -21,6 +21,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use crate::core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
+use crate::tools::web::fetch::chain;
 
 use super::server_config::McpServerConfig;
 
@@ -307,21 +308,6 @@ fn http_client(
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| ConnectError::Failed(format!("cannot build an HTTP client: {e}")))
-}
-
-/// An error with its sources, `a: b: c`.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// Reads the server's stderr to its end in the background, keeping the last
