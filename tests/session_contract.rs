@@ -43,6 +43,7 @@ fn start(
                 base_url_source: Some("ANTHROPIC_BASE_URL".into()),
                 key_source: Some("ANTHROPIC_API_KEY".into()),
             },
+            mcp: None,
         },
     );
     let events = client.events().unwrap();

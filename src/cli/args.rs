@@ -145,6 +145,15 @@ pub struct Args {
     #[arg(long = "add-dir", num_args = 1..)]
     pub add_dir: Vec<std::path::PathBuf>,
 
+    /// MCP servers from a JSON file or inline JSON (`{"mcpServers": {...}}` or the bare
+    /// map); repeatable.
+    #[arg(long = "mcp-config", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the servers of --mcp-config, none from files.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+
     /// Provider profile from settings (or anthropic, openai, google).
     #[arg(long)]
     pub provider: Option<String>,

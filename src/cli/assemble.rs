@@ -5,6 +5,7 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
+use crate::sdk::mcp::{McpManager, McpSources};
 use crate::sdk::settings::{LoadOptions, Scope, Settings};
 use crate::sdk::{context_files, system_prompt};
 use crate::session::compact::CompactionConfig;
@@ -13,6 +14,8 @@ use crate::session::replay;
 use crate::session::store::SessionStore;
 use crate::session::{Session, SessionConfig};
 use crate::tools::TodoList;
+
+use std::sync::Arc;
 
 use super::args::Args;
 use super::paths;
@@ -35,6 +38,8 @@ pub struct Assembled {
     pub warnings: Vec<String>,
     /// Where `--json-schema` runs find the model's structured answer.
     pub structured: Option<crate::tools::StructuredSlot>,
+    /// The session's MCP servers, already connecting in the background.
+    pub mcp: Option<Arc<McpManager>>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -152,9 +157,15 @@ pub fn assemble_with(
         None => None,
     };
     let mut tools = ToolRegistry::new(tool_list);
-    let removed = |name: &str| {
-        deny.iter()
-            .any(|r| r.specifier.is_none() && r.names_tool(name, RuleList::Deny))
+    let whole_tool_denials: Vec<PermissionRule> = deny
+        .iter()
+        .filter(|r| r.specifier.is_none())
+        .cloned()
+        .collect();
+    let removed = move |name: &str| {
+        whole_tool_denials
+            .iter()
+            .any(|r| r.names_tool(name, RuleList::Deny))
     };
     let chosen = chosen_tools(args.tools.as_deref());
     if let Some(chosen) = &chosen {
@@ -168,9 +179,32 @@ pub fn assemble_with(
             warnings.push(format!("--tools: no such tool: {}", unknown.join(", ")));
         }
     }
-    tools.retain(|name| {
+    let servers = crate::sdk::mcp::collect(&McpSources {
+        cwd: &cwd,
+        home: user_home.as_deref(),
+        settings: &settings,
+        flag_configs: &args.mcp_config,
+        strict: args.strict_mcp_config,
+    })?;
+    if !servers.held_back.is_empty() {
+        warnings.push(format!(
+            "{} (run `robota trust` to trust this directory)",
+            servers.held_back.join("; ")
+        ));
+    }
+    let mcp = (!servers.servers.is_empty())
+        .then(|| McpManager::new(servers.servers, cwd.clone(), settings.env()));
+    if let Some(mcp) = &mcp {
+        tools.add_source(mcp.clone());
+    }
+    let removed_now = removed.clone();
+    let chosen_now = chosen.clone();
+    tools.retain(move |name| {
         name == crate::tools::STRUCTURED_OUTPUT_TOOL
-            || (!removed(name) && chosen.as_ref().is_none_or(|c| c.iter().any(|n| n == name)))
+            || (!removed_now(name)
+                && chosen_now
+                    .as_ref()
+                    .is_none_or(|c| c.iter().any(|n| n == name)))
     });
     // Without a search backend, Anthropic's own web search stands in (never advertised
     // where it cannot work, and not when the user removed WebSearch).
@@ -391,7 +425,12 @@ pub fn assemble_with(
     {
         session.rename(name);
     }
+    // Connected last, once nothing above can fail: the servers start in the background.
+    if let Some(mcp) = &mcp {
+        mcp.start();
+    }
     Ok(Assembled {
+        mcp,
         session,
         model,
         api_key_source: choice.api_key_source,

@@ -64,7 +64,7 @@ pub async fn run(args: Args) -> u8 {
     {
         eprintln!("robota: {notice}");
     }
-    let Some((session, mut events)) = printer.start_session(assembled) else {
+    let Some((session, mut events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
     let mut end = TurnEnd::Success;

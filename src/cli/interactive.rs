@@ -10,7 +10,7 @@ use crate::core::models;
 use crate::sdk::settings::setup_save::{self, SetupProfile};
 use crate::sdk::settings::trust::TrustStore;
 use crate::sdk::settings::{LoadOptions, Settings};
-use crate::sdk::{InteractiveSession, system_prompt};
+use crate::sdk::{InteractiveSession, SessionOptions, system_prompt};
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
@@ -160,7 +160,13 @@ impl Launcher for CliLauncher {
         let mut notices: Vec<String> = assembled.notice.into_iter().collect();
         notices.extend(assembled.warnings);
         Ok(OpenedSession {
-            session: InteractiveSession::start(session),
+            session: InteractiveSession::start_with(
+                session,
+                SessionOptions {
+                    mcp: assembled.mcp,
+                    ..SessionOptions::default()
+                },
+            ),
             history,
             model: assembled.model,
             provider: self.provider.clone(),

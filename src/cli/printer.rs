@@ -47,20 +47,32 @@ pub struct Printer {
 
 impl Printer {
     /// Prints `system/init` for the assembled session and starts it; its events come on
-    /// the returned channel. The one start of print mode and the protocol drivers.
-    pub fn start_session(
+    /// the returned channel. The one start of print mode and the protocol drivers. MCP
+    /// servers get up to `MCP_TIMEOUT` to connect first, so that `system/init` and the
+    /// first request see their tools; one still connecting is reported as pending.
+    pub async fn start_session(
         &mut self,
         assembled: Assembled,
     ) -> Option<(InteractiveSession, mpsc::UnboundedReceiver<SessionEvent>)> {
         self.structured = assembled.structured.clone();
         self.model = assembled.model.clone();
+        let mcp_servers: Vec<Value> = match &assembled.mcp {
+            Some(mcp) => {
+                mcp.wait_settled(crate::sdk::mcp::startup_wait()).await;
+                mcp.reports()
+                    .iter()
+                    .map(|r| json!({"name": r.name, "status": r.status.as_str()}))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         let session_id = assembled.session.id().to_string();
         self.session_id = session_id.clone();
         let commands: Vec<&str> = commands::all()
             .filter(|c| c.scope == CommandScope::Session)
             .map(|c| c.name)
             .collect();
-        self.emit(output::init_message(
+        let mut init = output::init_message(
             &session_id,
             &assembled.session.config().cwd.to_string_lossy(),
             &assembled.model,
@@ -68,11 +80,14 @@ impl Printer {
             assembled.session.mode().as_str(),
             &assembled.api_key_source,
             &commands,
-        ));
+        );
+        init["mcp_servers"] = Value::Array(mcp_servers);
+        self.emit(init);
         let mut session = InteractiveSession::start_with(
             assembled.session,
             SessionOptions {
                 endpoint: assembled.endpoint,
+                mcp: assembled.mcp,
             },
         );
         let events = session.events()?;

@@ -341,7 +341,7 @@ impl Engine<'_> {
             if cancel.is_cancelled() || self.gate.halted().is_some() {
                 break;
             }
-            let Some(tool) = self.tools.get(name).cloned() else {
+            let Some(tool) = self.tools.get(name) else {
                 outputs[index] = Some(ToolOutput::error(format!(
                     "Error: No such tool available: {name}. Available tools: {}",
                     self.tools.names().join(", ")

@@ -18,4 +18,6 @@ pub use provider::{
     AssistantTurn, INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest,
     ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
 };
-pub use tool::{RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry};
+pub use tool::{
+    RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry, ToolSource,
+};

@@ -131,35 +131,130 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// The tools offered in a session, in the order they are advertised.
+/// Tools that come and go while a session runs (an MCP server's tools join when it
+/// connects): asked afresh each time the registry is read.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
+type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The tools offered in a session, in the order they are advertised: the fixed ones, then
+/// those of the live sources, each time the registry is read (so a model request sees the
+/// tools that exist when it is made).
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    filters: Vec<ToolFilter>,
 }
 
 impl ToolRegistry {
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
-        ToolRegistry { tools }
+        ToolRegistry {
+            tools,
+            ..ToolRegistry::default()
+        }
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    /// Adds a source whose tools follow the fixed ones.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Every tool now offered: the fixed ones, then the sources', minus those filtered
+    /// out.
+    pub fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            all.extend(
+                source
+                    .tools()
+                    .into_iter()
+                    .filter(|t| self.filters.iter().all(|keep| keep(t.name()))),
+            );
+        }
+        all
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(tool.clone());
+        }
+        self.all().into_iter().find(|t| t.name() == name)
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.name().to_string()).collect()
+        self.all().iter().map(|t| t.name().to_string()).collect()
     }
 
     pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.tools.iter().map(|t| t.schema()).collect()
+        self.all().iter().map(|t| t.schema()).collect()
     }
 
-    /// Keeps only the tools `keep` accepts.
-    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+    /// Keeps only the tools `keep` accepts, those sources add later included.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) {
         self.tools.retain(|t| keep(t.name()));
+        self.filters.push(Arc::new(keep));
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.all().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Named(&'static str);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            "d"
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn risk(&self) -> RiskClass {
+            RiskClass::Read
+        }
+        fn primary_argument(&self, _input: &Value) -> Option<String> {
+            None
+        }
+        async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+            ToolOutput::ok("")
+        }
+    }
+
+    struct Late(Mutex<Vec<Arc<dyn Tool>>>);
+
+    impl ToolSource for Late {
+        fn tools(&self) -> Vec<Arc<dyn Tool>> {
+            self.0.lock().map(|t| t.clone()).unwrap_or_default()
+        }
+    }
+
+    #[test]
+    fn tools_of_a_source_join_when_they_appear_and_filters_apply_to_them() {
+        let late = Arc::new(Late(Mutex::new(Vec::new())));
+        let mut registry =
+            ToolRegistry::new(vec![Arc::new(Named("Read")), Arc::new(Named("Bash"))]);
+        registry.add_source(late.clone());
+        registry.retain(|name| name != "Bash" && name != "mcp__s__gone");
+        assert_eq!(registry.names(), ["Read"]);
+        late.0.lock().unwrap().extend([
+            Arc::new(Named("mcp__s__a")) as Arc<dyn Tool>,
+            Arc::new(Named("mcp__s__gone")),
+        ]);
+        assert_eq!(registry.names(), ["Read", "mcp__s__a"]);
+        assert!(registry.get("mcp__s__a").is_some());
+        assert!(registry.get("mcp__s__gone").is_none());
+        assert_eq!(registry.schemas().len(), 2);
     }
 }

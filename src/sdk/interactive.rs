@@ -28,6 +28,7 @@ use crate::session::conversation::CompactTrigger;
 use super::commands::{self, CommandEffect, CommandScope, Submission, SubmissionId};
 use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
 use super::events::{Outcome, QueuedSubmission, SessionEvent, SessionState, TurnEnd};
+use super::mcp::McpManager;
 use super::shell_command::run_shell_command;
 use super::translate::translate;
 
@@ -36,6 +37,9 @@ use super::translate::translate;
 pub struct SessionOptions {
     /// Where the provider is reached and what configured it, for error messages.
     pub endpoint: ProviderEndpoint,
+    /// The session's MCP servers: `/mcp` reports on them, and they are shut down when the
+    /// session ends.
+    pub mcp: Option<Arc<McpManager>>,
 }
 
 enum Control {
@@ -232,6 +236,9 @@ async fn drive(
         }
     }
     driver.fire_session_end("other").await;
+    if let Some(mcp) = &driver.options.mcp {
+        mcp.shutdown().await;
+    }
 }
 
 fn initial_state(session: &Session) -> SessionState {
@@ -423,6 +430,10 @@ impl Driver {
         if scope == CommandScope::Client {
             let message = format!("/{name} only runs in the full-screen UI");
             return (command_failed(message), String::new());
+        }
+        if name == "mcp" {
+            let output = super::mcp::command::run(self.options.mcp.as_ref(), args).await;
+            return self.shared.command_ended(id, name, output);
         }
         let clearing = name == "clear";
         if clearing {

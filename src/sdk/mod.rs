@@ -7,6 +7,7 @@ pub mod context_files;
 pub mod errors;
 pub mod events;
 pub mod interactive;
+pub mod mcp;
 pub mod settings;
 pub mod shell_command;
 pub mod system_prompt;

@@ -20,6 +20,7 @@ mod glob;
 mod grep;
 mod grep_search;
 mod input;
+pub mod mcp;
 mod paths;
 mod read;
 mod shell_process;

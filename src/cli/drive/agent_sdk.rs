@@ -119,7 +119,7 @@ pub async fn run(args: Args) -> u8 {
     let mode = assembled.session.mode();
     let model = assembled.model.clone();
     let api_key_source = assembled.api_key_source.clone();
-    let Some((session, mut events)) = printer.start_session(assembled) else {
+    let Some((session, mut events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
     let mut driver = Driver {

@@ -96,6 +96,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         false,
     ),
     session(
+        "mcp",
+        "Show the MCP servers, or reconnect one",
+        "[reconnect <name>]",
+        false,
+    ),
+    session(
         "rename",
         "Name this session (resume it by that name)",
         "<name>",

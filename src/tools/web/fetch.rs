@@ -395,8 +395,8 @@ fn send_error(
     }
 }
 
-/// An error and its sources, joined.
-fn chain(error: &dyn std::error::Error) -> String {
+/// An error and its sources, joined (`a: b: c`).
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {

@@ -1,0 +1,125 @@
+//! `/mcp`: each server with its status, transport, tool count and last error (a server
+//! that wants credentials says what to do), and `/mcp reconnect <name>`.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use super::manager::{McpManager, ServerReport, ServerStatus};
+
+/// Runs `/mcp [reconnect <name>]`; `Err` is a message for the user.
+pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String, String> {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Ok(match manager {
+            Some(m) if !m.is_empty() => status_text(&m.reports()),
+            _ => NO_SERVERS.to_string(),
+        }),
+        (Some("reconnect"), Some(name), None) => {
+            let manager = manager.filter(|m| !m.is_empty()).ok_or(NO_SERVERS)?;
+            let report = manager.reconnect(name).await?;
+            Ok(format!("Reconnected {name}: {}", line(&report)))
+        }
+        (Some("reconnect"), _, _) => Err("Usage: /mcp reconnect <server name>".to_string()),
+        (Some(other), _, _) => Err(format!(
+            "Unknown /mcp argument {other:?}; use /mcp or /mcp reconnect <name>"
+        )),
+    }
+}
+
+const NO_SERVERS: &str = "No MCP servers are configured. Add them to .mcp.json in the project, to \"mcpServers\" in a settings file or ~/.claude.json, or pass --mcp-config.";
+
+/// The listing `/mcp` prints.
+pub fn status_text(reports: &[ServerReport]) -> String {
+    let mut out = String::from("MCP servers:\n");
+    for report in reports {
+        let _ = writeln!(
+            out,
+            "  {} ({}): {}",
+            report.name,
+            report.transport,
+            line(report)
+        );
+        if let Some(error) = &report.error {
+            let _ = writeln!(out, "      last error: {error}");
+        }
+        if report.status == ServerStatus::NeedsAuth {
+            let _ = writeln!(
+                out,
+                "      the server wants credentials: add an \"Authorization\" entry to its \"headers\" in {}, then /mcp reconnect {}",
+                report.source, report.name
+            );
+        }
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+fn line(report: &ServerReport) -> String {
+    match report.status {
+        ServerStatus::Connected => format!(
+            "connected, {} tool{}",
+            report.tools.len(),
+            if report.tools.len() == 1 { "" } else { "s" }
+        ),
+        ServerStatus::Pending => "connecting…".to_string(),
+        ServerStatus::Failed => "failed".to_string(),
+        ServerStatus::NeedsAuth => "needs authentication".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(name: &str, status: ServerStatus, error: Option<&str>) -> ServerReport {
+        ServerReport {
+            name: name.into(),
+            status,
+            transport: "stdio",
+            source: ".mcp.json".into(),
+            tools: vec!["mcp__a__x".into(), "mcp__a__y".into()],
+            error: error.map(String::from),
+        }
+    }
+
+    #[test]
+    fn the_listing_shows_status_tools_errors_and_what_to_do() {
+        let text = status_text(&[
+            report("a", ServerStatus::Connected, None),
+            report("b", ServerStatus::Failed, Some("exited")),
+            report("c", ServerStatus::NeedsAuth, Some("401")),
+            report("d", ServerStatus::Pending, None),
+        ]);
+        assert!(text.contains("a (stdio): connected, 2 tools"), "{text}");
+        assert!(
+            text.contains("b (stdio): failed\n      last error: exited"),
+            "{text}"
+        );
+        assert!(text.contains("c (stdio): needs authentication"), "{text}");
+        assert!(text.contains("/mcp reconnect c"), "{text}");
+        assert!(text.contains("d (stdio): connecting…"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn without_servers_and_with_bad_arguments() {
+        assert!(run(None, "").await.unwrap().starts_with("No MCP servers"));
+        assert!(
+            run(None, "reconnect x")
+                .await
+                .unwrap_err()
+                .starts_with("No MCP servers")
+        );
+        assert!(
+            run(None, "reconnect")
+                .await
+                .unwrap_err()
+                .starts_with("Usage")
+        );
+        assert!(
+            run(None, "frobnicate")
+                .await
+                .unwrap_err()
+                .contains("Unknown /mcp")
+        );
+    }
+}
