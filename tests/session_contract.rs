@@ -44,6 +44,7 @@ fn start(
                 key_source: Some("ANTHROPIC_API_KEY".into()),
             },
             mcp: None,
+            ..SessionOptions::default()
         },
     );
     let events = client.events().unwrap();

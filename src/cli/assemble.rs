@@ -5,6 +5,7 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
+use crate::sdk::commands::{CommandRegistry, DefinitionRoots};
 use crate::sdk::mcp::{McpManager, McpSources};
 use crate::sdk::settings::{LoadOptions, Scope, Settings};
 use crate::sdk::{context_files, system_prompt};
@@ -40,6 +41,8 @@ pub struct Assembled {
     pub structured: Option<crate::tools::StructuredSlot>,
     /// The session's MCP servers, already connecting in the background.
     pub mcp: Option<Arc<McpManager>>,
+    /// The built-in commands and the custom commands and skills found for this directory.
+    pub commands: Arc<CommandRegistry>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -315,6 +318,12 @@ pub fn assemble_with(
         interactive,
     );
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
+    let trusted = crate::sdk::settings::trust::TrustStore::load(&home).is_trusted(&cwd);
+    let commands = CommandRegistry::discover(
+        &DefinitionRoots::new(&cwd, user_home.as_deref(), &home),
+        trusted,
+    );
+    warnings.extend(commands.warnings.iter().cloned());
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
             None
@@ -431,6 +440,7 @@ pub fn assemble_with(
     }
     Ok(Assembled {
         mcp,
+        commands: Arc::new(commands),
         session,
         model,
         api_key_source: choice.api_key_source,

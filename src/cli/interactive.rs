@@ -164,6 +164,7 @@ impl Launcher for CliLauncher {
                 session,
                 SessionOptions {
                     mcp: assembled.mcp,
+                    commands: assembled.commands,
                     ..SessionOptions::default()
                 },
             ),

@@ -84,7 +84,7 @@ pub fn init_message(
     tools: &[String],
     mode: &str,
     api_key_source: &str,
-    slash_commands: &[&str],
+    slash_commands: &[String],
 ) -> Value {
     json!({
         "type": "system",

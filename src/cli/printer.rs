@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::core::hooks::{HookEvent, HookRunRecord};
 use tokio::sync::mpsc;
 
-use crate::sdk::commands::{self, CommandScope};
+use crate::sdk::commands::CommandScope;
 use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, SessionOptions, TurnEnd, TurnError};
 
 use super::args::{Args, OutputFormat};
@@ -68,7 +68,10 @@ impl Printer {
         };
         let session_id = assembled.session.id().to_string();
         self.session_id = session_id.clone();
-        let commands: Vec<&str> = commands::all()
+        let commands: Vec<String> = assembled
+            .commands
+            .entries()
+            .into_iter()
             .filter(|c| c.scope == CommandScope::Session)
             .map(|c| c.name)
             .collect();
@@ -88,6 +91,7 @@ impl Printer {
             SessionOptions {
                 endpoint: assembled.endpoint,
                 mcp: assembled.mcp,
+                commands: assembled.commands,
             },
         );
         let events = session.events()?;

@@ -211,6 +211,7 @@ pub fn choose(
         }
         _ => "the provider's default".to_string(),
     };
+    let profile_model = spec.model.clone();
     if let Some(model) = model_flag {
         spec.model = Some(model.to_string());
         model_source = "--model".to_string();
@@ -218,13 +219,20 @@ pub fn choose(
         spec.model = Some(model.to_string());
         model_source = format!("model in {}", in_file("/model"));
     }
+    let fallback = profile_model.or_else(|| spec.kind.default_model().map(str::to_string));
     let model = spec
         .model
         .clone()
-        .or_else(|| spec.kind.default_model().map(str::to_string))
+        .or_else(|| fallback.clone())
         .ok_or_else(|| {
             "the provider profile names no model: add \"model\" to it or pass --model".to_string()
         })?;
+    // `sonnet`, `opus`, `haiku` (as in Claude Code's settings) name the provider's models.
+    let model = models::resolve(
+        &model,
+        spec.kind.type_name(),
+        fallback.as_deref().unwrap_or(&model),
+    );
     let provider = build(&spec)?;
     let endpoint = endpoint(&spec);
     let notice = zero_config.map(|kind| {

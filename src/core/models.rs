@@ -203,6 +203,36 @@ pub fn default_models(provider: &str) -> Vec<&'static str> {
     }
 }
 
+/// Claude Code's model aliases as the provider's own models: `opus` the most capable,
+/// `sonnet` the everyday one, `haiku` the small fast one; `inherit` (agent definitions) and
+/// any alias a provider has no table for (an OpenAI-compatible server names its own
+/// models) are `current`. Anything else is a model id and stays as written.
+pub fn resolve(requested: &str, provider: &str, current: &str) -> String {
+    let requested = requested.trim();
+    let family = match requested.to_ascii_lowercase().as_str() {
+        "inherit" | "default" | "" => return current.to_string(),
+        "opus" => 0,
+        "sonnet" => 1,
+        "haiku" => 2,
+        _ => return requested.to_string(),
+    };
+    let table: [&str; 3] = match provider {
+        "anthropic" => ["claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"],
+        "openai" => ["gpt-5.4", "gpt-5.4", "gpt-5.4-mini"],
+        "google" | "gemini" => ["gemini-2.5-pro", "gemini-2.5-pro", "gemini-2.5-flash"],
+        _ => return current.to_string(),
+    };
+    table[family].to_string()
+}
+
+/// Whether `model` is one of the aliases [`resolve`] knows.
+pub fn is_alias(model: &str) -> bool {
+    matches!(
+        model.trim().to_ascii_lowercase().as_str(),
+        "opus" | "sonnet" | "haiku" | "inherit"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +279,27 @@ mod tests {
         for provider in ["anthropic", "openai", "google"] {
             for model in default_models(provider) {
                 assert_ne!(lookup(model), FALLBACK, "{model} is not in the table");
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_resolve_per_provider_and_ids_stay() {
+        assert_eq!(resolve("opus", "anthropic", "x"), "claude-opus-4-6");
+        assert_eq!(resolve("Sonnet", "anthropic", "x"), "claude-sonnet-4-6");
+        assert_eq!(resolve("haiku", "openai", "x"), "gpt-5.4-mini");
+        assert_eq!(resolve("haiku", "google", "x"), "gemini-2.5-flash");
+        assert_eq!(resolve("opus", "openai-compatible", "qwen"), "qwen");
+        assert_eq!(resolve("inherit", "anthropic", "cur"), "cur");
+        assert_eq!(
+            resolve("claude-opus-4-1", "anthropic", "x"),
+            "claude-opus-4-1"
+        );
+        assert!(is_alias("haiku") && !is_alias("gpt-5.4"));
+        for alias in ["opus", "sonnet", "haiku"] {
+            for provider in ["anthropic", "openai", "google"] {
+                let id = resolve(alias, provider, "x");
+                assert!(lookup(&id).price.is_some(), "{alias} on {provider} -> {id}");
             }
         }
     }

@@ -25,11 +25,17 @@ use crate::session::Session;
 use crate::session::compact::CompactError;
 use crate::session::conversation::CompactTrigger;
 
-use super::commands::{self, CommandEffect, CommandScope, Submission, SubmissionId};
+use super::attachments;
+use super::commands::expand::{ExpandContext, expand};
+use super::commands::grants::TurnGrants;
+use super::commands::{
+    self, CommandEffect, CommandRegistry, CommandScope, PromptCommand, Submission, SubmissionId,
+};
 use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
 use super::events::{Outcome, QueuedSubmission, SessionEvent, SessionState, TurnEnd};
 use super::mcp::McpManager;
 use super::shell_command::run_shell_command;
+use super::skills::{SkillTool, SkillToolSource};
 use super::translate::translate;
 
 /// How a session is presented to its clients.
@@ -40,6 +46,9 @@ pub struct SessionOptions {
     /// The session's MCP servers: `/mcp` reports on them, and they are shut down when the
     /// session ends.
     pub mcp: Option<Arc<McpManager>>,
+    /// The commands beside the built-ins (custom commands, skills); the model gets the
+    /// `Skill` tool when some of them are for it.
+    pub commands: Arc<CommandRegistry>,
 }
 
 enum Control {
@@ -55,6 +64,7 @@ pub struct InteractiveSession {
     controls: mpsc::UnboundedSender<Control>,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     id: String,
+    commands: Arc<CommandRegistry>,
     next_id: AtomicU64,
     task: JoinHandle<()>,
 }
@@ -65,15 +75,27 @@ impl InteractiveSession {
         Self::start_with(session, SessionOptions::default())
     }
 
-    pub fn start_with(session: Session, options: SessionOptions) -> Self {
+    pub fn start_with(mut session: Session, options: SessionOptions) -> Self {
         let (controls, control_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
         let id = session.id().to_string();
-        let task = tokio::spawn(drive(session, options, control_rx, event_tx));
+        let commands = options.commands.clone();
+        let grants = TurnGrants::default();
+        if commands.model_invocable().next().is_some() {
+            let tool = SkillTool::new(
+                commands.clone(),
+                session.policy_handle(),
+                grants.clone(),
+                id.clone(),
+            );
+            session.add_tool_source(Arc::new(SkillToolSource(Arc::new(tool))));
+        }
+        let task = tokio::spawn(drive(session, options, grants, control_rx, event_tx));
         InteractiveSession {
             controls,
             events: Some(events),
             id,
+            commands,
             next_id: AtomicU64::new(1),
             task,
         }
@@ -98,11 +120,18 @@ impl InteractiveSession {
     }
 
     /// Submits typed text (parsed once: `/name args` is a command, anything else a prompt)
-    /// or a [`Submission`]. It runs now when the session is idle, else waits in the queue.
+    /// or a [`Submission`]; the names of the session's custom commands and skills are
+    /// resolved here. It runs now when the session is idle, else waits in the queue.
     pub fn submit(&self, submission: impl Into<Submission>) -> SubmissionId {
         let id = SubmissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let _ = self.controls.send(Control::Submit(id, submission.into()));
+        let submission = self.commands.resolve(submission.into());
+        let _ = self.controls.send(Control::Submit(id, submission));
         id
+    }
+
+    /// The session's commands: the built-ins and its custom commands and skills.
+    pub fn commands(&self) -> &Arc<CommandRegistry> {
+        &self.commands
     }
 
     /// Runs a `!command` (without the `!`) in the session's directory with its settings'
@@ -200,11 +229,14 @@ struct Driver {
     options: SessionOptions,
     /// Shift+Tab reaches `bypassPermissions` only when the session started in it.
     bypass_in_cycle: bool,
+    /// Rules a command or skill granted for the running turn.
+    grants: TurnGrants,
 }
 
 async fn drive(
     session: Session,
     options: SessionOptions,
+    grants: TurnGrants,
     mut controls: mpsc::UnboundedReceiver<Control>,
     events: mpsc::UnboundedSender<SessionEvent>,
 ) {
@@ -219,6 +251,7 @@ async fn drive(
         queue: VecDeque::new(),
         options,
         bypass_in_cycle,
+        grants,
     };
     driver.shared.update_state(|_| {});
     let source = driver.session.start_source().to_string();
@@ -298,6 +331,7 @@ impl Driver {
             &mut self.queue,
             &self.shared,
             policy,
+            &self.options.commands,
             cancel,
         );
         (busy, &mut self.session)
@@ -390,9 +424,12 @@ impl Driver {
                 let (end, output) = self.run_command(id, spec.name, spec.scope, &args).await;
                 (end, 0, output)
             }
-            Submission::UnknownCommand { name, suggestions } => {
-                (unknown_command(&name, &suggestions), 0, String::new())
+            Submission::Custom { command, args } => {
+                self.run_prompt_command(&command, &args, controls).await
             }
+            Submission::UnknownCommand {
+                name, suggestions, ..
+            } => (unknown_command(&name, &suggestions), 0, String::new()),
             Submission::Shell(command) => self.run_shell(id, command, controls).await,
         };
         let end = self.with_log_failure(end);
@@ -439,7 +476,7 @@ impl Driver {
         if clearing {
             self.fire_session_end("clear").await;
         }
-        let result = commands::execute(&mut self.session, name, args);
+        let result = commands::execute(&mut self.session, &self.options.commands, name, args);
         if clearing && result.is_ok() {
             self.fire_session_start("clear").await;
             self.shared.update_state(|s| s.context = None);
@@ -531,6 +568,58 @@ impl Driver {
         }
     }
 
+    /// A custom command or skill typed as `/name args`: its prompt is worked out (its
+    /// `` !`commands` `` run; an abort stops them), then it runs as a turn with its
+    /// `allowed-tools` granted and its `model` in use for that turn only.
+    async fn run_prompt_command(
+        &mut self,
+        command: &PromptCommand,
+        args: &str,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, u32, String) {
+        let cancel = CancellationToken::new();
+        let policy = self
+            .session
+            .policy_handle()
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default();
+        let cwd = self.session.config().cwd.clone();
+        let env = self.session.config().env.clone();
+        let session_id = self.session.id().to_string();
+        let context = ExpandContext {
+            cwd: &cwd,
+            env: &env,
+            session_id: &session_id,
+            policy,
+            cancel: &cancel,
+        };
+        let (mut busy, _) = self.busy(&cancel);
+        let expanded = busy.run(expand(command, args, context), controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
+        let prompt = match expanded {
+            Ok(prompt) => prompt,
+            Err(_) if cancel.is_cancelled() => return (TurnEnd::Interrupted, 0, String::new()),
+            Err(message) => return (command_failed(message), 0, String::new()),
+        };
+        let policy = self.session.policy_handle();
+        self.grants.grant(&policy, &command.allowed_tools);
+        let previous_model = command.model.as_ref().map(|model| {
+            let previous = self.session.config().model.clone();
+            let model = models::resolve(model, self.session.provider_name(), &previous);
+            let window = models::lookup(&model).context_window;
+            self.session.set_model(model, window);
+            previous
+        });
+        let outcome = self.run_turn(prompt, controls).await;
+        if let Some(previous) = previous_model {
+            let window = models::lookup(&previous).context_window;
+            self.session.set_model(previous, window);
+        }
+        outcome
+    }
+
     async fn run_turn(
         &mut self,
         prompt: String,
@@ -538,11 +627,34 @@ impl Driver {
     ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
+        let mut blocks = vec![Block::text(prompt.clone())];
+        let attached = {
+            let policy = self
+                .session
+                .policy_handle()
+                .lock()
+                .map(|p| p.clone())
+                .unwrap_or_default();
+            let config = self.session.config();
+            attachments::attach(
+                &prompt,
+                &config.cwd,
+                self.session.tools(),
+                &policy,
+                &config.env,
+            )
+            .await
+        };
+        for warning in attached.warnings {
+            self.emit(SessionEvent::Warning(warning));
+        }
+        blocks.extend(attached.blocks);
         let (mut busy, session) = self.busy(&cancel);
-        let turn = session.run_turn(vec![Block::text(prompt)], &sink, &cancel);
+        let turn = session.run_turn(blocks, &sink, &cancel);
         let outcome = busy.run(turn, controls).await;
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
+        self.grants.revoke_all(&self.session.policy_handle());
         let result = last_answer(self.session.history());
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,
@@ -577,7 +689,7 @@ fn command_failed(message: impl Into<String>) -> TurnEnd {
     TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message))
 }
 
-fn unknown_command(name: &str, suggestions: &[&str]) -> TurnEnd {
+fn unknown_command(name: &str, suggestions: &[String]) -> TurnEnd {
     TurnEnd::Error(TurnError::new(
         ErrorKind::UnknownCommand,
         Submission::unknown_message(name, suggestions),
@@ -603,6 +715,7 @@ struct Busy<'a> {
     queue: &'a mut VecDeque<(SubmissionId, Submission)>,
     shared: &'a Arc<Shared>,
     policy: Arc<Mutex<PermissionPolicy>>,
+    commands: &'a CommandRegistry,
     cancel: &'a CancellationToken,
     /// The last mode set meanwhile; the session records it once the work is done.
     mode_change: Option<PermissionMode>,
@@ -616,6 +729,7 @@ impl<'a> Busy<'a> {
         queue: &'a mut VecDeque<(SubmissionId, Submission)>,
         shared: &'a Arc<Shared>,
         policy: Arc<Mutex<PermissionPolicy>>,
+        commands: &'a CommandRegistry,
         cancel: &'a CancellationToken,
     ) -> Self {
         Busy {
@@ -623,6 +737,7 @@ impl<'a> Busy<'a> {
             queue,
             shared,
             policy,
+            commands,
             cancel,
             mode_change: None,
             closed: false,
@@ -707,12 +822,12 @@ impl<'a> Busy<'a> {
             submission: submission.clone(),
         });
         let (end, result) = match &submission {
-            Submission::UnknownCommand { name, suggestions } => {
-                (unknown_command(name, suggestions), String::new())
-            }
+            Submission::UnknownCommand {
+                name, suggestions, ..
+            } => (unknown_command(name, suggestions), String::new()),
             Submission::Command { spec, args } => {
                 let output = match spec.name {
-                    "help" => Ok(commands::help_text()),
+                    "help" => Ok(commands::help_text(self.commands)),
                     "mode" | "permissions" if args.is_empty() => Ok(format!(
                         "Permission mode: {}",
                         self.policy.lock().map(|p| p.mode).unwrap_or_default()
@@ -726,7 +841,7 @@ impl<'a> Busy<'a> {
                 self.shared.command_ended(id, spec.name, output)
             }
             // `runs_during_turn` holds for none of these; the caller queues them.
-            Submission::Prompt(_) | Submission::Shell(_) => (
+            Submission::Prompt(_) | Submission::Shell(_) | Submission::Custom { .. } => (
                 command_failed(format!(
                     "{} cannot run while a turn is in progress",
                     submission.text()

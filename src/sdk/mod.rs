@@ -2,14 +2,17 @@
 //! session is assembled from — system prompt, context files, slash commands. It is
 //! provider-neutral: it receives a provider, it never builds one.
 
+pub mod attachments;
 pub mod commands;
 pub mod context_files;
 pub mod errors;
 pub mod events;
+pub mod frontmatter;
 pub mod interactive;
 pub mod mcp;
 pub mod settings;
 pub mod shell_command;
+pub mod skills;
 pub mod system_prompt;
 mod translate;
 

@@ -262,6 +262,12 @@ impl Session {
         &self.tools
     }
 
+    /// Adds tools that follow the session's own (a client-side tool such as `Skill`); the
+    /// registry's filters (`--tools`, deny rules naming a tool) apply to them too.
+    pub fn add_tool_source(&mut self, source: Arc<dyn crate::core::ToolSource>) {
+        self.tools.add_source(source);
+    }
+
     pub fn provider_name(&self) -> &str {
         self.provider.name()
     }

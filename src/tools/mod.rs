@@ -48,6 +48,7 @@ pub use file_tracker::{FileReadTracker, FileStamp, Staleness};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use input::{InvalidInput, ToolFailure};
+pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
 pub use shell_process::{Ending, ShellRun, ShellScript, run_script};
 pub use structured_output::{

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::hooks::{HookCallbacks, HookConfig};
 use crate::core::permission::PermissionMode;
-use crate::sdk::commands::{self, CommandScope, Submission, SubmissionId};
+use crate::sdk::commands::{CommandScope, Submission, SubmissionId};
 use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, TurnEnd};
 use crate::session::PermissionAnswer;
 
@@ -176,11 +176,6 @@ pub async fn run(args: Args) -> u8 {
     code
 }
 
-/// The commands a session runs in every client (the ones an SDK program may send).
-fn session_commands() -> impl Iterator<Item = &'static commands::CommandSpec> {
-    commands::all().filter(|c| c.scope == CommandScope::Session)
-}
-
 /// Reads stdin line by line on its own thread (a blocking read must not hold a runtime
 /// worker); the channel closes at end of input. The thread is not joined: at exit it may
 /// still wait in a read.
@@ -305,7 +300,12 @@ impl Driver {
         if has("agents") {
             return Err("robota does not take SDK-defined agents yet".to_string());
         }
-        let commands: Vec<Value> = session_commands()
+        let commands: Vec<Value> = self
+            .session
+            .commands()
+            .entries()
+            .into_iter()
+            .filter(|c| c.scope == CommandScope::Session)
             .map(|c| {
                 json!({
                     "name": c.name,

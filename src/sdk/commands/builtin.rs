@@ -9,7 +9,7 @@ use crate::core::permission::PermissionMode;
 use crate::session::Session;
 use crate::session::conversation::ContextUsage;
 
-use super::{CommandScope, all};
+use super::{CommandEntry, CommandRegistry, CommandScope};
 
 /// What running a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +18,14 @@ pub enum CommandEffect {
 }
 
 /// Runs a built-in command; `Err` carries a message for the user.
-pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandEffect, String> {
+pub fn execute(
+    session: &mut Session,
+    registry: &CommandRegistry,
+    name: &str,
+    args: &str,
+) -> Result<CommandEffect, String> {
     let output = match name {
-        "help" => help_text(),
+        "help" => help_text(registry),
         "clear" => {
             session.clear().map_err(|e| {
                 format!("Conversation cleared, but the new session's log could not be created: {e}")
@@ -29,9 +34,10 @@ pub fn execute(session: &mut Session, name: &str, args: &str) -> Result<CommandE
         }
         "model" if args.is_empty() => format!("Model: {}", session.config().model),
         "model" => {
-            let info = models::lookup(args);
-            session.set_model(args.to_string(), info.context_window);
-            format!("Model set to {args}.")
+            let model = models::resolve(args, session.provider_name(), &session.config().model);
+            let info = models::lookup(&model);
+            session.set_model(model.clone(), info.context_window);
+            format!("Model set to {model}.")
         }
         "mode" | "permissions" if args.is_empty() => {
             format!("Permission mode: {}", session.mode())
@@ -74,14 +80,33 @@ pub(crate) fn mode_set(mode: PermissionMode) -> String {
 }
 
 /// `/help`: every command with its argument hint and description, by who runs it.
-pub(crate) fn help_text() -> String {
+pub(crate) fn help_text(registry: &CommandRegistry) -> String {
+    let entries = registry.entries();
+    let mut groups: Vec<(String, Vec<&CommandEntry>)> = vec![
+        ("Commands:".to_string(), Vec::new()),
+        ("In the full-screen UI:".to_string(), Vec::new()),
+    ];
+    for entry in &entries {
+        let index = match (entry.source.as_str(), entry.scope) {
+            ("built-in", CommandScope::Session) => 0,
+            ("built-in", CommandScope::Client) => 1,
+            (source, _) => {
+                let title = format!("From {source} files:");
+                match groups.iter().position(|(t, _)| *t == title) {
+                    Some(i) => i,
+                    None => {
+                        groups.push((title, Vec::new()));
+                        groups.len() - 1
+                    }
+                }
+            }
+        };
+        groups[index].1.push(entry);
+    }
     let mut out = String::new();
-    for (scope, title) in [
-        (CommandScope::Session, "Commands:"),
-        (CommandScope::Client, "In the full-screen UI:"),
-    ] {
+    for (title, group) in groups.iter().filter(|(_, g)| !g.is_empty()) {
         let _ = writeln!(out, "{title}");
-        for c in all().filter(|c| c.scope == scope) {
+        for c in group {
             let usage = format!("/{} {}", c.name, c.argument_hint);
             let _ = writeln!(out, "  {:<28} {}", usage.trim_end(), c.description);
         }
@@ -308,7 +333,9 @@ mod tests {
         // (8,000 + 16) + (3,984 + 16) characters of messages.
         assert_eq!(usage.messages, 3_004);
         assert_eq!(usage.used(), session.context_estimate());
-        let Ok(CommandEffect::Output(report)) = execute(&mut session, "context", "") else {
+        let Ok(CommandEffect::Output(report)) =
+            execute(&mut session, &CommandRegistry::default(), "context", "")
+        else {
             panic!("/context runs");
         };
         let lines: Vec<&str> = report.lines().collect();

@@ -5,11 +5,17 @@
 //! headless runs `/name args` through the same parse.
 
 mod builtin;
+pub mod definition;
+pub mod expand;
 mod export;
+pub mod grants;
+mod registry;
 mod submission;
 
 pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
 pub(crate) use builtin::{help_text, mode_set, parse_mode};
+pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
+pub use registry::{CommandEntry, CommandRegistry};
 pub use submission::{Submission, SubmissionId, parse_slash};
 
 use crate::core::permission::PermissionMode;
@@ -145,21 +151,26 @@ pub fn argument_choices(name: &str) -> Vec<&'static str> {
     }
 }
 
-/// Up to three command names close to `name` (a typo, a prefix), closest first.
-pub fn closest(name: &str) -> Vec<&'static str> {
-    let mut scored: Vec<(f64, &'static str)> = COMMANDS
-        .iter()
-        .map(|c| {
-            let score = if c.name.starts_with(name) || name.starts_with(c.name) {
+/// Up to three built-in command names close to `name` (a typo, a prefix), closest first.
+pub fn closest(name: &str) -> Vec<String> {
+    closest_among(name, COMMANDS.iter().map(|c| c.name.to_string()))
+}
+
+/// Up to three of `names` close to `name` (a typo, a prefix), closest first.
+pub fn closest_among(name: &str, names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut scored: Vec<(f64, String)> = names
+        .map(|candidate| {
+            let score = if candidate.starts_with(name) || name.starts_with(candidate.as_str()) {
                 1.0
             } else {
-                strsim::jaro_winkler(name, c.name)
+                strsim::jaro_winkler(name, &candidate)
             };
-            (score, c.name)
+            (score, candidate)
         })
         .filter(|(score, _)| *score >= 0.8)
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
@@ -181,9 +192,12 @@ mod tests {
 
     #[test]
     fn typos_and_prefixes_find_their_commands() {
-        assert_eq!(closest("hlep").first(), Some(&"help"));
+        assert_eq!(closest("hlep").first().map(String::as_str), Some("help"));
         assert_eq!(closest("mod"), vec!["mode", "model"]);
-        assert_eq!(closest("contxt").first(), Some(&"context"));
+        assert_eq!(
+            closest("contxt").first().map(String::as_str),
+            Some("context")
+        );
         assert!(closest("zzzzzz").is_empty());
     }
 }

@@ -5,7 +5,9 @@
 //! end events carry.
 
 use std::fmt;
+use std::sync::Arc;
 
+use super::definition::PromptCommand;
 use super::{CommandSpec, closest, find};
 
 /// Names one submission in the events it causes.
@@ -28,19 +30,28 @@ pub enum Submission {
         spec: &'static CommandSpec,
         args: String,
     },
+    /// A custom command or skill (a Markdown prompt template) with its argument text.
+    Custom {
+        command: Arc<PromptCommand>,
+        args: String,
+    },
     /// `/name` that names no command; `suggestions` are the closest known names.
     UnknownCommand {
         name: String,
-        suggestions: Vec<&'static str>,
+        /// The text after the name (kept so a registry can resolve the name later).
+        args: String,
+        suggestions: Vec<String>,
     },
     /// A `!command` (without the `!`) to run in the session's directory.
     Shell(String),
 }
 
 impl Submission {
-    /// Parses typed text: `/name args` is a command (known or not), anything else a
-    /// prompt. `!` is not special here: a client that has a shell mode submits
-    /// [`Submission::Shell`] itself.
+    /// Parses typed text against the built-in commands: `/name args` is a command (known or
+    /// not), anything else a prompt. `!` is not special here: a client that has a shell
+    /// mode submits [`Submission::Shell`] itself. A session's
+    /// [`CommandRegistry`](super::CommandRegistry) resolves the names of its custom
+    /// commands and skills (`InteractiveSession::submit` does).
     pub fn parse(text: &str) -> Submission {
         match parse_slash(text) {
             Some((name, args)) => match find(name) {
@@ -50,6 +61,7 @@ impl Submission {
                 },
                 None => Submission::UnknownCommand {
                     name: name.to_string(),
+                    args: args.to_string(),
                     suggestions: closest(name),
                 },
             },
@@ -63,6 +75,10 @@ impl Submission {
             Submission::Prompt(text) => text.clone(),
             Submission::Command { spec, args } if args.is_empty() => format!("/{}", spec.name),
             Submission::Command { spec, args } => format!("/{} {args}", spec.name),
+            Submission::Custom { command, args } if args.is_empty() => {
+                format!("/{}", command.name)
+            }
+            Submission::Custom { command, args } => format!("/{} {args}", command.name),
             Submission::UnknownCommand { name, .. } => format!("/{name}"),
             Submission::Shell(command) => format!("!{command}"),
         }
@@ -73,12 +89,12 @@ impl Submission {
         match self {
             Submission::Command { spec, .. } => spec.during_turn,
             Submission::UnknownCommand { .. } => true,
-            Submission::Prompt(_) | Submission::Shell(_) => false,
+            Submission::Prompt(_) | Submission::Shell(_) | Submission::Custom { .. } => false,
         }
     }
 
     /// The message for an unknown command: `Unknown command: /foo` and the closest names.
-    pub fn unknown_message(name: &str, suggestions: &[&str]) -> String {
+    pub fn unknown_message(name: &str, suggestions: &[String]) -> String {
         match suggestions {
             [] => format!("Unknown command: /{name} — /help lists the commands"),
             names => format!(
@@ -144,7 +160,8 @@ mod tests {
             Submission::parse("/compactt now"),
             Submission::UnknownCommand {
                 name: "compactt".into(),
-                suggestions: closest("compactt"),
+                args: "now".into(),
+                suggestions: vec!["compact".to_string()],
             }
         );
         assert!(matches!(
@@ -168,7 +185,7 @@ mod tests {
     #[test]
     fn unknown_commands_name_the_closest() {
         assert_eq!(
-            Submission::unknown_message("hlep", &["help"]),
+            Submission::unknown_message("hlep", &["help".to_string()]),
             "Unknown command: /hlep — did you mean /help?"
         );
         assert_eq!(

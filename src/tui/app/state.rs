@@ -23,7 +23,7 @@ use crate::sdk::{
     InteractiveSession, PermissionAnswer, PermissionRequest, SessionEvent, SessionState,
     Submission, SubmissionId,
 };
-use crate::tui::completion::{FileIndexer, PromptInput, builtin_commands};
+use crate::tui::completion::{FileIndexer, PromptInput, builtin_commands, command_items};
 use crate::tui::composer::{Composer, HistoryEntry, PromptHistory};
 use crate::tui::status::StatusLine;
 use crate::tui::theme::Theme;
@@ -237,6 +237,8 @@ impl App {
     /// Puts an opened session on screen: its history, status and event stream.
     fn show_session(&mut self, mut opened: OpenedSession) {
         self.events = opened.session.events();
+        self.input
+            .set_commands(command_items(opened.session.commands()));
         self.transcript.clear();
         if opened.history.is_empty() {
             self.transcript.push(Cell::Welcome(Welcome {

@@ -51,18 +51,31 @@ impl CompletionItem {
     }
 }
 
-/// The built-in commands of the registry (and the interactive ones) as completion items,
-/// with their argument choices.
+/// The built-in commands (and the interactive ones) as completion items, with their
+/// argument choices.
 pub fn builtin_commands() -> Vec<CompletionItem> {
-    commands::all()
-        .map(|spec| {
-            let arguments = commands::argument_choices(spec.name)
+    command_items(&commands::CommandRegistry::default())
+}
+
+/// Every command of a session's registry as a completion item: the built-ins with their
+/// argument choices, then its custom commands and skills marked with their source.
+pub fn command_items(registry: &commands::CommandRegistry) -> Vec<CompletionItem> {
+    registry
+        .entries()
+        .into_iter()
+        .map(|entry| {
+            let arguments = commands::argument_choices(&entry.name)
                 .into_iter()
                 .map(|choice| CompletionItem::new(choice, ""))
                 .collect();
-            CompletionItem::new(spec.name, spec.description)
-                .with_hint(spec.argument_hint)
-                .with_arguments(arguments)
+            let item = CompletionItem::new(entry.name, entry.description)
+                .with_hint(entry.argument_hint)
+                .with_arguments(arguments);
+            if entry.source == "built-in" {
+                item
+            } else {
+                item.with_source(entry.source)
+            }
         })
         .collect()
 }

@@ -21,6 +21,6 @@ mod tests;
 
 pub use file_index::{FileIndex, FileIndexer};
 pub use file_search::{FileMatch, FileSearch};
-pub use items::{CompletionItem, builtin_commands};
+pub use items::{CompletionItem, builtin_commands, command_items};
 pub use prompt_input::{InputAction, PromptInput};
 pub use slash_popup::{SlashChoice, SlashPopup};
