@@ -98,6 +98,9 @@ fn name(event: &SessionEvent) -> String {
         }
         SessionEvent::Notice(_) => "Notice".into(),
         SessionEvent::Warning(_) => "Warning".into(),
+        SessionEvent::Subagent {
+            agent_type, event, ..
+        } => format!("Subagent({agent_type}: {})", name(event)),
         SessionEvent::HookStarted { hook_name, .. } => format!("HookStarted({hook_name})"),
         SessionEvent::HookFinished(r) => format!("HookFinished({})", r.hook_name),
         SessionEvent::CompactStarted { trigger } => format!("CompactStarted({trigger:?})"),

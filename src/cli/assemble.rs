@@ -5,6 +5,7 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
+use crate::sdk::agents::AgentCatalog;
 use crate::sdk::commands::{CommandRegistry, DefinitionRoots};
 use crate::sdk::mcp::{McpManager, McpSources};
 use crate::sdk::settings::{LoadOptions, Scope, Settings};
@@ -43,6 +44,8 @@ pub struct Assembled {
     pub mcp: Option<Arc<McpManager>>,
     /// The built-in commands and the custom commands and skills found for this directory.
     pub commands: Arc<CommandRegistry>,
+    /// The subagents the model may start.
+    pub agents: Arc<AgentCatalog>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -319,11 +322,11 @@ pub fn assemble_with(
     );
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let trusted = crate::sdk::settings::trust::TrustStore::load(&home).is_trusted(&cwd);
-    let commands = CommandRegistry::discover(
-        &DefinitionRoots::new(&cwd, user_home.as_deref(), &home),
-        trusted,
-    );
+    let roots = DefinitionRoots::new(&cwd, user_home.as_deref(), &home);
+    let commands = CommandRegistry::discover(&roots, trusted);
     warnings.extend(commands.warnings.iter().cloned());
+    let agents = AgentCatalog::discover(&roots);
+    warnings.extend(agents.warnings.iter().cloned());
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
             None
@@ -441,6 +444,7 @@ pub fn assemble_with(
     Ok(Assembled {
         mcp,
         commands: Arc::new(commands),
+        agents: Arc::new(agents),
         session,
         model,
         api_key_source: choice.api_key_source,

@@ -165,6 +165,7 @@ impl Launcher for CliLauncher {
                 SessionOptions {
                     mcp: assembled.mcp,
                     commands: assembled.commands,
+                    agents: Some(assembled.agents),
                     ..SessionOptions::default()
                 },
             ),

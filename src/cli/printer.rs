@@ -92,6 +92,7 @@ impl Printer {
                 endpoint: assembled.endpoint,
                 mcp: assembled.mcp,
                 commands: assembled.commands,
+                agents: Some(assembled.agents),
             },
         );
         let events = session.events()?;
@@ -314,6 +315,45 @@ impl Printer {
             }
             SessionEvent::ToolResults(message) => {
                 let value = output::user_message(&self.session_id, &message);
+                self.emit(value);
+            }
+            // A subagent's messages, as Claude Code streams them: tagged with the Agent
+            // call that runs it.
+            SessionEvent::Subagent {
+                parent_tool_use_id,
+                event,
+                ..
+            } => {
+                let mut value = match *event {
+                    SessionEvent::AssistantMessage {
+                        message,
+                        stop_reason,
+                        model,
+                    } => output::assistant_message(
+                        &self.session_id,
+                        &message,
+                        &model,
+                        stop_reason.as_deref(),
+                    ),
+                    SessionEvent::ToolResults(message) => {
+                        output::user_message(&self.session_id, &message)
+                    }
+                    SessionEvent::PermissionDenied {
+                        tool_use_id,
+                        tool_name,
+                        input,
+                        ..
+                    } => {
+                        self.totals.permission_denials.push(json!({
+                            "tool_name": tool_name,
+                            "tool_use_id": tool_use_id,
+                            "tool_input": input,
+                        }));
+                        return;
+                    }
+                    _ => return,
+                };
+                value["parent_tool_use_id"] = json!(parent_tool_use_id);
                 self.emit(value);
             }
             SessionEvent::PermissionDenied {

@@ -37,6 +37,8 @@ pub struct PermissionRequest {
     pub preview: Option<ToolDisplay>,
     /// The answers to offer, in order.
     pub choices: Vec<PermissionChoice>,
+    /// The subagent asking (`Explore: find the tests`), when it is not the session itself.
+    pub subagent: Option<String>,
     responder: Option<oneshot::Sender<PermissionAnswer>>,
 }
 
@@ -76,6 +78,7 @@ impl PermissionRequest {
             suggested_rule,
             preview,
             choices,
+            subagent: None,
             responder: Some(responder),
         }
     }
@@ -296,6 +299,15 @@ pub enum SessionEvent {
     /// summary call runs; an abort now leaves the history as it was.
     CompactStarted {
         trigger: CompactTrigger,
+    },
+    /// Something a subagent did (its streamed text, messages, tool runs, usage) while the
+    /// Agent call `parent_tool_use_id` runs it; its permission questions come as ordinary
+    /// `PermissionRequest`s naming it.
+    Subagent {
+        parent_tool_use_id: String,
+        agent_type: String,
+        description: String,
+        event: Box<SessionEvent>,
     },
     /// The conversation so far was replaced by `summary`; the context estimate went from
     /// `pre_tokens` to `post_tokens`. Earlier transcript stays on screen above this point.

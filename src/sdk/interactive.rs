@@ -25,6 +25,7 @@ use crate::session::Session;
 use crate::session::compact::CompactError;
 use crate::session::conversation::CompactTrigger;
 
+use super::agents::{AgentCatalog, AgentRuntime, AgentTool, AgentToolSource};
 use super::attachments;
 use super::commands::expand::{ExpandContext, expand};
 use super::commands::grants::TurnGrants;
@@ -49,6 +50,8 @@ pub struct SessionOptions {
     /// The commands beside the built-ins (custom commands, skills); the model gets the
     /// `Skill` tool when some of them are for it.
     pub commands: Arc<CommandRegistry>,
+    /// The subagents the model may start through the `Agent` tool (`None`: no Agent tool).
+    pub agents: Option<Arc<AgentCatalog>>,
 }
 
 enum Control {
@@ -90,7 +93,28 @@ impl InteractiveSession {
             );
             session.add_tool_source(Arc::new(SkillToolSource(Arc::new(tool))));
         }
-        let task = tokio::spawn(drive(session, options, grants, control_rx, event_tx));
+        let shared = Arc::new(Shared {
+            events: event_tx,
+            state: Mutex::new(initial_state(&session)),
+        });
+        if let Some(catalog) = options.agents.clone() {
+            let runtime = AgentRuntime {
+                provider: session.provider(),
+                tools: session.tools().clone(),
+                policy: session.policy_handle(),
+                hooks: session.shared_hooks(),
+                config: session.config().clone(),
+                builtin_prompt: super::system_prompt::BUILT_IN.to_string(),
+                transcript_dir: session
+                    .log_path()
+                    .map(|path| path.with_extension("").join("subagents")),
+                sink: Arc::new(update_sink(shared.clone())),
+                catalog,
+            };
+            let tool = Arc::new(AgentTool::new(runtime));
+            session.add_tool_source(Arc::new(AgentToolSource(tool)));
+        }
+        let task = tokio::spawn(drive(session, options, grants, shared, control_rx));
         InteractiveSession {
             controls,
             events: Some(events),
@@ -237,17 +261,13 @@ async fn drive(
     session: Session,
     options: SessionOptions,
     grants: TurnGrants,
+    shared: Arc<Shared>,
     mut controls: mpsc::UnboundedReceiver<Control>,
-    events: mpsc::UnboundedSender<SessionEvent>,
 ) {
-    let state = initial_state(&session);
     let bypass_in_cycle = session.mode() == PermissionMode::BypassPermissions;
     let mut driver = Driver {
         session,
-        shared: Arc::new(Shared {
-            events,
-            state: Mutex::new(state),
-        }),
+        shared,
         queue: VecDeque::new(),
         options,
         bypass_in_cycle,
@@ -289,6 +309,50 @@ fn initial_state(session: &Session) -> SessionState {
     };
     add_session_usage(&mut state, session);
     state
+}
+
+/// A sink that turns session updates into events for `shared`'s clients, keeping usage
+/// (a subagent's included) and context in the state as they arrive.
+fn update_sink(shared: Arc<Shared>) -> impl Fn(crate::session::SessionUpdate) + Send + Sync {
+    move |update| {
+        if let crate::session::SessionUpdate::ModeChanged(mode) = update {
+            shared.update_state(|s| s.mode = mode);
+            return;
+        }
+        let Some(event) = translate(update) else {
+            return;
+        };
+        let usage = match &event {
+            SessionEvent::Usage {
+                usage,
+                cost_usd,
+                model,
+                ..
+            } => Some((*usage, *cost_usd, model.clone())),
+            SessionEvent::Subagent { event, .. } => match event.as_ref() {
+                SessionEvent::Usage {
+                    usage,
+                    cost_usd,
+                    model,
+                    ..
+                } => Some((*usage, *cost_usd, model.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        match (&event, usage) {
+            (_, Some((usage, cost, model))) => {
+                shared.emit(event);
+                shared.update_state(|s| s.add_usage(&model, &usage, cost));
+            }
+            (SessionEvent::Context(context), None) => {
+                let context = *context;
+                shared.emit(event);
+                shared.update_state(|s| s.context = Some(context));
+            }
+            _ => shared.emit(event),
+        }
+    }
 }
 
 /// Puts the session's usage per model (and its cost) into `state`'s totals.
@@ -368,34 +432,7 @@ impl Driver {
     /// A sink that turns session updates into events, keeping usage and context in the
     /// state as they arrive.
     fn sink(&self) -> impl Fn(crate::session::SessionUpdate) + Send + Sync + use<> {
-        let shared = self.shared.clone();
-        move |update| {
-            if let crate::session::SessionUpdate::ModeChanged(mode) = update {
-                shared.update_state(|s| s.mode = mode);
-                return;
-            }
-            let Some(event) = translate(update) else {
-                return;
-            };
-            match &event {
-                SessionEvent::Usage {
-                    usage,
-                    cost_usd,
-                    model,
-                    ..
-                } => {
-                    let (usage, cost, model) = (*usage, *cost_usd, model.clone());
-                    shared.emit(event);
-                    shared.update_state(|s| s.add_usage(&model, &usage, cost));
-                }
-                SessionEvent::Context(context) => {
-                    let context = *context;
-                    shared.emit(event);
-                    shared.update_state(|s| s.context = Some(context));
-                }
-                _ => shared.emit(event),
-            }
-        }
+        update_sink(self.shared.clone())
     }
 
     /// Runs one submission from its start event to its end event.

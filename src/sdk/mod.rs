@@ -2,6 +2,7 @@
 //! session is assembled from — system prompt, context files, slash commands. It is
 //! provider-neutral: it receives a provider, it never builds one.
 
+pub mod agents;
 pub mod attachments;
 pub mod commands;
 pub mod context_files;

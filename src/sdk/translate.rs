@@ -121,6 +121,24 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             post_tokens: report.post_tokens,
             summary: report.summary,
         },
+        SessionUpdate::Subagent {
+            parent_tool_use_id,
+            agent_type,
+            description,
+            update,
+        } => match translate(*update)? {
+            // A subagent's question is asked like the parent's own, naming the subagent.
+            SessionEvent::PermissionRequest(mut request) => {
+                request.subagent = Some(format!("{agent_type}: {description}"));
+                SessionEvent::PermissionRequest(request)
+            }
+            event => SessionEvent::Subagent {
+                parent_tool_use_id,
+                agent_type,
+                description,
+                event: Box::new(event),
+            },
+        },
     };
     Some(event)
 }

@@ -98,6 +98,9 @@ pub struct Session {
     pub(super) compaction: CompactionConfig,
     /// TodoWrite's list as it stands (kept verbatim through compaction).
     pub(super) todos: Arc<Mutex<Vec<TodoItem>>>,
+    /// A subagent's session: its parent reports its start and stop (SubagentStart,
+    /// SubagentStop), so UserPromptSubmit and Stop hooks do not fire for it.
+    pub(super) subagent: bool,
 }
 
 impl Session {
@@ -129,7 +132,14 @@ impl Session {
             start_source: "startup".to_string(),
             compaction: CompactionConfig::default(),
             todos: Arc::new(Mutex::new(Vec::new())),
+            subagent: false,
         }
+    }
+
+    /// Marks the session as a subagent's (see the `subagent` field).
+    pub fn as_subagent(mut self) -> Self {
+        self.subagent = true;
+        self
     }
 
     /// Runs these hooks for the project at `project_dir`; `prompt` and `agent` hooks ask
@@ -198,6 +208,42 @@ impl Session {
         let request = HookRequest::new(HookEvent::SessionStart, Some(source), fields);
         let outcome = firing.fire(request, &CancellationToken::new()).await;
         self.pending_context.extend(outcome.contexts);
+    }
+
+    /// Fires `event` with `fields` (SubagentStart and SubagentStop, which the SDK's
+    /// subagents report); returns the context the hooks added.
+    pub async fn fire_hook(
+        &self,
+        event: HookEvent,
+        query: Option<&str>,
+        fields: serde_json::Value,
+        sink: UpdateSink<'_>,
+    ) -> Vec<String> {
+        let Some(hooks) = self.hooks.clone() else {
+            return Vec::new();
+        };
+        let firing = hook_firing(hooks, &self.config, &self.policy, &self.log, sink);
+        let request = HookRequest::new(event, query, fields);
+        firing
+            .fire(request, &CancellationToken::new())
+            .await
+            .contexts
+    }
+
+    /// The session's hooks, to share with a child session (a subagent runs its parent's).
+    pub fn shared_hooks(&self) -> Option<Arc<SessionHooks>> {
+        self.hooks.clone()
+    }
+
+    /// Runs `hooks` (a parent session's) in this session.
+    pub fn with_shared_hooks(mut self, hooks: Option<Arc<SessionHooks>>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// The provider the session talks to (a subagent talks to its parent's).
+    pub fn provider(&self) -> Arc<dyn Provider> {
+        self.provider.clone()
     }
 
     /// Fires SessionEnd (`clear`, `resume`, `logout`, `prompt_input_exit`, `other`).
@@ -401,7 +447,7 @@ impl Session {
             .hooks
             .clone()
             .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
-        if let Some(firing) = &firing {
+        if let Some(firing) = firing.as_ref().filter(|_| !self.subagent) {
             match firing.prompt_submitted(&prompt, cancel).await {
                 Ok(contexts) => self.pending_context.extend(contexts),
                 Err(stop) => {
@@ -494,7 +540,7 @@ impl Session {
                     Err(err) => sink(SessionUpdate::Warning(err.message())),
                 }
             }
-            let Some(firing) = &firing else {
+            let Some(firing) = firing.as_ref().filter(|_| !self.subagent) else {
                 break outcome;
             };
             match firing

@@ -64,8 +64,14 @@ impl SessionLog {
 
     fn create_in(dir: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
         check_session_id(&header.session_id)?;
-        create_private_dir(dir)?;
-        let path = dir.join(format!("{}.jsonl", header.session_id));
+        Self::create_file(&dir.join(format!("{}.jsonl", header.session_id)), header)
+    }
+
+    /// Creates a log at `path` (a subagent's transcript beside its session's log) and
+    /// writes the header. Fails if the file exists.
+    pub fn create_file(path: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        let path = path.to_path_buf();
+        create_private_dir(path.parent().unwrap_or(Path::new(".")))?;
         let file = create_private_file(&path)?;
         lock_writer(&file, &path)?;
         let log = SessionLog::with_file(path, header, file, None, 0, None);

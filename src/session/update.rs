@@ -57,6 +57,16 @@ pub enum SessionUpdate {
     },
     /// The history was replaced by a summary.
     Compacted(CompactReport),
+    /// Something a subagent's session reported while the parent's Agent call
+    /// `parent_tool_use_id` runs it.
+    Subagent {
+        parent_tool_use_id: String,
+        /// The agent definition it runs (`general-purpose`, `Explore`, a custom one).
+        agent_type: String,
+        /// The Agent call's short description.
+        description: String,
+        update: Box<SessionUpdate>,
+    },
 }
 
 /// What started a compaction.

@@ -134,6 +134,11 @@ impl Transcript {
                 self.close_streams();
                 self.begin_attempt();
             }
+            SessionEvent::Subagent {
+                parent_tool_use_id,
+                event,
+                ..
+            } => self.subagent_event(parent_tool_use_id, event),
             SessionEvent::Retrying {
                 attempt,
                 max_attempts,
@@ -392,6 +397,35 @@ impl Transcript {
     }
 
     /// The unfinished call with this id, or a new cell for it.
+    /// A subagent's event updates the live line under the Agent call running it.
+    fn subagent_event(&mut self, parent: &str, event: &SessionEvent) {
+        let Some(&index) = self.events.tools.get(parent) else {
+            return;
+        };
+        self.update(index, |cell| {
+            let Cell::ToolCall(call) = cell else {
+                return;
+            };
+            let activity = call.subagent.get_or_insert_with(Default::default);
+            match event {
+                SessionEvent::ToolStarted { name, input, .. } => {
+                    activity.tool_uses += 1;
+                    let summary = summarize_input(name, input);
+                    activity.current = Some(if summary.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{name}({summary})")
+                    });
+                }
+                SessionEvent::ToolFinished { .. } => activity.current = None,
+                SessionEvent::Usage { usage, .. } => {
+                    activity.tokens += usage.input_tokens + usage.output_tokens;
+                }
+                _ => {}
+            }
+        });
+    }
+
     fn tool_cell(&mut self, id: &str, name: &str) -> usize {
         if let Some(&index) = self.events.tools.get(id) {
             return index;

@@ -52,6 +52,39 @@ pub struct ToolCallCell {
     pub status: ToolStatus,
     pub result: ToolResultView,
     pub duration: Option<Duration>,
+    /// What a subagent run by this call (an `Agent` call) is doing.
+    pub subagent: Option<SubagentActivity>,
+}
+
+/// A running subagent's progress, shown under its Agent call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubagentActivity {
+    /// The tool it runs now (name and summary), if any.
+    pub current: Option<String>,
+    pub tool_uses: u32,
+    /// Input and output tokens of its calls so far.
+    pub tokens: u64,
+}
+
+impl SubagentActivity {
+    fn line(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(current) = &self.current {
+            parts.push(current.clone());
+        }
+        parts.push(match self.tool_uses {
+            1 => "1 tool use".to_string(),
+            n => format!("{n} tool uses"),
+        });
+        if self.tokens > 0 {
+            parts.push(if self.tokens >= 1_000 {
+                format!("{:.1}k tokens", self.tokens as f64 / 1_000.0)
+            } else {
+                format!("{} tokens", self.tokens)
+            });
+        }
+        parts.join(" · ")
+    }
 }
 
 impl ToolCallCell {
@@ -63,6 +96,7 @@ impl ToolCallCell {
             status: ToolStatus::Pending,
             result: ToolResultView::None,
             duration: None,
+            subagent: None,
         }
     }
 
@@ -130,7 +164,10 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
     };
     match (&cell.result, cell.status) {
         (_, ToolStatus::Pending) => Vec::new(),
-        (_, ToolStatus::Running) => vec![vec![Span::styled("Running…", theme.dim)]],
+        (_, ToolStatus::Running) => match &cell.subagent {
+            Some(activity) => vec![vec![Span::styled(activity.line(), theme.dim)]],
+            None => vec![vec![Span::styled("Running…", theme.dim)]],
+        },
         (ToolResultView::Diff(diff), _) => {
             let mut rows = wrap_spans(
                 &[Span::styled(diff.summary(), theme.tool_output)],
