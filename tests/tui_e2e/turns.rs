@@ -326,3 +326,61 @@ fn rejecting_a_plan_with_feedback_keeps_planning() {
     assert!(third.contains("plan mode is read-only"), "{third}");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_subagents_permission_question_is_asked_in_the_popup_naming_it() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(
+            None,
+            &[(
+                "a1",
+                "Agent",
+                json!({"description": "make marker", "prompt": "Create marker.txt", "subagent_type": "general-purpose"}),
+            )],
+        ),
+        tool_turn(
+            None,
+            &[("b1", "Bash", json!({"command": "touch marker.txt"}))],
+        ),
+        text_turn("SUBAGENT-DONE"),
+        text_turn("The subagent made the marker."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("delegate it");
+    pty.send(b"\r");
+    let popup = pty.wait_for_text("Do you want to proceed?");
+    assert!(
+        popup.contains("subagent general-purpose: make marker asks"),
+        "{popup}"
+    );
+    assert!(popup.contains("touch marker.txt"), "{popup}");
+    pty.send(b"1");
+    pty.wait_for_text("The subagent made the marker.");
+    assert!(project.root.join("marker.txt").exists());
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn a_custom_command_is_offered_in_the_slash_popup_and_runs() {
+    let project = project();
+    let commands = project.root.join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("greet.md"),
+        "---\ndescription: Greets someone by name\nargument-hint: <name>\n---\nSay hello to $ARGUMENTS.",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![text_turn("Hello, Ada!")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("/gre");
+    let popup = pty.wait_for_text("Greets someone by name");
+    assert!(popup.contains("project"), "{popup}");
+    pty.type_text("et Ada");
+    pty.send(b"\r");
+    pty.wait_for_text("Hello, Ada!");
+    assert_eq!(last_user_text(&server, 1), "Say hello to Ada.");
+    exit_cleanly(&mut pty);
+}

@@ -34,6 +34,9 @@ pub fn permission_popup(
     if !request.reason.is_empty() {
         summary = format!("{summary}  ({})", request.reason);
     }
+    if let Some(subagent) = &request.subagent {
+        summary = format!("subagent {subagent} asks — {summary}");
+    }
     PermissionPopup::new(
         &request.tool_name,
         summary,
