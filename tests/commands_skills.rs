@@ -335,3 +335,71 @@ fn commands_are_listed_suggested_and_announced() {
     assert!(names.contains(&json!("review")) && names.contains(&json!("frontend:component")));
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_forked_skill_runs_in_a_subagent_typed_or_invoked() {
+    let p = project();
+    write(
+        &p.user_home.join(".claude/skills/investigate/SKILL.md"),
+        "---\ndescription: Investigates a bug in a fresh context\ncontext: fork\nagent: Explore\n---\nInvestigate: $ARGUMENTS\n",
+    );
+    let server = MockServer::start(vec![
+        // Typed: the subagent's call only; its report joins the conversation.
+        anthropic::text_turn("FORK-REPORT-1"),
+        anthropic::text_turn("Noted."),
+        // Invoked by the model through Skill.
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_s",
+                "Skill",
+                json!({"skill": "investigate", "args": "the crash"}),
+            )],
+        ),
+        anthropic::text_turn("FORK-REPORT-2"),
+        anthropic::text_turn("Done."),
+    ]);
+    let out = stream_json_run(
+        &p,
+        &server,
+        &[
+            "/investigate the leak",
+            "what did it find?",
+            "look into the crash",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let child = &requests[0].body;
+    assert_eq!(child["model"], "claude-haiku-4-5");
+    assert!(last_user_texts(child)[0].contains("Investigate: the leak"));
+    assert!(
+        child["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "Agent")
+    );
+    // The parent's next turn knows the report; its own history did not include the fork's
+    // prompt as a turn of its own.
+    let parent = serde_json::to_string(&requests[1].body["messages"]).unwrap();
+    assert!(parent.contains("FORK-REPORT-1"), "{parent}");
+    assert!(last_user_texts(&requests[3].body)[0].contains("Investigate: the crash"));
+    let skill_result = &tool_results(&requests[4].body)[0];
+    assert!(
+        result_text(skill_result).starts_with("FORK-REPORT-2"),
+        "{skill_result}"
+    );
+    let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "result")
+        .collect();
+    assert!(
+        results[0]["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("FORK-REPORT-1")
+    );
+}

@@ -13,7 +13,10 @@ use robota::sdk::commands::definition::{read_commands, read_skills};
 use robota::sdk::commands::{DefinitionRoots, Origin};
 
 fn corpus() -> PathBuf {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/claude"));
+    let root = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/claude"
+    ));
     assert!(
         root.is_dir(),
         "the `corpus` feature is on but the corpus is missing at {}",
@@ -54,14 +57,24 @@ fn every_corpus_command_and_skill_loads_with_its_frontmatter() {
     assert_eq!(commands.len(), 2, "{commands:?}");
     assert_eq!(skills.len(), 2, "{skills:?}");
     for c in commands.iter().chain(&skills) {
-        assert!(!c.description.is_empty(), "{} has no description", c.path.display());
+        assert!(
+            !c.description.is_empty(),
+            "{} has no description",
+            c.path.display()
+        );
         assert!(!c.body.trim().is_empty(), "{}", c.path.display());
     }
-    let pr = commands.iter().find(|c| c.name == "commit-push-pr").unwrap();
+    let pr = commands
+        .iter()
+        .find(|c| c.name == "commit-push-pr")
+        .unwrap();
     assert_eq!(pr.description, "Commit, push, and open a PR");
     assert_eq!(pr.allowed_tools.len(), 6);
     assert_eq!(pr.allowed_tools[0], "Bash(git checkout --branch:*)");
-    let example = commands.iter().find(|c| c.name == "example-command").unwrap();
+    let example = commands
+        .iter()
+        .find(|c| c.name == "example-command")
+        .unwrap();
     assert_eq!(example.argument_hint, "<required-arg> [optional-arg]");
     assert_eq!(example.allowed_tools, ["Read", "Glob", "Grep", "Bash"]);
     let webapp = skills.iter().find(|c| c.name == "webapp-testing").unwrap();
@@ -81,7 +94,12 @@ fn every_corpus_agent_loads_and_tolerates_retired_tool_names() {
         let roots = DefinitionRoots::new(project, None, Path::new("/nonexistent-robota-home"));
         let catalog = AgentCatalog::discover(&roots);
         assert!(catalog.warnings.is_empty(), "{:?}", catalog.warnings);
-        found.extend(catalog.agents.into_iter().filter(|a| a.source != "built-in"));
+        found.extend(
+            catalog
+                .agents
+                .into_iter()
+                .filter(|a| a.source != "built-in"),
+        );
     }
     let reviewer = found
         .iter()
@@ -90,5 +108,9 @@ fn every_corpus_agent_loads_and_tolerates_retired_tool_names() {
     assert_eq!(reviewer.model.as_deref(), Some("inherit"));
     let tools = reviewer.tools.clone().unwrap();
     assert!(tools.contains(&"Grep".to_string()) && tools.contains(&"BashOutput".to_string()));
-    assert!(reviewer.prompt.starts_with("You are an elite security code reviewer"));
+    assert!(
+        reviewer
+            .prompt
+            .starts_with("You are an elite security code reviewer")
+    );
 }

@@ -25,7 +25,7 @@ use crate::session::Session;
 use crate::session::compact::CompactError;
 use crate::session::conversation::CompactTrigger;
 
-use super::agents::{AgentCatalog, AgentRuntime, AgentTool, AgentToolSource};
+use super::agents::{AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, SubagentTask};
 use super::attachments;
 use super::commands::expand::{ExpandContext, expand};
 use super::commands::grants::TurnGrants;
@@ -84,19 +84,22 @@ impl InteractiveSession {
         let id = session.id().to_string();
         let commands = options.commands.clone();
         let grants = TurnGrants::default();
+        let mut skill_tool = None;
         if commands.model_invocable().next().is_some() {
-            let tool = SkillTool::new(
+            let tool = Arc::new(SkillTool::new(
                 commands.clone(),
                 session.policy_handle(),
                 grants.clone(),
                 id.clone(),
-            );
-            session.add_tool_source(Arc::new(SkillToolSource(Arc::new(tool))));
+            ));
+            session.add_tool_source(Arc::new(SkillToolSource(tool.clone())));
+            skill_tool = Some(tool);
         }
         let shared = Arc::new(Shared {
             events: event_tx,
             state: Mutex::new(initial_state(&session)),
         });
+        let mut subagents = None;
         if let Some(catalog) = options.agents.clone() {
             let runtime = AgentRuntime {
                 provider: session.provider(),
@@ -112,9 +115,15 @@ impl InteractiveSession {
                 catalog,
             };
             let tool = Arc::new(AgentTool::new(runtime));
-            session.add_tool_source(Arc::new(AgentToolSource(tool)));
+            session.add_tool_source(Arc::new(AgentToolSource(tool.clone())));
+            if let Some(skill_tool) = &skill_tool {
+                skill_tool.set_subagents(tool.clone());
+            }
+            subagents = Some(tool);
         }
-        let task = tokio::spawn(drive(session, options, grants, shared, control_rx));
+        let task = tokio::spawn(drive(
+            session, options, grants, subagents, shared, control_rx,
+        ));
         InteractiveSession {
             controls,
             events: Some(events),
@@ -255,12 +264,15 @@ struct Driver {
     bypass_in_cycle: bool,
     /// Rules a command or skill granted for the running turn.
     grants: TurnGrants,
+    /// Runs `context: fork` commands and skills as subagents.
+    subagents: Option<Arc<AgentTool>>,
 }
 
 async fn drive(
     session: Session,
     options: SessionOptions,
     grants: TurnGrants,
+    subagents: Option<Arc<AgentTool>>,
     shared: Arc<Shared>,
     mut controls: mpsc::UnboundedReceiver<Control>,
 ) {
@@ -272,6 +284,7 @@ async fn drive(
         options,
         bypass_in_cycle,
         grants,
+        subagents,
     };
     driver.shared.update_state(|_| {});
     let source = driver.session.start_source().to_string();
@@ -462,7 +475,7 @@ impl Driver {
                 (end, 0, output)
             }
             Submission::Custom { command, args } => {
-                self.run_prompt_command(&command, &args, controls).await
+                self.run_prompt_command(id, &command, &args, controls).await
             }
             Submission::UnknownCommand {
                 name, suggestions, ..
@@ -610,6 +623,7 @@ impl Driver {
     /// `allowed-tools` granted and its `model` in use for that turn only.
     async fn run_prompt_command(
         &mut self,
+        id: SubmissionId,
         command: &PromptCommand,
         args: &str,
         controls: &mut mpsc::UnboundedReceiver<Control>,
@@ -640,6 +654,11 @@ impl Driver {
             Err(_) if cancel.is_cancelled() => return (TurnEnd::Interrupted, 0, String::new()),
             Err(message) => return (command_failed(message), 0, String::new()),
         };
+        if let (Some(agent_type), Some(agents)) = (&command.fork_agent, self.subagents.clone()) {
+            return self
+                .run_forked(id, command, agent_type, &prompt, &agents, controls)
+                .await;
+        }
         let policy = self.session.policy_handle();
         self.grants.grant(&policy, &command.allowed_tools);
         let previous_model = command.model.as_ref().map(|model| {
@@ -655,6 +674,51 @@ impl Driver {
             self.session.set_model(previous, window);
         }
         outcome
+    }
+
+    /// A `context: fork` command or skill: its prompt runs in a subagent (no conversation
+    /// history; its events reach clients tagged with this submission), and the report
+    /// joins the conversation as a note, so the next turn knows it.
+    async fn run_forked(
+        &mut self,
+        id: SubmissionId,
+        command: &PromptCommand,
+        agent_type: &str,
+        prompt: &str,
+        agents: &AgentTool,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, u32, String) {
+        let cancel = CancellationToken::new();
+        let parent = format!("submission-{}", id.0);
+        let task = SubagentTask {
+            agent_type,
+            description: &command.name,
+            prompt,
+            model: command.model.as_deref(),
+            parent_tool_use_id: &parent,
+            allow: &command.allowed_tools,
+            cancel: &cancel,
+        };
+        let (mut busy, _) = self.busy(&cancel);
+        let output = busy.run(agents.run(task), controls).await;
+        let mode_change = busy.mode_change;
+        self.keep_mode(mode_change);
+        if cancel.is_cancelled() {
+            return (TurnEnd::Interrupted, 0, String::new());
+        }
+        if output.is_error {
+            return (command_failed(output.content), 0, String::new());
+        }
+        self.session.record_user_note(format!(
+            "/{} ran in a {agent_type} subagent and reported:\n{}",
+            command.name, output.content
+        ));
+        self.emit(SessionEvent::CommandOutput {
+            id,
+            command: command.name.clone(),
+            output: output.content.clone(),
+        });
+        (TurnEnd::Success, 0, output.content)
     }
 
     async fn run_turn(

@@ -5,4 +5,4 @@ mod definition;
 mod tool;
 
 pub use definition::{AgentCatalog, AgentDefinition, builtins};
-pub use tool::{AGENT_TOOL, AgentRuntime, AgentTool, AgentToolSource, MAX_PARALLEL};
+pub use tool::{AGENT_TOOL, AgentRuntime, AgentTool, AgentToolSource, MAX_PARALLEL, SubagentTask};

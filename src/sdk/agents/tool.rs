@@ -162,10 +162,49 @@ impl Tool for AgentTool {
         let Some(prompt) = text("prompt").filter(|p| !p.is_empty()) else {
             return ToolOutput::error("Agent needs a \"prompt\": the task for the subagent");
         };
-        let agent_type = text("subagent_type")
-            .filter(|t| !t.is_empty())
-            .unwrap_or("general-purpose");
-        let description = text("description").unwrap_or("").to_string();
+        let task = SubagentTask {
+            agent_type: text("subagent_type")
+                .filter(|t| !t.is_empty())
+                .unwrap_or("general-purpose"),
+            description: text("description").unwrap_or(""),
+            prompt,
+            model: text("model").filter(|m| !m.is_empty()),
+            parent_tool_use_id: &ctx.tool_use_id,
+            allow: &[],
+            cancel: &ctx.cancel,
+        };
+        self.run(task).await
+    }
+}
+
+/// One subagent to run: what the `Agent` tool's input says, or a `context: fork` skill.
+pub struct SubagentTask<'a> {
+    pub agent_type: &'a str,
+    pub description: &'a str,
+    pub prompt: &'a str,
+    /// An alias or id for this run (else the definition's, else the parent's model).
+    pub model: Option<&'a str>,
+    /// The id its events are tagged with (the Agent call's, or the skill invocation's).
+    pub parent_tool_use_id: &'a str,
+    /// Rules the subagent is granted besides its parent's (a forked skill's
+    /// `allowed-tools`).
+    pub allow: &'a [String],
+    pub cancel: &'a tokio_util::sync::CancellationToken,
+}
+
+impl AgentTool {
+    /// Runs a subagent to its end; its report (or why there is none) is the output.
+    pub async fn run(&self, task: SubagentTask<'_>) -> ToolOutput {
+        let SubagentTask {
+            agent_type,
+            description,
+            prompt,
+            model: requested_model,
+            parent_tool_use_id,
+            allow,
+            cancel,
+        } = task;
+        let description = description.to_string();
         let Some(definition) = self.runtime.catalog.find(agent_type).cloned() else {
             return ToolOutput::error(format!(
                 "Unknown subagent_type {agent_type:?}. Available agent types: {}",
@@ -177,7 +216,7 @@ impl Tool for AgentTool {
                 Ok(permit) => permit,
                 Err(_) => return ToolOutput::error("The subagent could not start"),
             },
-            () = ctx.cancel.cancelled() => return ToolOutput::error("Interrupted before the subagent started"),
+            () = cancel.cancelled() => return ToolOutput::error("Interrupted before the subagent started"),
         };
         let number = self.started.fetch_add(1, Ordering::Relaxed) + 1;
         let agent_id = format!(
@@ -188,7 +227,7 @@ impl Tool for AgentTool {
                 .get(..8)
                 .unwrap_or("agent")
         );
-        let model = self.child_model(&definition, text("model"));
+        let model = self.child_model(&definition, requested_model);
         let web_search = definition
             .tools
             .as_ref()
@@ -229,10 +268,15 @@ impl Tool for AgentTool {
             }
         });
         let transcript_path = log.as_ref().map(|l| l.path().to_path_buf());
-        let policy = match self.runtime.policy.lock() {
+        let mut policy = match self.runtime.policy.lock() {
             Ok(policy) => policy.clone(),
             Err(_) => return ToolOutput::error("The permission rules are unavailable"),
         };
+        policy.allow.extend(
+            allow
+                .iter()
+                .flat_map(|rule| crate::core::permission::PermissionRule::parse_list(rule)),
+        );
         let mut child = Session::new(
             config,
             self.runtime.provider.clone(),
@@ -243,7 +287,7 @@ impl Tool for AgentTool {
         .with_shared_hooks(self.runtime.hooks.clone())
         .as_subagent();
         let parent_sink = self.runtime.sink.clone();
-        let parent_tool_use_id = ctx.tool_use_id.clone();
+        let parent_tool_use_id = parent_tool_use_id.to_string();
         let (kind, about) = (definition.name.clone(), description.clone());
         let child_sink = move |update: SessionUpdate| {
             parent_sink(SessionUpdate::Subagent {
@@ -269,7 +313,7 @@ impl Tool for AgentTool {
                 &contexts.join("\n\n"),
             )));
         }
-        let outcome = child.run_turn(blocks, &child_sink, &ctx.cancel).await;
+        let outcome = child.run_turn(blocks, &child_sink, cancel).await;
         let stop_fields = json!({
             "agent_id": agent_id,
             "agent_type": definition.name,

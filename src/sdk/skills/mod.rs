@@ -5,7 +5,7 @@
 //! folder named so the model can read the files beside `SKILL.md`, and its
 //! `allowed-tools` granted until the turn ends. The body is loaded only when invoked.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::core::permission::PermissionPolicy;
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput, ToolSource};
 
+use super::agents::{AgentTool, SubagentTask};
 use super::commands::expand::{ExpandContext, expand};
 use super::commands::grants::TurnGrants;
 use super::commands::{CommandRegistry, PromptCommand};
@@ -35,6 +36,8 @@ pub struct SkillTool {
     grants: TurnGrants,
     session_id: String,
     description: String,
+    /// Runs `context: fork` skills as subagents (set once the session's Agent tool exists).
+    subagents: OnceLock<Arc<AgentTool>>,
 }
 
 impl SkillTool {
@@ -51,7 +54,13 @@ impl SkillTool {
             grants,
             session_id,
             description,
+            subagents: OnceLock::new(),
         }
+    }
+
+    /// Lets `context: fork` skills run as subagents of `agents`.
+    pub fn set_subagents(&self, agents: Arc<AgentTool>) {
+        let _ = self.subagents.set(agents);
     }
 
     fn available(&self) -> String {
@@ -152,12 +161,27 @@ impl Tool for SkillTool {
             policy,
             cancel: &ctx.cancel,
         };
-        match expand(&command, args, context).await {
-            Ok(text) => {
+        let text = match expand(&command, args, context).await {
+            Ok(text) => text,
+            Err(message) => return ToolOutput::error(message),
+        };
+        match (&command.fork_agent, self.subagents.get()) {
+            (Some(agent_type), Some(agents)) => {
+                let task = SubagentTask {
+                    agent_type,
+                    description: &command.name,
+                    prompt: &text,
+                    model: command.model.as_deref(),
+                    parent_tool_use_id: &ctx.tool_use_id,
+                    allow: &command.allowed_tools,
+                    cancel: &ctx.cancel,
+                };
+                agents.run(task).await
+            }
+            _ => {
                 self.grants.grant(&self.policy, &command.allowed_tools);
                 ToolOutput::ok(text)
             }
-            Err(message) => ToolOutput::error(message),
         }
     }
 }
