@@ -403,3 +403,68 @@ fn a_forked_skill_runs_in_a_subagent_typed_or_invoked() {
             .starts_with("FORK-REPORT-1")
     );
 }
+
+#[test]
+fn agents_skills_status_and_init_commands() {
+    let p = project();
+    write(
+        &p.root.join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews diffs\nmodel: haiku\n---\nReview.",
+    );
+    write(
+        &p.root.join(".claude/skills/lint/SKILL.md"),
+        "---\ndescription: Runs the linter\ndisable-model-invocation: true\n---\nLint.",
+    );
+    write(&p.user_home.join(".claude/commands/hi.md"), "Say hi.");
+    let server = MockServer::start(vec![anthropic::text_turn("Wrote AGENTS.md.")]);
+    let text = |args: &[&str]| {
+        let out = p.run(&server, args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let agents = text(&["-p", "/agents"]);
+    for expected in [
+        "general-purpose",
+        "Explore",
+        "Plan",
+        "reviewer",
+        "[project; model haiku] Reviews diffs",
+    ] {
+        assert!(agents.contains(expected), "{expected} in {agents}");
+    }
+    let skills = text(&["-p", "/skills"]);
+    assert!(
+        skills.contains("Skills: 1") && skills.contains("/lint"),
+        "{skills}"
+    );
+    assert!(
+        skills.contains("[project skill] (user only) Runs the linter"),
+        "{skills}"
+    );
+    assert!(
+        skills.contains("Custom commands: 1") && skills.contains("/hi"),
+        "{skills}"
+    );
+    let status = text(&["-p", "/status"]);
+    assert!(
+        status.contains(&format!("Directory:   {}", p.root.display())),
+        "{status}"
+    );
+    assert!(
+        status.contains("Model:       claude-sonnet-4-6"),
+        "{status}"
+    );
+    assert!(
+        status.contains("1 custom commands, 1 skills, 4 subagent types"),
+        "{status}"
+    );
+    assert!(server.requests().is_empty());
+    let init = text(&["-p", "/init focus on tests"]);
+    assert_eq!(init.trim(), "Wrote AGENTS.md.");
+    let sent = last_user_texts(&server.requests()[0].body)[0].clone();
+    assert!(
+        sent.starts_with("Study this repository and write an AGENTS.md"),
+        "{sent}"
+    );
+    assert!(sent.ends_with("The user adds: focus on tests"), "{sent}");
+}

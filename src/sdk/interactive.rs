@@ -466,6 +466,13 @@ impl Driver {
         });
         let (end, rounds, result) = match submission {
             Submission::Prompt(prompt) => self.run_turn(prompt, controls).await,
+            Submission::Command { spec, args } if spec.name == "init" => {
+                let prompt = match args.trim() {
+                    "" => commands::INIT_PROMPT.to_string(),
+                    notes => format!("{}\n\nThe user adds: {notes}", commands::INIT_PROMPT),
+                };
+                self.run_turn(prompt, controls).await
+            }
             Submission::Command { spec, args } if spec.name == "compact" => {
                 let (end, result) = self.run_compact(&args, controls).await;
                 (end, 0, result)
@@ -521,6 +528,22 @@ impl Driver {
         if name == "mcp" {
             let output = super::mcp::command::run(self.options.mcp.as_ref(), args).await;
             return self.shared.command_ended(id, name, output);
+        }
+        let agents = self.options.agents.as_deref();
+        let report = match name {
+            "agents" => Some(commands::agents_report(agents)),
+            "skills" => Some(commands::skills_report(&self.options.commands)),
+            "status" => Some(commands::status_report(
+                &self.session,
+                &self.options.endpoint,
+                &self.options.commands,
+                agents,
+                self.options.mcp.as_ref().map_or(0, |m| m.reports().len()),
+            )),
+            _ => None,
+        };
+        if let Some(report) = report {
+            return self.shared.command_ended(id, name, Ok(report));
         }
         let clearing = name == "clear";
         if clearing {

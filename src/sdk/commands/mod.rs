@@ -9,12 +9,14 @@ pub mod definition;
 pub mod expand;
 mod export;
 pub mod grants;
+mod info;
 mod registry;
 mod submission;
 
 pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
 pub(crate) use builtin::{help_text, mode_set, parse_mode};
 pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
+pub use info::{INIT_PROMPT, agents_report, skills_report, status_report};
 pub use registry::{CommandEntry, CommandRegistry};
 pub use submission::{Submission, SubmissionId, parse_slash};
 
@@ -117,6 +119,30 @@ pub const COMMANDS: &[CommandSpec] = &[
         "export",
         "Write the conversation to a Markdown file",
         "[file]",
+        false,
+    ),
+    session(
+        "init",
+        "Have the model study the repository and write or improve AGENTS.md",
+        "[notes]",
+        false,
+    ),
+    session(
+        "agents",
+        "List the subagents the model can start, with where each is defined",
+        "",
+        false,
+    ),
+    session(
+        "skills",
+        "List the skills and custom commands, with where each is defined",
+        "",
+        false,
+    ),
+    session(
+        "status",
+        "Show the version, provider, model, directories and what was loaded",
+        "",
         false,
     ),
     client(
