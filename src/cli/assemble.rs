@@ -56,6 +56,17 @@ pub fn assemble_with(
 ) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    assemble_in(args, cwd, interactive, asks_client)
+}
+
+/// `assemble_with` for a session in `cwd` rather than the process's working directory (an
+/// ACP client names the directory of each session it opens).
+pub fn assemble_in(
+    args: &Args,
+    cwd: std::path::PathBuf,
+    interactive: bool,
+    asks_client: bool,
+) -> Result<Assembled, String> {
     let home = paths::robota_home();
     let user_home = paths::home_dir();
     let sources = args
