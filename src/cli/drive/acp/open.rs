@@ -60,7 +60,7 @@ pub fn open(
     if let Some(config) = client_servers(servers) {
         args.mcp_config.push(config);
     }
-    let assembled = assemble_in(&args, cwd.to_path_buf(), false, true)?;
+    let assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None)?;
     let session = assembled.session;
     let id = session.id().to_string();
     let history = session.history().to_vec();
