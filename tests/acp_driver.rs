@@ -326,6 +326,13 @@ fn a_loaded_session_replays_its_history_and_continues_it() {
             .contains("return a - b")
     );
 
+    // Loaded again in the same connection: the new copy replaces the old one, whose end
+    // must not touch it.
+    let again = acp.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": p.root, "mcpServers": []}),
+    );
+    acp.result(again);
     let next = acp.prompt(&session, "and now?");
     assert_eq!(acp.result(next)["stopReason"], "end_turn");
     let last = &server.requests()[2].body;

@@ -58,9 +58,10 @@ enum Inbound {
 
 /// What the driver's own tasks hand it back.
 enum Internal {
-    Event(String, SessionEvent),
-    /// A session's event stream ended (it was closed).
-    Ended(String),
+    /// An event of the session opened as `generation` under this id.
+    Event(String, u64, SessionEvent),
+    /// That session's event stream ended (it was closed).
+    Ended(String, u64),
     Permission {
         session: String,
         question: u64,
@@ -71,6 +72,9 @@ enum Internal {
 /// One open session.
 struct Live {
     session: InteractiveSession,
+    /// Which opening of this id it is (a session loaded again replaces the earlier copy,
+    /// whose last events must not reach the new one).
+    generation: u64,
     cwd: PathBuf,
     provider: String,
     model: String,
@@ -91,6 +95,7 @@ struct Driver {
     sessions: HashMap<String, Live>,
     internal: mpsc::UnboundedSender<Internal>,
     next_question: u64,
+    next_generation: u64,
 }
 
 /// Serves ACP on stdin/stdout until the client closes the connection.
@@ -140,11 +145,12 @@ async fn serve(
         sessions: HashMap::new(),
         internal,
         next_question: 1,
+        next_generation: 1,
     };
     loop {
         tokio::select! {
             message = inbound.recv() => match message {
-                Some(Inbound::Request(request, responder)) => driver.on_request(*request, responder),
+                Some(Inbound::Request(request, responder)) => driver.on_request(*request, responder).await,
                 Some(Inbound::Notification(notification)) => driver.on_notification(notification),
                 None => break,
             },
@@ -187,7 +193,7 @@ impl Driver {
         }
     }
 
-    fn on_request(&mut self, request: ClientRequest, responder: Responder) {
+    async fn on_request(&mut self, request: ClientRequest, responder: Responder) {
         let answer = match request {
             ClientRequest::InitializeRequest(request) => {
                 let capabilities = AgentCapabilities::new()
@@ -208,6 +214,10 @@ impl Driver {
             }
             ClientRequest::LoadSessionRequest(request) => {
                 let id = request.session_id.0.to_string();
+                // Loaded again: the open copy ends first (its log is the one to resume).
+                if let Some(old) = self.sessions.remove(&id) {
+                    old.session.close().await;
+                }
                 return self.open(responder, request.cwd, Some(id), &request.mcp_servers);
             }
             ClientRequest::PromptRequest(request) => {
@@ -262,10 +272,6 @@ impl Driver {
             eprintln!("robota: {warning}");
         }
         let key = opened.id.clone();
-        if let Some(old) = self.sessions.remove(&key) {
-            // Loaded again: the earlier copy ends.
-            tokio::spawn(old.session.close());
-        }
         let bypass = opened.mode == PermissionMode::BypassPermissions;
         let modes = open::modes(opened.mode, bypass);
         let options = vec![open::model_option(&opened.provider, &opened.model)];
@@ -289,24 +295,27 @@ impl Driver {
         };
         reply(responder, Ok(answer));
         self.notify(&key, updates::available_commands());
+        let generation = self.next_generation;
+        self.next_generation += 1;
         let mut events = opened.events;
         let internal = self.internal.clone();
         let forward_key = key.clone();
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 if internal
-                    .send(Internal::Event(forward_key.clone(), event))
+                    .send(Internal::Event(forward_key.clone(), generation, event))
                     .is_err()
                 {
                     return;
                 }
             }
-            let _ = internal.send(Internal::Ended(forward_key));
+            let _ = internal.send(Internal::Ended(forward_key, generation));
         });
         self.sessions.insert(
             key,
             Live {
                 session: opened.session,
+                generation,
                 cwd,
                 provider: opened.provider,
                 model: opened.model,
@@ -386,12 +395,20 @@ impl Driver {
 
     fn on_internal(&mut self, message: Internal) {
         match message {
-            Internal::Event(session, event) => self.on_event(&session, event),
-            Internal::Ended(session) => {
-                if let Some(live) = self.sessions.get_mut(&session) {
-                    for (_, responder) in live.prompts.drain() {
-                        let _ = responder
-                            .respond_with_error(failure(INTERNAL_ERROR, "the session ended"));
+            Internal::Event(session, generation, event) => {
+                if self.is_current(&session, generation) {
+                    self.on_event(&session, event);
+                }
+            }
+            Internal::Ended(session, generation) => {
+                if self.is_current(&session, generation)
+                    && let Some(live) = self.sessions.remove(&session)
+                {
+                    for (_, responder) in live.prompts {
+                        reply::<PromptResponse>(
+                            responder,
+                            Err(failure(INTERNAL_ERROR, "the session ended")),
+                        );
                     }
                 }
             }
@@ -401,6 +418,12 @@ impl Driver {
                 answer,
             } => self.on_permission(&session, question, answer),
         }
+    }
+
+    fn is_current(&self, key: &str, generation: u64) -> bool {
+        self.sessions
+            .get(key)
+            .is_some_and(|live| live.generation == generation)
     }
 
     fn on_event(&mut self, key: &str, event: SessionEvent) {
