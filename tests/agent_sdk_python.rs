@@ -24,9 +24,22 @@ fn python() -> Option<PathBuf> {
 
 /// Runs one scenario with the SDK spawning robota; returns what it printed.
 fn scenario(python: &Path, p: &Project, server: &MockServer, name: &str) -> Value {
+    scenario_with(python, p, server, name, &[])
+}
+
+/// A scenario with extra arguments after its name.
+fn scenario_with(
+    python: &Path,
+    p: &Project,
+    server: &MockServer,
+    name: &str,
+    extra: &[&str],
+) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent_sdk/sdk_scenarios.py");
+    let mut args = vec![name];
+    args.extend_from_slice(extra);
     let out = p
-        .python_command(python, server, &script, &[name])
+        .python_command(python, server, &script, &args)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -263,4 +276,61 @@ fn max_budget_usd_ends_with_its_error_subtype() {
     );
     assert_eq!(seen["raised"], "error_max_budget_usd", "{seen}");
     assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn an_sdk_in_process_mcp_server_is_reached_through_mcp_message() {
+    let Some(python) = python() else { return };
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("t1", "mcp__calc__add", json!({"a": 2, "b": 3}))]),
+        anthropic::text_turn("2 + 3 = 5"),
+    ]);
+    let seen = scenario(&python, &p, &server, "sdk_mcp_server");
+    // The tool ran inside the Python program, with the model's arguments.
+    assert_eq!(seen["calls"], json!([{"a": 2, "b": 3}]), "{seen}");
+    assert_eq!(seen["tools"], json!(["mcp__calc__add"]));
+    assert_eq!(result_texts(&seen), ["2 + 3 = 5"]);
+    assert_eq!(
+        seen["init_mcp"],
+        json!([{"name": "calc", "status": "connected"}]),
+        "{seen}"
+    );
+    let requests = server.requests();
+    let offered = requests[0].body["tools"].to_string();
+    assert!(offered.contains("mcp__calc__add"), "{offered}");
+    let results = support::project::tool_results(&requests[1].body);
+    assert_eq!(support::project::result_text(&results[0]), "5");
+}
+
+#[test]
+fn an_ordinary_stdio_server_in_mcp_servers_works_through_the_sdk() {
+    let Some(python) = python() else { return };
+    let p = project();
+    let fake = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/fake_server.py");
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("t1", "mcp__fake__shout", json!({"text": "hello"}))],
+        ),
+        anthropic::text_turn("HELLO it is"),
+    ]);
+    let seen = scenario_with(
+        &python,
+        &p,
+        &server,
+        "stdio_mcp_server",
+        &[fake.to_str().unwrap()],
+    );
+    assert_eq!(
+        seen["init_mcp"],
+        json!([{"name": "fake", "status": "connected"}]),
+        "{seen}"
+    );
+    assert_eq!(result_texts(&seen), ["HELLO it is"]);
+    let results = support::project::tool_results(&server.requests()[1].body);
+    assert!(
+        support::project::result_text(&results[0]).contains("HELLO"),
+        "{results:?}"
+    );
 }

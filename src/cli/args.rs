@@ -26,6 +26,17 @@ pub enum Subcommand {
     /// Trust the current directory: its project settings (allow rules, hooks, MCP servers,
     /// provider hosts) take effect from now on.
     Trust,
+    /// robota as an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains,
+    /// Neovim, Emacs) to run.
+    Acp {
+        /// The model (default: the settings' or the provider's).
+        #[arg(long)]
+        model: Option<String>,
+        /// The permission mode sessions start in (default, acceptEdits, plan,
+        /// bypassPermissions).
+        #[arg(long)]
+        permission_mode: Option<String>,
+    },
     /// robota as an MCP server.
     Mcp {
         #[command(subcommand)]

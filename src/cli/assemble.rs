@@ -62,6 +62,19 @@ pub fn assemble_with(
 ) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    assemble_in(args, cwd, interactive, asks_client, None)
+}
+
+/// `assemble_with` for a session in `cwd` rather than the process's working directory (an
+/// ACP client names the directory of each session it opens), with `sdk_mcp` reaching the
+/// in-process MCP servers of the Agent SDK program that runs robota, if one does.
+pub fn assemble_in(
+    args: &Args,
+    cwd: std::path::PathBuf,
+    interactive: bool,
+    asks_client: bool,
+    sdk_mcp: Option<Arc<dyn crate::tools::mcp::SdkMcpRouter>>,
+) -> Result<Assembled, String> {
     let home = paths::robota_home();
     let user_home = paths::home_dir();
     let sources = args
@@ -199,7 +212,7 @@ pub fn assemble_with(
         ));
     }
     let mcp = (!servers.servers.is_empty())
-        .then(|| McpManager::new(servers.servers, cwd.clone(), settings.env()));
+        .then(|| McpManager::new(servers.servers, cwd.clone(), settings.env(), sdk_mcp));
     if let Some(mcp) = &mcp {
         tools.add_source(mcp.clone());
     }

@@ -138,6 +138,27 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
                 headless::EXIT_ERROR
             }
         },
+        args::Subcommand::Acp {
+            model,
+            permission_mode,
+        } => {
+            let _log_guard = init_logging();
+            reaper::install();
+            let base = args::Args {
+                command: None,
+                model: model.clone(),
+                permission_mode: permission_mode.clone(),
+                ..args.clone()
+            };
+            match runtime() {
+                Ok(runtime) => {
+                    let code = runtime.block_on(drive::acp::run(base));
+                    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+                    code
+                }
+                Err(code) => code,
+            }
+        }
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

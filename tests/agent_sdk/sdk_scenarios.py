@@ -211,9 +211,47 @@ async def max_budget():
     return out
 
 
+async def sdk_mcp_server():
+    # An in-process MCP server of the program: robota reaches it by mcp_message control
+    # requests; `calls` records what reached the tool inside this process.
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    calls = []
+
+    @tool("add", "Adds two numbers", {"a": int, "b": int})
+    async def add(args):
+        calls.append(args)
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    server = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    opts = options(mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
+    messages = await collect("add 2 and 3", opts)
+    out = summary(messages)
+    out["calls"] = calls
+    out["init_mcp"] = next(
+        (m.data.get("mcp_servers") for m in messages if isinstance(m, SystemMessage) and m.subtype == "init"),
+        None,
+    )
+    return out
+
+
+async def stdio_mcp_server():
+    # An ordinary stdio server passed through the SDK's mcp_servers (--mcp-config).
+    server = {"command": sys.executable, "args": [sys.argv[2], "serve"]}
+    opts = options(mcp_servers={"fake": server}, allowed_tools=["mcp__fake__shout"])
+    messages = await collect("shout hello", opts)
+    out = summary(messages)
+    out["init_mcp"] = next(
+        (m.data.get("mcp_servers") for m in messages if isinstance(m, SystemMessage) and m.subtype == "init"),
+        None,
+    )
+    return out
+
+
 SCENARIOS = {f.__name__: f for f in [
     query_text, tool_loop, client_two_turns, can_use_tool, interrupt, hook_blocks,
-    resume, partial_messages, mode_and_model, json_schema, max_budget,
+    resume, partial_messages, mode_and_model, json_schema, max_budget, sdk_mcp_server,
+    stdio_mcp_server,
 ]}
 
 if __name__ == "__main__":

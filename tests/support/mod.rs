@@ -7,6 +7,7 @@
 
 #![allow(dead_code)]
 
+pub mod acp_peer;
 pub mod anthropic;
 pub mod gemini;
 pub mod harness;

@@ -1,5 +1,5 @@
 //! The Python clients the end-to-end tests drive robota with (Anthropic's
-//! `claude-agent-sdk`, the `mcp` package, …), from the venv `.ci/run` installs
+//! `claude-agent-sdk`, the `mcp` package, `agent-client-protocol`, …), from the venv `.ci/run` installs
 //! `tests/agent_sdk/requirements.txt` into and names in `ROBOTA_TEST_PYTHON`.
 #![allow(dead_code)]
 

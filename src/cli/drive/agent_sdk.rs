@@ -9,7 +9,10 @@
 //! a `callback` hook asked of the program as a `hook_callback` control request. With
 //! `--permission-prompt-tool stdio` a tool call that needs approval is asked of the program
 //! as a `can_use_tool` control request (without it, as in print mode, such a call is
-//! denied). The run ends at end of input once every submission has ended; then SessionEnd
+//! denied). The program's in-process MCP servers (`"type": "sdk"` in `--mcp-config`) are
+//! reached by `mcp_message` control requests carrying each JSON-RPC message, answered with
+//! the server's `mcp_response`; their tools are `mcp__<server>__<tool>` like any other
+//! server's. The run ends at end of input once every submission has ended; then SessionEnd
 //! hooks run.
 
 use std::collections::HashMap;
@@ -25,9 +28,10 @@ use crate::core::permission::PermissionMode;
 use crate::sdk::commands::{CommandScope, Submission, SubmissionId};
 use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, TurnEnd};
 use crate::session::PermissionAnswer;
+use crate::tools::mcp::{SdkMcpAnswer, SdkMcpRouter};
 
 use super::super::args::Args;
-use super::super::assemble::assemble_with;
+use super::super::assemble::assemble_in;
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_text};
 use super::super::output;
 use super::super::printer::Printer;
@@ -61,6 +65,8 @@ struct Driver {
     questions: HashMap<String, PermissionRequest>,
     /// Hook callbacks sent as `hook_callback`, by request id, awaiting the answer.
     hook_calls: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    /// Messages for the program's MCP servers sent as `mcp_message`, by request id.
+    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
     /// The `initialize` whose hooks went into the session (the first input line) is yet
     /// to be answered; any other `initialize` cannot add hooks.
     hooks_initialize_pending: bool,
@@ -94,7 +100,12 @@ pub async fn run(args: Args) -> u8 {
         .as_deref()
         .and_then(initialize_hooks)
         .map(|hooks| HookConfig::from_callbacks(&hooks));
-    let mut assembled = match assemble_with(&args, false, ask) {
+    let (mcp_tx, mut mcp_rx) = mpsc::unbounded_channel();
+    let router: Arc<dyn SdkMcpRouter> = Arc::new(McpBridge { asks: mcp_tx });
+    let assembled = std::env::current_dir()
+        .map_err(|e| format!("cannot read the working directory: {e}"))
+        .and_then(|cwd| assemble_in(&args, cwd, false, ask, Some(router)));
+    let mut assembled = match assembled {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
     };
@@ -119,6 +130,14 @@ pub async fn run(args: Args) -> u8 {
     let mode = assembled.session.mode();
     let model = assembled.model.clone();
     let api_key_source = assembled.api_key_source.clone();
+    // The servers get their startup wait here, where the program can answer for its own
+    // in-process ones; `start_session` then finds them settled.
+    let mut early = Early::default();
+    if let Some(mcp) = assembled.mcp.clone()
+        && first.is_some()
+    {
+        early = settle_servers(&mcp, &mut printer, &mut lines, &mut mcp_rx).await;
+    }
     let Some((session, mut events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
@@ -134,8 +153,9 @@ pub async fn run(args: Args) -> u8 {
         last_end: TurnEnd::Success,
         questions: HashMap::new(),
         hook_calls: HashMap::new(),
+        mcp_calls: early.mcp_calls,
         hooks_initialize_pending: first.as_deref().is_some_and(is_initialize),
-        next_request: 1,
+        next_request: early.next_request,
         input_open: true,
     };
     // A prompt argument goes first, as the first user message.
@@ -145,6 +165,12 @@ pub async fn run(args: Args) -> u8 {
     match first {
         Some(line) => driver.on_line(&line),
         None => driver.input_closed(),
+    }
+    for line in early.lines {
+        driver.on_line(&line);
+    }
+    if early.input_closed {
+        driver.input_closed();
     }
     loop {
         if (!driver.input_open && driver.pending.is_empty()) || driver.printer.closed {
@@ -160,6 +186,7 @@ pub async fn run(args: Args) -> u8 {
                 None => break,
             },
             Some(call) = callback_rx.recv() => driver.call_back(call),
+            Some(ask) = mcp_rx.recv() => driver.ask_mcp(ask),
             Some(_) = async { sigint.as_mut()?.recv().await } => driver.session.abort(),
         }
     }
@@ -371,9 +398,29 @@ impl Driver {
         self.hook_calls.insert(request_id, call.answer);
     }
 
+    /// A message for one of the program's MCP servers, sent as `mcp_message`.
+    fn ask_mcp(&mut self, ask: McpAsk) {
+        if !self.input_open {
+            let _ = ask.answer.send(Err(
+                "stdin is closed: the SDK MCP server cannot be reached".to_string()
+            ));
+            return;
+        }
+        let request_id = format!("robota_mcp_{}", self.next_request);
+        self.next_request += 1;
+        self.printer
+            .print(&mcp_message(&request_id, &ask).to_string());
+        self.mcp_calls.insert(request_id, ask.answer);
+    }
+
     /// Nobody can answer a question any more: the waiting ones and later ones are denied.
     fn input_closed(&mut self) {
         self.input_open = false;
+        for (_, waiting) in self.mcp_calls.drain() {
+            let _ = waiting.send(Err(
+                "stdin closed before the SDK MCP server answered".to_string()
+            ));
+        }
         for (_, waiting) in self.hook_calls.drain() {
             let _ = waiting.send(Err(
                 "stdin closed before the hook callback was answered".to_string()
@@ -422,6 +469,10 @@ impl Driver {
             return;
         };
         let succeeded = response.get("subtype").and_then(Value::as_str) == Some("success");
+        if let Some(waiting) = self.mcp_calls.remove(id) {
+            let _ = waiting.send(mcp_answer(response));
+            return;
+        }
         if let Some(waiting) = self.hook_calls.remove(id) {
             let answer = if succeeded {
                 Ok(response.get("response").cloned().unwrap_or(json!({})))
@@ -605,6 +656,124 @@ impl HookCallbacks for CallbackBridge {
             answer = answered => answer.unwrap_or_else(|_| Err("the hook callback got no answer".to_string())),
             _ = cancel.cancelled() => Err("cancelled".to_string()),
         }
+    }
+}
+
+/// What happened on the pipe while the MCP servers connected.
+struct Early {
+    /// Input lines read meanwhile, for the driver to handle in order.
+    lines: Vec<String>,
+    /// `mcp_message`s still unanswered when the wait ended.
+    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
+    next_request: u64,
+    input_closed: bool,
+}
+
+impl Default for Early {
+    fn default() -> Self {
+        Early {
+            lines: Vec::new(),
+            mcp_calls: HashMap::new(),
+            next_request: 1,
+            input_closed: false,
+        }
+    }
+}
+
+/// Waits (up to the startup wait) for the MCP servers to connect, sending the program's
+/// in-process servers their messages and reading their answers meanwhile; other input
+/// lines are kept for later.
+async fn settle_servers(
+    mcp: &crate::sdk::mcp::McpManager,
+    printer: &mut Printer,
+    lines: &mut mpsc::UnboundedReceiver<String>,
+    asks: &mut mpsc::UnboundedReceiver<McpAsk>,
+) -> Early {
+    let mut early = Early::default();
+    let settled = mcp.wait_settled(crate::sdk::mcp::startup_wait());
+    tokio::pin!(settled);
+    loop {
+        tokio::select! {
+            () = &mut settled => break,
+            Some(ask) = asks.recv(), if !early.input_closed => {
+                let request_id = format!("robota_mcp_{}", early.next_request);
+                early.next_request += 1;
+                printer.print(&mcp_message(&request_id, &ask).to_string());
+                early.mcp_calls.insert(request_id, ask.answer);
+            }
+            line = lines.recv(), if !early.input_closed => match line {
+                Some(line) => {
+                    let answered = serde_json::from_str::<Value>(&line).ok().and_then(|v| {
+                        let response = v.get("response")?;
+                        let id = response.get("request_id")?.as_str()?;
+                        let waiting = early.mcp_calls.remove(id)?;
+                        let _ = waiting.send(mcp_answer(response));
+                        Some(())
+                    });
+                    if answered.is_none() {
+                        early.lines.push(line);
+                    }
+                }
+                None => early.input_closed = true,
+            },
+        }
+    }
+    early
+}
+
+/// The `control_request` that carries one message to a program's MCP server.
+fn mcp_message(request_id: &str, ask: &McpAsk) -> Value {
+    json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {
+            "subtype": "mcp_message",
+            "server_name": ask.server,
+            "message": ask.message,
+        },
+    })
+}
+
+/// The server's answer in a `control_response` to an `mcp_message`.
+fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
+    if response.get("subtype").and_then(Value::as_str) == Some("success") {
+        Ok(response
+            .get("response")
+            .and_then(|r| r.get("mcp_response"))
+            .cloned())
+    } else {
+        let error = response.get("error").and_then(Value::as_str).unwrap_or("");
+        Err(format!("the SDK MCP server failed: {error}"))
+    }
+}
+
+/// One message for a program's MCP server, for the driver's loop to send.
+struct McpAsk {
+    server: String,
+    message: Value,
+    answer: oneshot::Sender<Result<Option<Value>, String>>,
+}
+
+/// The session's way to the program's in-process MCP servers: each message becomes an
+/// `McpAsk` for the driver's loop, which owns stdout and reads the answer.
+struct McpBridge {
+    asks: mpsc::UnboundedSender<McpAsk>,
+}
+
+impl SdkMcpRouter for McpBridge {
+    fn message(&self, server: &str, message: Value) -> SdkMcpAnswer {
+        let (answer, answered) = oneshot::channel();
+        let ask = McpAsk {
+            server: server.to_string(),
+            message,
+            answer,
+        };
+        if let Err(mpsc::error::SendError(ask)) = self.asks.send(ask) {
+            let _ = ask.answer.send(Err(
+                "the program that runs the SDK server is gone".to_string()
+            ));
+        }
+        answered
     }
 }
 

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::core::{Tool, ToolSource};
-use crate::tools::mcp::{ConnectError, McpConnection, McpServerConfig, McpTool};
+use crate::tools::mcp::{ConnectError, McpConnection, McpServerConfig, McpTool, SdkMcpRouter};
 
 use super::sources::ConfiguredServer;
 
@@ -84,13 +84,21 @@ pub struct McpManager {
     slots: Vec<Arc<Slot>>,
     cwd: PathBuf,
     env: Vec<(String, String)>,
+    /// Where an Agent SDK program's in-process servers are reached (none outside it).
+    sdk: Option<Arc<dyn SdkMcpRouter>>,
     changed: watch::Sender<u64>,
 }
 
 impl McpManager {
     /// The servers of `list`, not yet started; `env` is the session's extra environment
-    /// for stdio servers, which start in `cwd`.
-    pub fn new(list: Vec<ConfiguredServer>, cwd: PathBuf, env: Vec<(String, String)>) -> Arc<Self> {
+    /// for stdio servers, which start in `cwd`; `sdk` reaches the servers of the Agent SDK
+    /// program that runs robota, if one does.
+    pub fn new(
+        list: Vec<ConfiguredServer>,
+        cwd: PathBuf,
+        env: Vec<(String, String)>,
+        sdk: Option<Arc<dyn SdkMcpRouter>>,
+    ) -> Arc<Self> {
         let slots = list
             .into_iter()
             .map(|s| {
@@ -119,6 +127,7 @@ impl McpManager {
             slots,
             cwd,
             env,
+            sdk,
             changed: watch::channel(0).0,
         })
     }
@@ -148,7 +157,7 @@ impl McpManager {
 
     async fn connect(&self, slot: &Slot) {
         let Ok(config) = &slot.config else { return };
-        let attempt = McpConnection::connect(config, &self.cwd, &self.env);
+        let attempt = McpConnection::connect(config, &self.cwd, &self.env, self.sdk.as_ref());
         let result = match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
             Ok(result) => result,
             Err(_) => Err(ConnectError::Failed(format!(

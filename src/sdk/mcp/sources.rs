@@ -49,9 +49,16 @@ impl ServerList {
         if expand {
             expand_value(&mut entry, &|n| std::env::var(n).ok());
         }
+        // An SDK server is asked for under the key it is configured under.
+        let config = McpServerConfig::parse(&entry).map(|config| match config {
+            McpServerConfig::Sdk { .. } => McpServerConfig::Sdk {
+                name: name.to_string(),
+            },
+            other => other,
+        });
         let server = ConfiguredServer {
             name: name.to_string(),
-            config: McpServerConfig::parse(&entry),
+            config,
             source: source.to_string(),
         };
         match self.servers.iter_mut().find(|s| s.name == name) {

@@ -23,6 +23,7 @@ use tokio::process::{Child, Command};
 use crate::core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
 use crate::tools::web::fetch::chain;
 
+use super::sdk_transport::SdkMcpRouter;
 use super::server_config::McpServerConfig;
 
 /// How much of a stdio server's stderr is kept for error messages.
@@ -89,6 +90,7 @@ impl McpConnection {
         config: &McpServerConfig,
         cwd: &Path,
         env: &[(String, String)],
+        sdk: Option<&Arc<dyn SdkMcpRouter>>,
     ) -> Result<(McpConnection, ServerOffer), ConnectError> {
         let stderr = Arc::new(Mutex::new(String::new()));
         let (service, process) = match config {
@@ -148,6 +150,19 @@ impl McpConnection {
                     .serve(transport)
                     .await
                     .map_err(|e| ConnectError::from_message(chain(&e)))?;
+                (service, None)
+            }
+            McpServerConfig::Sdk { name } => {
+                let router = sdk.ok_or_else(|| {
+                    ConnectError::Failed(
+                        "an SDK server is reachable only when an Agent SDK program runs robota"
+                            .into(),
+                    )
+                })?;
+                let service = client_info()
+                    .serve(super::sdk_transport::connect(name, router.clone()))
+                    .await
+                    .map_err(|e| ConnectError::Failed(chain(&e)))?;
                 (service, None)
             }
             McpServerConfig::Sse { url, headers } => {

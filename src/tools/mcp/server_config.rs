@@ -1,7 +1,8 @@
 //! One MCP server's configuration as Claude Code writes it (`.mcp.json`, `mcpServers` in
 //! settings, `~/.claude.json`, `--mcp-config`): stdio (`command`, `args`, `env`; `type`
 //! `"stdio"` or absent), streamable HTTP (`type: "http"` or `"streamable-http"`, `url`,
-//! `headers`) and SSE (`type: "sse"`). Also the two shapes a file of servers comes in:
+//! `headers`), SSE (`type: "sse"`) and a Claude Agent SDK program's in-process server
+//! (`type: "sdk"`, reached through the program's pipe). Also the two shapes a file of servers comes in:
 //! `{"mcpServers": {...}}` and the bare map.
 
 use std::collections::BTreeMap;
@@ -27,6 +28,9 @@ pub enum McpServerConfig {
         url: String,
         headers: BTreeMap<String, String>,
     },
+    /// A server inside the Agent SDK program that started robota, reached by
+    /// `mcp_message` control requests under its `name` (the key it is configured under).
+    Sdk { name: String },
 }
 
 impl McpServerConfig {
@@ -59,8 +63,11 @@ impl McpServerConfig {
                 url: url(map)?,
                 headers: string_map(map, "headers")?,
             }),
+            Some("sdk") => Ok(McpServerConfig::Sdk {
+                name: text(map, "name")?.unwrap_or_default(),
+            }),
             Some(other) => Err(format!(
-                "transport type {other:?} is not supported (use stdio, http or sse)"
+                "transport type {other:?} is not supported (use stdio, http, sse or sdk)"
             )),
         }
     }
@@ -71,6 +78,7 @@ impl McpServerConfig {
             McpServerConfig::Stdio { .. } => "stdio",
             McpServerConfig::Http { .. } => "http",
             McpServerConfig::Sse { .. } => "sse",
+            McpServerConfig::Sdk { .. } => "sdk",
         }
     }
 }
@@ -144,6 +152,18 @@ fn scalar(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_sdk_server_parses_with_its_name() {
+        let sdk = json!({"type": "sdk", "name": "calc"});
+        assert_eq!(
+            McpServerConfig::parse(&sdk),
+            Ok(McpServerConfig::Sdk {
+                name: "calc".into()
+            })
+        );
+        assert_eq!(McpServerConfig::parse(&sdk).unwrap().transport(), "sdk");
+    }
 
     #[test]
     fn the_three_transports_parse() {
