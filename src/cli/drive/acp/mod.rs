@@ -294,7 +294,8 @@ impl Driver {
             )
         };
         reply(responder, Ok(answer));
-        self.notify(&key, updates::available_commands());
+        let commands = updates::available_commands(opened.session.commands());
+        self.notify(&key, commands);
         let generation = self.next_generation;
         self.next_generation += 1;
         let mut events = opened.events;

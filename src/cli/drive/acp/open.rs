@@ -73,6 +73,8 @@ pub fn open(
         SessionOptions {
             endpoint: assembled.endpoint,
             mcp: assembled.mcp,
+            commands: assembled.commands,
+            agents: Some(assembled.agents),
         },
     );
     let events = session

@@ -198,9 +198,12 @@ pub fn plan(todos: &[TodoItem]) -> SessionUpdate {
     SessionUpdate::Plan(Plan::new(entries))
 }
 
-/// The commands a session runs for any client (the full-screen UI's own ones are left out).
-pub fn available_commands() -> SessionUpdate {
-    let list = commands::all()
+/// The commands a session runs for any client (the full-screen UI's own ones are left
+/// out): the built-ins, then its custom commands and skills.
+pub fn available_commands(registry: &commands::CommandRegistry) -> SessionUpdate {
+    let list = registry
+        .entries()
+        .into_iter()
         .filter(|c| c.scope == CommandScope::Session)
         .map(|c| {
             let command = AvailableCommand::new(c.name, c.description);
