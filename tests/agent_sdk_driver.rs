@@ -343,3 +343,56 @@ fn compact_emits_a_compact_boundary_then_its_result() {
     assert!(first.contains("The user asked Q1."), "{first}");
     assert_eq!(requests[2].body["messages"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn agents_defined_in_the_first_initialize_can_be_delegated_to() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_r",
+                "Agent",
+                json!({"description": "research", "prompt": "Find facts.", "subagent_type": "researcher"}),
+            )],
+        ),
+        anthropic::text_turn("FACTS"),
+        anthropic::text_turn("Here are the facts."),
+    ]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.control(
+        "req_1",
+        json!({"subtype": "initialize", "agents": {"researcher": {
+            "description": "Researches facts", "prompt": "You are a researcher.", "tools": ["Read", "Grep"], "model": "haiku"
+        }}}),
+    );
+    assert_eq!(peer.response("req_1")["subtype"], "success");
+    peer.user("research it");
+    let result = peer.result();
+    assert_eq!(result["result"], "Here are the facts.");
+    // A later initialize cannot add agents.
+    peer.control(
+        "req_2",
+        json!({"subtype": "initialize", "agents": {"late": {"description": "x", "prompt": "y"}}}),
+    );
+    assert_eq!(peer.response("req_2")["subtype"], "error");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+    let requests = server.requests();
+    let child = &requests[1].body;
+    assert!(
+        child["system"]
+            .to_string()
+            .contains("You are a researcher."),
+        "{}",
+        child["system"]
+    );
+    assert_eq!(child["model"], "claude-haiku-4-5");
+    let tools: Vec<&str> = child["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["Grep", "Read"]);
+}

@@ -109,6 +109,12 @@ pub async fn run(args: Args) -> u8 {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
     };
+    if let Some(agents) = first.as_deref().and_then(initialize_agents) {
+        let mut catalog = (*assembled.agents).clone();
+        catalog.add_program_agents(&agents);
+        assembled.warnings.extend(catalog.warnings.drain(..));
+        assembled.agents = Arc::new(catalog);
+    }
     let (callback_tx, mut callback_rx) = mpsc::unbounded_channel();
     if let Some((hooks, warnings)) = registered {
         assembled.warnings.extend(warnings);
@@ -310,7 +316,8 @@ impl Driver {
     }
 
     /// `initialize`: the commands, output style, models and account, as Claude Code
-    /// answers. SDK-side hooks and agents are refused rather than silently not run.
+    /// answers. The program's hooks and agents are taken from the first line (the session
+    /// is built after it); a later `initialize` carrying them is refused, not ignored.
     fn initialize(&mut self, request: &Value) -> Result<Value, String> {
         let has = |key: &str| match request.get(key) {
             None | Some(Value::Null) => false,
@@ -324,8 +331,11 @@ impl Driver {
                     .to_string(),
             );
         }
-        if has("agents") {
-            return Err("robota does not take SDK-defined agents yet".to_string());
+        if has("agents") && !registers {
+            return Err(
+                "agents can only be defined by an initialize request on the first input line"
+                    .to_string(),
+            );
         }
         let commands: Vec<Value> = self
             .session
@@ -616,6 +626,15 @@ fn is_initialize(line: &str) -> bool {
 }
 
 /// The `hooks` of a line that is an `initialize` control request, if it has any.
+/// The agents an `initialize` line defines (`{name: {description, prompt, …}}`).
+fn initialize_agents(line: &str) -> Option<serde_json::Map<String, Value>> {
+    initialize_request(line)?
+        .get("agents")?
+        .as_object()
+        .filter(|a| !a.is_empty())
+        .cloned()
+}
+
 fn initialize_hooks(line: &str) -> Option<Value> {
     initialize_request(line)?
         .get("hooks")

@@ -82,7 +82,7 @@ pub fn builtins() -> Vec<AgentDefinition> {
 
 /// What discovery found: the definitions (built-ins replaced by custom ones of the same
 /// name) and the files that could not be used.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct AgentCatalog {
     pub agents: Vec<AgentDefinition>,
     pub warnings: Vec<String>,
@@ -107,6 +107,49 @@ impl AgentCatalog {
         agents.extend(custom);
         catalog.agents = agents;
         catalog
+    }
+
+    /// Adds the agents a driving program defines (the Agent SDK's `agents`:
+    /// `{name: {description, prompt, tools?, model?}}`), replacing any of the same name;
+    /// an entry without a description or prompt is skipped with a warning.
+    pub fn add_program_agents(&mut self, agents: &serde_json::Map<String, serde_json::Value>) {
+        for (name, value) in agents {
+            let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str);
+            let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
+                self.warnings.push(format!(
+                    "agent {name:?} from the program has no description or prompt; skipped"
+                ));
+                continue;
+            };
+            let tools = value
+                .get("tools")
+                .and_then(serde_json::Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(serde_json::Value::as_str)
+                        .map(|t| {
+                            if t == "Task" {
+                                "Agent".to_string()
+                            } else {
+                                t.to_string()
+                            }
+                        })
+                        .collect()
+                });
+            let definition = AgentDefinition {
+                name: name.clone(),
+                description: description.to_string(),
+                tools,
+                disallowed_tools: Vec::new(),
+                model: text("model").map(str::to_string),
+                max_turns: None,
+                prompt: prompt.to_string(),
+                source: "sdk".to_string(),
+                path: None,
+            };
+            self.agents.retain(|a| a.name != *name);
+            self.agents.push(definition);
+        }
     }
 
     pub fn find(&self, name: &str) -> Option<&AgentDefinition> {
