@@ -44,6 +44,7 @@ fn start(
                 key_source: Some("ANTHROPIC_API_KEY".into()),
             },
             mcp: None,
+            checkpoints: None,
         },
     );
     let events = client.events().unwrap();
@@ -91,6 +92,12 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::Usage { .. } => "Usage".into(),
         SessionEvent::CommandOutput { id, command, .. } => {
             format!("CommandOutput({id} /{command})")
+        }
+        SessionEvent::RewindPoints { id, points } => {
+            format!("RewindPoints({id} {})", points.len())
+        }
+        SessionEvent::Rewound { id, rewound } => {
+            format!("Rewound({id} {})", rewound.action.as_str())
         }
         SessionEvent::ShellOutput { id, exit_code, .. } => {
             format!("ShellOutput({id} exit={exit_code:?})")

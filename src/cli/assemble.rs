@@ -40,6 +40,9 @@ pub struct Assembled {
     pub structured: Option<crate::tools::StructuredSlot>,
     /// The session's MCP servers, already connecting in the background.
     pub mcp: Option<Arc<McpManager>>,
+    /// The project's checkpoint store (`None` without a session log, or with
+    /// `ROBOTA_DISABLE_CHECKPOINTS` set).
+    pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -243,6 +246,7 @@ pub fn assemble_with(
         "startup"
     };
     let mut history = Vec::new();
+    let mut resumed_checkpoints = Vec::new();
     let mut replayed_name = None;
     let mut resumed_mode = None;
     let mut resumed_todos = Vec::new();
@@ -258,6 +262,7 @@ pub fn assemble_with(
             let replayed = replay::replay(&summary.path).map_err(|e| e.to_string())?;
             warnings.extend(replayed.warnings.iter().cloned());
             history = replayed.messages.clone();
+            resumed_checkpoints = replayed.checkpoints.clone();
             replayed_name = replayed.name.clone();
             resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
             if let Some(items) = replayed.todos.clone() {
@@ -414,7 +419,8 @@ pub fn assemble_with(
         .with_hooks(hooks, cwd.clone())
         .with_start_source(start_source)
         .with_compaction(compaction)
-        .with_todos(resumed_todos);
+        .with_todos(resumed_todos)
+        .with_checkpoints(resumed_checkpoints);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }
@@ -429,8 +435,16 @@ pub fn assemble_with(
     if let Some(mcp) = &mcp {
         mcp.start();
     }
+    let checkpoints = (session.log_path().is_some() && !env_flag("ROBOTA_DISABLE_CHECKPOINTS"))
+        .then(|| {
+            crate::sdk::checkpoint::Checkpointer::new(
+                crate::sdk::checkpoint::store_dir(&home, &cwd),
+                cwd.clone(),
+            )
+        });
     Ok(Assembled {
         mcp,
+        checkpoints,
         session,
         model,
         api_key_source: choice.api_key_source,
@@ -485,7 +499,10 @@ fn rewind_to(
     history.truncate(index + 1);
     let answers = crate::session::repair::answer_orphan_tool_calls(history);
     if let Some(log) = log {
-        let event = crate::session::log::LogEvent::Rewind { to: at.to_string() };
+        let event = crate::session::log::LogEvent::Rewind {
+            to: at.to_string(),
+            before: false,
+        };
         let recorded = log.append_event(event).and_then(|()| match &answers {
             Some(answers) => {
                 log.append_message(answers, crate::session::log::MessageExtra::default())

@@ -164,6 +164,7 @@ impl Launcher for CliLauncher {
                 session,
                 SessionOptions {
                     mcp: assembled.mcp,
+                    checkpoints: assembled.checkpoints,
                     ..SessionOptions::default()
                 },
             ),

@@ -88,6 +88,7 @@ impl Printer {
             SessionOptions {
                 endpoint: assembled.endpoint,
                 mcp: assembled.mcp,
+                checkpoints: assembled.checkpoints,
             },
         );
         let events = session.events()?;

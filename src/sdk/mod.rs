@@ -2,6 +2,7 @@
 //! session is assembled from — system prompt, context files, slash commands. It is
 //! provider-neutral: it receives a provider, it never builds one.
 
+pub mod checkpoint;
 pub mod commands;
 pub mod context_files;
 pub mod errors;
@@ -15,6 +16,7 @@ mod translate;
 
 /// How a client answers a permission request.
 pub use crate::session::PermissionAnswer;
+pub use checkpoint::{RewindAction, RewindPoint, Rewound};
 pub use commands::{Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
