@@ -675,7 +675,7 @@ impl Driver {
         };
         match self.rewind(message_id, action, controls).await {
             Ok(rewound) => {
-                let text = rewound_text(&rewound);
+                let text = checkpoint::rewound_text(&rewound);
                 self.emit(SessionEvent::Rewound { id, rewound });
                 self.refresh_state();
                 self.shared.command_ended(id, "rewind", Ok(text))
@@ -750,31 +750,6 @@ impl Driver {
         }
         Ok(rewound)
     }
-}
-
-/// What a rewind did, in a sentence or a few lines.
-fn rewound_text(rewound: &Rewound) -> String {
-    let mut out = match rewound.action {
-        RewindAction::CodeAndConversation => "Rewound the code and the conversation.",
-        RewindAction::Conversation => "Rewound the conversation.",
-        RewindAction::Code => "Rewound the code.",
-        RewindAction::Summarize => "Summarized the conversation from that prompt on.",
-    }
-    .to_string();
-    if rewound.action.restores_code() {
-        match rewound.restored.len() {
-            0 => out.push_str(" No files needed restoring."),
-            1 => out.push_str(&format!(" Restored {}.", rewound.restored[0])),
-            n => out.push_str(&format!(
-                " Restored {n} files: {}.",
-                rewound.restored.join(", ")
-            )),
-        }
-    }
-    for (path, reason) in &rewound.not_restorable {
-        out.push_str(&format!("\nNot restorable: {path} ({reason})"));
-    }
-    out
 }
 
 fn command_failed(message: impl Into<String>) -> TurnEnd {

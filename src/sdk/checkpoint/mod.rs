@@ -103,9 +103,7 @@ impl Checkpointer {
     pub async fn turn_end(&self, start: String) -> Result<CheckpointEnd, String> {
         self.blocking(move |store| {
             let end = store.snapshot()?;
-            let before = store.read_snapshot(&start)?;
-            let after = store.read_snapshot(&end.id)?;
-            let changed = changed_files(&before, &after);
+            let changed = store.changed_between(&start, &end.id)?;
             Ok(CheckpointEnd {
                 snapshot: end.id,
                 not_restorable: changed
@@ -129,18 +127,17 @@ impl Checkpointer {
         let target = first.snapshot.clone();
         self.blocking(move |store| {
             let mut paths: BTreeSet<String> = BTreeSet::new();
-            let mut now = None;
+            let mut now: Option<String> = None;
             for record in &records {
                 match &record.end {
                     Some(end) => paths.extend(end.files.iter().cloned()),
                     None => {
-                        if now.is_none() {
-                            let id = store.snapshot()?.id;
-                            now = Some(store.read_snapshot(&id)?);
-                        }
-                        let start = store.read_snapshot(&record.snapshot)?;
-                        let current = now.as_ref().map_or(&start, |n| n);
-                        paths.extend(changed_files(&start, current).into_iter().map(|c| c.path));
+                        let current = match &now {
+                            Some(id) => id,
+                            None => now.insert(store.snapshot()?.id),
+                        };
+                        let changed = store.changed_between(&record.snapshot, current)?;
+                        paths.extend(changed.into_iter().map(|c| c.path));
                     }
                 }
             }
@@ -292,5 +289,30 @@ pub fn points_text(points: &[RewindPoint]) -> String {
         ));
     }
     out.truncate(out.trim_end().len());
+    out
+}
+
+/// What a rewind did, in a sentence or a few lines.
+pub fn rewound_text(rewound: &Rewound) -> String {
+    let mut out = match rewound.action {
+        RewindAction::CodeAndConversation => "Rewound the code and the conversation.",
+        RewindAction::Conversation => "Rewound the conversation.",
+        RewindAction::Code => "Rewound the code.",
+        RewindAction::Summarize => "Summarized the conversation from that prompt on.",
+    }
+    .to_string();
+    if rewound.action.restores_code() {
+        match rewound.restored.len() {
+            0 => out.push_str(" No files needed restoring."),
+            1 => out.push_str(&format!(" Restored {}.", rewound.restored[0])),
+            n => out.push_str(&format!(
+                " Restored {n} files: {}.",
+                rewound.restored.join(", ")
+            )),
+        }
+    }
+    for (path, reason) in &rewound.not_restorable {
+        out.push_str(&format!("\nNot restorable: {path} ({reason})"));
+    }
     out
 }

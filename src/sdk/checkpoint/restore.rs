@@ -164,6 +164,16 @@ mod tests {
         let before = store.read_snapshot(&before_id).unwrap();
         let after = store.read_snapshot(&after_id).unwrap();
         let changed = changed_files(&before, &after);
+        assert_eq!(
+            store.changed_between(&before_id, &after_id).unwrap(),
+            changed
+        );
+        assert!(
+            store
+                .changed_between(&after_id, &after_id)
+                .unwrap()
+                .is_empty()
+        );
         let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
         assert_eq!(paths, ["d/gone.sh", "edit.txt", "new/dir/made.txt"]);
         let report = restore_paths(&store, &before, &paths);

@@ -12,7 +12,7 @@
 //! files are entered as [`Entry::Unstored`] (size and mtime only): they are reported as
 //! "not restorable" when they change, never silently left out.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -21,6 +21,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use super::restore::ChangedFile;
 
 /// Files larger than this are not copied into the store (recorded as not restorable).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -312,26 +314,95 @@ impl SnapshotStore {
     /// Every path of snapshot `id` with its entry.
     pub fn read_snapshot(&self, id: &str) -> io::Result<BTreeMap<String, Entry>> {
         let mut out = BTreeMap::new();
-        let mut pending = vec![(String::new(), id.to_string())];
-        while let Some((prefix, tree)) = pending.pop() {
-            let bytes = self.get(&tree)?;
-            let list: Vec<TreeEntry> = serde_json::from_slice(&bytes)
-                .map_err(|e| io::Error::other(format!("checkpoint tree {tree}: {e}")))?;
-            for item in list {
-                let path = if prefix.is_empty() {
-                    item.name
-                } else {
-                    format!("{prefix}/{}", item.name)
-                };
-                match item.node {
-                    Node::Dir { tree } => pending.push((path, tree)),
-                    Node::Leaf(entry) => {
-                        out.insert(path, entry);
-                    }
+        self.read_tree_into("", id, &mut out)?;
+        Ok(out)
+    }
+
+    fn read_tree(&self, tree: &str) -> io::Result<Vec<TreeEntry>> {
+        let bytes = self.get(tree)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| io::Error::other(format!("checkpoint tree {tree}: {e}")))
+    }
+
+    /// Adds every path below tree `tree` (named `prefix`) to `out`.
+    fn read_tree_into(
+        &self,
+        prefix: &str,
+        tree: &str,
+        out: &mut BTreeMap<String, Entry>,
+    ) -> io::Result<()> {
+        for item in self.read_tree(tree)? {
+            let path = join(prefix, &item.name);
+            match item.node {
+                Node::Dir { tree } => self.read_tree_into(&path, &tree, out)?,
+                Node::Leaf(entry) => {
+                    out.insert(path, entry);
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The paths that differ between snapshots `before` and `after`, sorted. Directories
+    /// whose trees are the same are not read: an unchanged snapshot costs nothing.
+    pub fn changed_between(&self, before: &str, after: &str) -> io::Result<Vec<ChangedFile>> {
+        let mut out = Vec::new();
+        self.diff_trees("", Some(before), Some(after), &mut out)?;
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
+    }
+
+    fn diff_trees(
+        &self,
+        prefix: &str,
+        before: Option<&str>,
+        after: Option<&str>,
+        out: &mut Vec<ChangedFile>,
+    ) -> io::Result<()> {
+        if before == after {
+            return Ok(());
+        }
+        let list = |tree: Option<&str>| -> io::Result<BTreeMap<String, Node>> {
+            Ok(match tree {
+                Some(tree) => self
+                    .read_tree(tree)?
+                    .into_iter()
+                    .map(|e| (e.name, e.node))
+                    .collect(),
+                None => BTreeMap::new(),
+            })
+        };
+        let (old, new) = (list(before)?, list(after)?);
+        let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+        for name in names {
+            let path = join(prefix, name);
+            let (a, b) = (old.get(name), new.get(name));
+            if a == b {
+                continue;
+            }
+            let dir = |node: Option<&Node>| match node {
+                Some(Node::Dir { tree }) => Some(tree.clone()),
+                _ => None,
+            };
+            let leaf = |node: Option<&Node>| match node {
+                Some(Node::Leaf(entry)) => Some(entry.clone()),
+                _ => None,
+            };
+            // Leaves on either side: the path itself changed.
+            let (leaf_a, leaf_b) = (leaf(a), leaf(b));
+            if leaf_a.is_some() || leaf_b.is_some() {
+                out.push(ChangedFile {
+                    path: path.clone(),
+                    restorable: leaf_a.as_ref().is_none_or(Entry::is_restorable),
+                });
+            }
+            // Directories on either side: what differs below.
+            let (dir_a, dir_b) = (dir(a), dir(b));
+            if dir_a.is_some() || dir_b.is_some() {
+                self.diff_trees(&path, dir_a.as_deref(), dir_b.as_deref(), out)?;
+            }
+        }
+        Ok(())
     }
 
     fn index_path(&self) -> PathBuf {
@@ -420,6 +491,15 @@ fn now_ns() -> i64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// `prefix/name`, or `name` at the top.
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    }
 }
 
 /// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`).
