@@ -258,3 +258,39 @@ fn rewind_refuses_unknown_prompts_and_actions_and_changes_nothing() {
     assert!(!after[before.len()..].contains("\"rewind\""));
     assert_eq!(server.requests().len(), 1);
 }
+
+#[test]
+fn summarize_from_here_keeps_what_came_before_and_summarises_the_rest() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("first answer"),
+        anthropic::text_turn("second answer"),
+        anthropic::text_turn("third answer"),
+        anthropic::text_turn("<summary>The user asked twice about the parser.</summary>"),
+        anthropic::text_turn("fourth answer"),
+    ]);
+    prompt(&p, &server, "first question", false);
+    prompt(&p, &server, "second question", true);
+    prompt(&p, &server, "third question", true);
+    let ids = checkpoint_ids(&p);
+    let out = prompt(&p, &server, &format!("/rewind {} summarize", ids[1]), true);
+    assert!(out.contains("Summarized the conversation"), "{out}");
+    prompt(&p, &server, "fourth question", true);
+    let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(requests.len(), 5);
+    // The summary call read the turns from the chosen prompt on, not the first.
+    let summary_request = requests[3].to_string();
+    assert!(summary_request.contains("second question"));
+    assert!(summary_request.contains("third answer"));
+    assert!(
+        !summary_request.contains("first question"),
+        "{summary_request}"
+    );
+    let next = messages(&requests[4]);
+    let texts: Vec<String> = next.iter().map(|m| m["content"].to_string()).collect();
+    assert_eq!(next.len(), 4, "{texts:?}");
+    assert!(texts[0].contains("first question") && texts[1].contains("first answer"));
+    assert!(texts[2].contains("The user asked twice about the parser."));
+    assert!(texts[3].contains("fourth question"));
+    assert!(!requests[4].to_string().contains("second question"));
+}
