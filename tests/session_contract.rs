@@ -93,6 +93,12 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::CommandOutput { id, command, .. } => {
             format!("CommandOutput({id} /{command})")
         }
+        SessionEvent::RewindPoints { id, points } => {
+            format!("RewindPoints({id} {})", points.len())
+        }
+        SessionEvent::Rewound { id, rewound } => {
+            format!("Rewound({id} {})", rewound.action.as_str())
+        }
         SessionEvent::ShellOutput { id, exit_code, .. } => {
             format!("ShellOutput({id} exit={exit_code:?})")
         }

@@ -46,6 +46,9 @@ pub struct Assembled {
     pub commands: Arc<CommandRegistry>,
     /// The subagents the model may start.
     pub agents: Arc<AgentCatalog>,
+    /// The project's checkpoint store (`None` without a session log, or with
+    /// `ROBOTA_DISABLE_CHECKPOINTS` set).
+    pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -262,6 +265,7 @@ pub fn assemble_in(
         "startup"
     };
     let mut history = Vec::new();
+    let mut resumed_checkpoints = Vec::new();
     let mut replayed_name = None;
     let mut resumed_mode = None;
     let mut resumed_todos = Vec::new();
@@ -277,6 +281,7 @@ pub fn assemble_in(
             let replayed = replay::replay(&summary.path).map_err(|e| e.to_string())?;
             warnings.extend(replayed.warnings.iter().cloned());
             history = replayed.messages.clone();
+            resumed_checkpoints = replayed.checkpoints.clone();
             replayed_name = replayed.name.clone();
             resumed_mode = replayed.mode.as_deref().and_then(PermissionMode::parse);
             if let Some(items) = replayed.todos.clone() {
@@ -439,7 +444,8 @@ pub fn assemble_in(
         .with_hooks(hooks, cwd.clone())
         .with_start_source(start_source)
         .with_compaction(compaction)
-        .with_todos(resumed_todos);
+        .with_todos(resumed_todos)
+        .with_checkpoints(resumed_checkpoints);
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }
@@ -454,10 +460,18 @@ pub fn assemble_in(
     if let Some(mcp) = &mcp {
         mcp.start();
     }
+    let checkpoints = (session.log_path().is_some() && !env_flag("ROBOTA_DISABLE_CHECKPOINTS"))
+        .then(|| {
+            crate::sdk::checkpoint::Checkpointer::new(
+                crate::sdk::checkpoint::store_dir(&home, &cwd),
+                cwd.clone(),
+            )
+        });
     Ok(Assembled {
         mcp,
         commands: Arc::new(commands),
         agents: Arc::new(agents),
+        checkpoints,
         session,
         model,
         api_key_source: choice.api_key_source,
@@ -512,7 +526,10 @@ fn rewind_to(
     history.truncate(index + 1);
     let answers = crate::session::repair::answer_orphan_tool_calls(history);
     if let Some(log) = log {
-        let event = crate::session::log::LogEvent::Rewind { to: at.to_string() };
+        let event = crate::session::log::LogEvent::Rewind {
+            to: at.to_string(),
+            before: false,
+        };
         let recorded = log.append_event(event).and_then(|()| match &answers {
             Some(answers) => {
                 log.append_message(answers, crate::session::log::MessageExtra::default())

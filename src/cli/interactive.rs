@@ -166,6 +166,7 @@ impl Launcher for CliLauncher {
                     mcp: assembled.mcp,
                     commands: assembled.commands,
                     agents: Some(assembled.agents),
+                    checkpoints: assembled.checkpoints,
                     ..SessionOptions::default()
                 },
             ),

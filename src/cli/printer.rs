@@ -93,6 +93,7 @@ impl Printer {
                 mcp: assembled.mcp,
                 commands: assembled.commands,
                 agents: Some(assembled.agents),
+                checkpoints: assembled.checkpoints,
             },
         );
         let events = session.events()?;

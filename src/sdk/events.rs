@@ -269,6 +269,18 @@ pub enum SessionEvent {
         cost_usd: Option<f64>,
         api_duration: Duration,
     },
+    /// `/rewind` without arguments: the prompts it can go back to, newest first. A client
+    /// with a picker offers them and answers with `InteractiveSession::rewind`.
+    RewindPoints {
+        id: SubmissionId,
+        points: Vec<super::checkpoint::RewindPoint>,
+    },
+    /// A rewind was done: files put back, the conversation cut (its new history given),
+    /// the prompt to put back in the composer.
+    Rewound {
+        id: SubmissionId,
+        rewound: super::checkpoint::Rewound,
+    },
     /// Output of a slash command (also the submission's `result`).
     CommandOutput {
         id: SubmissionId,

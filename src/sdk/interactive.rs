@@ -27,6 +27,7 @@ use crate::session::conversation::CompactTrigger;
 
 use super::agents::{AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, SubagentTask};
 use super::attachments;
+use super::checkpoint::{self, Checkpointer, RewindAction, Rewound};
 use super::commands::expand::{ExpandContext, expand};
 use super::commands::grants::TurnGrants;
 use super::commands::{
@@ -52,6 +53,9 @@ pub struct SessionOptions {
     pub commands: Arc<CommandRegistry>,
     /// The subagents the model may start through the `Agent` tool (`None`: no Agent tool).
     pub agents: Option<Arc<AgentCatalog>>,
+    /// The project's checkpoint store: each prompt opens a checkpoint and `/rewind` can
+    /// put files back (`None`: no checkpoints, `/rewind` rewinds the conversation only).
+    pub checkpoints: Option<Checkpointer>,
 }
 
 enum Control {
@@ -195,6 +199,19 @@ impl InteractiveSession {
     pub fn cycle_mode(&self) {
         let _ = self.controls.send(Control::CycleMode);
     }
+
+    /// Asks for the prompts this session can rewind to: they come as
+    /// `SessionEvent::RewindPoints` (the same as submitting `/rewind`).
+    pub fn list_rewind_points(&self) -> SubmissionId {
+        self.submit("/rewind")
+    }
+
+    /// Rewinds to prompt `message_id` (a [`checkpoint::RewindPoint`]'s): puts back the
+    /// code, the conversation or both as they were before it, or summarises from it on.
+    /// Reported as `SessionEvent::Rewound`; waits behind a running turn like a prompt.
+    pub fn rewind(&self, message_id: &str, action: RewindAction) -> SubmissionId {
+        self.submit(format!("/rewind {message_id} {}", action.as_str()))
+    }
 }
 
 /// What the driver and the running turn's event sink share: the event channel and the
@@ -287,6 +304,9 @@ async fn drive(
         subagents,
     };
     driver.shared.update_state(|_| {});
+    if let Some(checkpoints) = &driver.options.checkpoints {
+        checkpoints.prepare();
+    }
     let source = driver.session.start_source().to_string();
     driver.fire_session_start(&source).await;
     loop {
@@ -472,6 +492,10 @@ impl Driver {
                     notes => format!("{}\n\nThe user adds: {notes}", commands::INIT_PROMPT),
                 };
                 self.run_turn(prompt, controls).await
+            }
+            Submission::Command { spec, args } if spec.name == "rewind" => {
+                let (end, result) = self.run_rewind(id, &args, controls).await;
+                (end, 0, result)
             }
             Submission::Command { spec, args } if spec.name == "compact" => {
                 let (end, result) = self.run_compact(&args, controls).await;
@@ -773,12 +797,17 @@ impl Driver {
             self.emit(SessionEvent::Warning(warning));
         }
         blocks.extend(attached.blocks);
+        let prompt_id = uuid::Uuid::new_v4().to_string();
+        let checkpoint = self.open_checkpoint(&prompt_id).await;
         let (mut busy, session) = self.busy(&cancel);
-        let turn = session.run_turn(blocks, &sink, &cancel);
+        let turn = session.run_turn_as(prompt_id.clone(), blocks, &sink, &cancel);
         let outcome = busy.run(turn, controls).await;
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
         self.grants.revoke_all(&self.session.policy_handle());
+        if let Some(start) = checkpoint {
+            self.close_checkpoint(&prompt_id, start).await;
+        }
         let result = last_answer(self.session.history());
         let end = match outcome.stop {
             TurnStop::Completed(_) => TurnEnd::Success,
@@ -806,6 +835,155 @@ impl Driver {
             }
         };
         (end, outcome.rounds, result)
+    }
+}
+
+impl Driver {
+    /// Snapshots the files before prompt `prompt_id` runs and records the checkpoint;
+    /// returns the snapshot (`None`: no checkpoints, or the snapshot failed, which is
+    /// told as a warning and never stops the turn).
+    async fn open_checkpoint(&mut self, prompt_id: &str) -> Option<String> {
+        let checkpoints = self.options.checkpoints.clone()?;
+        match checkpoints.snapshot().await {
+            Ok(snapshot) => {
+                self.session.record_checkpoint(
+                    prompt_id,
+                    &snapshot.id,
+                    snapshot.incomplete.clone(),
+                );
+                if let Some(incomplete) = snapshot.incomplete {
+                    self.emit(SessionEvent::Warning(format!(
+                        "Checkpoint incomplete: {incomplete}"
+                    )));
+                }
+                Some(snapshot.id)
+            }
+            Err(e) => {
+                self.emit(SessionEvent::Warning(format!(
+                    "No checkpoint for this prompt (files cannot be rewound to it): {e}"
+                )));
+                None
+            }
+        }
+    }
+
+    /// Records which files the turn of `prompt_id` changed.
+    async fn close_checkpoint(&mut self, prompt_id: &str, start: String) {
+        let Some(checkpoints) = self.options.checkpoints.clone() else {
+            return;
+        };
+        match checkpoints.turn_end(start).await {
+            Ok(end) => self.session.record_checkpoint_end(prompt_id, end),
+            Err(e) => self.emit(SessionEvent::Warning(format!(
+                "Could not record the files this turn changed: {e}"
+            ))),
+        }
+    }
+
+    /// `/rewind`: without arguments the prompts to go back to (an event and a listing);
+    /// `/rewind <id> [both|conversation|code|summarize]` does it.
+    async fn run_rewind(
+        &mut self,
+        id: SubmissionId,
+        args: &str,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> (TurnEnd, String) {
+        let mut words = args.split_whitespace();
+        let Some(message_id) = words.next() else {
+            let points =
+                checkpoint::rewind_points(self.session.history(), self.session.checkpoints());
+            let text = checkpoint::points_text(&points);
+            self.emit(SessionEvent::RewindPoints { id, points });
+            return self.shared.command_ended(id, "rewind", Ok(text));
+        };
+        let action = match words.next() {
+            None => RewindAction::CodeAndConversation,
+            Some(word) => match RewindAction::parse(word) {
+                Some(action) => action,
+                None => {
+                    let message = format!(
+                        "Unknown rewind action {word:?}; choose one of: both, conversation, code, summarize"
+                    );
+                    return (command_failed(message), String::new());
+                }
+            },
+        };
+        match self.rewind(message_id, action, controls).await {
+            Ok(rewound) => {
+                let text = checkpoint::rewound_text(&rewound);
+                self.emit(SessionEvent::Rewound { id, rewound });
+                self.refresh_state();
+                self.shared.command_ended(id, "rewind", Ok(text))
+            }
+            Err(end) => (end, String::new()),
+        }
+    }
+
+    async fn rewind(
+        &mut self,
+        message_id: &str,
+        action: RewindAction,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> Result<Rewound, TurnEnd> {
+        self.session
+            .prompt_index(message_id)
+            .map_err(|e| command_failed(e.0))?;
+        let mut rewound = Rewound {
+            message_id: message_id.to_string(),
+            action,
+            prompt: None,
+            restored: Vec::new(),
+            not_restorable: Vec::new(),
+            history: None,
+        };
+        if action.restores_code() {
+            let Some(checkpoints) = self.options.checkpoints.clone() else {
+                return Err(command_failed(
+                    "Checkpoints are off in this session: the code cannot be rewound",
+                ));
+            };
+            let Some(records) = checkpoint::records_from(self.session.checkpoints(), message_id)
+            else {
+                return Err(command_failed(format!(
+                    "Prompt {message_id} has no checkpoint: its files cannot be put back"
+                )));
+            };
+            let report = checkpoints.restore(records).await.map_err(command_failed)?;
+            rewound.restored = report.restored;
+            rewound.not_restorable = report.not_restorable;
+        }
+        match action {
+            RewindAction::CodeAndConversation | RewindAction::Conversation => {
+                let prompt = self
+                    .session
+                    .rewind_conversation(message_id)
+                    .map_err(|e| command_failed(e.0))?;
+                rewound.prompt = Some(prompt);
+                rewound.history = Some(self.session.history().to_vec());
+            }
+            RewindAction::Summarize => {
+                let cancel = CancellationToken::new();
+                let sink = self.sink();
+                let (mut busy, session) = self.busy(&cancel);
+                let summary = session.summarize_from(message_id, &sink, &cancel);
+                let done = busy.run(summary, controls).await;
+                let mode_change = busy.mode_change;
+                self.keep_mode(mode_change);
+                match done {
+                    Ok(_) => rewound.history = Some(self.session.history().to_vec()),
+                    Err(CompactError::Interrupted) => return Err(TurnEnd::Interrupted),
+                    Err(CompactError::Failed(err)) => {
+                        return Err(TurnEnd::Error(TurnError::from_provider(
+                            &err,
+                            &self.options.endpoint,
+                        )));
+                    }
+                    Err(other) => return Err(command_failed(other.message())),
+                }
+            }
+            RewindAction::Code => {}
+        }
+        Ok(rewound)
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod attachments;
+pub mod checkpoint;
 pub mod commands;
 pub mod context_files;
 pub mod errors;
@@ -19,6 +20,7 @@ mod translate;
 
 /// How a client answers a permission request.
 pub use crate::session::PermissionAnswer;
+pub use checkpoint::{RewindAction, RewindPoint, Rewound};
 pub use commands::{Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{

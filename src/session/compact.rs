@@ -26,6 +26,7 @@ use super::conversation::{Session, forwarder, hook_firing};
 use super::hooks::HookFiring;
 use super::line::{LogEvent, compact_summary_message};
 use super::log::SessionLog;
+use super::rewind::SUMMARY_FROM_HERE_PREFIX;
 use super::update::{CompactReport, CompactTrigger, SessionUpdate, UpdateSink};
 
 /// The system prompt of the summary call.
@@ -83,6 +84,8 @@ pub enum CompactError {
     Failed(ProviderError),
     /// The model answered with no text.
     EmptySummary,
+    /// "Summarise from here" named a message that is not a prompt of the conversation.
+    NotAPrompt(String),
 }
 
 impl CompactError {
@@ -101,6 +104,7 @@ impl CompactError {
             CompactError::EmptySummary => {
                 "Compaction failed: the model wrote an empty summary".to_string()
             }
+            CompactError::NotAPrompt(reason) => reason.clone(),
         }
     }
 }
@@ -348,6 +352,53 @@ impl Session {
         let done = done?;
         self.pending_context.extend(done.contexts);
         Ok(done.report)
+    }
+}
+
+impl Session {
+    /// "Summarise from here": replaces prompt `message_id` and everything after it by a
+    /// summary of them, keeping what came before. Logged as a rewind to before the prompt
+    /// and the summary as a user message. Interruptible; on `Err` the history is as it was.
+    pub async fn summarize_from(
+        &mut self,
+        message_id: &str,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactReport, CompactError> {
+        let at = self
+            .prompt_index(message_id)
+            .map_err(|e| CompactError::NotAPrompt(e.0))?;
+        let pre_tokens = self.tracker.estimate(&self.history);
+        let prompt = summary_prompt(
+            &self.history[at..],
+            self.compaction.instructions.as_deref(),
+            "",
+            self.config.context_window,
+        );
+        let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
+        (sink)(SessionUpdate::CompactStarted {
+            trigger: CompactTrigger::Manual,
+        });
+        let summary = self
+            .compactor(None, &forward, sink)
+            .summarise(prompt, cancel)
+            .await?;
+        let summary = with_todo_list(
+            &summary,
+            &self.todos.lock().map(|t| t.clone()).unwrap_or_default(),
+        );
+        self.cut_history_before(at);
+        self.push_logged(Message::user_text(format!(
+            "{SUMMARY_FROM_HERE_PREFIX}{summary}"
+        )));
+        self.tracker.reset_reported();
+        let post_tokens = self.tracker.estimate(&self.history);
+        Ok(CompactReport {
+            trigger: CompactTrigger::Manual,
+            pre_tokens,
+            post_tokens,
+            summary,
+        })
     }
 }
 

@@ -101,6 +101,8 @@ pub struct Session {
     /// A subagent's session: its parent reports its start and stop (SubagentStart,
     /// SubagentStop), so UserPromptSubmit and Stop hooks do not fire for it.
     pub(super) subagent: bool,
+    /// The checkpoints of this session's prompts, oldest first (`rewind`).
+    pub(super) checkpoints: Vec<super::replay::CheckpointRecord>,
 }
 
 impl Session {
@@ -133,6 +135,7 @@ impl Session {
             compaction: CompactionConfig::default(),
             todos: Arc::new(Mutex::new(Vec::new())),
             subagent: false,
+            checkpoints: Vec::new(),
         }
     }
 
@@ -367,6 +370,7 @@ impl Session {
     pub fn clear(&mut self) -> Result<(), String> {
         self.log_event(LogEvent::Clear {});
         self.history.clear();
+        self.checkpoints.clear();
         self.pending_context.clear();
         self.tracker.reset_reported();
         self.name = None;
@@ -424,6 +428,19 @@ impl Session {
     /// that may send the turn back to work (at most `MAX_STOP_BLOCKS` times in a row).
     pub async fn run_turn(
         &mut self,
+        prompt: Vec<Block>,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.run_turn_as(id, prompt, sink, cancel).await
+    }
+
+    /// [`Session::run_turn`] with the prompt's message id given (a checkpoint names it
+    /// before the turn starts).
+    pub async fn run_turn_as(
+        &mut self,
+        prompt_id: String,
         mut prompt: Vec<Block>,
         sink: UpdateSink<'_>,
         cancel: &CancellationToken,
@@ -467,7 +484,8 @@ impl Session {
             let context = take(&mut self.pending_context).join("\n\n");
             prompt.push(Block::text(system_reminder(&context)));
         }
-        let message = Message::new(Role::User, prompt);
+        let mut message = Message::new(Role::User, prompt);
+        message.id = prompt_id;
         self.log_message(&message, MessageExtra::default());
         let turn_start = self.history.len();
         self.history.push(message);

@@ -367,10 +367,32 @@ pub enum LogEvent {
     },
     /// The conversation was emptied (the log keeps what was said).
     Clear {},
-    /// The conversation goes on from message `to` (inclusive): what came after it is left
-    /// out from here on (the log keeps it). `--resume-session-at` writes it.
+    /// The conversation goes on from message `to` (inclusive; with `before`, from just
+    /// before it): what came after is left out from here on (the log keeps it).
+    /// `--resume-session-at` and `/rewind` write it.
     Rewind {
         to: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        before: bool,
+    },
+    /// A user prompt opened a checkpoint: `snapshot` (in the project's checkpoint store)
+    /// holds the files as they were before prompt `message` ran.
+    Checkpoint {
+        message: String,
+        snapshot: String,
+        /// What the snapshot left out (too many files, unreadable paths).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        incomplete: Option<String>,
+    },
+    /// The turn of prompt `message` ended with the files as in `snapshot`; `files` changed
+    /// during it, of which `not_restorable` cannot be put back (too large, unreadable).
+    CheckpointFiles {
+        message: String,
+        snapshot: String,
+        #[serde(default)]
+        files: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_restorable: Vec<String>,
     },
     /// The user interrupted the turn.
     Interrupted {},
@@ -434,6 +456,10 @@ pub fn compact_summary_message(summary: &str, id: &str) -> Message {
         state: MessageState::Complete,
         usage: None,
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -512,7 +538,7 @@ mod tests {
             LogLine::Unknown
         );
         assert_eq!(
-            parse(r#"{"type":"event","event":"checkpoint","sessionId":"s","files":3}"#),
+            parse(r#"{"type":"event","event":"bookmark","sessionId":"s","files":3}"#),
             LogLine::Event(EventLine {
                 session_id: "s".into(),
                 timestamp: String::new(),

@@ -172,6 +172,22 @@ impl SessionLog {
         self.write_line(&mut state, &line)
     }
 
+    /// Records a rewind (see [`LogEvent::Rewind`]); the next message line's `parentUuid` is
+    /// `parent`, the last message kept, so the chain branches there as Claude Code's does.
+    pub fn append_rewind(
+        &self,
+        to: &str,
+        before: bool,
+        parent: Option<String>,
+    ) -> Result<(), LogError> {
+        self.append_event(LogEvent::Rewind {
+            to: to.to_string(),
+            before,
+        })?;
+        self.lock().last_uuid = parent;
+        Ok(())
+    }
+
     pub fn append_rename(&self, name: &str) -> Result<(), LogError> {
         self.append_event(LogEvent::Rename {
             name: name.to_string(),

@@ -10,7 +10,8 @@
 //! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
 //! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
 //! → `line` (the line format) and `error` (LogError);
-//! `update` (what a session reports) and `redact` are used by several and use none.
+//! `update` (what a session reports) and `redact` are used by several and use none;
+//! `rewind` (rewinding the conversation, recording checkpoints) sits beside `compact`.
 
 pub mod compact;
 pub mod conversation;
@@ -23,6 +24,7 @@ pub mod log;
 pub mod redact;
 pub mod repair;
 pub mod replay;
+pub mod rewind;
 pub mod store;
 pub mod update;
 

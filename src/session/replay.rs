@@ -38,10 +38,74 @@ pub struct ReplayedSession {
     pub line_count: usize,
     /// Message lines ever written to the file, before and after compaction.
     pub message_lines: usize,
+    /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`).
+    pub checkpoints: Vec<CheckpointRecord>,
     /// Results added for the calls of the last message, which the log did not answer
     /// (robota stopped while they ran): append it to the log when continuing. Gaps earlier
     /// in the history are filled in `messages` too (see `repair`).
     pub unanswered_calls: Option<Message>,
+}
+
+/// A prompt's checkpoint as the log recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRecord {
+    /// The prompt's message id.
+    pub message: String,
+    /// The snapshot of the files before the prompt ran.
+    pub snapshot: String,
+    /// When the prompt was submitted (RFC 3339).
+    pub timestamp: String,
+    /// What the snapshot left out, if anything.
+    pub incomplete: Option<String>,
+    /// Set once the turn ended.
+    pub end: Option<CheckpointEnd>,
+}
+
+/// The end of a checkpointed turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointEnd {
+    /// The files after the turn.
+    pub snapshot: String,
+    /// The paths the turn changed.
+    pub files: Vec<String>,
+    /// Of those, the ones whose earlier state is not stored.
+    pub not_restorable: Vec<String>,
+}
+
+impl CheckpointRecord {
+    /// Applies a `checkpoint` or `checkpoint_files` event to `records`; other events are
+    /// not theirs (false).
+    pub fn apply(records: &mut Vec<CheckpointRecord>, event: &LogEvent, timestamp: &str) -> bool {
+        match event {
+            LogEvent::Checkpoint {
+                message,
+                snapshot,
+                incomplete,
+            } => records.push(CheckpointRecord {
+                message: message.clone(),
+                snapshot: snapshot.clone(),
+                timestamp: timestamp.to_string(),
+                incomplete: incomplete.clone(),
+                end: None,
+            }),
+            LogEvent::CheckpointFiles {
+                message,
+                snapshot,
+                files,
+                not_restorable,
+            } => {
+                if let Some(record) = records.iter_mut().rev().find(|r| &r.message == message) {
+                    record.end = Some(CheckpointEnd {
+                        snapshot: snapshot.clone(),
+                        files: files.clone(),
+                        not_restorable: not_restorable.clone(),
+                    });
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// Reads a session log. See the module docs for what is an error and what a warning.
@@ -66,6 +130,7 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
         last_uuid: None,
         line_count: 1,
         message_lines: 0,
+        checkpoints: Vec::new(),
         unanswered_calls: None,
     };
     let mut highest_seq = 0;
@@ -79,7 +144,10 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
             Ok(LogLine::User(line)) => (line, Role::User),
             Ok(LogLine::Assistant(line)) => (line, Role::Assistant),
             Ok(LogLine::Event(line)) => {
-                apply_event(&mut session, line.event);
+                if !CheckpointRecord::apply(&mut session.checkpoints, &line.event, &line.timestamp)
+                {
+                    apply_event(&mut session, line.event);
+                }
                 continue;
             }
             // Header repeats and kinds written by other tools or later versions carry
@@ -154,8 +222,8 @@ fn apply_event(session: &mut ReplayedSession, event: LogEvent) {
                 .push(compact_summary_message(&summary, &id));
             session.messages.extend(kept);
         }
-        LogEvent::Rewind { to } => match session.messages.iter().position(|m| m.id == to) {
-            Some(at) => session.messages.truncate(at + 1),
+        LogEvent::Rewind { to, before } => match session.messages.iter().position(|m| m.id == to) {
+            Some(at) => session.messages.truncate(if before { at } else { at + 1 }),
             None => session.warnings.push(format!(
                 "a rewind names message {to}, which is not in the log; ignored"
             )),
@@ -377,12 +445,14 @@ mod tests {
         }
         log.append_event(LogEvent::Rewind {
             to: answer.id.clone(),
+            before: false,
         })
         .unwrap();
         let next = Message::user_text("the path taken");
         log.append_message(&next, MessageExtra::default()).unwrap();
         log.append_event(LogEvent::Rewind {
             to: "no-such-message".into(),
+            before: true,
         })
         .unwrap();
         let replayed = replay(log.path()).unwrap();
@@ -398,6 +468,56 @@ mod tests {
         // The log kept everything: the abandoned message is still in the file.
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert!(text.contains("a path not taken"));
+    }
+
+    #[test]
+    fn checkpoints_are_collected_and_a_rewind_before_a_prompt_leaves_it_out() {
+        let home = tempfile::tempdir().unwrap();
+        let log = new_log(home.path());
+        let first = Message::user_text("first");
+        let answer = assistant(vec![Block::text("one")]);
+        let second = Message::user_text("second");
+        log.append_event(LogEvent::Checkpoint {
+            message: first.id.clone(),
+            snapshot: "s1".into(),
+            incomplete: None,
+        })
+        .unwrap();
+        for m in [&first, &answer] {
+            log.append_message(m, MessageExtra::default()).unwrap();
+        }
+        log.append_event(LogEvent::CheckpointFiles {
+            message: first.id.clone(),
+            snapshot: "s2".into(),
+            files: vec!["a.rs".into()],
+            not_restorable: vec![],
+        })
+        .unwrap();
+        log.append_message(&second, MessageExtra::default())
+            .unwrap();
+        log.append_rewind(&second.id, true, Some(answer.id.clone()))
+            .unwrap();
+        let third = Message::user_text("third");
+        log.append_message(&third, MessageExtra::default()).unwrap();
+        let replayed = replay(log.path()).unwrap();
+        assert_eq!(
+            replayed.messages,
+            vec![first.clone(), answer.clone(), third]
+        );
+        assert_eq!(replayed.checkpoints.len(), 1);
+        let record = &replayed.checkpoints[0];
+        assert_eq!(record.message, first.id);
+        assert_eq!(record.snapshot, "s1");
+        assert!(!record.timestamp.is_empty());
+        assert_eq!(record.end.as_ref().unwrap().files, ["a.rs"]);
+        // The next message branches from the last one kept.
+        let lines: Vec<Value> = std::fs::read_to_string(log.path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let last = lines.last().unwrap();
+        assert_eq!(last["parentUuid"], json!(answer.id));
     }
 
     #[test]

@@ -225,3 +225,66 @@ trait Tap: Sized {
 }
 
 impl Tap for SetupScreen {}
+
+fn rewind_points() -> Vec<robota::sdk::RewindPoint> {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_750_000_000);
+    let stamp = |secs_ago: u64| {
+        let at = jiff::Timestamp::try_from(now - Duration::from_secs(secs_ago)).unwrap();
+        Some(format!("{at:.3}"))
+    };
+    let point = |id: &str, prompt: &str, ago: u64, files: &[&str], checkpoint: bool| {
+        robota::sdk::RewindPoint {
+            message_id: id.into(),
+            prompt: prompt.into(),
+            timestamp: checkpoint.then(|| stamp(ago)).flatten(),
+            files_changed: files.iter().map(|f| f.to_string()).collect(),
+            not_restorable: Vec::new(),
+            has_checkpoint: checkpoint,
+        }
+    };
+    vec![
+        point(
+            "m4",
+            "tidy up: remove the old script and rename calc.py",
+            60,
+            &["calc.py", "calc2.py", "test_calc.sh"],
+            true,
+        ),
+        point("m3", "fix add\nand add a test", 9 * 60, &["calc.py"], true),
+        point("m2", "what does calc.py do?", 3 * 3600, &[], true),
+        point("m1", "an old prompt from before checkpoints", 0, &[], false),
+    ]
+}
+
+#[test]
+fn rewind_pickers() {
+    use robota::tui::app::rewind::{action_items, point_items};
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_750_000_000);
+    let points = rewind_points();
+    let items = point_items(&points, now);
+    assert_eq!(items[0].detail, "1 min ago · 3 files changed");
+    assert_eq!(items[1].detail, "9 min ago · changed calc.py");
+    assert_eq!(items[3].detail, "no checkpoint");
+    for (w, h) in SIZES {
+        let picker = Picker::new("Rewind to before a prompt", items.clone(), true);
+        assert_buffer_snapshot!(
+            format!("screens_rewind_points_{w}"),
+            draw(w, h, |a, b| picker.render(a, b))
+        );
+    }
+    let mut point = points[0].clone();
+    point.not_restorable = vec!["big.bin".into()];
+    let actions = Picker::new(
+        "Rewind to before “tidy up: remove the old script and rename calc.py”",
+        action_items(Some(&point)),
+        true,
+    );
+    assert_eq!(
+        actions.visible().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+        ["both", "conversation", "code", "summarize", "cancel"]
+    );
+    assert_buffer_snapshot!(
+        "screens_rewind_actions_80",
+        draw(80, 12, |a, b| actions.render(a, b))
+    );
+}

@@ -110,6 +110,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         false,
     ),
     session(
+        "rewind",
+        "Go back to an earlier prompt: code, conversation or both",
+        "[message id] [both|conversation|code|summarize]",
+        false,
+    ),
+    session(
         "rename",
         "Name this session (resume it by that name)",
         "<name>",

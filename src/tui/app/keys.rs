@@ -38,6 +38,9 @@ impl App {
             self.ctrl_c_at = None;
             self.hint = None;
         }
+        if key.code != KeyCode::Esc {
+            self.esc_at = None;
+        }
         match key.code {
             KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
             KeyCode::Char('l') if ctrl => return KeyOutcome::FullRedraw,
@@ -77,6 +80,10 @@ impl App {
             }
             KeyCode::Esc if !self.input.popup_open() && self.is_busy() => {
                 self.interrupt();
+                return KeyOutcome::Redraw;
+            }
+            KeyCode::Esc if !self.input.popup_open() && self.input.composer().is_empty() => {
+                self.esc_on_empty(Instant::now());
                 return KeyOutcome::Redraw;
             }
             KeyCode::Char('?')
@@ -140,13 +147,18 @@ impl App {
     /// When the "press Ctrl+C again" hint goes away (with the window for the second press).
     pub fn hint_deadline(&self) -> Option<Instant> {
         self.hint.as_ref()?;
-        Some(self.ctrl_c_at? + CTRL_C_WINDOW)
+        match (self.ctrl_c_at, self.esc_at) {
+            (Some(at), _) => Some(at + CTRL_C_WINDOW),
+            (None, Some(at)) => Some(at + super::rewind::DOUBLE_ESC_WINDOW),
+            (None, None) => None,
+        }
     }
 
-    /// The window for a second Ctrl+C has passed: the hint goes.
+    /// The window for a second Ctrl+C (or Esc) has passed: the hint goes.
     pub fn expire_hint(&mut self) {
         self.hint = None;
         self.ctrl_c_at = None;
+        self.esc_at = None;
     }
 
     /// Offers a key to the overlays; returns whether one took it.

@@ -12,6 +12,7 @@ pub mod options;
 pub mod overlay;
 pub mod permission;
 pub mod picker;
+pub mod rewind;
 pub mod scheduler;
 pub mod setup;
 pub mod shortcuts;

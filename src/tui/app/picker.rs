@@ -306,6 +306,10 @@ pub enum PickerPurpose {
     Model,
     /// Ctrl+R: a prompt from the history (the id indexes `App::history_search`).
     History,
+    /// Esc Esc or `/rewind`: the prompt to go back to (a message id).
+    RewindPoint,
+    /// What a rewind puts back (a `RewindAction` word, or `cancel`).
+    RewindAction,
 }
 
 /// A picker on screen, covering everything above the status line.

@@ -69,6 +69,11 @@ pub struct App {
     last_answer: String,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
     pub ctrl_c_at: Option<Instant>,
+    /// When Esc was pressed on an idle, empty composer (a second press opens rewind).
+    pub esc_at: Option<Instant>,
+    /// The prompts the rewind picker shows, and the one chosen (`rewind.rs`).
+    pub(super) rewind_points: Vec<crate::sdk::RewindPoint>,
+    pub(super) rewind_target: Option<String>,
     /// Whether the terminal has focus (focus events; assumed until told otherwise).
     pub focused: bool,
     status_command: Option<StatusCommand>,
@@ -122,6 +127,9 @@ impl App {
             running_prompt: None,
             last_answer: String::new(),
             ctrl_c_at: None,
+            esc_at: None,
+            rewind_points: Vec::new(),
+            rewind_target: None,
             focused: true,
             status_command: StatusCommand::from_setting(options.status_line.as_ref()),
             status_command_line: None,
@@ -175,7 +183,7 @@ impl App {
             .is_some_and(|s| s.running.is_some())
     }
 
-    fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+    pub(super) fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.transcript.push(Cell::Notice {
             kind,
             text: text.into(),
@@ -321,6 +329,17 @@ impl App {
             }
             SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
                 self.transcript.clear();
+            }
+            // The picker and the notice after a rewind say it; the listing is for text
+            // clients.
+            SessionEvent::CommandOutput { ref command, .. } if command == "rewind" => return,
+            SessionEvent::RewindPoints { points, .. } => {
+                self.show_rewind_points(points);
+                return;
+            }
+            SessionEvent::Rewound { rewound, .. } => {
+                self.show_rewound(rewound);
+                return;
             }
             SessionEvent::TextDelta(_) | SessionEvent::AttemptDiscarded => {
                 self.status.retry = None;
@@ -733,6 +752,8 @@ impl App {
         match purpose {
             PickerPurpose::Model => self.submit(format!("/model {id}")),
             PickerPurpose::Session => self.resume(id),
+            PickerPurpose::RewindPoint => self.rewind_point_picked(id),
+            PickerPurpose::RewindAction => self.rewind_action_picked(&id),
             PickerPurpose::History => {
                 let chosen = id
                     .parse::<usize>()

@@ -262,7 +262,10 @@ impl Transcript {
             | SessionEvent::Usage { .. }
             | SessionEvent::State(_)
             | SessionEvent::SubmissionQueued(_)
-            | SessionEvent::SubmissionDropped(_) => {}
+            | SessionEvent::SubmissionDropped(_)
+            // The app opens the rewind picker and redraws the transcript after a rewind.
+            | SessionEvent::RewindPoints { .. }
+            | SessionEvent::Rewound { .. } => {}
         }
     }
 

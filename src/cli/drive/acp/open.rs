@@ -75,6 +75,7 @@ pub fn open(
             mcp: assembled.mcp,
             commands: assembled.commands,
             agents: Some(assembled.agents),
+            checkpoints: assembled.checkpoints,
         },
     );
     let events = session

@@ -1,0 +1,235 @@
+//! Long sessions (issue 9): what a checkpoint costs per turn, how long a big log takes to
+//! resume, and how long the session picker's listing takes.
+//!
+//! `cargo bench --bench sessions`. Three figures, each the median of several runs (wall
+//! time; the machine may be shared):
+//! - checkpoint per turn on a 10,000-file project (100 directories of 100 files, plus an
+//!   ignored build directory): the snapshot at the turn's start plus the one at its end
+//!   and the diff between them, when nothing changed (target ≤ 50 ms) and when the turn
+//!   changed one file; the first (cold) snapshot of the project is shown too;
+//! - resume of a 25 MB, 20,000-line log: `replay` (the history to send), then the
+//!   transcript built from it and the first 120×40 frame drawn (target ≤ 200 ms);
+//! - listing 1,000 sessions of a project for the picker (target ≤ 100 ms).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use robota::core::{Block, Message, Role};
+use robota::sdk::checkpoint::SnapshotStore;
+use robota::session::log::{MessageExtra, SessionHeader, SessionLog};
+use robota::session::replay::replay;
+use robota::session::store::SessionStore;
+use robota::tui::theme::Theme;
+use robota::tui::transcript::Transcript;
+use serde_json::json;
+
+const RUNS: usize = 15;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// 100 directories of 100 small files, written a minute in the past (as a project is
+/// between turns), and an ignored `target/`.
+fn generate_project(root: &Path) -> usize {
+    let past = SystemTime::now() - Duration::from_secs(60);
+    let mut files = 0;
+    for d in 0..100 {
+        let dir = root.join(format!("src/module_{:02}/part_{}", d / 10, d % 10));
+        fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            let path = dir.join(format!("file_{f:03}.rs"));
+            fs::write(
+                &path,
+                format!("// file {d}/{f}\npub fn f_{f}() -> u32 {{ {d} }}\n").repeat(8),
+            )
+            .unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(past)
+                .unwrap();
+            files += 1;
+        }
+    }
+    fs::create_dir_all(root.join("target/debug")).unwrap();
+    for i in 0..2_000 {
+        fs::write(root.join(format!("target/debug/obj_{i}.o")), "x").unwrap();
+    }
+    fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    files
+}
+
+fn checkpoints() {
+    let temp = tempfile::tempdir().unwrap();
+    let project = temp.path().join("project");
+    let files = generate_project(&project);
+    let mut store = SnapshotStore::new(temp.path().join("store"), project.clone());
+    let started = Instant::now();
+    let first = store.snapshot().unwrap();
+    let cold = started.elapsed();
+    assert_eq!(store.read_snapshot(&first.id).unwrap().len(), files + 1);
+
+    let turn = |store: &mut SnapshotStore, change: Option<usize>| {
+        let started = Instant::now();
+        let start = store.snapshot().unwrap();
+        if let Some(i) = change {
+            fs::write(
+                project.join("src/module_03/part_4/file_007.rs"),
+                format!("edit {i}\n"),
+            )
+            .unwrap();
+        }
+        let end = store.snapshot().unwrap();
+        let changed = store.changed_between(&start.id, &end.id).unwrap();
+        assert_eq!(changed.len(), usize::from(change.is_some()));
+        started.elapsed()
+    };
+    let unchanged: Vec<Duration> = (0..RUNS).map(|_| turn(&mut store, None)).collect();
+    let one_change: Vec<Duration> = (0..RUNS).map(|i| turn(&mut store, Some(i))).collect();
+    println!(
+        "checkpoint, {files} files (+2,000 ignored): first snapshot {:.1} ms; per turn, nothing changed: median {:.1} ms (target ≤ 50 ms), worst {:.1} ms; one file changed: median {:.1} ms",
+        ms(cold),
+        ms(median(unchanged.clone())),
+        ms(*unchanged.iter().max().unwrap()),
+        ms(median(one_change)),
+    );
+}
+
+/// A log of `lines` message lines of about `bytes` bytes in all: prompts, answers, tool
+/// calls and their (large) results.
+fn write_log(home: &Path, cwd: &Path, lines: usize, bytes: usize) -> std::path::PathBuf {
+    let header = SessionHeader::new("bench-resume", cwd, "claude-sonnet-4-6", "anthropic");
+    let log = SessionLog::create(home, &header).unwrap();
+    let per_line = bytes / lines;
+    let filler = |i: usize| format!("line {i}: ").repeat(per_line / 12);
+    let mut i = 0;
+    while i < lines {
+        let prompt = Message::user_text(format!("Prompt {i}: look at module {i}"));
+        let call = Message::new(
+            Role::Assistant,
+            vec![
+                Block::text(format!("Reading module {i}.")),
+                Block::ToolUse {
+                    id: format!("toolu_{i}"),
+                    name: "Read".into(),
+                    input: json!({"file_path": format!("/p/src/m{i}.rs")}),
+                },
+            ],
+        );
+        let result = Message::new(
+            Role::User,
+            vec![Block::ToolResult {
+                tool_use_id: format!("toolu_{i}"),
+                content: filler(i),
+                is_error: false,
+            }],
+        );
+        let answer = Message::new(
+            Role::Assistant,
+            vec![Block::text(format!(
+                "Module {i} does **this**:\n\n- one\n- two\n\n```rust\nfn m{i}() {{}}\n```\n{}",
+                filler(i + 1)
+            ))],
+        );
+        for m in [&prompt, &call, &result, &answer] {
+            log.append_message(m, MessageExtra::default()).unwrap();
+        }
+        i += 4;
+    }
+    log.path().to_path_buf()
+}
+
+fn resume() {
+    let temp = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/bench/project");
+    let path = write_log(temp.path(), cwd, 20_000, 25 * 1024 * 1024);
+    let size = fs::metadata(&path).unwrap().len();
+    let line_count = fs::read_to_string(&path).unwrap().lines().count();
+    let mut replays = Vec::new();
+    let mut frames = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let replayed = replay(&path).unwrap();
+        replays.push(started.elapsed());
+        let mut transcript = Transcript::new(Theme::new(true));
+        transcript.replay(&replayed.messages);
+        let area = Rect::new(0, 0, 120, 40);
+        let mut buf = Buffer::empty(area);
+        transcript.render(area, &mut buf);
+        frames.push(started.elapsed());
+        assert_eq!(replayed.messages.len(), 20_000);
+    }
+    println!(
+        "resume of a {:.1} MB, {line_count}-line log: replay median {:.1} ms; replay + transcript + first 120x40 frame median {:.1} ms (target ≤ 200 ms)",
+        size as f64 / 1e6,
+        ms(median(replays)),
+        ms(median(frames)),
+    );
+}
+
+fn listing() {
+    let temp = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/bench/project");
+    for s in 0..1_000 {
+        let header = SessionHeader::new(&format!("session-{s:04}"), cwd, "m", "anthropic");
+        let log = SessionLog::create(temp.path(), &header).unwrap();
+        for t in 0..10 {
+            log.append_message(
+                &Message::user_text(format!(
+                    "prompt {t} of session {s}: {}",
+                    "words ".repeat(40)
+                )),
+                MessageExtra::default(),
+            )
+            .unwrap();
+            log.append_message(
+                &Message::new(Role::Assistant, vec![Block::text("answer ".repeat(100))]),
+                MessageExtra::default(),
+            )
+            .unwrap();
+        }
+        if s % 3 == 0 {
+            log.append_rename(&format!("named {s}")).unwrap();
+        }
+    }
+    let store = SessionStore::new(temp.path().to_path_buf());
+    let samples: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let list = store.list(cwd);
+            let took = started.elapsed();
+            assert_eq!(list.len(), 1_000);
+            took
+        })
+        .collect();
+    println!(
+        "listing 1,000 sessions for the picker: median {:.1} ms (target ≤ 100 ms)",
+        ms(median(samples))
+    );
+}
+
+fn main() {
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let run = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if run("checkpoint") {
+        checkpoints();
+    }
+    if run("resume") {
+        resume();
+    }
+    if run("listing") {
+        listing();
+    }
+}
