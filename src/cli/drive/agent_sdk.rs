@@ -112,7 +112,7 @@ pub async fn run(args: Args) -> u8 {
     if let Some(agents) = first.as_deref().and_then(initialize_agents) {
         let mut catalog = (*assembled.agents).clone();
         catalog.add_program_agents(&agents);
-        assembled.warnings.extend(catalog.warnings.drain(..));
+        assembled.warnings.append(&mut catalog.warnings);
         assembled.agents = Arc::new(catalog);
     }
     let (callback_tx, mut callback_rx) = mpsc::unbounded_channel();
