@@ -52,12 +52,16 @@ fn two_subagents_run_in_parallel_with_their_own_prompts_models_tools_and_transcr
         &p.root.join(".claude/agents/reviewer.md"),
         "---\nname: code-reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmodel: opus\n---\nYou are a meticulous reviewer.\n",
     );
-    let hook_log = p.root.join("hooks.jsonl");
+    // Each hook run writes its input to a file of its own (the two subagents' hooks run
+    // at the same time).
+    let hook_dir = p.user_home.join("hook-inputs");
+    std::fs::create_dir_all(&hook_dir).unwrap();
+    let record = format!("cat > \"$(mktemp -p {} run.XXXXXX)\"", hook_dir.display());
     write(
-        &p.root.join(".claude/settings.json"),
+        &p.user_home.join(".claude/settings.json"),
         &json!({"hooks": {
-            "SubagentStart": [{"hooks": [{"type": "command", "command": format!("cat >> {} && echo >> {}", hook_log.display(), hook_log.display())}]}],
-            "SubagentStop": [{"hooks": [{"type": "command", "command": format!("cat >> {} && echo >> {}", hook_log.display(), hook_log.display())}]}]
+            "SubagentStart": [{"hooks": [{"type": "command", "command": record}]}],
+            "SubagentStop": [{"hooks": [{"type": "command", "command": record}]}]
         }})
         .to_string(),
     );
@@ -149,12 +153,12 @@ fn two_subagents_run_in_parallel_with_their_own_prompts_models_tools_and_transcr
         assert!(content.contains("REPORT-"), "{content}");
     }
     // SubagentStart and SubagentStop fired for each.
-    let hooks: Vec<Value> = std::fs::read_to_string(&hook_log)
+    let hooks: Vec<Value> = std::fs::read_dir(&hook_dir)
         .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
+        .flatten()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap())
         .collect();
+    assert_eq!(hooks.len(), 4, "{hooks:?}");
     let events: Vec<(String, String)> = hooks
         .iter()
         .map(|h| {
