@@ -16,7 +16,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use robota::sdk::agents::AgentCatalog;
-use robota::sdk::commands::{CommandRegistry, DefinitionKind, DefinitionRoots, Origin, PromptCommand};
+use robota::sdk::commands::{
+    CommandRegistry, DefinitionKind, DefinitionRoots, Origin, PromptCommand,
+};
 use robota::sdk::skills::listing;
 use robota::tui::completion::{CompletionItem, FileIndexer, PromptInput, command_items};
 use robota::tui::composer::Composer;
@@ -42,17 +44,23 @@ fn main() {
     for i in 0..200 {
         write(
             &project.join(format!(".claude/skills/skill-{i}/SKILL.md")),
-            &format!("---\nname: skill-{i}\ndescription: Does task number {i} the way this team does it, with the checks it needs\nallowed-tools: Bash(make:*), Read\n---\n# Skill {i}\n\nStep one.\nStep two.\n"),
+            &format!(
+                "---\nname: skill-{i}\ndescription: Does task number {i} the way this team does it, with the checks it needs\nallowed-tools: Bash(make:*), Read\n---\n# Skill {i}\n\nStep one.\nStep two.\n"
+            ),
         );
         write(
             &project.join(format!(".claude/commands/group-{}/command-{i}.md", i % 10)),
-            &format!("---\ndescription: Command {i}\nargument-hint: <target>\n---\nRun command {i} on $ARGUMENTS.\n"),
+            &format!(
+                "---\ndescription: Command {i}\nargument-hint: <target>\n---\nRun command {i} on $ARGUMENTS.\n"
+            ),
         );
     }
     for i in 0..50 {
         write(
             &project.join(format!(".claude/agents/agent-{i}.md")),
-            &format!("---\nname: agent-{i}\ndescription: Agent {i}\ntools: Read, Grep\n---\nYou are agent {i}.\n"),
+            &format!(
+                "---\nname: agent-{i}\ndescription: Agent {i}\ntools: Read, Grep\n---\nYou are agent {i}.\n"
+            ),
         );
     }
     let roots = DefinitionRoots::new(&project, None, &dir.path().join("robota-home"));

@@ -8,12 +8,11 @@
 
 mod support;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
-use support::project::{Project, json_result, project, result_text, tool_results};
+use support::project::{json_result, project, result_text, stream_json_run, tool_results};
 use support::{MockServer, anthropic};
 
 fn write(path: &Path, text: &str) {
@@ -37,31 +36,6 @@ fn last_user_texts(request: &Value) -> Vec<String> {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-fn stream_json_run(p: &Project, server: &MockServer, prompts: &[&str]) -> Output {
-    let args = [
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ];
-    let mut child = p
-        .command(server, &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for prompt in prompts {
-        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}});
-        writeln!(stdin, "{line}").unwrap();
-    }
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -184,7 +158,7 @@ fn the_model_invokes_a_skill_whose_grant_lasts_for_that_turn_only() {
         ),
         anthropic::text_turn("Could not."),
     ]);
-    let out = stream_json_run(&p, &server, &["scaffold one.txt", "now two.txt"]);
+    let out = stream_json_run(&p, &server, &[], &["scaffold one.txt", "now two.txt"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = server.requests();
     let skill_result = &tool_results(&requests[1].body)[0];
@@ -280,7 +254,7 @@ fn model_aliases_reach_the_wire_as_model_ids() {
         &p.user_home.join(".claude/commands/quick.md"),
         "---\nmodel: sonnet\n---\nQuick question.",
     );
-    let out = stream_json_run(&p, &server, &["/quick", "after"]);
+    let out = stream_json_run(&p, &server, &[], &["/quick", "after"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let models: Vec<String> = server
         .requests()
@@ -362,6 +336,7 @@ fn a_forked_skill_runs_in_a_subagent_typed_or_invoked() {
     let out = stream_json_run(
         &p,
         &server,
+        &[],
         &[
             "/investigate the leak",
             "what did it find?",

@@ -8,11 +8,10 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
-use support::project::{Project, log_lines, project};
+use support::project::{Project, log_lines, project, stream_json_run};
 use support::{MockServer, anthropic};
 
 const SUMMARY_OPENING: &str = "This session is being continued from a previous conversation";
@@ -41,32 +40,6 @@ fn stdout_lines(out: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn stream_json_run(p: &Project, server: &MockServer, extra: &[&str], prompts: &[&str]) -> Output {
-    let mut args = vec![
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ];
-    args.extend_from_slice(extra);
-    let mut child = p
-        .command(server, &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for prompt in prompts {
-        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}});
-        writeln!(stdin, "{line}").unwrap();
-    }
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 fn boundary_lines(p: &Project) -> Vec<Value> {

@@ -7,6 +7,8 @@
 //! as `true`/`yes`/`on`/`1`.
 
 use serde_json::{Map, Number, Value};
+
+use crate::core::permission::split_rule_list;
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// A Markdown file split into its frontmatter and body.
@@ -71,7 +73,7 @@ impl Document {
                 })
                 .filter(|s| !s.is_empty())
                 .collect(),
-            Some(Value::String(s)) => split_list(s),
+            Some(Value::String(s)) => split_rule_list(s),
             _ => Vec::new(),
         }
     }
@@ -183,36 +185,6 @@ fn to_json(value: Yaml) -> Value {
     }
 }
 
-/// Splits a list written as one string at commas and spaces outside parentheses.
-pub fn split_list(text: &str) -> Vec<String> {
-    let mut items = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    for c in text.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                current.push(c);
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                current.push(c);
-            }
-            ',' | ' ' | '\t' if depth == 0 => {
-                if !current.trim().is_empty() {
-                    items.push(current.trim().to_string());
-                }
-                current.clear();
-            }
-            _ => current.push(c),
-        }
-    }
-    if !current.trim().is_empty() {
-        items.push(current.trim().to_string());
-    }
-    items
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,7 +242,7 @@ mod tests {
         assert!(doc.fields.is_empty());
         assert!(doc.body.starts_with("---"));
         assert_eq!(
-            split_list("Read Grep,  Bash(npm run test, lint)"),
+            split_rule_list("Read Grep,  Bash(npm run test, lint)"),
             ["Read", "Grep", "Bash(npm run test, lint)"]
         );
     }

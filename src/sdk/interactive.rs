@@ -676,12 +676,7 @@ impl Driver {
         controls: &mut mpsc::UnboundedReceiver<Control>,
     ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
-        let policy = self
-            .session
-            .policy_handle()
-            .lock()
-            .map(|p| p.clone())
-            .unwrap_or_default();
+        let policy = self.session.policy_snapshot();
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
         let session_id = self.session.id().to_string();
@@ -777,12 +772,7 @@ impl Driver {
         let sink = self.sink();
         let mut blocks = vec![Block::text(prompt.clone())];
         let attached = {
-            let policy = self
-                .session
-                .policy_handle()
-                .lock()
-                .map(|p| p.clone())
-                .unwrap_or_default();
+            let policy = self.session.policy_snapshot();
             let config = self.session.config();
             attachments::attach(
                 &prompt,

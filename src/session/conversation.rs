@@ -342,6 +342,11 @@ impl Session {
     }
 
     /// The live policy, for changing the mode while a turn runs.
+    /// The permission rules as they stand now (a copy).
+    pub fn policy_snapshot(&self) -> PermissionPolicy {
+        self.policy.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
     pub fn policy_handle(&self) -> Arc<Mutex<PermissionPolicy>> {
         self.policy.clone()
     }

@@ -2,10 +2,11 @@
 //! binary pointed at a mock server: what end-to-end tests start from.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::MockServer;
 
@@ -145,4 +146,37 @@ pub fn result_text(block: &Value) -> String {
             .join(""),
         _ => String::new(),
     }
+}
+
+/// Runs `robota -p` with stream-json input and output, writing each prompt as a user
+/// message line, then closing stdin; `extra` are more arguments.
+pub fn stream_json_run(
+    p: &Project,
+    server: &MockServer,
+    extra: &[&str],
+    prompts: &[&str],
+) -> Output {
+    let mut args = vec![
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = p
+        .command(server, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for prompt in prompts {
+        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    child.wait_with_output().unwrap()
 }

@@ -28,7 +28,7 @@ use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
 pub use paths::{AnchorCache, ResolvedPath, fold};
-pub use rules::{PathFamily, PermissionRule, RuleList};
+pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use suggest::suggested_rule;
 
 use paths::PathContext;

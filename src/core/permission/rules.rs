@@ -136,28 +136,10 @@ impl PermissionRule {
     /// Splits a flag value such as `"Bash(git diff *),Read Edit"` into rules: commas and
     /// spaces separate rules except inside parentheses.
     pub fn parse_list(text: &str) -> Vec<PermissionRule> {
-        let mut rules = Vec::new();
-        let mut depth = 0usize;
-        let mut current = String::new();
-        for c in text.chars() {
-            match c {
-                '(' => {
-                    depth += 1;
-                    current.push(c);
-                }
-                ')' => {
-                    depth = depth.saturating_sub(1);
-                    current.push(c);
-                }
-                ',' | ' ' if depth == 0 => {
-                    rules.extend(PermissionRule::parse(&current));
-                    current.clear();
-                }
-                _ => current.push(c),
-            }
-        }
-        rules.extend(PermissionRule::parse(&current));
-        rules
+        split_rule_list(text)
+            .iter()
+            .filter_map(|item| PermissionRule::parse(item))
+            .collect()
     }
 
     /// Whether the rule's tool name covers `tool` (bare rules; named tools of any rule).
@@ -260,6 +242,37 @@ impl fmt::Display for PermissionRule {
             None => f.write_str(&self.tool),
         }
     }
+}
+
+/// Splits a list of rules or tool names written as one string at commas and whitespace
+/// outside parentheses (`Bash(git add:*), Read Grep` is three items).
+pub fn split_rule_list(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            c if depth == 0 && (c == ',' || c.is_whitespace()) => {
+                if !current.trim().is_empty() {
+                    items.push(current.trim().to_string());
+                }
+                current.clear();
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        items.push(current.trim().to_string());
+    }
+    items
 }
 
 #[cfg(test)]

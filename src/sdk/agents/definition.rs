@@ -168,7 +168,7 @@ pub fn read_folder(
     warnings: &mut Vec<String>,
 ) -> Vec<AgentDefinition> {
     let mut files = Vec::new();
-    collect(folder, 0, &mut files);
+    crate::sdk::commands::definition::collect_markdown(folder, 0, &mut files);
     files.sort();
     files
         .into_iter()
@@ -183,23 +183,6 @@ pub fn read_folder(
             parse(&text, origin, &file)
         })
         .collect()
-}
-
-fn collect(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
-    if depth > 4 || files.len() > 1_000 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect(&path, depth + 1, files);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            files.push(path);
-        }
-    }
 }
 
 /// One definition file; `None` without a `name` and a `description`.

@@ -287,7 +287,9 @@ fn qualified(origin: &Origin, name: String) -> String {
     }
 }
 
-fn collect_markdown(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+/// Every `.md` file under `dir` (hidden entries skipped), at most [`MAX_DEPTH`] folders
+/// deep and [`MAX_FILES_PER_TREE`] files.
+pub(crate) fn collect_markdown(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
     if depth > MAX_DEPTH || files.len() >= MAX_FILES_PER_TREE {
         return;
     }

@@ -53,9 +53,14 @@ pub async fn expand(
             .iter()
             .flat_map(|rule| PermissionRule::parse_list(rule)),
     );
-    text.push_str(
-        &run_inline_commands(&body, command, &policy, ctx.cwd, ctx.env, ctx.cancel).await?,
-    );
+    let runner = InlineRunner {
+        command,
+        policy: &policy,
+        cwd: ctx.cwd,
+        env: ctx.env,
+        cancel: ctx.cancel,
+    };
+    text.push_str(&runner.run_all(&body).await?);
     Ok(text)
 }
 
@@ -174,45 +179,48 @@ pub fn split_arguments(args: &str) -> Vec<String> {
     words
 }
 
-/// Runs the `` !`command` `` lines and ```` ```! ```` blocks of `body`, each replaced by
-/// its output.
-async fn run_inline_commands(
-    body: &str,
-    command: &PromptCommand,
-    policy: &PermissionPolicy,
-    cwd: &Path,
-    env: &[(String, String)],
-    cancel: &CancellationToken,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(body.len());
-    let mut lines = body.split_inclusive('\n');
-    while let Some(line) = lines.next() {
-        if line.trim_end() == "```!" {
-            let mut script = String::new();
-            for inner in lines.by_ref() {
-                if inner.trim_end() == "```" {
-                    break;
+/// What running a command's shell lines needs.
+struct InlineRunner<'a> {
+    command: &'a PromptCommand,
+    policy: &'a PermissionPolicy,
+    cwd: &'a Path,
+    env: &'a [(String, String)],
+    cancel: &'a CancellationToken,
+}
+
+impl InlineRunner<'_> {
+    /// Runs the `` !`command` `` lines and ```` ```! ```` blocks of `body`, each replaced
+    /// by its output.
+    async fn run_all(&self, body: &str) -> Result<String, String> {
+        let mut out = String::with_capacity(body.len());
+        let mut lines = body.split_inclusive('\n');
+        while let Some(line) = lines.next() {
+            if line.trim_end() == "```!" {
+                let mut script = String::new();
+                for inner in lines.by_ref() {
+                    if inner.trim_end() == "```" {
+                        break;
+                    }
+                    script.push_str(inner);
                 }
-                script.push_str(inner);
+                out.push_str(&self.run_one(script.trim_end()).await?);
+                out.push('\n');
+                continue;
             }
-            let output = run_one(script.trim_end(), command, policy, cwd, env, cancel).await?;
-            out.push_str(&output);
-            out.push('\n');
-            continue;
+            let mut rest = line;
+            while let Some(start) = inline_start(rest) {
+                let after = &rest[start + 2..];
+                let Some(end) = after.find('`') else {
+                    break;
+                };
+                out.push_str(&rest[..start]);
+                out.push_str(&self.run_one(&after[..end]).await?);
+                rest = &after[end + 1..];
+            }
+            out.push_str(rest);
         }
-        let mut rest = line;
-        while let Some(start) = inline_start(rest) {
-            let after = &rest[start + 2..];
-            let Some(end) = after.find('`') else {
-                break;
-            };
-            out.push_str(&rest[..start]);
-            out.push_str(&run_one(&after[..end], command, policy, cwd, env, cancel).await?);
-            rest = &after[end + 1..];
-        }
-        out.push_str(rest);
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// Where the next `` !` `` begins: at the start of the text or after whitespace.
@@ -229,49 +237,47 @@ fn inline_start(text: &str) -> Option<usize> {
     None
 }
 
-async fn run_one(
-    script: &str,
-    command: &PromptCommand,
-    policy: &PermissionPolicy,
-    cwd: &Path,
-    env: &[(String, String)],
-    cancel: &CancellationToken,
-) -> Result<String, String> {
-    let facts = CallFacts::new("Bash", RiskClass::Execute, Some(script), cwd);
-    match policy.evaluate(&facts) {
-        Verdict::Allow => {}
-        Verdict::Ask { reason } | Verdict::Deny { reason } => {
-            return Err(format!(
-                "/{}: shell command permission check failed for `{script}` ({reason}); allow it in the command's allowed-tools (e.g. Bash({}:*)) or a permissions.allow rule",
-                command.name,
-                script.split_whitespace().next().unwrap_or(script)
-            ));
-        }
-    }
-    let run = run_shell_command(script, cwd, env, cancel).await;
-    if cancel.is_cancelled() {
-        return Err(format!("/{}: interrupted", command.name));
-    }
-    let program = script
-        .split_whitespace()
-        .next()
-        .map(|p| p.rsplit('/').next().unwrap_or(p))
-        .unwrap_or("");
-    match run.exit_code {
-        Some(0) => Ok(run.output),
-        Some(1) if EXIT_ONE_IS_AN_ANSWER.contains(&program) => Ok(run.output),
-        code => Err(format!(
-            "/{}: `{script}` failed ({}){}",
-            command.name,
-            code.map_or("it did not exit normally".to_string(), |c| format!(
-                "exit code {c}"
-            )),
-            if run.output.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", run.output)
+impl InlineRunner<'_> {
+    /// One shell line: run when the rules allow it, its output (or why not).
+    async fn run_one(&self, script: &str) -> Result<String, String> {
+        let (command, policy, cwd, env, cancel) =
+            (self.command, self.policy, self.cwd, self.env, self.cancel);
+        let facts = CallFacts::new("Bash", RiskClass::Execute, Some(script), cwd);
+        match policy.evaluate(&facts) {
+            Verdict::Allow => {}
+            Verdict::Ask { reason } | Verdict::Deny { reason } => {
+                return Err(format!(
+                    "/{}: shell command permission check failed for `{script}` ({reason}); allow it in the command's allowed-tools (e.g. Bash({}:*)) or a permissions.allow rule",
+                    command.name,
+                    script.split_whitespace().next().unwrap_or(script)
+                ));
             }
-        )),
+        }
+        let run = run_shell_command(script, cwd, env, cancel).await;
+        if cancel.is_cancelled() {
+            return Err(format!("/{}: interrupted", command.name));
+        }
+        let program = script
+            .split_whitespace()
+            .next()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .unwrap_or("");
+        match run.exit_code {
+            Some(0) => Ok(run.output),
+            Some(1) if EXIT_ONE_IS_AN_ANSWER.contains(&program) => Ok(run.output),
+            code => Err(format!(
+                "/{}: `{script}` failed ({}){}",
+                command.name,
+                code.map_or("it did not exit normally".to_string(), |c| format!(
+                    "exit code {c}"
+                )),
+                if run.output.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", run.output)
+                }
+            )),
+        }
     }
 }
 
