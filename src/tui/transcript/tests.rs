@@ -380,3 +380,60 @@ fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
         "compacted: 999 → 0 tokens"
     );
 }
+
+#[test]
+fn a_running_agent_call_shows_what_its_subagent_does() {
+    let mut t = Transcript::new(Theme::new(false));
+    t.apply(&crate::tui::transcript::test_events::started("delegate"));
+    t.apply(&SessionEvent::ToolStarted {
+        id: "agent_1".into(),
+        name: "Agent".into(),
+        input: json!({"description": "find tests", "prompt": "p", "subagent_type": "Explore"}),
+    });
+    let inner = |event: SessionEvent| SessionEvent::Subagent {
+        parent_tool_use_id: "agent_1".into(),
+        agent_type: "Explore".into(),
+        description: "find tests".into(),
+        event: Box::new(event),
+    };
+    t.apply(&inner(SessionEvent::ToolStarted {
+        id: "c1".into(),
+        name: "Grep".into(),
+        input: json!({"pattern": "#[test]"}),
+    }));
+    t.apply(&inner(SessionEvent::Usage {
+        usage: crate::core::Usage {
+            input_tokens: 1_200,
+            output_tokens: 300,
+            ..Default::default()
+        },
+        model: "claude-haiku-4-5".into(),
+        cost_usd: None,
+        api_duration: Duration::from_millis(10),
+    }));
+    let lines = all_lines(&mut t, 80).join("\n");
+    assert!(lines.contains("Agent(find tests)"), "{lines}");
+    assert!(
+        lines.contains("Grep(#[test]) · 1 tool use · 1.5k tokens"),
+        "{lines}"
+    );
+    t.apply(&inner(finished(
+        "c1",
+        "Grep",
+        json!({"pattern": "#[test]"}),
+        "x",
+    )));
+    let lines = all_lines(&mut t, 80).join("\n");
+    assert!(
+        lines.contains("1 tool use · 1.5k tokens") && !lines.contains("Grep(#[test]) ·"),
+        "{lines}"
+    );
+    // Events for a call the transcript does not know are ignored.
+    t.apply(&SessionEvent::Subagent {
+        parent_tool_use_id: "nobody".into(),
+        agent_type: "x".into(),
+        description: String::new(),
+        event: Box::new(SessionEvent::TextDelta("stray".into())),
+    });
+    assert!(!all_lines(&mut t, 80).join("\n").contains("stray"));
+}
