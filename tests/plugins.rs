@@ -346,3 +346,58 @@ fn a_plugin_turned_on_by_an_untrusted_project_starts_no_mcp_server_until_trusted
         "a trusted project's plugin server is missing"
     );
 }
+
+#[test]
+fn plugin_list_shows_what_each_plugin_adds_and_init_names_them() {
+    let p = project();
+    let dir = with_kit(&p);
+    let server = MockServer::start(vec![anthropic::text_turn("ok")]);
+    let out = p.run(
+        &server,
+        &["plugin", "list", "--plugin-dir", dir.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("kit 1.0.0  (--plugin-dir)"), "{listing}");
+    assert!(
+        listing.contains("adds: 1 command, 1 skill, 1 agent, 1 hook, 1 MCP server"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("/kit:check, /kit:ship, agent kit:reviewer, mcp plugin_kit_fake"),
+        "{listing}"
+    );
+    let out = p.run(&server, &["plugin", "list"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "No plugins.");
+
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--plugin-dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let init: Value = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["subtype"] == "init")
+        .unwrap();
+    assert_eq!(
+        init["plugins"],
+        json!([{"name": "kit", "path": dir.to_string_lossy()}])
+    );
+    assert!(
+        init["slash_commands"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("kit:ship")),
+        "{init}"
+    );
+}

@@ -42,6 +42,23 @@ pub enum Subcommand {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Plugins (Claude Code's layout).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+/// `robota plugin …`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum PluginCommand {
+    /// List the plugins this directory's sessions load, with what each adds, and the
+    /// plugins that could not be loaded.
+    List {
+        /// Also load the plugin in this folder, as `robota --plugin-dir` does; repeatable.
+        #[arg(long = "plugin-dir", value_name = "DIR")]
+        plugin_dir: Vec<std::path::PathBuf>,
+    },
 }
 
 /// `robota mcp …`.

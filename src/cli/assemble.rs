@@ -46,6 +46,8 @@ pub struct Assembled {
     pub commands: Arc<CommandRegistry>,
     /// The subagents the model may start.
     pub agents: Arc<AgentCatalog>,
+    /// The plugins loaded, as `system/init` lists them (`{name, path}`).
+    pub plugins: Vec<serde_json::Value>,
     /// The project's checkpoint store (`None` without a session log, or with
     /// `ROBOTA_DISABLE_CHECKPOINTS` set).
     pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
@@ -369,6 +371,11 @@ pub fn assemble_in(
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let trusted = crate::sdk::settings::trust::TrustStore::load(&home).is_trusted(&cwd);
     let roots = DefinitionRoots::new(&cwd, user_home.as_deref(), &home);
+    let plugin_list: Vec<serde_json::Value> = plugins
+        .plugins
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "path": p.root}))
+        .collect();
     let mut commands = CommandRegistry::discover(&roots, trusted);
     let mut agents = AgentCatalog::discover(&roots);
     for plugin in plugins.plugins {
@@ -503,6 +510,7 @@ pub fn assemble_in(
         mcp,
         commands: Arc::new(commands),
         agents: Arc::new(agents),
+        plugins: plugin_list,
         checkpoints,
         session,
         model,
