@@ -34,7 +34,7 @@ pub struct Plugin {
     pub agents: Vec<AgentDefinition>,
     pub hooks: HookConfig,
     /// Its MCP servers as `(plugin_<plugin>_<server>, entry)`, `${CLAUDE_PLUGIN_ROOT}`
-    /// expanded.
+    /// expanded (and, for stdio servers, set in their environment).
     pub mcp_servers: Vec<(String, Value)>,
 }
 
@@ -264,6 +264,18 @@ fn add_servers(plugin: &mut Plugin, value: &Value, file: &Path, warnings: &mut V
     for (server, entry) in map {
         let mut entry = entry.clone();
         expand_root(&mut entry, &root);
+        // A stdio server also finds its folder in its environment, as in Claude Code.
+        if let Some(obj) = entry.as_object_mut()
+            && obj.contains_key("command")
+        {
+            let env = obj
+                .entry("env")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(env) = env.as_object_mut() {
+                env.entry("CLAUDE_PLUGIN_ROOT")
+                    .or_insert_with(|| Value::String(root.clone()));
+            }
+        }
         let name = server_name(&plugin.name, server);
         plugin.mcp_servers.retain(|(n, _)| *n != name);
         plugin.mcp_servers.push((name, entry));
@@ -431,6 +443,10 @@ mod tests {
         assert_eq!(p.mcp_servers[0].0, "plugin_deploy_db");
         assert_eq!(p.mcp_servers[0].1["command"], format!("{root_text}/srv"));
         assert_eq!(p.mcp_servers[0].1["args"][1], root_text.as_ref());
+        assert_eq!(
+            p.mcp_servers[0].1["env"]["CLAUDE_PLUGIN_ROOT"],
+            root_text.as_ref()
+        );
         assert_eq!(
             p.summary(),
             "2 commands, 1 skill, 1 agent, 1 hook, 1 MCP server"
