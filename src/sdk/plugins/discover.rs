@@ -349,6 +349,12 @@ mod tests {
         assert!(all.contains("plugin missing@mkt is enabled"), "{all}");
         assert!(all.contains("plugin elsewhere@mkt is enabled"), "{all}");
         assert!(set.held_back.is_empty());
+        // A folder of $ROBOTA_HOME/plugins is turned off by its name.
+        write(
+            &e.home.join(".claude/settings.json"),
+            r#"{"enabledPlugins": {"alpha@mkt": true, "mine": false}}"#,
+        );
+        assert_eq!(names(&run(&e, &[], false)), ["alpha<alpha@mkt"]);
     }
 
     #[test]
