@@ -496,8 +496,6 @@ fn flags_robota_does_not_act_on_are_accepted_and_named_on_stderr() {
             "interleaved-thinking-2025-05-14",
             "--effort",
             "high",
-            "--plugin-dir",
-            "/tmp/plugins",
             "--thinking-display",
             "summarized",
             "--session-mirror",
@@ -513,7 +511,6 @@ fn flags_robota_does_not_act_on_are_accepted_and_named_on_stderr() {
     for flag in [
         "--betas",
         "--effort",
-        "--plugin-dir",
         "--thinking-display",
         "--session-mirror",
     ] {

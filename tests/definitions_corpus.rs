@@ -114,3 +114,54 @@ fn every_corpus_agent_loads_and_tolerates_retired_tool_names() {
             .starts_with("You are an elite security code reviewer")
     );
 }
+
+/// Every plugin of the corpus — folders with `.claude-plugin/plugin.json`, `hooks/hooks.json`
+/// or a `.mcp.json` beside a plugin's other folders — loads without a warning, with its
+/// manifest's fields, its hooks and its MCP servers.
+#[test]
+fn every_corpus_plugin_loads_with_its_hooks_and_servers() {
+    use robota::sdk::plugins::load_plugin;
+    let root = corpus();
+    let (mut manifests, mut hook_dirs) = (Vec::new(), Vec::new());
+    folders(&root, ".claude-plugin", &mut manifests);
+    folders(&root, "hooks", &mut hook_dirs);
+    let mut roots: Vec<PathBuf> = manifests
+        .iter()
+        .filter(|d| d.join("plugin.json").is_file())
+        .map(|d| d.parent().unwrap().to_path_buf())
+        .collect();
+    roots.extend(
+        hook_dirs
+            .iter()
+            .filter(|d| d.join("hooks.json").is_file())
+            .map(|d| d.parent().unwrap().to_path_buf()),
+    );
+    roots.sort();
+    roots.dedup();
+    assert!(roots.len() >= 3, "{roots:?}");
+    let (mut hooks, mut servers) = (0, 0);
+    for dir in &roots {
+        let mut warnings = Vec::new();
+        let plugin = load_plugin(dir, "corpus", &mut warnings)
+            .unwrap_or_else(|| panic!("{}: {warnings:?}", dir.display()));
+        assert!(warnings.is_empty(), "{}: {warnings:?}", dir.display());
+        hooks += plugin.hooks.handler_count();
+        servers += plugin.mcp_servers.len();
+        if plugin.name == "example-plugin" {
+            assert_eq!(plugin.author.as_deref(), Some("Anthropic"));
+            assert!(plugin.description.is_some());
+            assert_eq!(
+                plugin.mcp_servers[0].0,
+                "plugin_example-plugin_example-server"
+            );
+            assert!(
+                plugin
+                    .commands
+                    .iter()
+                    .any(|c| c.name == "example-plugin:example-command")
+            );
+        }
+    }
+    assert!(hooks >= 2, "{hooks}");
+    assert!(servers >= 1, "{servers}");
+}

@@ -42,6 +42,23 @@ pub enum Subcommand {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Plugins (Claude Code's layout).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+/// `robota plugin …`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum PluginCommand {
+    /// List the plugins this directory's sessions load, with what each adds, and the
+    /// plugins that could not be loaded.
+    List {
+        /// Also load the plugin in this folder, as `robota --plugin-dir` does; repeatable.
+        #[arg(long = "plugin-dir", value_name = "DIR")]
+        plugin_dir: Vec<std::path::PathBuf>,
+    },
 }
 
 /// `robota mcp …`.
@@ -161,6 +178,10 @@ pub struct Args {
     #[arg(long = "mcp-config", num_args = 1..)]
     pub mcp_config: Vec<String>,
 
+    /// Load the plugin in this folder (Claude Code's layout) for this session; repeatable.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<std::path::PathBuf>,
+
     /// Use only the servers of --mcp-config, none from files.
     #[arg(long)]
     pub strict_mcp_config: bool,
@@ -233,9 +254,6 @@ pub struct AcceptedFlags {
     /// Accepted and not acted on: a token budget for the task.
     #[arg(long, hide = true)]
     pub task_budget: Option<String>,
-    /// Accepted and not acted on: plugin directories (plugins are not loaded yet).
-    #[arg(long = "plugin-dir", hide = true)]
-    pub plugin_dir: Vec<String>,
     /// Accepted and not acted on.
     #[arg(long, hide = true)]
     pub resume_drops_turn: Option<String>,
@@ -259,9 +277,6 @@ impl AcceptedFlags {
         }
         if self.task_budget.is_some() {
             given.push("--task-budget");
-        }
-        if !self.plugin_dir.is_empty() {
-            given.push("--plugin-dir");
         }
         if self.resume_drops_turn.is_some() {
             given.push("--resume-drops-turn");

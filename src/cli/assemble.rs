@@ -46,6 +46,8 @@ pub struct Assembled {
     pub commands: Arc<CommandRegistry>,
     /// The subagents the model may start.
     pub agents: Arc<AgentCatalog>,
+    /// The plugins loaded, as `system/init` lists them (`{name, path}`).
+    pub plugins: Vec<serde_json::Value>,
     /// The project's checkpoint store (`None` without a session log, or with
     /// `ROBOTA_DISABLE_CHECKPOINTS` set).
     pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
@@ -201,13 +203,36 @@ pub fn assemble_in(
             warnings.push(format!("--tools: no such tool: {}", unknown.join(", ")));
         }
     }
-    let servers = crate::sdk::mcp::collect(&McpSources {
+    let plugins = crate::sdk::plugins::discover(&crate::sdk::plugins::PluginSources {
+        cwd: &cwd,
+        home: user_home.as_deref(),
+        robota_home: &home,
+        settings: &settings,
+        plugin_dirs: &args.plugin_dir,
+        interactive,
+    });
+    warnings.extend(plugins.warnings.iter().cloned());
+    if !plugins.held_back.is_empty() {
+        warnings.push(format!(
+            "this directory is not trusted, so plugins it turns on were held back: {} (run `robota trust` to trust it)",
+            plugins.held_back.join(", ")
+        ));
+    }
+    let mut servers = crate::sdk::mcp::collect(&McpSources {
         cwd: &cwd,
         home: user_home.as_deref(),
         settings: &settings,
         flag_configs: &args.mcp_config,
         strict: args.strict_mcp_config,
     })?;
+    if !args.strict_mcp_config {
+        for plugin in &plugins.plugins {
+            let source = format!("plugin {}", plugin.name);
+            for (name, entry) in &plugin.mcp_servers {
+                servers.add(name, entry, &source);
+            }
+        }
+    }
     if !servers.held_back.is_empty() {
         warnings.push(format!(
             "{} (run `robota trust` to trust this directory)",
@@ -257,8 +282,13 @@ pub fn assemble_in(
     if args.resume_session_at.is_some() && resume_query.is_none() {
         return Err("--resume-session-at needs --resume or --continue".to_string());
     }
-    let (hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
+    let (mut hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
     warnings.extend(hook_warnings);
+    if settings.merged.get("disableAllHooks") != Some(&serde_json::Value::Bool(true)) {
+        for plugin in &plugins.plugins {
+            hooks.merge(plugin.hooks.clone());
+        }
+    }
     let start_source = if resume_query.is_some() {
         "resume"
     } else {
@@ -341,9 +371,18 @@ pub fn assemble_in(
     let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let trusted = crate::sdk::settings::trust::TrustStore::load(&home).is_trusted(&cwd);
     let roots = DefinitionRoots::new(&cwd, user_home.as_deref(), &home);
-    let commands = CommandRegistry::discover(&roots, trusted);
+    let plugin_list: Vec<serde_json::Value> = plugins
+        .plugins
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "path": p.root}))
+        .collect();
+    let mut commands = CommandRegistry::discover(&roots, trusted);
+    let mut agents = AgentCatalog::discover(&roots);
+    for plugin in plugins.plugins {
+        commands.add_plugin_commands(plugin.commands);
+        agents.add_plugin_agents(plugin.agents);
+    }
     warnings.extend(commands.warnings.iter().cloned());
-    let agents = AgentCatalog::discover(&roots);
     warnings.extend(agents.warnings.iter().cloned());
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
@@ -471,6 +510,7 @@ pub fn assemble_in(
         mcp,
         commands: Arc::new(commands),
         agents: Arc::new(agents),
+        plugins: plugin_list,
         checkpoints,
         session,
         model,

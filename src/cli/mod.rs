@@ -9,6 +9,7 @@ pub mod headless;
 pub mod interactive;
 pub mod output;
 pub mod paths;
+pub mod plugin_list;
 pub mod printer;
 pub mod provider_setup;
 pub mod reaper;
@@ -159,6 +160,9 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
                 Err(code) => code,
             }
         }
+        args::Subcommand::Plugin {
+            command: args::PluginCommand::List { plugin_dir },
+        } => plugin_list::run(&cwd, &home, args, plugin_dir),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

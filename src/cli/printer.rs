@@ -85,6 +85,7 @@ impl Printer {
             &commands,
         );
         init["mcp_servers"] = Value::Array(mcp_servers);
+        init["plugins"] = Value::Array(assembled.plugins.clone());
         self.emit(init);
         let mut session = InteractiveSession::start_with(
             assembled.session,

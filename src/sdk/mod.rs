@@ -12,6 +12,7 @@ pub mod events;
 pub mod frontmatter;
 pub mod interactive;
 pub mod mcp;
+pub mod plugins;
 pub mod settings;
 pub mod shell_command;
 pub mod skills;

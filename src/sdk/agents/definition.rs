@@ -152,6 +152,16 @@ impl AgentCatalog {
         }
     }
 
+    /// Adds a plugin's agents (named `plugin:agent`) after the others; a name already
+    /// defined keeps its first definition.
+    pub fn add_plugin_agents(&mut self, agents: Vec<AgentDefinition>) {
+        for agent in agents {
+            if self.find(&agent.name).is_none() {
+                self.agents.push(agent);
+            }
+        }
+    }
+
     pub fn find(&self, name: &str) -> Option<&AgentDefinition> {
         self.agents.iter().find(|a| a.name == name)
     }

@@ -1,7 +1,7 @@
 //! Subagents: their definitions (`definition`: built-ins and Claude Code's Markdown
 //! agents) and the `Agent` tool that runs one as a child session (`tool`).
 
-mod definition;
+pub mod definition;
 mod tool;
 
 pub use definition::{AgentCatalog, AgentDefinition, builtins};

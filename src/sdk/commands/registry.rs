@@ -79,6 +79,22 @@ impl CommandRegistry {
         registry
     }
 
+    /// Adds a plugin's commands and skills after those found in folders: a name already
+    /// taken (by a built-in or a folder's command) keeps its first owner, with a warning.
+    pub fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
+        for command in commands {
+            if super::find(&command.name).is_some() || self.find(&command.name).is_some() {
+                self.warnings.push(format!(
+                    "{}: /{} is already a command, so this one is not used",
+                    command.path.display(),
+                    command.name
+                ));
+            } else {
+                self.prompts.push(Arc::new(command));
+            }
+        }
+    }
+
     /// The Markdown command or skill of that name.
     pub fn find(&self, name: &str) -> Option<Arc<PromptCommand>> {
         self.prompts.iter().find(|c| c.name == name).cloned()

@@ -44,6 +44,12 @@ pub struct ServerList {
 }
 
 impl ServerList {
+    /// Adds one server from elsewhere (a plugin), `${VAR}` expanded; it replaces an
+    /// earlier one of the same name.
+    pub fn add(&mut self, name: &str, entry: &Value, source: &str) {
+        self.put(name, entry, source, true);
+    }
+
     fn put(&mut self, name: &str, entry: &Value, source: &str, expand: bool) {
         let mut entry = entry.clone();
         if expand {
