@@ -9,7 +9,8 @@
 //! `cargo bench --bench tui_startup` measures `target/release/robota`; set
 //! `BENCH_PEERS=/root/bench-peers` to add Claude Code and Codex from that prefix
 //! (`../shared/bench/install-peers.sh`), `BENCH_RUNS` (default 5) and `BENCH_IDLE_SECS`
-//! (default 10) to change the run.
+//! (default 10) to change the run, `BENCH_DEFINITIONS=N` to start in a project with N
+//! skills and N custom commands.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
 
@@ -52,6 +53,23 @@ fn main() {
         .args(["init", "-q"])
         .current_dir(&project)
         .status();
+    // BENCH_DEFINITIONS=N puts N skills and N custom commands in the project's .claude/.
+    for i in 0..env_or("BENCH_DEFINITIONS", 0usize) {
+        let skill = project.join(format!(".claude/skills/skill-{i}"));
+        let commands = project.join(".claude/commands");
+        std::fs::create_dir_all(&skill).expect("skill dir");
+        std::fs::create_dir_all(&commands).expect("commands dir");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            format!("---\ndescription: Skill {i} for the bench\n---\nDo {i}.\n"),
+        )
+        .expect("skill");
+        std::fs::write(
+            commands.join(format!("command-{i}.md")),
+            format!("---\ndescription: Command {i}\n---\nRun {i} on $ARGUMENTS.\n"),
+        )
+        .expect("command");
+    }
 
     let mut agents = vec![robota(work.path(), &project)];
     if let Ok(prefix) = std::env::var("BENCH_PEERS") {

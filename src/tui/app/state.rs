@@ -355,6 +355,13 @@ impl App {
                     delay.as_secs_f64().ceil()
                 ));
             }
+            // The answer is the last answer as soon as it is committed: leaving (or /copy)
+            // before the turn's end work (Stop hooks, the checkpoint) still finds it.
+            SessionEvent::AssistantMessage { ref message, .. }
+                if self.running_prompt.is_some() && !message.text().trim().is_empty() =>
+            {
+                self.last_answer = message.text();
+            }
             SessionEvent::SubmissionEnded { id, ref outcome } => {
                 self.stopped_permissions.clear();
                 self.status.retry = None;
