@@ -286,3 +286,28 @@ fn stream_json_tags_subagent_messages_and_unknown_types_get_the_list() {
         "{text}"
     );
 }
+
+#[test]
+fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_gp",
+                "Agent",
+                json!({"description": "look", "prompt": "Look.", "subagent_type": "general-purpose"}),
+            )],
+        ),
+        anthropic::text_turn("CHILD"),
+        anthropic::text_turn("done"),
+    ]);
+    let out = support::project::stream_json_run(&p, &server, &[], &["/model opus", "delegate"]);
+    assert_eq!(out.status.code(), Some(0));
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["claude-opus-4-6"; 3]);
+}

@@ -116,6 +116,16 @@ impl InteractiveSession {
                     .log_path()
                     .map(|path| path.with_extension("").join("subagents")),
                 sink: Arc::new(update_sink(shared.clone())),
+                current_model: {
+                    let shared = shared.clone();
+                    Arc::new(move || {
+                        shared
+                            .state
+                            .lock()
+                            .map(|s| s.model.clone())
+                            .unwrap_or_default()
+                    })
+                },
                 catalog,
             };
             let tool = Arc::new(AgentTool::new(runtime));

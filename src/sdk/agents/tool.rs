@@ -59,6 +59,9 @@ pub struct AgentRuntime {
     pub transcript_dir: Option<PathBuf>,
     /// The parent's update sink: a child's updates reach the parent's clients through it.
     pub sink: Arc<dyn Fn(SessionUpdate) + Send + Sync>,
+    /// The parent's model now (`/model` may have changed it since the start): what
+    /// `inherit` means.
+    pub current_model: Arc<dyn Fn() -> String + Send + Sync>,
     pub catalog: Arc<AgentCatalog>,
 }
 
@@ -103,7 +106,7 @@ impl AgentTool {
     }
 
     fn child_model(&self, definition: &AgentDefinition, requested: Option<&str>) -> String {
-        let parent = &self.runtime.config.model;
+        let parent = &(self.runtime.current_model)();
         let wanted = std::env::var("CLAUDE_CODE_SUBAGENT_MODEL")
             .ok()
             .filter(|m| !m.trim().is_empty())
