@@ -7,7 +7,7 @@
 //!   ignored build directory): the snapshot at the turn's start plus the one at its end
 //!   and the diff between them, when nothing changed (target ≤ 50 ms) and when the turn
 //!   changed one file; the first (cold) snapshot of the project is shown too;
-//! - resume of a 25 MB, 20,000-line log: `replay` (the history to send), then the
+//! - resume of a 25 MiB, 20,000-line log: `replay` (the history to send), then the
 //!   transcript built from it and the first 120×40 frame drawn (target ≤ 200 ms);
 //! - listing 1,000 sessions of a project for the picker (target ≤ 100 ms).
 
@@ -108,12 +108,30 @@ fn checkpoints() {
 }
 
 /// A log of `lines` message lines of about `bytes` bytes in all: prompts, answers, tool
-/// calls and their (large) results.
+/// calls and their (large) results. The filler is sized from a probe log without it (the
+/// lines' JSON envelope), so the log really is `bytes` long.
 fn write_log(home: &Path, cwd: &Path, lines: usize, bytes: usize) -> std::path::PathBuf {
+    let probe = tempfile::tempdir().unwrap();
+    let probe_lines = 400;
+    let envelope = fs::metadata(write_log_with(probe.path(), cwd, probe_lines, 0))
+        .unwrap()
+        .len() as usize
+        / probe_lines;
+    // Half the lines (tool results and answers) carry the filler.
+    let filler = (bytes / lines).saturating_sub(envelope) * 2;
+    write_log_with(home, cwd, lines, filler)
+}
+
+/// [`write_log`] with `filler` bytes of text in every tool result and answer.
+fn write_log_with(home: &Path, cwd: &Path, lines: usize, filler: usize) -> std::path::PathBuf {
     let header = SessionHeader::new("bench-resume", cwd, "claude-sonnet-4-6", "anthropic");
     let log = SessionLog::create(home, &header).unwrap();
-    let per_line = bytes / lines;
-    let filler = |i: usize| format!("line {i}: ").repeat(per_line / 12);
+    let filler = |i: usize| {
+        let unit = format!("line {i}: ");
+        let mut text = unit.repeat(filler / unit.len() + 1);
+        text.truncate(filler);
+        text
+    };
     let mut i = 0;
     while i < lines {
         let prompt = Message::user_text(format!("Prompt {i}: look at module {i}"));
@@ -156,6 +174,11 @@ fn resume() {
     let cwd = Path::new("/bench/project");
     let path = write_log(temp.path(), cwd, 20_000, 25 * 1024 * 1024);
     let size = fs::metadata(&path).unwrap().len();
+    let wanted = 25.0 * 1024.0 * 1024.0;
+    assert!(
+        (size as f64 - wanted).abs() < wanted * 0.03,
+        "the generated log is {size} bytes, not 25 MiB"
+    );
     let line_count = fs::read_to_string(&path).unwrap().lines().count();
     let mut replays = Vec::new();
     let mut frames = Vec::new();
@@ -172,8 +195,8 @@ fn resume() {
         assert_eq!(replayed.messages.len(), 20_000);
     }
     println!(
-        "resume of a {:.1} MB, {line_count}-line log: replay median {:.1} ms; replay + transcript + first 120x40 frame median {:.1} ms (target ≤ 200 ms)",
-        size as f64 / 1e6,
+        "resume of a {:.1} MiB, {line_count}-line log: replay median {:.1} ms; replay + transcript + first 120x40 frame median {:.1} ms (target ≤ 200 ms)",
+        size as f64 / (1024.0 * 1024.0),
         ms(median(replays)),
         ms(median(frames)),
     );

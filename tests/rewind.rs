@@ -273,8 +273,27 @@ fn summarize_from_here_keeps_what_came_before_and_summarises_the_rest() {
     prompt(&p, &server, "second question", true);
     prompt(&p, &server, "third question", true);
     let ids = checkpoint_ids(&p);
-    let out = prompt(&p, &server, &format!("/rewind {} summarize", ids[1]), true);
+    let rewind = format!("/rewind {} summarize", ids[1]);
+    let out = p.run(
+        &server,
+        &[
+            "-c",
+            "-p",
+            &rewind,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+    );
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.contains("Summarized the conversation"), "{out}");
+    // Like /compact, the summary ends with a compact_boundary (the TUI's Compacted).
+    let boundaries = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "system" && v["subtype"] == "compact_boundary")
+        .count();
+    assert_eq!(boundaries, 1, "{out}");
     prompt(&p, &server, "fourth question", true);
     let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
     assert_eq!(requests.len(), 5);
@@ -293,4 +312,34 @@ fn summarize_from_here_keeps_what_came_before_and_summarises_the_rest() {
     assert!(texts[2].contains("The user asked twice about the parser."));
     assert!(texts[3].contains("fourth question"));
     assert!(!requests[4].to_string().contains("second question"));
+}
+
+#[test]
+fn a_file_bash_overwrites_in_the_first_round_of_a_new_session_is_restorable() {
+    // The first prompt of a fresh process: its checkpoint races the session's background
+    // first snapshot, and the turn's very first provider answer runs Bash. The start
+    // snapshot must hold the file as it was before the command ran.
+    let p = project();
+    let calc = p.root.join("calc.py");
+    let before = read(&calc);
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "t1",
+                "Bash",
+                json!({"command": "printf 'clobbered\\n' > calc.py && rm -f test_calc.sh"}),
+            )],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    prompt(&p, &server, "clobber it", false);
+    assert_eq!(read(&calc), b"clobbered\n");
+    assert!(!p.root.join("test_calc.sh").exists());
+    let ids = checkpoint_ids(&p);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let out = prompt(&p, &server, &format!("/rewind {} code", ids[0]), true);
+    assert!(out.contains("Restored 2 files"), "{out}");
+    assert_eq!(read(&calc), before);
+    assert!(p.root.join("test_calc.sh").exists());
 }

@@ -190,6 +190,15 @@ fn resume_session_at_continues_from_that_message_and_the_log_remembers() {
         fourth.contains("three") && fourth.contains("four"),
         "{fourth}"
     );
+    // The log's parentUuid chain branches at the rewound-to message: prompt "three" names
+    // it as its parent, not the answer to "two" that was written last before it.
+    let logs = p.session_logs();
+    let lines = support::project::log_lines(&logs[0]);
+    let three = lines
+        .iter()
+        .find(|l| l["type"] == "user" && l["message"]["content"].to_string().contains("three"))
+        .unwrap();
+    assert_eq!(three["parentUuid"], at.as_str(), "{three}");
 
     let bad = p.run(&server, &["-c", "--resume-session-at", "nope", "-p", "x"]);
     assert_eq!(bad.status.code(), Some(1));

@@ -216,6 +216,7 @@ async fn run_scenario() -> Vec<(&'static str, String)> {
         model: "claude-sonnet-4-5".into(),
         provider: "anthropic".into(),
         forked_from: None,
+        git_branch: None,
     };
     let log = SessionLog::create(home.path(), &header).unwrap();
     let path = log.path().to_path_buf();

@@ -352,7 +352,8 @@ pub fn assemble_in(
             let log = if args.no_session_persistence {
                 None
             } else {
-                let header = SessionHeader::new(&id, &cwd, &model, choice.provider.name());
+                let mut header = SessionHeader::new(&id, &cwd, &model, choice.provider.name());
+                header.git_branch = crate::sdk::system_prompt::checked_out_branch(&cwd);
                 Some(SessionLog::create(&home, &header).map_err(|e| e.to_string())?)
             };
             (id, log)
@@ -566,16 +567,15 @@ fn rewind_to(
     history.truncate(index + 1);
     let answers = crate::session::repair::answer_orphan_tool_calls(history);
     if let Some(log) = log {
-        let event = crate::session::log::LogEvent::Rewind {
-            to: at.to_string(),
-            before: false,
-        };
-        let recorded = log.append_event(event).and_then(|()| match &answers {
-            Some(answers) => {
-                log.append_message(answers, crate::session::log::MessageExtra::default())
-            }
-            None => Ok(()),
-        });
+        // The kept message is the next line's parent: the chain branches at `at`.
+        let recorded = log
+            .append_rewind(at, false, Some(at.to_string()))
+            .and_then(|()| match &answers {
+                Some(answers) => {
+                    log.append_message(answers, crate::session::log::MessageExtra::default())
+                }
+                None => Ok(()),
+            });
         if let Err(e) = recorded {
             warnings.push(format!(
                 "could not record the rewind in the session log: {e}"

@@ -194,6 +194,7 @@ impl Launcher for CliLauncher {
                 id: s.id,
                 modified: s.modified,
                 turns: s.message_count,
+                git_branch: s.git_branch,
             })
             .collect()
     }

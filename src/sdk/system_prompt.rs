@@ -119,6 +119,20 @@ pub fn git_branch(cwd: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The branch checked out in `cwd` (one cheap `git symbolic-ref`, no status walk); `None`
+/// outside a repository or on a detached HEAD. Recorded in a new session's header.
+pub fn checked_out_branch(cwd: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .args(["symbolic-ref", "--short", "-q", "HEAD"])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let branch = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !branch.is_empty()).then_some(branch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +187,8 @@ mod tests {
         assert!(prompt.contains("- Git branch: feature-x"), "{prompt}");
         assert!(prompt.contains("?? new.txt"));
         assert_eq!(git_branch(dir.path()).as_deref(), Some("feature-x"));
+        assert_eq!(checked_out_branch(dir.path()).as_deref(), Some("feature-x"));
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(checked_out_branch(elsewhere.path()), None);
     }
 }

@@ -393,12 +393,16 @@ impl Session {
         )));
         self.tracker.reset_reported();
         let post_tokens = self.tracker.estimate(&self.history);
-        Ok(CompactReport {
+        let report = CompactReport {
             trigger: CompactTrigger::Manual,
             pre_tokens,
             post_tokens,
             summary,
-        })
+        };
+        // As `/compact` does: the TUI stops showing "Compacting…", `-p` writes its
+        // `compact_boundary`.
+        (sink)(SessionUpdate::Compacted(report.clone()));
+        Ok(report)
     }
 }
 

@@ -83,6 +83,10 @@ pub struct SessionHeader {
         skip_serializing_if = "Option::is_none"
     )]
     pub forked_from: Option<String>,
+    /// The git branch checked out when the session began (shown by the picker). Claude
+    /// Code writes it on every message line instead; older logs have neither.
+    #[serde(rename = "gitBranch", default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
 }
 
 impl SessionHeader {
@@ -97,6 +101,7 @@ impl SessionHeader {
             model: model.to_string(),
             provider: provider.to_string(),
             forked_from: None,
+            git_branch: None,
         }
     }
 

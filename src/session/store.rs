@@ -37,6 +37,8 @@ pub struct SessionSummary {
     pub created: String,
     pub modified: SystemTime,
     pub message_count: usize,
+    /// The git branch the session began on, when the log says.
+    pub git_branch: Option<String>,
 }
 
 /// Why `SessionStore::find` found no single session.
@@ -200,6 +202,7 @@ impl SessionStore {
         })?;
         let mut header = SessionHeader::new(new_id, cwd, &old.model, &old.provider);
         header.forked_from = Some(old.session_id);
+        header.git_branch = old.git_branch;
         let serialise_error = |e| LogError::Serialize {
             path: source.to_path_buf(),
             source: e,
@@ -386,6 +389,7 @@ fn read_summary(path: &Path) -> io::Result<SessionSummary> {
         created: header.created,
         modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         message_count,
+        git_branch: header.git_branch,
     })
 }
 

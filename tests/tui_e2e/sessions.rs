@@ -26,6 +26,8 @@ fn resume_without_an_id_opens_the_picker_and_replays_the_chosen_session() {
     let mut pty = start(&project, &server, &["--resume"]);
     let picker = pty.wait_for_text("Resume a session");
     assert!(picker.contains("remember the number 42"), "{picker}");
+    // The project is a git repository on `main`: the session's row names the branch.
+    assert!(picker.contains("main · "), "{picker}");
     pty.send(b"\r");
     let screen = pty.wait_for_text("The first answer.");
     assert!(screen.contains("> remember the number 42"), "{screen}");

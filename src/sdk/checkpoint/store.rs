@@ -87,6 +87,9 @@ struct Index {
     /// When the snapshot that wrote this index started, in ns since the epoch.
     taken_ns: i64,
     files: HashMap<String, Cached>,
+    /// The root tree those files make (absent in indexes written before it was kept).
+    #[serde(default)]
+    root: Option<String>,
 }
 
 /// A snapshot just taken.
@@ -136,15 +139,26 @@ impl SnapshotStore {
         let started = now_ns();
         crate::session::log::create_private_dir(&self.objects())
             .map_err(|e| io::Error::other(e.to_string()))?;
-        let previous = match self.index.take() {
+        let mut changed = false;
+        let mut previous = match self.index.take() {
             Some(index) => index,
             None => self.load_index(),
         };
         let racy_after = previous.taken_ns - RACY_WINDOW.as_nanos() as i64;
+        let had_root = previous.root.is_some();
         let mut files: HashMap<String, Cached> = HashMap::with_capacity(previous.files.len());
         let mut problems = Vec::new();
         let mut truncated = false;
-        for found in walk(&self.root, &self.work_tree) {
+        let mut found = walk(&self.root, &self.work_tree, MAX_FILES + 1);
+        if found.len() > MAX_FILES {
+            // Over the limit: keep the first paths by name (the walk's order is not
+            // stable across threads).
+            found.sort_by(|a, b| match (a, b) {
+                (Ok((a, _)), Ok((b, _))) => a.cmp(b),
+                (a, b) => a.is_ok().cmp(&b.is_ok()),
+            });
+        }
+        for found in found {
             let (path, meta) = match found {
                 Ok(found) => found,
                 Err(e) => {
@@ -157,39 +171,48 @@ impl SnapshotStore {
                 break;
             }
             let stat = StatKey::of(&meta);
-            if let Some(cached) = previous.files.get(&path)
-                && stat.matches(cached)
-                && stat.mtime_ns < racy_after
-            {
-                files.insert(path, cached.clone());
-                continue;
-            }
+            // Each path's cache entry moves to the new index; what is left in `previous`
+            // afterwards is gone from the project.
+            let cached = match previous.files.remove(&path) {
+                Some(cached) if stat.matches(&cached) && stat.mtime_ns < racy_after => {
+                    files.insert(path, cached);
+                    continue;
+                }
+                other => other,
+            };
             let entry = self.read_entry(&path, &meta);
-            files.insert(
-                path,
-                Cached {
-                    size: stat.size,
-                    mtime_ns: stat.mtime_ns,
-                    ino: stat.ino,
-                    mode: stat.mode,
-                    entry,
-                },
-            );
+            let now = Cached {
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+                ino: stat.ino,
+                mode: stat.mode,
+                entry,
+            };
+            changed |= cached.as_ref() != Some(&now);
+            files.insert(path, now);
         }
-        let changed = files.len() != previous.files.len()
-            || files
-                .iter()
-                .any(|(path, cached)| previous.files.get(path) != Some(cached));
-        let entries: BTreeMap<&str, &Entry> = files
-            .iter()
-            .map(|(path, cached)| (path.as_str(), &cached.entry))
-            .collect();
-        let id = self.write_trees(&entries)?;
+        changed |= !previous.files.is_empty();
+        // The same files make the same trees: an unchanged project writes and hashes
+        // nothing (its root tree is still in the store).
+        let id = match previous
+            .root
+            .filter(|root| !changed && self.has_object(root))
+        {
+            Some(root) => root,
+            None => {
+                let entries: BTreeMap<&str, &Entry> = files
+                    .iter()
+                    .map(|(path, cached)| (path.as_str(), &cached.entry))
+                    .collect();
+                self.write_trees(&entries)?
+            }
+        };
         let index = Index {
             taken_ns: started,
             files,
+            root: Some(id.clone()),
         };
-        if changed || previous.taken_ns == 0 {
+        if changed || previous.taken_ns == 0 || !had_root {
             self.save_index(&index);
         }
         self.index = Some(index);
@@ -262,6 +285,18 @@ impl SnapshotStore {
         }
         self.known.insert(hash.clone());
         Ok(hash)
+    }
+
+    /// Whether object `hash` is in the store.
+    fn has_object(&mut self, hash: &str) -> bool {
+        if self.known.contains(hash) {
+            return true;
+        }
+        let present = self.object_path(hash).is_file();
+        if present {
+            self.known.insert(hash.to_string());
+        }
+        present
     }
 
     /// The bytes stored under `hash`.
@@ -426,16 +461,19 @@ impl SnapshotStore {
     }
 }
 
+/// One path the walk found: its `/`-separated relative path and metadata.
+type Found = Result<(String, fs::Metadata), ignore::Error>;
+
 /// Every file, symlink and their metadata below `work_tree` (never inside `store` or a
-/// `.git`), as `/`-separated relative paths.
-fn walk(
-    store: &Path,
-    work_tree: &Path,
-) -> impl Iterator<Item = Result<(String, fs::Metadata), ignore::Error>> + use<> {
+/// `.git`), as `/`-separated relative paths, in no particular order. Directories are
+/// read on several threads (the `ignore` crate's parallel walker: one `lstat` per file is
+/// most of a snapshot's cost); the walk stops after `limit` paths.
+fn walk(store: &Path, work_tree: &Path, limit: usize) -> Vec<Found> {
     let store = store.to_path_buf();
-    let root = work_tree.to_path_buf();
-    let work_tree = work_tree.to_path_buf();
-    ignore::WalkBuilder::new(&root)
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let found: std::sync::Mutex<Vec<Found>> = std::sync::Mutex::new(Vec::new());
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    ignore::WalkBuilder::new(work_tree)
         .hidden(false)
         .ignore(false)
         .parents(true)
@@ -444,21 +482,67 @@ fn walk(
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
+        .threads(threads)
         .filter_entry(move |e| e.file_name() != ".git" && !e.path().starts_with(&store))
-        .build()
-        .filter_map(move |found| {
-            let entry = match found {
-                Ok(entry) => entry,
-                Err(e) => return Some(Err(e)),
+        .build_parallel()
+        .run(|| {
+            let count = &count;
+            // Each thread keeps its own list and hands it over when it is done.
+            let mut flush = Flush {
+                found: &found,
+                mine: Vec::new(),
             };
-            let file_type = entry.file_type()?;
-            if !(file_type.is_file() || file_type.is_symlink()) {
-                return None;
-            }
-            let relative = entry.path().strip_prefix(&work_tree).ok()?;
-            let path = relative.to_str()?.to_string();
-            Some(entry.metadata().map(|meta| (path, meta)))
-        })
+            Box::new(move |entry| {
+                use ignore::WalkState;
+                let item = match entry {
+                    Ok(entry) => {
+                        let Some(file_type) = entry.file_type() else {
+                            return WalkState::Continue;
+                        };
+                        if !(file_type.is_file() || file_type.is_symlink()) {
+                            return WalkState::Continue;
+                        }
+                        let Some(path) = entry
+                            .path()
+                            .strip_prefix(work_tree)
+                            .ok()
+                            .and_then(Path::to_str)
+                            .map(str::to_string)
+                        else {
+                            return WalkState::Continue;
+                        };
+                        entry.metadata().map(|meta| (path, meta))
+                    }
+                    Err(e) => Err(e),
+                };
+                flush.mine.push(item);
+                if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= limit {
+                    WalkState::Quit
+                } else {
+                    WalkState::Continue
+                }
+            })
+        });
+    found
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A walker thread's findings, added to the shared list when the thread's visitor is
+/// dropped (one lock per thread, not per file).
+struct Flush<'a> {
+    found: &'a std::sync::Mutex<Vec<Found>>,
+    mine: Vec<Found>,
+}
+
+impl Drop for Flush<'_> {
+    fn drop(&mut self) {
+        let mut found = self
+            .found
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        found.append(&mut self.mine);
+    }
 }
 
 /// The parts of a file's metadata that say it changed.
@@ -569,6 +653,37 @@ mod tests {
         fs::write(work.join("src/deep/b.rs"), "fn b() { changed }").unwrap();
         let second = store.snapshot().unwrap();
         assert_ne!(second.id, first.id);
+    }
+
+    #[test]
+    fn an_unchanged_file_is_not_read_again_and_a_deleted_one_changes_the_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, work) = store(&dir);
+        let a = work.join("a.txt");
+        let past = SystemTime::now() - Duration::from_secs(60);
+        let set_mtime = |t: SystemTime| {
+            fs::File::options()
+                .write(true)
+                .open(&a)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
+        set_mtime(past);
+        let first = store.snapshot().unwrap();
+        // Same size, inode, mode and mtime, other bytes: only a read would notice, and the
+        // stat cache means the file is not read again.
+        fs::write(&a, "ALPHA").unwrap();
+        set_mtime(past);
+        assert_eq!(store.snapshot().unwrap().id, first.id);
+        // A fresh store (another process) trusts the saved index the same way.
+        let mut again = SnapshotStore::new(dir.path().join("store"), work.clone());
+        assert_eq!(again.snapshot().unwrap().id, first.id);
+        fs::remove_file(work.join("src/deep/b.rs")).unwrap();
+        let after = store.snapshot().unwrap();
+        assert_ne!(after.id, first.id);
+        let files = store.read_snapshot(&after.id).unwrap();
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["a.txt"]);
     }
 
     #[test]

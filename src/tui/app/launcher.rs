@@ -54,6 +54,8 @@ pub struct SessionEntry {
     pub title: String,
     pub modified: SystemTime,
     pub turns: usize,
+    /// The git branch it began on, when known.
+    pub git_branch: Option<String>,
 }
 
 /// The composition root's side of the app.

@@ -705,7 +705,8 @@ impl App {
             .into_iter()
             .map(|s| PickerItem {
                 detail: format!(
-                    "{} · {} turn{}",
+                    "{}{} · {} turn{}",
+                    s.git_branch.map(|b| format!("{b} · ")).unwrap_or_default(),
                     age_label(s.modified, now),
                     s.turns,
                     if s.turns == 1 { "" } else { "s" }

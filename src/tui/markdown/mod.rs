@@ -77,6 +77,10 @@ pub struct StreamingMarkdown {
     last_list: Option<ListMarker>,
     /// Some finished block has code waiting for the syntaxes to load.
     waiting: bool,
+    /// `source` was given whole ([`StreamingMarkdown::from_text`]) and is not parsed yet:
+    /// it is parsed at the first render (or push), so a resumed session with thousands of
+    /// answers parses only those that come into view.
+    deferred: bool,
     cache: Cache,
 }
 
@@ -92,6 +96,7 @@ impl StreamingMarkdown {
             blank_before: false,
             last_list: None,
             waiting: false,
+            deferred: false,
             cache: Cache::default(),
         }
     }
@@ -104,18 +109,31 @@ impl StreamingMarkdown {
         }
     }
 
-    /// A finished document holding `text`.
+    /// A finished document holding `text`, parsed when first rendered.
     pub fn from_text(theme: Theme, text: &str) -> Self {
-        let mut md = StreamingMarkdown::new(theme);
-        md.push(text);
-        md.finish();
-        md
+        StreamingMarkdown {
+            source: text.to_string(),
+            deferred: true,
+            ..StreamingMarkdown::new(theme)
+        }
+    }
+
+    /// Parses the text [`StreamingMarkdown::from_text`] left for later.
+    fn parse_deferred(&mut self) {
+        if !self.deferred {
+            return;
+        }
+        self.deferred = false;
+        let text = std::mem::take(&mut self.source);
+        self.push(&text);
+        self.finish();
     }
 
     /// Marks the document complete: the last line and the open block are finished like
     /// any other (so code in it gets highlighted). Text pushed afterwards starts on a new
     /// line.
     pub fn finish(&mut self) {
+        self.parse_deferred();
         let source = std::mem::take(&mut self.source);
         if self.scanned < source.len() {
             self.feed_line(&source, self.scanned, source.len());
@@ -150,6 +168,7 @@ impl StreamingMarkdown {
     /// Appends a delta. Complete lines are fed to the block splitter at once; finished
     /// blocks are parsed here, once.
     pub fn push(&mut self, delta: &str) {
+        self.parse_deferred();
         if delta.is_empty() {
             return;
         }
@@ -305,6 +324,7 @@ impl StreamingMarkdown {
     /// width is the only exception). Cheap when nothing changed; after a delta only the
     /// open tail block is laid out again.
     pub fn render(&mut self, width: u16) -> &[Line<'static>] {
+        self.parse_deferred();
         let width = usize::from(width.max(1));
         if highlight::is_ready() && self.upgrade_code() {
             self.cache = Cache::default();

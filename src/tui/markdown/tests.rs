@@ -224,3 +224,21 @@ proptest! {
         prop_assert_eq!(md.render(width).to_vec(), render_whole(text, width));
     }
 }
+
+#[test]
+fn a_document_given_whole_is_parsed_when_drawn_and_takes_later_deltas() {
+    highlight::load_blocking();
+    let theme = Theme::new(true);
+    let mut whole = StreamingMarkdown::from_text(theme, "# Title\n\nfirst part");
+    assert_eq!(whole.source(), "# Title\n\nfirst part");
+    assert!(!whole.is_empty());
+    // A delta after `from_text` starts on a new line, as after `finish`.
+    whole.push("second part\n");
+    let mut streamed = StreamingMarkdown::new(theme);
+    streamed.push("# Title\n\nfirst part");
+    streamed.finish();
+    streamed.push("second part\n");
+    assert_eq!(text_of(whole.render(40)), text_of(streamed.render(40)));
+    let lines = text_of(whole.render(40));
+    assert!(lines.iter().any(|l| l.contains("second part")), "{lines:?}");
+}
