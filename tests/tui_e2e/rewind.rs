@@ -31,7 +31,11 @@ fn esc_esc_opens_the_picker_and_restores_code_and_conversation() {
     pty.wait_for_text("Ask anything");
     pty.type_text("write the notes");
     pty.send(b"\r");
-    pty.wait_for_text("Wrote the notes.");
+    // The turn is over (its end work — the checkpoint — done), not only its answer
+    // shown: an Esc during the turn would interrupt it instead.
+    pty.wait_for("the turn to end", Duration::from_secs(20), |screen| {
+        screen.contains("Wrote the notes.") && !screen.contains("esc to interrupt")
+    });
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "one\n");
 
     pty.send(b"\x1b");
