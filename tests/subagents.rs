@@ -311,3 +311,32 @@ fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
         .collect();
     assert_eq!(models, ["claude-opus-4-6"; 3]);
 }
+
+#[test]
+fn after_clear_a_subagents_transcript_goes_with_the_new_session() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_gp",
+                "Agent",
+                json!({"description": "look", "prompt": "Look.", "subagent_type": "general-purpose"}),
+            )],
+        ),
+        anthropic::text_turn("CHILD"),
+        anthropic::text_turn("done"),
+    ]);
+    let out = support::project::stream_json_run(&p, &server, &[], &["/clear", "delegate"]);
+    assert_eq!(out.status.code(), Some(0));
+    let logs = p.session_logs();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let with_transcript: Vec<_> = logs
+        .iter()
+        .filter(|log| log.with_extension("").join("subagents").is_dir())
+        .collect();
+    assert_eq!(with_transcript.len(), 1);
+    // The session that delegated (the one after /clear) holds the transcript.
+    let log = std::fs::read_to_string(with_transcript[0]).unwrap();
+    assert!(log.contains("delegate"), "{log}");
+}

@@ -5,4 +5,6 @@ pub mod definition;
 mod tool;
 
 pub use definition::{AgentCatalog, AgentDefinition, builtins};
-pub use tool::{AGENT_TOOL, AgentRuntime, AgentTool, AgentToolSource, MAX_PARALLEL, SubagentTask};
+pub use tool::{
+    AGENT_TOOL, AgentRuntime, AgentTool, AgentToolSource, MAX_PARALLEL, ParentNow, SubagentTask,
+};

@@ -55,14 +55,22 @@ pub struct AgentRuntime {
     /// The built-in system text the parent's prompt starts with (replaced by the
     /// definition's prompt in a child).
     pub builtin_prompt: String,
-    /// Where children's transcripts go; `None` without a session log.
-    pub transcript_dir: Option<PathBuf>,
+    /// The folder of the session logs (a child's transcript goes to
+    /// `<folder>/<session id>/subagents/`); `None` without a session log.
+    pub sessions_dir: Option<PathBuf>,
     /// The parent's update sink: a child's updates reach the parent's clients through it.
     pub sink: Arc<dyn Fn(SessionUpdate) + Send + Sync>,
-    /// The parent's model now (`/model` may have changed it since the start): what
-    /// `inherit` means.
-    pub current_model: Arc<dyn Fn() -> String + Send + Sync>,
+    /// The parent as it is now: `/model` may have changed its model (what `inherit`
+    /// means) and `/clear` its session id since the start.
+    pub parent_now: Arc<dyn Fn() -> ParentNow + Send + Sync>,
     pub catalog: Arc<AgentCatalog>,
+}
+
+/// What of the parent session may change while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentNow {
+    pub session_id: String,
+    pub model: String,
 }
 
 /// The `Agent` tool of one session.
@@ -106,7 +114,7 @@ impl AgentTool {
     }
 
     fn child_model(&self, definition: &AgentDefinition, requested: Option<&str>) -> String {
-        let parent = &(self.runtime.current_model)();
+        let parent = &(self.runtime.parent_now)().model;
         let wanted = std::env::var("CLAUDE_CODE_SUBAGENT_MODEL")
             .ok()
             .filter(|m| !m.trim().is_empty())
@@ -246,13 +254,14 @@ impl AgentTool {
             system_prompt: self.child_prompt(&definition),
             max_rounds: definition.max_turns,
             context_window: models::lookup(&model).context_window,
+            session_id: (self.runtime.parent_now)().session_id,
             ..self.runtime.config.clone()
         };
-        let transcript = self
-            .runtime
-            .transcript_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("agent-{agent_id}.jsonl")));
+        let transcript = self.runtime.sessions_dir.as_ref().map(|dir| {
+            dir.join(&config.session_id)
+                .join("subagents")
+                .join(format!("agent-{agent_id}.jsonl"))
+        });
         let log = transcript.as_ref().and_then(|path| {
             let header = SessionHeader::new(
                 &config.session_id,

@@ -25,7 +25,9 @@ use crate::session::Session;
 use crate::session::compact::CompactError;
 use crate::session::conversation::CompactTrigger;
 
-use super::agents::{AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, SubagentTask};
+use super::agents::{
+    AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, ParentNow, SubagentTask,
+};
 use super::attachments;
 use super::checkpoint::{self, Checkpointer, RewindAction, Rewound};
 use super::commands::expand::{ExpandContext, expand};
@@ -118,18 +120,25 @@ impl InteractiveSession {
                 hooks: session.shared_hooks(),
                 config: session.config().clone(),
                 builtin_prompt: super::system_prompt::BUILT_IN.to_string(),
-                transcript_dir: session
+                sessions_dir: session
                     .log_path()
-                    .map(|path| path.with_extension("").join("subagents")),
+                    .and_then(|path| path.parent().map(std::path::Path::to_path_buf)),
                 sink: Arc::new(update_sink(shared.clone())),
-                current_model: {
+                parent_now: {
                     let shared = shared.clone();
+                    let started = ParentNow {
+                        session_id: session.id().to_string(),
+                        model: session.config().model.clone(),
+                    };
                     Arc::new(move || {
                         shared
                             .state
                             .lock()
-                            .map(|s| s.model.clone())
-                            .unwrap_or_default()
+                            .map(|s| ParentNow {
+                                session_id: s.session_id.clone(),
+                                model: s.model.clone(),
+                            })
+                            .unwrap_or_else(|_| started.clone())
                     })
                 },
                 catalog,
