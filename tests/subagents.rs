@@ -287,8 +287,9 @@ fn stream_json_tags_subagent_messages_and_unknown_types_get_the_list() {
     );
 }
 
-#[test]
-fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
+/// A session that runs `command`, then a prompt whose answer delegates to a
+/// general-purpose subagent.
+fn delegate_after(command: &str) -> (support::project::Project, MockServer) {
     let p = project();
     let server = MockServer::start(vec![
         anthropic::tool_turn(
@@ -302,8 +303,14 @@ fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
         anthropic::text_turn("CHILD"),
         anthropic::text_turn("done"),
     ]);
-    let out = support::project::stream_json_run(&p, &server, &[], &["/model opus", "delegate"]);
+    let out = support::project::stream_json_run(&p, &server, &[], &[command, "delegate"]);
     assert_eq!(out.status.code(), Some(0));
+    (p, server)
+}
+
+#[test]
+fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
+    let (_project, server) = delegate_after("/model opus");
     let models: Vec<String> = server
         .requests()
         .iter()
@@ -314,21 +321,7 @@ fn an_inheriting_subagent_uses_the_model_the_session_has_now() {
 
 #[test]
 fn after_clear_a_subagents_transcript_goes_with_the_new_session() {
-    let p = project();
-    let server = MockServer::start(vec![
-        anthropic::tool_turn(
-            None,
-            &[(
-                "toolu_gp",
-                "Agent",
-                json!({"description": "look", "prompt": "Look.", "subagent_type": "general-purpose"}),
-            )],
-        ),
-        anthropic::text_turn("CHILD"),
-        anthropic::text_turn("done"),
-    ]);
-    let out = support::project::stream_json_run(&p, &server, &[], &["/clear", "delegate"]);
-    assert_eq!(out.status.code(), Some(0));
+    let (p, _server) = delegate_after("/clear");
     let logs = p.session_logs();
     assert_eq!(logs.len(), 2, "{logs:?}");
     let with_transcript: Vec<_> = logs

@@ -267,16 +267,26 @@ pub fn read_commands(
                 .map(|c| c.as_os_str().to_string_lossy().to_string())
                 .collect::<Vec<_>>()
                 .join(":");
-            let text = read_definition(&file, warnings)?;
-            Some(PromptCommand::from_text(
-                &text,
-                qualified(origin, name),
-                DefinitionKind::Command,
-                origin.clone(),
-                file,
-            ))
+            read_command_file(&file, name, origin, warnings)
         })
         .collect()
+}
+
+/// One command file named `name` (without its plugin's namespace).
+pub fn read_command_file(
+    file: &Path,
+    name: String,
+    origin: &Origin,
+    warnings: &mut Vec<String>,
+) -> Option<PromptCommand> {
+    let text = read_definition(file, warnings)?;
+    Some(PromptCommand::from_text(
+        &text,
+        qualified(origin, name),
+        DefinitionKind::Command,
+        origin.clone(),
+        file.to_path_buf(),
+    ))
 }
 
 /// A plugin's commands are namespaced by the plugin's name.
@@ -310,30 +320,29 @@ pub(crate) fn collect_markdown(dir: &Path, depth: usize, files: &mut Vec<PathBuf
     }
 }
 
-/// A definition file's text; unreadable, oversized or non-UTF-8 files are warned about.
+/// A definition file's text; a missing file is skipped quietly (a skill folder without
+/// SKILL.md), unreadable, oversized or non-UTF-8 files are warned about.
 fn read_definition(file: &Path, warnings: &mut Vec<String>) -> Option<String> {
-    let meta = std::fs::metadata(file).ok()?;
-    if meta.len() > MAX_FILE_BYTES {
-        warnings.push(format!(
-            "{}: skipped, larger than {} KiB",
-            file.display(),
-            MAX_FILE_BYTES / 1024
-        ));
+    if !file.exists() {
         return None;
     }
-    match std::fs::read(file) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Some(text),
-            Err(_) => {
-                warnings.push(format!("{}: skipped, not UTF-8 text", file.display()));
-                None
-            }
-        },
+    match read_text_capped(file, MAX_FILE_BYTES) {
+        Ok(text) => Some(text),
         Err(e) => {
-            warnings.push(format!("{}: cannot read: {e}", file.display()));
+            warnings.push(format!("{}: skipped, {e}", file.display()));
             None
         }
     }
+}
+
+/// A UTF-8 text file of at most `limit` bytes; the error says what is wrong with it.
+pub(crate) fn read_text_capped(path: &Path, limit: u64) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if meta.len() > limit {
+        return Err(format!("larger than {} KiB", limit / 1024));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
 #[cfg(test)]

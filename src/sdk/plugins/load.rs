@@ -11,7 +11,8 @@ use crate::core::hooks::HookConfig;
 use crate::sdk::agents::AgentDefinition;
 use crate::sdk::agents::definition::{parse as parse_agent, read_folder};
 use crate::sdk::commands::definition::{
-    DefinitionKind, Origin, PromptCommand, read_commands, read_skills,
+    DefinitionKind, Origin, PromptCommand, read_command_file, read_commands, read_skills,
+    read_text_capped,
 };
 use crate::tools::mcp::server_map;
 
@@ -136,7 +137,12 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
     ));
     for place in command_places {
         let found = if place.is_file() {
-            read_command_file(&place, &origin, warnings)
+            place
+                .file_stem()
+                .and_then(|stem| {
+                    let name = stem.to_string_lossy().to_string();
+                    read_command_file(&place, name, &origin, warnings)
+                })
                 .into_iter()
                 .collect()
         } else {
@@ -332,39 +338,8 @@ fn custom_paths(
         .collect()
 }
 
-fn read_command_file(
-    file: &Path,
-    origin: &Origin,
-    warnings: &mut Vec<String>,
-) -> Option<PromptCommand> {
-    let stem = file.file_stem()?.to_string_lossy().to_string();
-    let text = match read_text(file) {
-        Ok(t) => t,
-        Err(e) => {
-            warnings.push(format!("{}: {e}", file.display()));
-            return None;
-        }
-    };
-    let name = match origin {
-        Origin::Plugin(plugin) => format!("{plugin}:{stem}"),
-        _ => stem,
-    };
-    Some(PromptCommand::from_text(
-        &text,
-        name,
-        DefinitionKind::Command,
-        origin.clone(),
-        file.to_path_buf(),
-    ))
-}
-
 fn read_text(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
-    if meta.len() > MAX_JSON_BYTES {
-        return Err(format!("larger than {} KiB", MAX_JSON_BYTES / 1024));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    read_text_capped(path, MAX_JSON_BYTES)
 }
 
 /// A JSON file (a byte order mark tolerated), or `None` with a warning naming it.
