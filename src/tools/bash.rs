@@ -36,6 +36,7 @@ struct ShellDir {
     current: PathBuf,
 }
 
+#[derive(Debug)]
 pub struct BashTool {
     dir: Mutex<ShellDir>,
     jobs: BackgroundJobs,
@@ -71,6 +72,22 @@ impl BashTool {
     /// Kills every background job (dropping the tool does too).
     pub fn stop_background_jobs(&self) {
         self.jobs.stop_all();
+    }
+
+    /// Kills the background job `id`: `Some(true)` when it was running, `Some(false)`
+    /// when it had already finished, `None` when there is no such job.
+    pub fn stop_background_job(&self, id: &str) -> Option<bool> {
+        self.jobs.stop(id)
+    }
+
+    /// Starts `command` as a background job, as a call with `run_in_background` does.
+    pub fn start_background_job(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> std::io::Result<BackgroundJob> {
+        self.jobs.start(command, cwd, env)
     }
 
     /// The directory to run in, and a note when the remembered one had disappeared.
