@@ -179,7 +179,7 @@ impl Driver {
             Err(CompactError::Interrupted) => (TurnEnd::Interrupted, String::new()),
             Err(CompactError::Blocked(reason)) => {
                 let message = CompactError::Blocked(reason).message();
-                let error = TurnError::new(ErrorKind::HookBlocked, message)
+                let error = TurnError::new(ErrorKind::CompactBlocked, message)
                     .with_hint("the PreCompact hooks in your settings decide this");
                 (TurnEnd::Error(error), String::new())
             }
