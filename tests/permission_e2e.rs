@@ -153,3 +153,57 @@ fn allowed_tools_cover_every_part_of_a_compound_command_in_default_mode() {
     assert_eq!(denials.as_array().map(Vec::len), Some(1));
     assert_eq!(denials[0]["tool_use_id"], "toolu_b");
 }
+
+#[test]
+fn an_allowed_command_still_asks_when_its_paths_leave_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("inside.txt"), "x").unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "keep me").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "keep me too").unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[
+                ("toolu_in", "Bash", json!({"command": "rm inside.txt"})),
+                ("toolu_up", "Bash", json!({"command": "rm ../outside.txt"})),
+                (
+                    "toolu_home",
+                    "Bash",
+                    json!({"command": "rm -f ~/notes.txt"}),
+                ),
+                (
+                    "toolu_var",
+                    "Bash",
+                    json!({"command": "rm -f \"$HOME/notes.txt\""}),
+                ),
+            ],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let out = run(
+        dir.path(),
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash(rm:*)",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!repo.join("inside.txt").exists(), "rm inside is allowed");
+    assert!(dir.path().join("outside.txt").exists(), "../ left the repo");
+    assert!(dir.path().join("notes.txt").exists(), "~ left the repo");
+    let denials = result(&out)["permission_denials"].clone();
+    let ids: Vec<&str> = denials
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_up", "toolu_home", "toolu_var"]);
+}

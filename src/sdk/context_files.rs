@@ -40,14 +40,16 @@ pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextF
             candidates.push(dir.join(name));
         }
     }
-    let mut seen = HashSet::new();
+    // Every file read so far, loaded or imported: each goes into the prompt once (a
+    // CLAUDE.md that imports `@AGENTS.md` beside a loaded AGENTS.md does not repeat it).
+    let mut included = HashSet::new();
     let mut files = Vec::new();
     for path in candidates {
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        if !path.is_file() || !seen.insert(key) {
+        if !path.is_file() || included.contains(&key) {
             continue;
         }
-        if let Some(content) = read_with_imports(&path, home, 0, &mut HashSet::new())
+        if let Some(content) = read_with_imports(&path, home, 0, &mut included)
             && !content.trim().is_empty()
         {
             files.push(ContextFile { path, content });
@@ -112,15 +114,16 @@ fn read_capped(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// Reads a file and replaces `@path` imports outside code with the imported text.
+/// Reads a file and replaces `@path` imports outside code with the imported text; a file
+/// already in `included` (loaded, imported, or being read: a cycle) is not read again.
 fn read_with_imports(
     path: &Path,
     home: Option<&Path>,
     depth: usize,
-    stack: &mut HashSet<PathBuf>,
+    included: &mut HashSet<PathBuf>,
 ) -> Option<String> {
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if !stack.insert(key.clone()) {
+    if !included.insert(key) {
         return None;
     }
     let text = read_capped(path)?;
@@ -136,18 +139,20 @@ fn read_with_imports(
             out.push_str(line);
             continue;
         }
-        out.push_str(&expand_line(line, base, home, depth, stack));
+        out.push_str(&expand_line(line, base, home, depth, included));
     }
-    stack.remove(&key);
     Some(out)
 }
 
+/// `@path` imports as Claude Code reads them: `@` at the start of the line or after
+/// whitespace, the path running to the next whitespace (so `@notes.md,` names
+/// `notes.md,`, which is no file, and stays text).
 fn expand_line(
     line: &str,
     base: &Path,
     home: Option<&Path>,
     depth: usize,
-    stack: &mut HashSet<PathBuf>,
+    included: &mut HashSet<PathBuf>,
 ) -> String {
     let mut out = String::new();
     let mut in_code = false;
@@ -162,15 +167,15 @@ fn expand_line(
             continue;
         }
         let token_end = from[1..]
-            .find(|c: char| c.is_whitespace() || c == ')' || c == ',')
+            .find(char::is_whitespace)
             .map_or(from.len(), |i| i + 1);
         let token = &from[1..token_end];
-        let preceded_by_word = before.chars().last().is_some_and(|c| c.is_alphanumeric());
-        let target = (!in_code && !preceded_by_word && looks_like_path(token))
+        let after_space = out.chars().last().is_none_or(char::is_whitespace);
+        let target = (!in_code && after_space && looks_like_path(token))
             .then(|| resolve(token, base, home))
             .flatten()
             .filter(|p| p.is_file());
-        match target.and_then(|p| read_with_imports(&p, home, depth + 1, stack)) {
+        match target.and_then(|p| read_with_imports(&p, home, depth + 1, included)) {
             Some(imported) => {
                 out.push_str(imported.trim_end());
             }
@@ -249,6 +254,33 @@ mod tests {
             "Keep the API names.\n```\n# not a heading\n```\n### detail\nsub\n\nMention the tests."
         );
         assert_eq!(compact_instructions(&files[2..]), None);
+    }
+
+    #[test]
+    fn a_file_is_included_once_and_punctuation_ends_no_import() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("AGENTS.md"), "SHARED RULES").unwrap();
+        std::fs::write(root.join("notes.md"), "NOTES").unwrap();
+        std::fs::write(root.join("style.md"), "STYLE").unwrap();
+        std::fs::write(
+            root.join("CLAUDE.md"),
+            "@AGENTS.md\nsee @notes.md, then @style.md\n(@style.md)\n",
+        )
+        .unwrap();
+        let files = load(root, None, &root.join("nohome"));
+        let all: String = files.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(all.matches("SHARED RULES").count(), 1, "{all}");
+        assert_eq!(
+            files[1].content,
+            "@AGENTS.md\nsee @notes.md, then STYLE\n(@style.md)\n"
+        );
+        // Imported by an earlier file, a context file is not loaded again on its own.
+        std::fs::write(root.join("AGENTS.md"), "see @CLAUDE.local.md").unwrap();
+        std::fs::write(root.join("CLAUDE.local.md"), "LOCAL").unwrap();
+        let files = load(root, None, &root.join("nohome"));
+        let all: String = files.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(all.matches("LOCAL").count(), 1, "{all}");
     }
 
     #[test]

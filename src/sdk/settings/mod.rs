@@ -331,11 +331,22 @@ fn is_secret(pointer: &str) -> bool {
         .is_some_and(crate::session::redact::is_secret_key)
 }
 
+/// The first line (1-based) that opens a git merge conflict, if any.
+fn conflict_marker(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
+        .map(|i| i + 1)
+}
+
 /// Parses one file: JSON syntax, then the known keys' types, then env expansion.
 fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
     let position = |e: &serde_json::Error| format!("{label}:{}:{}", e.line(), e.column());
-    let mut value: Value = serde_json::from_str(text)
-        .map_err(|e| SettingsError(format!("{}: malformed JSON: {e}", position(&e))))?;
+    let mut value: Value = serde_json::from_str(text).map_err(|e| match conflict_marker(text) {
+        Some(line) => SettingsError(format!(
+            "{label}:{line}: this file has unresolved merge-conflict markers (<<<<<<<, =======, >>>>>>>) from git; keep the side you want, delete the markers, and start robota again"
+        )),
+        None => SettingsError(format!("{}: malformed JSON: {e}", position(&e))),
+    })?;
     if !value.is_object() {
         return Err(SettingsError(format!(
             "{label}: settings must be a JSON object"

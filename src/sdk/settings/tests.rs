@@ -87,6 +87,23 @@ fn eight_layers_merge_in_order() {
 }
 
 #[test]
+fn merge_conflict_markers_are_named_in_plain_words() {
+    let d = dirs();
+    let path = d.cwd.join(".claude/settings.local.json");
+    let text =
+        "{\n<<<<<<< HEAD\n  \"model\": \"a\"\n=======\n  \"model\": \"b\"\n>>>>>>> feature\n}\n";
+    write(&path, text);
+    let err = load(&d, None, false).unwrap_err().0;
+    assert!(err.starts_with(&format!("{}:2: ", path.display())), "{err}");
+    assert!(err.contains("unresolved merge-conflict markers"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "left as it was"
+    );
+}
+
+#[test]
 fn malformed_json_and_wrong_types_name_file_line_and_column() {
     let d = dirs();
     let path = d.cwd.join(".claude/settings.json");

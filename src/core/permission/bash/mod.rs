@@ -154,11 +154,19 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
             }
             || file_rule(&policy.allow, access, &ctx, RuleList::Allow).is_some()
     };
+    // A command an allow rule names still asks when a file it names may lie outside the
+    // working directories (`Bash(rm:*)` and `rm ~/notes.txt`), unless a file rule allows it.
+    let stays_inside = |access: &Access| {
+        access.target.inside(ctx.working_dirs())
+            || file_rule(&policy.allow, access, &ctx, RuleList::Allow).is_some()
+    };
     let commands_allowed = analysis.opaque.is_empty()
         && analysis.commands.iter().all(|command| {
             let tree = &command.tree;
             let accesses = &analysis.accesses[command.accesses.clone()];
-            let by_rule = command.safe_assignments && (bare_allow || allowed_by_rule(tree, &allow));
+            let by_rule = command.safe_assignments
+                && (bare_allow
+                    || (allowed_by_rule(tree, &allow) && accesses.iter().all(stays_inside)));
             let reads_allowed = accesses
                 .iter()
                 .filter(|a| a.use_ == FileUse::Read)
