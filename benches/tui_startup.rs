@@ -10,7 +10,9 @@
 //! `BENCH_PEERS=/root/bench-peers` to add Claude Code and Codex from that prefix
 //! (`../shared/bench/install-peers.sh`), `BENCH_RUNS` (default 5) and `BENCH_IDLE_SECS`
 //! (default 10) to change the run, `BENCH_DEFINITIONS=N` to start in a project with N
-//! skills and N custom commands.
+//! skills and N custom commands, `BENCH_MCP_DIR=<dir with the npm MCP servers>` to start
+//! robota with five MCP servers in its user settings (two `server-everything`, two
+//! `server-filesystem`, one that never answers).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
 
@@ -137,6 +139,22 @@ fn robota(work: &Path, project: &Path) -> Agent {
     std::fs::create_dir_all(&home).expect("home");
     let mut command = base_command(&binary, &home, project);
     command.env("ROBOTA_HOME", work.join("robota-home"));
+    if let Ok(dir) = std::env::var("BENCH_MCP_DIR") {
+        let bin = Path::new(&dir).join("node_modules/.bin");
+        let everything = bin.join("mcp-server-everything").display().to_string();
+        let filesystem = bin.join("mcp-server-filesystem").display().to_string();
+        let root = project.display().to_string();
+        let settings = serde_json::json!({"mcpServers": {
+            "everything-1": {"command": everything, "args": ["stdio"]},
+            "everything-2": {"command": everything, "args": ["stdio"]},
+            "filesystem-1": {"command": filesystem, "args": [root]},
+            "filesystem-2": {"command": filesystem, "args": [root]},
+            "hanging": {"command": "sleep", "args": ["600"]}
+        }});
+        std::fs::create_dir_all(work.join("robota-home")).expect("robota home");
+        std::fs::write(work.join("robota-home/settings.json"), settings.to_string())
+            .expect("settings");
+    }
     command.env("ANTHROPIC_API_KEY", "dummy-key-for-the-bench");
     command.env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
     Agent {
