@@ -12,21 +12,10 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::anthropic::system_text;
 use support::project::{project, result_text, tool_results};
 use support::sdk_peer::Peer;
 use support::{MockServer, anthropic};
-
-fn system_text(request: &Value) -> String {
-    match &request["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()

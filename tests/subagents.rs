@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::anthropic::system_text;
 use support::project::{json_result, project, result_text, tool_results};
 use support::{MockServer, anthropic};
 
@@ -31,18 +32,6 @@ fn tool_names(request: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn system_text(request: &Value) -> String {
-    match &request["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
 }
 
 #[test]

@@ -97,6 +97,12 @@ impl SessionGate<'_> {
         }
     }
 
+    /// The policy refused `call` for `reason`.
+    fn refuse(&self, call: &ToolCall, reason: String) -> GateDecision {
+        let message = format!("Permission to use {} was denied: {reason}.", call.name);
+        self.deny(call, reason, message)
+    }
+
     pub(super) fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
         self.record(call, PermissionDecision::Deny, &reason);
         (self.sink)(SessionUpdate::PermissionDenied {
@@ -115,8 +121,7 @@ impl ToolGate for SessionGate<'_> {
         if verdict.denied_by_rule()
             && let Verdict::Deny { reason } = verdict
         {
-            let message = format!("Permission to use {} was denied: {reason}.", call.name);
-            return self.deny(call, reason, message);
+            return self.refuse(call, reason);
         }
         // PreToolUse hooks may block, stop the turn, rewrite the input (the policy then
         // judges the new input) or decide allow / ask / deny.
@@ -147,10 +152,7 @@ impl ToolGate for SessionGate<'_> {
         };
         let reason = match verdict {
             Verdict::Allow => return GateDecision::Allow(call.input.clone()),
-            Verdict::Deny { reason } => {
-                let message = format!("Permission to use {} was denied: {reason}.", call.name);
-                return self.deny(call, reason, message);
-            }
+            Verdict::Deny { reason } => return self.refuse(call, reason),
             Verdict::Ask { reason } => reason,
         };
         // The tool works out what it would change before anyone is asked; a call that

@@ -280,3 +280,16 @@ pub fn raw_http_from_node_notes(notes: &str) -> Vec<u8> {
     out.push_str(&body);
     out.into_bytes()
 }
+
+/// The system prompt of a recorded Messages request (a string, or its text blocks joined).
+pub fn system_text(request: &Value) -> String {
+    match &request["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}

@@ -12,15 +12,7 @@ use crate::{exit_cleanly, start, start_with};
 
 fn system_text(server: &MockServer, n: usize) -> String {
     assert!(server.wait_for_requests(n, Duration::from_secs(20)));
-    let request = &server.requests()[n - 1].body;
-    match &request["system"] {
-        serde_json::Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => other.as_str().unwrap_or_default().to_string(),
-    }
+    crate::support::anthropic::system_text(&server.requests()[n - 1].body)
 }
 
 #[test]
