@@ -23,6 +23,7 @@ use crate::core::{
     Block, Message, Provider, ProviderErrorKind, Role, TodoItem, ToolDisplay, ToolRegistry, Usage,
 };
 
+use super::barrier::EffectBarrier;
 use super::compact::{CompactError, CompactionConfig};
 use super::engine_log::append_engine_event;
 use super::gate::SessionGate;
@@ -103,6 +104,8 @@ pub struct Session {
     pub(super) subagent: bool,
     /// The checkpoints of this session's prompts, oldest first (`rewind`).
     pub(super) checkpoints: Vec<super::replay::CheckpointRecord>,
+    /// What the next turn's hooks and tool calls wait for (its checkpoint).
+    pub(super) effect_barrier: Option<EffectBarrier>,
 }
 
 impl Session {
@@ -136,6 +139,7 @@ impl Session {
             todos: Arc::new(Mutex::new(Vec::new())),
             subagent: false,
             checkpoints: Vec::new(),
+            effect_barrier: None,
         }
     }
 
@@ -362,6 +366,12 @@ impl Session {
         self.with_log(|log| log.append_mode(mode.as_str()));
     }
 
+    /// Holds the next turn's side effects — its hooks and tool calls, not its request to
+    /// the model — until `barrier` opens (the client's checkpoint of the files).
+    pub fn hold_effects_until(&mut self, barrier: EffectBarrier) {
+        self.effect_barrier = Some(barrier);
+    }
+
     /// Replaces the system prompt from the next request on (a changed response language,
     /// an edited context file); the context estimate follows.
     pub fn set_system_prompt(&mut self, prompt: String) {
@@ -459,7 +469,13 @@ impl Session {
         sink: UpdateSink<'_>,
         cancel: &CancellationToken,
     ) -> TurnOutcome {
+        // The turn's effects wait for what the client holds them for; a compaction runs
+        // hooks, so it waits too.
+        let barrier = self.effect_barrier.take();
         if self.needs_auto_compact() {
+            if let Some(barrier) = &barrier {
+                barrier.passed().await;
+            }
             match self.compact(CompactTrigger::Auto, "", sink, cancel).await {
                 Ok(_) | Err(CompactError::Empty) => {}
                 Err(CompactError::Interrupted) => {
@@ -474,10 +490,10 @@ impl Session {
                 ))),
             }
         }
-        let firing = self
-            .hooks
-            .clone()
-            .map(|hooks| hook_firing(hooks, &self.config, &self.policy, &self.log, sink));
+        let firing = self.hooks.clone().map(|hooks| HookFiring {
+            barrier: barrier.clone(),
+            ..hook_firing(hooks, &self.config, &self.policy, &self.log, sink)
+        });
         if let Some(firing) = firing.as_ref().filter(|_| !self.subagent) {
             match firing.prompt_submitted(&prompt, cancel).await {
                 Ok(contexts) => self.pending_context.extend(contexts),
@@ -524,6 +540,7 @@ impl Session {
             hooks: firing.as_ref(),
             halt: Mutex::new(None),
             hook_context: Mutex::new(HashMap::new()),
+            barrier,
         };
         let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
         let engine = Engine {
@@ -629,6 +646,7 @@ pub(super) fn hook_firing<'a>(
         policy,
         sink,
         log: log.clone(),
+        barrier: None,
     }
 }
 

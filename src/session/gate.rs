@@ -45,6 +45,8 @@ pub(crate) struct SessionGate<'a> {
     pub(super) halt: Mutex<Option<String>>,
     /// PreToolUse `additionalContext` per tool_use id, appended to the call's result.
     pub(super) hook_context: Mutex<HashMap<String, String>>,
+    /// What every call waits for before anything else (the turn's checkpoint).
+    pub(super) barrier: Option<super::barrier::EffectBarrier>,
 }
 
 impl SessionGate<'_> {
@@ -116,6 +118,9 @@ impl SessionGate<'_> {
 #[async_trait]
 impl ToolGate for SessionGate<'_> {
     async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        if let Some(barrier) = &self.barrier {
+            barrier.passed().await;
+        }
         // A call a deny rule refuses is refused before any hook sees it, as Claude Code.
         let verdict = self.verdict(call);
         if verdict.denied_by_rule()

@@ -116,6 +116,8 @@ pub(crate) struct HookFiring<'a> {
     pub policy: &'a Arc<Mutex<PermissionPolicy>>,
     pub sink: UpdateSink<'a>,
     pub log: Option<Arc<SessionLog>>,
+    /// What a run waits for first (the turn's checkpoint).
+    pub barrier: Option<super::barrier::EffectBarrier>,
 }
 
 impl HookFiring<'_> {
@@ -139,6 +141,9 @@ impl HookFiring<'_> {
     pub async fn fire(&self, request: HookRequest<'_>, cancel: &CancellationToken) -> HookOutcome {
         if !self.has(request.event) {
             return HookOutcome::default();
+        }
+        if let Some(barrier) = &self.barrier {
+            barrier.passed().await;
         }
         let observer = |progress: HookProgress| {
             if let HookProgress::Finished(record) = &progress {

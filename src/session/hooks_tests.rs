@@ -1,5 +1,6 @@
 //! Session hooks: `if` rules, tool response shapes, and a real interactive session whose
-//! permission prompt fires a Notification hook in the background.
+//! permission prompt fires a Notification hook in the background; a turn whose effects a
+//! barrier holds.
 
 use super::*;
 use std::collections::VecDeque;
@@ -199,4 +200,89 @@ async fn a_permission_prompt_fires_notification_in_the_background() {
         "no log: an empty transcript path"
     );
     assert_eq!(input["session_id"], "s-1");
+}
+
+/// Records whether it was called.
+struct Flagged(Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait]
+impl Tool for Flagged {
+    fn name(&self) -> &str {
+        "Run"
+    }
+    fn description(&self) -> &str {
+        "runs"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn risk(&self) -> RiskClass {
+        RiskClass::Execute
+    }
+    fn primary_argument(&self, _input: &Value) -> Option<String> {
+        None
+    }
+    async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        ToolOutput::ok("ran")
+    }
+}
+
+#[tokio::test]
+async fn the_model_is_asked_while_the_barrier_holds_but_no_tool_runs_until_it_opens() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let provider = Arc::new(Scripted(Mutex::new(VecDeque::from([turn(vec![
+        crate::core::Block::ToolUse {
+            id: "toolu_1".into(),
+            name: "Run".into(),
+            input: json!({}),
+        },
+    ])]))));
+    let session_config = SessionConfig {
+        session_id: "s-1".into(),
+        cwd: dir.path().to_path_buf(),
+        model: "m".into(),
+        system_prompt: String::new(),
+        max_tokens: 100,
+        thinking_budget: None,
+        max_rounds: None,
+        context_window: 200_000,
+        env: vec![],
+        interactive: false,
+        server_tools: Vec::new(),
+    };
+    let mut session = Session::new(
+        session_config,
+        provider.clone(),
+        ToolRegistry::new(vec![Arc::new(Flagged(ran.clone()))]),
+        PermissionPolicy::new(crate::core::permission::PermissionMode::BypassPermissions),
+        None,
+    );
+    let (opener, barrier) = crate::session::barrier::EffectBarrier::new();
+    session.hold_effects_until(barrier);
+    let sink = |_: SessionUpdate| {};
+    let cancel = CancellationToken::new();
+    let turn = session.run_turn(vec![crate::core::Block::text("go")], &sink, &cancel);
+    let check = async {
+        // The first request went out (the scripted turn was taken) with the barrier shut.
+        let mut spins = 0;
+        while !provider.0.lock().unwrap().is_empty() {
+            spins += 1;
+            assert!(spins < 100_000, "the model was never asked");
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "a tool ran before the barrier opened"
+        );
+        opener.open();
+    };
+    let (outcome, ()) = tokio::join!(turn, check);
+    assert!(matches!(outcome.stop, TurnStop::Completed(_)));
+    assert!(ran.load(Ordering::SeqCst));
 }

@@ -13,6 +13,7 @@
 //! `update` (what a session reports) and `redact` are used by several and use none;
 //! `rewind` (rewinding the conversation, recording checkpoints) sits beside `compact`.
 
+pub mod barrier;
 pub mod compact;
 pub mod conversation;
 pub mod engine_log;

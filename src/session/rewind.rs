@@ -12,6 +12,44 @@ use super::line::{CONTEXT_SUMMARY_PREFIX, LogEvent, MessageExtra};
 use super::repair::answer_orphan_tool_calls;
 use super::replay::{CheckpointEnd, CheckpointRecord};
 
+/// Writes `checkpoint` lines to a session's log from outside the session's task.
+#[derive(Debug, Clone)]
+pub struct CheckpointLog {
+    log: Option<std::sync::Arc<super::log::SessionLog>>,
+}
+
+/// A `checkpoint` line as written, for the session to take in.
+#[derive(Debug, Clone)]
+pub struct WrittenCheckpoint {
+    event: LogEvent,
+    timestamp: String,
+}
+
+impl CheckpointLog {
+    /// Writes that prompt `message` opened a checkpoint at `snapshot`.
+    pub fn write(
+        &self,
+        message: &str,
+        snapshot: &str,
+        incomplete: Option<String>,
+    ) -> WrittenCheckpoint {
+        let event = LogEvent::Checkpoint {
+            message: message.to_string(),
+            snapshot: snapshot.to_string(),
+            incomplete,
+        };
+        if let Some(log) = &self.log
+            && let Err(e) = log.append_event(event.clone())
+        {
+            tracing::warn!("checkpoint line not written: {e}");
+        }
+        WrittenCheckpoint {
+            event,
+            timestamp: super::line::now_rfc3339(),
+        }
+    }
+}
+
 /// Why a rewind did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewindError(pub String);
@@ -30,13 +68,21 @@ impl Session {
 
     /// Records that prompt `message` opened a checkpoint at `snapshot`.
     pub fn record_checkpoint(&mut self, message: &str, snapshot: &str, incomplete: Option<String>) {
-        let event = LogEvent::Checkpoint {
-            message: message.to_string(),
-            snapshot: snapshot.to_string(),
-            incomplete,
-        };
-        CheckpointRecord::apply(&mut self.checkpoints, &event, &super::line::now_rfc3339());
-        self.log_event(event);
+        let written = self.checkpoint_log().write(message, snapshot, incomplete);
+        self.remember_checkpoint(written);
+    }
+
+    /// Where a checkpoint taken while the turn runs is written at once (so a crash
+    /// mid-turn keeps it); [`Session::remember_checkpoint`] tells the session after.
+    pub fn checkpoint_log(&self) -> CheckpointLog {
+        CheckpointLog {
+            log: self.log.clone(),
+        }
+    }
+
+    /// Takes in a checkpoint [`CheckpointLog::write`] recorded.
+    pub fn remember_checkpoint(&mut self, written: WrittenCheckpoint) {
+        CheckpointRecord::apply(&mut self.checkpoints, &written.event, &written.timestamp);
     }
 
     /// Records how the turn of prompt `message` left the files.

@@ -4,19 +4,50 @@
 
 use super::*;
 
+/// A checkpoint being taken: the snapshot and its written log line.
+pub(super) struct PendingCheckpoint(
+    tokio::task::JoinHandle<(
+        Result<checkpoint::Snapshot, String>,
+        Option<crate::session::rewind::WrittenCheckpoint>,
+    )>,
+);
+
 impl Driver {
     /// Snapshots the files before prompt `prompt_id` runs and records the checkpoint;
     /// returns the snapshot (`None`: no checkpoints, or the snapshot failed, which is
     /// told as a warning and never stops the turn).
-    pub(super) async fn open_checkpoint(&mut self, prompt_id: &str) -> Option<String> {
+    /// Starts the checkpoint of prompt `prompt_id` while the turn's request goes to the
+    /// model: the snapshot is taken in the background, its line written as soon as it is
+    /// taken, and the turn's hooks and tool calls wait for it (nothing changes a file
+    /// before its pre-image is stored).
+    pub(super) fn start_checkpoint(&mut self, prompt_id: &str) -> Option<PendingCheckpoint> {
         let checkpoints = self.options.checkpoints.clone()?;
-        match checkpoints.snapshot().await {
+        let (opener, barrier) = crate::session::barrier::EffectBarrier::new();
+        self.session.hold_effects_until(barrier);
+        let log = self.session.checkpoint_log();
+        let prompt_id = prompt_id.to_string();
+        Some(PendingCheckpoint(tokio::spawn(async move {
+            let taken = checkpoints.snapshot().await;
+            let written = taken
+                .as_ref()
+                .ok()
+                .map(|s| log.write(&prompt_id, &s.id, s.incomplete.clone()));
+            opener.open();
+            (taken, written)
+        })))
+    }
+
+    /// The snapshot a turn started from, once taken (told to the session and the user).
+    pub(super) async fn opened_checkpoint(&mut self, pending: PendingCheckpoint) -> Option<String> {
+        let (taken, written) = match pending.0.await {
+            Ok(done) => done,
+            Err(e) => (Err(format!("checkpoint task failed: {e}")), None),
+        };
+        if let Some(written) = written {
+            self.session.remember_checkpoint(written);
+        }
+        match taken {
             Ok(snapshot) => {
-                self.session.record_checkpoint(
-                    prompt_id,
-                    &snapshot.id,
-                    snapshot.incomplete.clone(),
-                );
                 if let Some(incomplete) = snapshot.incomplete {
                     self.emit(SessionEvent::Warning(format!(
                         "Checkpoint incomplete: {incomplete}"

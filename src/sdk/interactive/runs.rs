@@ -314,14 +314,16 @@ impl Driver {
         }
         blocks.extend(attached.blocks);
         let prompt_id = uuid::Uuid::new_v4().to_string();
-        let checkpoint = self.open_checkpoint(&prompt_id).await;
+        let checkpoint = self.start_checkpoint(&prompt_id);
         let (mut busy, session) = self.busy(&cancel);
         let turn = session.run_turn_as(prompt_id.clone(), blocks, &sink, &cancel);
         let outcome = busy.run(turn, controls).await;
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
         self.grants.revoke_all(&self.session.policy_handle());
-        if let Some(start) = checkpoint {
+        if let Some(pending) = checkpoint
+            && let Some(start) = self.opened_checkpoint(pending).await
+        {
             self.close_checkpoint(&prompt_id, start).await;
         }
         let result = last_answer(self.session.history());
