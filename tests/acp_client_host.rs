@@ -184,3 +184,51 @@ fn without_the_capabilities_the_editor_is_never_asked_and_the_disk_is_used() {
     );
     assert_eq!(peer.finish(), Some(0));
 }
+
+#[test]
+fn a_cancel_kills_the_command_in_the_editors_terminal() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::tool_turn(
+        None,
+        &[("toolu_wait", "Bash", json!({"command": "sleep 30"}))],
+    )]);
+    let mut peer = AcpPeer::start(&p, &server, &["--permission-mode", "bypassPermissions"]);
+    peer.initialize_offering(json!({"terminal": true}));
+    let session = peer.new_session(&p.root);
+    let prompt = peer.prompt(&session, "wait");
+    let create = peer.incoming("terminal/create");
+    peer.respond(&create["id"], json!({"terminalId": "t-9"}));
+    peer.incoming("terminal/wait_for_exit");
+    peer.notify("session/cancel", json!({"sessionId": session}));
+    let mut killed = 0;
+    let response = peer.serve_until(prompt, |method, _| match method {
+        "terminal/wait_for_exit" => None,
+        "terminal/kill" => {
+            killed += 1;
+            Some(json!({}))
+        }
+        "terminal/output" => Some(json!({"output": "", "truncated": false})),
+        _ => Some(json!({})),
+    });
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    assert_eq!(killed, 1);
+    // The terminal is released after the kill, once its output is read.
+    let asked = peer.requests_received();
+    let terminal: Vec<&str> = asked
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.starts_with("terminal/"))
+        .collect();
+    assert_eq!(
+        terminal,
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(peer.finish(), Some(0));
+}

@@ -158,3 +158,7 @@ pub async fn write_replacement(
     .await
     .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
 }
+
+#[cfg(test)]
+#[path = "host_tests.rs"]
+mod tests;
