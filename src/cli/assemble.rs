@@ -5,11 +5,13 @@ use crate::core::hooks::HookConfig;
 use crate::core::models;
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule, RuleList};
 use crate::core::{ServerTool, ToolRegistry};
+use crate::sdk::SessionOptions;
 use crate::sdk::agents::AgentCatalog;
 use crate::sdk::commands::{CommandRegistry, DefinitionRoots};
+use crate::sdk::context_files;
+use crate::sdk::instructions::{BuiltPrompt, Instructions};
 use crate::sdk::mcp::{McpManager, McpSources};
 use crate::sdk::settings::{LoadOptions, Scope, Settings};
-use crate::sdk::{context_files, system_prompt};
 use crate::session::compact::CompactionConfig;
 use crate::session::log::{SessionHeader, SessionLog};
 use crate::session::replay;
@@ -51,6 +53,27 @@ pub struct Assembled {
     /// The project's checkpoint store (`None` without a session log, or with
     /// `ROBOTA_DISABLE_CHECKPOINTS` set).
     pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
+    /// What the system prompt is built from (rebuilt by `/language` and `/memory`).
+    pub instructions: Arc<Instructions>,
+    /// The Bash tool, whose background jobs `/tasks` lists and stops.
+    pub bash: Option<Arc<crate::tools::BashTool>>,
+}
+
+impl Assembled {
+    /// The options an `InteractiveSession` over this session starts with (the MCP servers,
+    /// commands, subagents, checkpoints and prompt parts move into them).
+    pub fn session_options(&mut self) -> SessionOptions {
+        SessionOptions {
+            endpoint: self.endpoint.clone(),
+            mcp: self.mcp.clone(),
+            commands: self.commands.clone(),
+            agents: Some(self.agents.clone()),
+            checkpoints: self.checkpoints.take(),
+            instructions: Some(self.instructions.clone()),
+            bash: self.bash.clone(),
+            startup_warnings: self.warnings.clone(),
+        }
+    }
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -174,7 +197,9 @@ pub fn assemble_in(
             .flat_map(|a| PermissionRule::parse_list(a)),
     );
     let todos = TodoList::new();
-    let mut tool_list = crate::tools::default_tool_set(&cwd, todos.clone(), host).tools;
+    let defaults = crate::tools::default_tool_set(&cwd, todos.clone(), host);
+    let bash = Some(defaults.bash.clone());
+    let mut tool_list = defaults.tools;
     tool_list.push(crate::tools::web_fetch_tool(&settings.merged));
     tool_list.push(std::sync::Arc::new(crate::tools::ExitPlanModeTool));
     let search_tool = crate::tools::web_search_tool(&settings.merged);
@@ -378,7 +403,6 @@ pub fn assemble_in(
         log.as_ref().map(|l| l.path().to_path_buf()),
         interactive,
     );
-    let files = context_files::load(&cwd, user_home.as_deref(), &home);
     let trusted = crate::sdk::settings::trust::TrustStore::load(&home).is_trusted(&cwd);
     let roots = DefinitionRoots::new(&cwd, user_home.as_deref(), &home);
     let plugin_list: Vec<serde_json::Value> = plugins
@@ -394,15 +418,6 @@ pub fn assemble_in(
     }
     warnings.extend(commands.warnings.iter().cloned());
     warnings.extend(agents.warnings.iter().cloned());
-    let compaction = CompactionConfig {
-        auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
-            None
-        } else {
-            settings.auto_compact_threshold()?
-        },
-        instructions: context_files::compact_instructions(&files),
-    };
-    let date = jiff::Zoned::now().date().to_string();
     let replace = match &args.system_prompt_file {
         Some(path) => Some(read_prompt_file(path, "--system-prompt-file")?),
         None => args.system_prompt.clone(),
@@ -425,14 +440,24 @@ pub fn assemble_in(
         (None, true) => Some(crate::tools::STRUCTURED_OUTPUT_INSTRUCTION.to_string()),
         (append, false) => append,
     };
-    let prompt = system_prompt::build(&system_prompt::PromptParts {
-        cwd: &cwd,
-        model: &model,
-        date: &date,
-        replace: replace.as_deref(),
-        append: append.as_deref(),
-        context_files: &files,
-    });
+    let mut instructions = Instructions::new(
+        cwd.clone(),
+        user_home.clone(),
+        home.clone(),
+        jiff::Zoned::now().date().to_string(),
+        settings.text("/language").map(str::to_string),
+    );
+    instructions.replace = replace;
+    instructions.append = append;
+    let BuiltPrompt { prompt, files } = instructions.build(&model);
+    let compaction = CompactionConfig {
+        auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
+            None
+        } else {
+            settings.auto_compact_threshold()?
+        },
+        instructions: context_files::compact_instructions(&files),
+    };
     let info = models::lookup(&model);
     let max_tokens = info.max_output.min(32_000);
     let thinking = match args.thinking.as_deref() {
@@ -522,6 +547,8 @@ pub fn assemble_in(
         agents: Arc::new(agents),
         plugins: plugin_list,
         checkpoints,
+        instructions: Arc::new(instructions),
+        bash,
         session,
         model,
         api_key_source: choice.api_key_source,

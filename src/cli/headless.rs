@@ -15,6 +15,7 @@ use crate::sdk::{SessionEvent, TurnEnd};
 
 use super::args::{Args, InputFormat, OutputFormat};
 use super::assemble::assemble;
+use super::output;
 use super::printer::Printer;
 use super::stop_signals::StopSignals;
 
@@ -92,7 +93,9 @@ pub async fn run(args: Args) -> u8 {
                 }
                 printer.on_event(SessionEvent::State(state));
             }
-            SessionEvent::SubmissionEnded { id, outcome } if id == running => {
+            SessionEvent::SubmissionEnded { id, mut outcome } if id == running => {
+                (outcome.end, outcome.result) =
+                    output::blocked_prompt_as_result(outcome.end, outcome.result);
                 printer.take_structured();
                 printer.totals.num_turns += outcome.rounds;
                 if let Some(error) = end_error(&outcome.end, args.max_turns)

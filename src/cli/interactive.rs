@@ -10,7 +10,7 @@ use crate::core::models;
 use crate::sdk::settings::setup_save::{self, SetupProfile};
 use crate::sdk::settings::trust::TrustStore;
 use crate::sdk::settings::{LoadOptions, Settings};
-use crate::sdk::{InteractiveSession, SessionOptions, system_prompt};
+use crate::sdk::{InteractiveSession, system_prompt};
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
@@ -136,7 +136,7 @@ impl Launcher for CliLauncher {
                 ..self.args.clone()
             },
         };
-        let assembled = assemble(&args, true).map_err(|e| {
+        let mut assembled = assemble(&args, true).map_err(|e| {
             if e.starts_with(provider_setup::NO_PROVIDER) {
                 // A first run: the setup screen needs no error line.
                 tracing::info!("first run: {e}");
@@ -152,6 +152,7 @@ impl Launcher for CliLauncher {
         self.args.resume = None;
         self.args.continue_session = false;
         self.args.session_id = None;
+        let options = assembled.session_options();
         let session = assembled.session;
         self.provider = session.provider_name().to_string();
         let history = session.history().to_vec();
@@ -160,16 +161,7 @@ impl Launcher for CliLauncher {
         let mut notices: Vec<String> = assembled.notice.into_iter().collect();
         notices.extend(assembled.warnings);
         Ok(OpenedSession {
-            session: InteractiveSession::start_with(
-                session,
-                SessionOptions {
-                    mcp: assembled.mcp,
-                    commands: assembled.commands,
-                    agents: Some(assembled.agents),
-                    checkpoints: assembled.checkpoints,
-                    ..SessionOptions::default()
-                },
-            ),
+            session: InteractiveSession::start_with(session, options),
             history,
             model: assembled.model,
             provider: self.provider.clone(),
@@ -178,6 +170,7 @@ impl Launcher for CliLauncher {
             git_branch: system_prompt::git_branch(&self.cwd),
             project_dir: self.cwd.clone(),
             notices,
+            instructions: Some(assembled.instructions),
         })
     }
 

@@ -199,6 +199,17 @@ pub fn compact_boundary_message(
 }
 
 /// The final `result` message.
+/// A prompt a UserPromptSubmit hook blocked ends a headless turn as Claude Code ends it:
+/// successfully (exit 0), with the hook's reason as the result.
+pub fn blocked_prompt_as_result(end: TurnEnd, result: String) -> (TurnEnd, String) {
+    match end {
+        TurnEnd::Error(e) if e.kind == crate::sdk::ErrorKind::HookBlocked => {
+            (TurnEnd::Success, e.message)
+        }
+        end => (end, result),
+    }
+}
+
 pub fn result_message(
     session_id: &str,
     end: &TurnEnd,

@@ -11,7 +11,7 @@ use crate::core::hooks::{HookEvent, HookRunRecord};
 use tokio::sync::mpsc;
 
 use crate::sdk::commands::CommandScope;
-use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, SessionOptions, TurnEnd, TurnError};
+use crate::sdk::{ErrorKind, InteractiveSession, SessionEvent, TurnEnd, TurnError};
 
 use super::args::{Args, OutputFormat};
 use super::assemble::Assembled;
@@ -52,7 +52,7 @@ impl Printer {
     /// first request see their tools; one still connecting is reported as pending.
     pub async fn start_session(
         &mut self,
-        assembled: Assembled,
+        mut assembled: Assembled,
     ) -> Option<(InteractiveSession, mpsc::UnboundedReceiver<SessionEvent>)> {
         self.structured = assembled.structured.clone();
         self.model = assembled.model.clone();
@@ -87,16 +87,8 @@ impl Printer {
         init["mcp_servers"] = Value::Array(mcp_servers);
         init["plugins"] = Value::Array(assembled.plugins.clone());
         self.emit(init);
-        let mut session = InteractiveSession::start_with(
-            assembled.session,
-            SessionOptions {
-                endpoint: assembled.endpoint,
-                mcp: assembled.mcp,
-                commands: assembled.commands,
-                agents: Some(assembled.agents),
-                checkpoints: assembled.checkpoints,
-            },
-        );
+        let options = assembled.session_options();
+        let mut session = InteractiveSession::start_with(assembled.session, options);
         let events = session.events()?;
         Some((session, events))
     }

@@ -60,7 +60,8 @@ impl ProviderKind {
 
     fn key_vars(self) -> &'static [&'static str] {
         match self {
-            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
+            // A gateway's token is sent as `Authorization: Bearer`.
+            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
             ProviderKind::OpenAi => &["OPENAI_API_KEY"],
             ProviderKind::Google => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
             ProviderKind::OpenAiCompatible => &[],
@@ -104,6 +105,37 @@ pub struct ProviderSpec {
     pub base_url_source: Option<String>,
     pub timeout: Option<Duration>,
     pub options: Map<String, Value>,
+    /// Send the key as `Authorization: Bearer` (`ANTHROPIC_AUTH_TOKEN`).
+    pub bearer: bool,
+}
+
+/// The variables a provider is configured from: the settings' `env` (user settings and
+/// trusted project settings, as Claude Code applies them) over the process environment.
+pub struct ProviderEnv {
+    settings: Vec<(String, String)>,
+}
+
+impl ProviderEnv {
+    pub fn new(settings: &Settings) -> Self {
+        ProviderEnv {
+            settings: settings.env(),
+        }
+    }
+
+    /// The value of `name` (blank counts as unset) and where it came from.
+    fn get(&self, name: &str) -> Option<(String, String)> {
+        let from_settings = self
+            .settings
+            .iter()
+            .rev()
+            .find(|(k, v)| k == name && !v.trim().is_empty())
+            .map(|(_, v)| (v.clone(), format!("{name} in settings env")));
+        from_settings.or_else(|| env_var(name).map(|v| (v, name.to_string())))
+    }
+
+    fn value(&self, name: &str) -> Option<String> {
+        self.get(name).map(|(v, _)| v)
+    }
 }
 
 fn env_var(name: &str) -> Option<String> {
@@ -168,6 +200,7 @@ pub fn choose(
     provider_flag: Option<&str>,
     model_flag: Option<&str>,
 ) -> Result<ProviderChoice, String> {
+    let env = ProviderEnv::new(settings);
     let profile_name = provider_flag
         .map(str::to_string)
         .or_else(|| settings.text("/currentProvider").map(str::to_string));
@@ -187,9 +220,9 @@ pub fn choose(
             .merged
             .pointer(&format!("/providers/{}", name.replace('/', "~1")))
         {
-            Some(profile) => (profile_spec(settings, &name, profile)?, None),
+            Some(profile) => (profile_spec(settings, &name, profile, &env)?, None),
             None => match ProviderKind::parse(&name) {
-                Some(kind) if provider_flag.is_some() => (env_spec(kind), None),
+                Some(kind) if provider_flag.is_some() => (env_spec(kind, &env), None),
                 _ => {
                     return Err(format!(
                         "provider profile {name:?} is not defined under \"providers\" in any settings file"
@@ -198,10 +231,10 @@ pub fn choose(
             },
         },
         None => {
-            let kind = detect_from_env().ok_or_else(|| {
+            let kind = detect_from_env(&env).ok_or_else(|| {
                 format!("{NO_PROVIDER}. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json")
             })?;
-            (env_spec(kind), Some(kind))
+            (env_spec(kind, &env), Some(kind))
         }
     };
     let mut model_source = match (&profile_name, &spec.model) {
@@ -287,40 +320,47 @@ fn kind_name(kind: ProviderKind) -> &'static str {
 }
 
 /// The provider whose key is in the environment (Anthropic first when several are).
-fn detect_from_env() -> Option<ProviderKind> {
+fn detect_from_env(env: &ProviderEnv) -> Option<ProviderKind> {
     [
         ProviderKind::Anthropic,
         ProviderKind::OpenAi,
         ProviderKind::Google,
     ]
     .into_iter()
-    .find(|k| k.key_vars().iter().any(|v| env_var(v).is_some()))
+    .find(|k| k.key_vars().iter().any(|v| env.get(v).is_some()))
 }
 
-fn env_spec(kind: ProviderKind) -> ProviderSpec {
-    let (api_key, source) = kind
+fn env_spec(kind: ProviderKind, env: &ProviderEnv) -> ProviderSpec {
+    let (api_key, source, bearer) = kind
         .key_vars()
         .iter()
-        .find_map(|v| env_var(v).map(|k| (Some(k), v.to_string())))
-        .unwrap_or((None, "none".to_string()));
+        .find_map(|v| {
+            env.get(v)
+                .map(|(key, source)| (Some(key), source, *v == "ANTHROPIC_AUTH_TOKEN"))
+        })
+        .unwrap_or((None, "none".to_string(), false));
+    let base = kind.base_var().and_then(|v| env.get(v));
     ProviderSpec {
         kind,
         model: (kind == ProviderKind::Anthropic)
-            .then(|| env_var("ANTHROPIC_MODEL"))
+            .then(|| env.value("ANTHROPIC_MODEL"))
             .flatten(),
         api_key,
         api_key_source: source,
-        base_url: kind.base_var().and_then(env_var),
-        base_url_source: kind
-            .base_var()
-            .filter(|v| env_var(v).is_some())
-            .map(str::to_string),
+        base_url: base.as_ref().map(|(url, _)| url.clone()),
+        base_url_source: base.map(|(_, source)| source),
         timeout: None,
         options: Map::new(),
+        bearer,
     }
 }
 
-fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<ProviderSpec, String> {
+fn profile_spec(
+    settings: &Settings,
+    name: &str,
+    profile: &Value,
+    env: &ProviderEnv,
+) -> Result<ProviderSpec, String> {
     let pointer = |key: &str| format!("/providers/{}/{key}", name.replace('/', "~1"));
     let text = |key: &str| {
         profile
@@ -336,10 +376,10 @@ fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<Prov
             "provider profile {name:?} has unknown type {kind_text:?}; use anthropic, openai, openai-compatible or google"
         )
     })?;
-    let env = env_spec(kind);
-    let (api_key, api_key_source) = match text("apiKey") {
-        Some(key) => (Some(key), format!("settings profile {name}")),
-        None => (env.api_key, env.api_key_source),
+    let env = env_spec(kind, env);
+    let (api_key, api_key_source, bearer) = match text("apiKey") {
+        Some(key) => (Some(key), format!("settings profile {name}"), false),
+        None => (env.api_key, env.api_key_source, env.bearer),
     };
     let base_url_source = match text("baseURL") {
         Some(_) => Some(format!(
@@ -383,6 +423,7 @@ fn profile_spec(settings: &Settings, name: &str, profile: &Value) -> Result<Prov
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
+        bearer,
     })
 }
 
@@ -414,6 +455,7 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
     let provider: Arc<dyn Provider> = match spec.kind {
         ProviderKind::Anthropic => {
             let mut config = AnthropicConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
+            config.bearer_token = spec.bearer;
             if let Some(url) = &spec.base_url {
                 config.base_url = url.clone();
             }

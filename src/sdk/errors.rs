@@ -50,8 +50,11 @@ pub enum ErrorKind {
     StreamCut,
     /// The server's answer was not the provider's API format.
     InvalidResponse,
-    /// A UserPromptSubmit hook blocked the prompt.
+    /// A UserPromptSubmit hook blocked the prompt (headless runs end with exit 0 and the
+    /// reason as the result, as Claude Code).
     HookBlocked,
+    /// A PreCompact hook blocked a manual compaction.
+    CompactBlocked,
     /// The settings, flags or provider configuration are wrong (robota could not start).
     Config,
     /// The session log could not be written.
@@ -78,6 +81,7 @@ impl ErrorKind {
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::InvalidResponse => "invalid_response",
             ErrorKind::HookBlocked => "hook_blocked",
+            ErrorKind::CompactBlocked => "compact_blocked",
             ErrorKind::Config => "config",
             ErrorKind::WriteFailure => "write_failure",
             ErrorKind::UnknownCommand => "unknown_command",

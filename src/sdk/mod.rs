@@ -10,6 +10,7 @@ pub mod context_files;
 pub mod errors;
 pub mod events;
 pub mod frontmatter;
+pub mod instructions;
 pub mod interactive;
 pub mod mcp;
 pub mod plugins;
@@ -17,6 +18,7 @@ pub mod settings;
 pub mod shell_command;
 pub mod skills;
 pub mod system_prompt;
+pub mod tasks;
 mod translate;
 
 /// How a client answers a permission request.

@@ -1,7 +1,8 @@
 //! The system prompt: the built-in text (`assets/system_prompt.md`), an environment block
 //! (working directory, git branch and status, platform, date, model) and the context
-//! files, in that order; `--system-prompt` replaces the built-in text and
-//! `--append-system-prompt` adds to the end.
+//! files, in that order; `--system-prompt` replaces the built-in text,
+//! `--append-system-prompt` adds to the end, and the response language (settings
+//! `language`) comes last.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -24,6 +25,8 @@ pub struct PromptParts<'a> {
     pub replace: Option<&'a str>,
     pub append: Option<&'a str>,
     pub context_files: &'a [ContextFile],
+    /// The language answers are written in (settings `language`, `/language`).
+    pub language: Option<&'a str>,
 }
 
 pub fn build(parts: &PromptParts<'_>) -> String {
@@ -60,6 +63,12 @@ pub fn build(parts: &PromptParts<'_>) -> String {
         out.push('\n');
         out.push_str(append.trim_end());
         out.push('\n');
+    }
+    if let Some(language) = parts.language.map(str::trim).filter(|l| !l.is_empty()) {
+        let _ = write!(
+            out,
+            "\n# Response language\nAlways write your answers to the user in {language}, whatever language the files and tool output are in. Code, identifiers and commands stay as they are.\n"
+        );
     }
     out
 }
@@ -151,12 +160,14 @@ mod tests {
             replace: None,
             append: Some("Answer in French."),
             context_files: &files,
+            language: Some("Korean"),
         });
         let i_builtin = prompt.find("You are robota").unwrap();
         let i_env = prompt.find("# Environment").unwrap();
         let i_ctx = prompt.find("Use tabs.").unwrap();
         let i_append = prompt.find("Answer in French.").unwrap();
-        assert!(i_builtin < i_env && i_env < i_ctx && i_ctx < i_append);
+        let i_language = prompt.find("# Response language").unwrap();
+        assert!(i_builtin < i_env && i_env < i_ctx && i_ctx < i_append && i_append < i_language);
         assert!(prompt.contains("- Not a git repository"));
         assert!(prompt.contains("- Model: claude-x"));
         assert!(prompt.contains("- Date: 2026-11-22"));
@@ -181,6 +192,7 @@ mod tests {
             replace: Some("CUSTOM"),
             append: None,
             context_files: &[],
+            language: None,
         });
         assert!(prompt.starts_with("CUSTOM\n"));
         assert!(!prompt.contains("You are robota"));

@@ -362,6 +362,15 @@ impl Session {
         self.with_log(|log| log.append_mode(mode.as_str()));
     }
 
+    /// Replaces the system prompt from the next request on (a changed response language,
+    /// an edited context file); the context estimate follows.
+    pub fn set_system_prompt(&mut self, prompt: String) {
+        let old = crate::core::context::chars_to_tokens(self.config.system_prompt.len());
+        let new = crate::core::context::chars_to_tokens(prompt.len());
+        self.tracker.prefix_tokens = (self.tracker.prefix_tokens + new).saturating_sub(old);
+        self.config.system_prompt = prompt;
+    }
+
     pub fn set_model(&mut self, model: String, context_window: u64) {
         self.with_log(|log| log.append_model(&model));
         self.config.model = model;

@@ -80,6 +80,23 @@ impl SessionGate<'_> {
         }
     }
 
+    /// What the permission policy says of `call` as it stands.
+    fn verdict(&self, call: &ToolCall) -> Verdict {
+        let facts = CallFacts {
+            tool: &call.name,
+            risk: call.risk,
+            argument: call.argument.as_deref(),
+            cwd: &self.cwd,
+            input: Some(&call.input),
+        };
+        match self.policy.lock() {
+            Ok(policy) => policy.evaluate(&facts),
+            Err(_) => Verdict::Deny {
+                reason: "permission state is unavailable".to_string(),
+            },
+        }
+    }
+
     pub(super) fn deny(&self, call: &ToolCall, reason: String, message: String) -> GateDecision {
         self.record(call, PermissionDecision::Deny, &reason);
         (self.sink)(SessionUpdate::PermissionDenied {
@@ -93,6 +110,14 @@ impl SessionGate<'_> {
 #[async_trait]
 impl ToolGate for SessionGate<'_> {
     async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision {
+        // A call a deny rule refuses is refused before any hook sees it, as Claude Code.
+        let verdict = self.verdict(call);
+        if verdict.denied_by_rule()
+            && let Verdict::Deny { reason } = verdict
+        {
+            let message = format!("Permission to use {} was denied: {reason}.", call.name);
+            return self.deny(call, reason, message);
+        }
         // PreToolUse hooks may block, stop the turn, rewrite the input (the policy then
         // judges the new input) or decide allow / ask / deny.
         let mut call = call.clone();
@@ -108,12 +133,7 @@ impl ToolGate for SessionGate<'_> {
             cwd: &self.cwd,
             input: Some(&call.input),
         };
-        let verdict = match self.policy.lock() {
-            Ok(policy) => policy.evaluate(&facts),
-            Err(_) => Verdict::Deny {
-                reason: "permission state is unavailable".to_string(),
-            },
-        };
+        let verdict = self.verdict(call);
         // A hook's allow skips the mode's question but never a deny or ask rule; its ask
         // asks even where the policy would allow.
         let verdict = match (verdict, hook_decision.as_ref().map(|d| d.decision)) {

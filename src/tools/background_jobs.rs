@@ -112,6 +112,25 @@ impl BackgroundJobs {
             .collect()
     }
 
+    /// Kills job `id`'s process group: `Some(true)` when it was running, `Some(false)` when
+    /// it had already finished, `None` when there is no such job.
+    pub fn stop(&self, id: &str) -> Option<bool> {
+        let jobs = self.lock();
+        let (pgid, job) = jobs
+            .running
+            .iter()
+            .find(|(_, job)| job.lock().unwrap_or_else(|p| p.into_inner()).id == id)?;
+        let finished = job
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .exit_code
+            .is_some();
+        if !finished {
+            signal_group(*pgid, libc::SIGKILL);
+        }
+        Some(!finished)
+    }
+
     /// Kills every job's process group (their logs stay until the registry is dropped).
     pub fn stop_all(&self) {
         for (pgid, _) in &self.lock().running {

@@ -5,7 +5,7 @@
 //! offers a terminal (`host`), foreground commands run there instead.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -43,11 +43,12 @@ struct ShellDir {
     current: PathBuf,
 }
 
+#[derive(Debug)]
 pub struct BashTool {
     dir: Mutex<ShellDir>,
     jobs: BackgroundJobs,
-    /// The host's terminal, where foreground commands run when it offers one.
-    terminal: Option<Arc<dyn HostTerminal>>,
+    /// What the host offers: its terminal, where foreground commands run when there is one.
+    host: ToolHost,
 }
 
 impl BashTool {
@@ -60,13 +61,13 @@ impl BashTool {
                 current: start_dir.to_path_buf(),
             }),
             jobs: BackgroundJobs::new(),
-            terminal: None,
+            host: ToolHost::default(),
         }
     }
 
     /// Runs foreground commands in the host's terminal when `host` offers one.
     pub fn on_host(mut self, host: &ToolHost) -> Self {
-        self.terminal = host.terminal.clone();
+        self.host = host.clone();
         self
     }
 
@@ -87,6 +88,22 @@ impl BashTool {
     /// Kills every background job (dropping the tool does too).
     pub fn stop_background_jobs(&self) {
         self.jobs.stop_all();
+    }
+
+    /// Kills the background job `id`: `Some(true)` when it was running, `Some(false)`
+    /// when it had already finished, `None` when there is no such job.
+    pub fn stop_background_job(&self, id: &str) -> Option<bool> {
+        self.jobs.stop(id)
+    }
+
+    /// Starts `command` as a background job, as a call with `run_in_background` does.
+    pub fn start_background_job(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> std::io::Result<BackgroundJob> {
+        self.jobs.start(command, cwd, env)
     }
 
     /// The directory to run in, and a note when the remembered one had disappeared.
@@ -136,7 +153,7 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             )));
         }
 
-        if let Some(terminal) = &self.terminal {
+        if let Some(terminal) = &self.host.terminal {
             return self
                 .run_in_terminal(terminal.as_ref(), command, &cwd, note, timeout_ms, ctx)
                 .await;

@@ -2,7 +2,7 @@
 //! alternate screen, bracketed paste, mouse reporting, focus events and the keyboard
 //! enhancement that tells Shift+Enter from Enter. `TerminalGuard` restores on drop; a
 //! panic hook restores before the message prints; `suspend` hands the terminal back for
-//! Ctrl+Z and takes it again on `fg`.
+//! Ctrl+Z and takes it again on `fg`; `hand_over` lends it to an editor.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +43,17 @@ impl TerminalGuard {
             libc::raise(libc::SIGTSTP);
         }
         enter_modes()
+    }
+}
+
+impl TerminalGuard {
+    /// Gives the terminal to `program` (an editor) as the shell had it, and takes it
+    /// back when it returns.
+    pub fn hand_over<T>(&self, program: impl FnOnce() -> T) -> io::Result<T> {
+        restore();
+        let out = program();
+        enter_modes()?;
+        Ok(out)
     }
 }
 

@@ -110,7 +110,7 @@ fn security_guidance_hooks_evaluate_as_documented() {
     let start = &config.groups(HookEvent::SessionStart)[0];
     assert!(start.matcher.matches("startup") && start.matcher.matches("resume"));
     assert_eq!(start.handlers[0].timeout, Some(Duration::from_secs(180)));
-    let HandlerKind::Command { command } = &start.handlers[0].kind else {
+    let HandlerKind::Command { command, .. } = &start.handlers[0].kind else {
         panic!("a command hook");
     };
     let root_text = root.to_string_lossy();
@@ -159,7 +159,8 @@ fn ralph_wiggum_and_claude_code_action_hooks_evaluate_as_documented() {
     assert_eq!(
         stop.handlers[0].kind,
         HandlerKind::Command {
-            command: format!("{}/hooks/stop-hook.sh", root.to_string_lossy())
+            command: format!("{}/hooks/stop-hook.sh", root.to_string_lossy()),
+            args: None,
         }
     );
 

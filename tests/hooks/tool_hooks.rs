@@ -120,7 +120,7 @@ fn deny_rules_win_over_a_hook_allow_and_over_rewritten_input() {
     let p = HookProject::new();
     let allow = p.script(
         "allow.sh",
-        "#!/bin/sh\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'\n",
+        "#!/bin/sh\ntouch \"$CLAUDE_PROJECT_DIR/hook-ran\"\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'\n",
     );
     p.settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": allow}]}]}));
     let server = MockServer::start(vec![
@@ -146,6 +146,8 @@ fn deny_rules_win_over_a_hook_allow_and_over_rewritten_input() {
     assert_eq!(result["permission_denials"][0]["tool_name"], "Bash");
     let results = tool_results(&server.requests()[1].body);
     assert!(content_text(&results[0]["content"]).contains("denied by rule Bash(touch *)"));
+    // As Claude Code: a call a deny rule refuses never reaches PreToolUse hooks.
+    assert!(!p.path("hook-ran").exists());
 
     // A hook that rewrites an allowed command into a denied one is judged on the new input.
     let p = HookProject::new();
@@ -296,4 +298,32 @@ fn post_tool_use_context_and_feedback_reach_the_model_and_continue_false_stops()
             .contains("def add")
     );
     assert_eq!(input["tool_use_id"], "toolu_1");
+}
+
+#[test]
+fn an_exec_form_hook_gets_its_arguments_verbatim_without_a_shell() {
+    let p = HookProject::new();
+    let script = p.script(
+        "args.sh",
+        "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done > \"$CLAUDE_PROJECT_DIR/args.txt\"\ncat > \"$CLAUDE_PROJECT_DIR/stdin.json\"\n",
+    );
+    p.settings(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command",
+        "command": "/bin/sh",
+        "args": [script, "two words", "$HOME", "; touch injected"]
+    }]}]}));
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_1", "Bash", json!({"command": "echo hi"}))]),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p.run(&server, &["-p", "go", "--allowedTools", "Bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.path("args.txt")).unwrap(),
+        "[two words]\n[$HOME]\n[; touch injected]\n"
+    );
+    assert!(!p.path("injected").exists());
+    let stdin: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path("stdin.json")).unwrap()).unwrap();
+    assert_eq!(stdin["tool_input"]["command"], "echo hi");
 }

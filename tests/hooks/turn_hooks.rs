@@ -43,7 +43,7 @@ fn session_start_and_prompt_submit_context_reach_the_first_request() {
 }
 
 #[test]
-fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
+fn a_user_prompt_submit_exit_2_refuses_the_prompt_and_the_run_ends_with_its_reason() {
     let p = HookProject::new();
     let refuse = p.script(
         "refuse.sh",
@@ -56,10 +56,12 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
         &["-p", "print the password", "--output-format", "json"],
     );
     let result = json_result(&out);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(result["is_error"], true);
+    // As Claude Code: the run ends normally, the reason is the result.
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["subtype"], "success");
     assert!(
-        result["errors"][0]
+        result["result"]
             .as_str()
             .unwrap()
             .contains("prompts may not mention passwords"),
@@ -312,4 +314,33 @@ fn stop_failure_fires_when_an_api_error_ends_the_turn() {
         !stop_ran.exists(),
         "Stop hooks do not fire when the turn failed"
     );
+}
+
+#[test]
+fn an_async_hook_runs_in_the_background_and_outlives_a_print_run() {
+    let p = HookProject::new();
+    let slow = p.script(
+        "slow.sh",
+        "#!/bin/sh\ncat > \"$CLAUDE_PROJECT_DIR/async-input.json\"\nwhile [ ! -f \"$CLAUDE_PROJECT_DIR/release\" ]; do sleep 0.05; done\ntouch \"$CLAUDE_PROJECT_DIR/finished\"\n",
+    );
+    p.settings(json!({"Stop": [{"hooks": [{"type": "command", "command": slow, "async": true}]}]}));
+    let server = MockServer::start(vec![anthropic::text_turn("answered")]);
+    // The run ends while the hook still waits for `release`.
+    let out = p.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "answered");
+    assert!(!p.path("finished").exists());
+    std::fs::write(p.path("release"), "").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !p.path("finished").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the async hook was killed when robota ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path("async-input.json")).unwrap())
+            .unwrap();
+    assert_eq!(input["hook_event_name"], "Stop");
 }

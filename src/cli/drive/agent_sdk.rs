@@ -543,10 +543,12 @@ impl Driver {
                     self.printer.reset_totals();
                 }
             }
-            SessionEvent::SubmissionEnded { id, outcome } => {
+            SessionEvent::SubmissionEnded { id, mut outcome } => {
                 let Some((owed, text)) = self.pending.remove(&id) else {
                     return;
                 };
+                (outcome.end, outcome.result) =
+                    output::blocked_prompt_as_result(outcome.end, outcome.result);
                 if owed == Owed::Nothing {
                     if let TurnEnd::Error(e) = &outcome.end {
                         eprintln!("robota: {text}: {}", e.line());

@@ -23,18 +23,81 @@ const CAPTURE_CAP: usize = 1024 * 1024;
 /// What to run and how.
 pub(super) struct CommandSpec<'a> {
     pub command: &'a str,
+    /// The exec form's arguments: `command` runs directly with them, no shell.
+    pub args: Option<&'a [String]>,
     pub stdin: &'a [u8],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub timeout: Duration,
 }
 
+/// `sh -c <command>`, or the exec form's program with its arguments.
+fn program(spec: &CommandSpec<'_>) -> std::process::Command {
+    match spec.args {
+        Some(args) => {
+            let mut command = std::process::Command::new(spec.command);
+            command.args(args);
+            command
+        }
+        None => {
+            let mut command = std::process::Command::new("/bin/sh");
+            command.arg("-c").arg(spec.command);
+            command
+        }
+    }
+}
+
+fn program_name<'a>(spec: &CommandSpec<'a>) -> &'a str {
+    match spec.args {
+        Some(_) => spec.command,
+        None => "/bin/sh",
+    }
+}
+
+/// Starts an `async` hook on its own: in a process group of its own that robota does not
+/// stop when it exits (a `-p` run ends without waiting for it), its output discarded.
+/// While robota runs, a thread reaps it and kills its group at the timeout.
+pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let mut command = program(spec);
+    command
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = command.spawn()?;
+    let stdin = child.stdin.take();
+    let input = spec.stdin.to_vec();
+    let timeout = spec.timeout;
+    std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input);
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) if std::time::Instant::now() >= deadline => {
+                    if let Ok(pid) = i32::try_from(child.id()) {
+                        crate::core::process_group::signal_group(pid, libc::SIGKILL);
+                    }
+                    let _ = child.wait();
+                    return;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    });
+    Ok(())
+}
+
 /// Runs the command to its end, its timeout or cancellation.
 pub(super) async fn run_command(spec: &CommandSpec<'_>, cancel: &CancellationToken) -> RawRun {
-    let mut command = Command::new("/bin/sh");
+    let mut command = Command::from(program(spec));
     command
-        .arg("-c")
-        .arg(spec.command)
         .current_dir(spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
@@ -42,7 +105,7 @@ pub(super) async fn run_command(spec: &CommandSpec<'_>, cancel: &CancellationTok
         .stderr(Stdio::piped());
     let (mut child, group) = match spawn_in_new_group(&mut command) {
         Ok(spawned) => spawned,
-        Err(err) => return failed(format!("cannot start /bin/sh: {err}")),
+        Err(err) => return failed(format!("cannot start {}: {err}", program_name(spec))),
     };
     if let Some(mut stdin) = child.stdin.take() {
         let input = spec.stdin.to_vec();
@@ -105,6 +168,7 @@ mod tests {
         let env = vec![("HOOK_TEST_VAR".to_string(), "from env".to_string())];
         let spec = CommandSpec {
             command,
+            args: None,
             stdin: stdin.as_bytes(),
             cwd: dir.path(),
             env: &env,
@@ -170,6 +234,7 @@ mod tests {
     async fn a_missing_working_directory_is_a_failure_not_a_panic() {
         let spec = CommandSpec {
             command: "true",
+            args: None,
             stdin: b"",
             cwd: Path::new("/nonexistent/robota-hook-test"),
             env: &[],

@@ -23,8 +23,12 @@ pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// What a handler does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HandlerKind {
-    /// A shell command run with `sh -c`, the event JSON on stdin.
-    Command { command: String },
+    /// A shell command run with `sh -c`, the event JSON on stdin; with `args` (the exec
+    /// form, `"command": "node", "args": [...]`) the program runs directly with them.
+    Command {
+        command: String,
+        args: Option<Vec<String>>,
+    },
     /// The event JSON POSTed to a URL; the response body is read like stdout.
     Http {
         url: String,
@@ -79,7 +83,17 @@ impl HookHandler {
     /// A short label: the command, the URL, or the prompt's start.
     pub fn label(&self) -> String {
         match &self.kind {
-            HandlerKind::Command { command } => command.clone(),
+            HandlerKind::Command {
+                command,
+                args: None,
+            } => command.clone(),
+            HandlerKind::Command {
+                command,
+                args: Some(args),
+            } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
             HandlerKind::Http { url, .. } => url.clone(),
             HandlerKind::Callback { id } => format!("callback {id}"),
             HandlerKind::Prompt { prompt, .. } | HandlerKind::Agent { prompt, .. } => {
@@ -318,6 +332,20 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
     let kind = match kind_name {
         "command" => HandlerKind::Command {
             command: required("command")?,
+            args: match obj.get("args") {
+                None | Some(Value::Null) => None,
+                Some(Value::Array(items)) => Some(
+                    items
+                        .iter()
+                        .map(|item| match item {
+                            Value::String(s) => Ok(expand_plugin_root(s, plugin_root)),
+                            Value::Number(n) => Ok(n.to_string()),
+                            _ => Err("\"args\" must be a list of strings".to_string()),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                Some(_) => return Err("\"args\" must be a list of strings".to_string()),
+            },
         },
         "http" => HandlerKind::Http {
             url: required("url")?,
@@ -480,7 +508,8 @@ mod tests {
         assert_eq!(
             handler.kind,
             HandlerKind::Command {
-                command: "\"/opt/plugins/p/hooks/stop.sh\"".into()
+                command: "\"/opt/plugins/p/hooks/stop.sh\"".into(),
+                args: None,
             }
         );
         assert_eq!(handler.plugin_root.as_deref(), Some(root));

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::HookEvent;
-use super::command::{CommandSpec, run_command};
+use super::command::{CommandSpec, run_command, spawn_detached};
 use super::config::{HandlerKind, HookConfig, HookHandler};
 use super::http::{HttpSpec, run_http};
 use super::protocol::{HookOutcome, OUTPUT_CAP, RawRun, RunEnding, interpret};
@@ -348,10 +348,11 @@ impl HookRunner {
     ) -> RawRun {
         let timeout = HookRunner::timeout_for(handler, event);
         match &handler.kind {
-            HandlerKind::Command { command } => {
+            HandlerKind::Command { command, args } => {
                 let vars = HookRunner::process_env(handler, env);
                 let spec = CommandSpec {
                     command,
+                    args: args.as_deref(),
                     stdin,
                     cwd: &env.cwd,
                     env: &vars,
@@ -427,22 +428,24 @@ impl HookRunner {
         let label = handler.label();
         let stdin = stdin.to_vec();
         match &handler.kind {
-            HandlerKind::Command { command } => {
-                let command = command.clone();
+            HandlerKind::Command { command, args } => {
+                // Detached: it may outlive this run (a `-p` run ends without waiting).
                 let vars = HookRunner::process_env(handler, env);
-                let cwd = env.cwd.clone();
-                tokio::spawn(async move {
-                    let spec = CommandSpec {
-                        command: &command,
-                        stdin: &stdin,
-                        cwd: &cwd,
-                        env: &vars,
-                        timeout,
-                    };
-                    let run = run_command(&spec, &CancellationToken::new()).await;
-                    tracing::info!("background {event} hook `{label}` ended: {:?}", run.ending);
-                });
-                true
+                let spec = CommandSpec {
+                    command,
+                    args: args.as_deref(),
+                    stdin: &stdin,
+                    cwd: &env.cwd,
+                    env: &vars,
+                    timeout,
+                };
+                match spawn_detached(&spec) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!("background {event} hook `{label}` could not start: {e}");
+                        false
+                    }
+                }
             }
             HandlerKind::Http {
                 url,

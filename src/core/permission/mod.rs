@@ -43,6 +43,16 @@ pub enum Verdict {
     Deny { reason: String },
 }
 
+/// How a deny rule's verdict begins.
+pub const DENIED_BY_RULE: &str = "denied by rule";
+
+impl Verdict {
+    /// Whether a deny rule refused the call (rather than the mode).
+    pub fn denied_by_rule(&self) -> bool {
+        matches!(self, Verdict::Deny { reason } if reason.starts_with(DENIED_BY_RULE))
+    }
+}
+
 /// The tool a model calls in plan mode to present its plan (Claude Code's `ExitPlanMode`):
 /// in plan mode it always asks, and an approval leaves plan mode.
 pub const PLAN_APPROVAL_TOOL: &str = "ExitPlanMode";
@@ -137,7 +147,7 @@ impl PermissionPolicy {
             .find(|r| self.rule_hits(r, call, target, host, &ctx, RuleList::Deny))
         {
             return Verdict::Deny {
-                reason: format!("denied by rule {rule}"),
+                reason: format!("{DENIED_BY_RULE} {rule}"),
             };
         }
         if let Some(rule) = self

@@ -37,6 +37,9 @@ pub struct AnthropicConfig {
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Send the key as `Authorization: Bearer <key>` (an `ANTHROPIC_AUTH_TOKEN` for a
+    /// gateway) instead of `x-api-key`.
+    pub bearer_token: bool,
 }
 
 impl AnthropicConfig {
@@ -48,6 +51,7 @@ impl AnthropicConfig {
             retry: RetryPolicy::default(),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
+            bearer_token: false,
         }
     }
 
@@ -80,14 +84,25 @@ impl AnthropicProvider {
         })?;
         let client = http::build_client(&url, config.connect_timeout)?;
         let mut headers = HeaderMap::new();
-        let mut api_key = HeaderValue::from_str(config.api_key.trim()).map_err(|_| {
+        let key = config.api_key.trim();
+        let value = if config.bearer_token {
+            format!("Bearer {key}")
+        } else {
+            key.to_string()
+        };
+        let mut api_key = HeaderValue::from_str(&value).map_err(|_| {
             ProviderError::new(
                 ProviderErrorKind::Auth,
                 "the API key contains characters that cannot be sent in a header",
             )
         })?;
         api_key.set_sensitive(true);
-        headers.insert("x-api-key", api_key);
+        let name = if config.bearer_token {
+            reqwest::header::AUTHORIZATION.as_str()
+        } else {
+            "x-api-key"
+        };
+        headers.insert(name, api_key);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(

@@ -64,6 +64,8 @@ pub struct AgentRuntime {
     /// means) and `/clear` its session id since the start.
     pub parent_now: Arc<dyn Fn() -> ParentNow + Send + Sync>,
     pub catalog: Arc<AgentCatalog>,
+    /// Where running subagents are listed for `/tasks` (which may stop one).
+    pub tasks: Arc<crate::sdk::tasks::TaskBoard>,
 }
 
 /// What of the parent session may change while it runs.
@@ -325,7 +327,16 @@ impl AgentTool {
                 &contexts.join("\n\n"),
             )));
         }
-        let outcome = child.run_turn(blocks, &child_sink, cancel).await;
+        // Its own token: `/tasks stop` ends this subagent alone; Esc (the parent's) all.
+        let own_cancel = cancel.child_token();
+        let on_board = self.runtime.tasks.subagent_started(
+            &agent_id,
+            &definition.name,
+            &description,
+            own_cancel.clone(),
+        );
+        let outcome = child.run_turn(blocks, &child_sink, &own_cancel).await;
+        drop(on_board);
         let stop_fields = json!({
             "agent_id": agent_id,
             "agent_type": definition.name,
@@ -359,6 +370,9 @@ impl AgentTool {
                     ToolOutput::ok(format!("{report}{footer}"))
                 }
             }
+            TurnStop::Interrupted if !cancel.is_cancelled() => ToolOutput::error(format!(
+                "The user stopped this subagent (/tasks stop); do not start it again unless asked.{footer}"
+            )),
             TurnStop::Interrupted => ToolOutput::error("The subagent was interrupted by the user"),
             TurnStop::Failed(err) => ToolOutput::error(format!(
                 "The subagent failed: {}{footer}",

@@ -6,6 +6,7 @@
 
 mod builtin;
 pub mod definition;
+pub mod doctor;
 pub mod expand;
 mod export;
 pub mod grants;
@@ -151,6 +152,34 @@ pub const COMMANDS: &[CommandSpec] = &[
         "",
         false,
     ),
+    session(
+        "language",
+        "Show or set the language answers are written in (saved in your settings)",
+        "[language|default]",
+        false,
+    ),
+    session(
+        "doctor",
+        "Check the key, the provider's reachability, settings and the terminal",
+        "",
+        false,
+    ),
+    session(
+        "tasks",
+        "List background Bash jobs and running subagents, or stop one",
+        "[stop <id>]",
+        true,
+    ),
+    client(
+        "memory",
+        "Edit the instruction files (AGENTS.md, CLAUDE.md) in $EDITOR",
+        "[project|local|user]",
+    ),
+    client(
+        "reset",
+        "Move your user settings aside (provider, model, keys) and leave robota",
+        "[confirm]",
+    ),
     client(
         "resume",
         "Resume an earlier session of this directory",
@@ -179,6 +208,7 @@ pub fn find(name: &str) -> Option<&'static CommandSpec> {
 pub fn argument_choices(name: &str) -> Vec<&'static str> {
     match name {
         "mode" | "permissions" => PermissionMode::ALL.iter().map(|m| m.as_str()).collect(),
+        "memory" => vec!["project", "local", "user"],
         _ => Vec::new(),
     }
 }

@@ -11,6 +11,7 @@ pub(super) struct Busy<'a> {
     shared: &'a Arc<Shared>,
     policy: Arc<Mutex<PermissionPolicy>>,
     commands: &'a CommandRegistry,
+    tasks: &'a TaskBoard,
     cancel: &'a CancellationToken,
     /// The last mode set meanwhile; the session records it once the work is done.
     pub(super) mode_change: Option<PermissionMode>,
@@ -25,6 +26,7 @@ impl<'a> Busy<'a> {
         shared: &'a Arc<Shared>,
         policy: Arc<Mutex<PermissionPolicy>>,
         commands: &'a CommandRegistry,
+        tasks: &'a TaskBoard,
         cancel: &'a CancellationToken,
     ) -> Self {
         Busy {
@@ -33,6 +35,7 @@ impl<'a> Busy<'a> {
             shared,
             policy,
             commands,
+            tasks,
             cancel,
             mode_change: None,
             closed: false,
@@ -84,6 +87,10 @@ impl<'a> Busy<'a> {
                 self.shared.emit(SessionEvent::SubmissionQueued(queued));
             }
             Some(Control::SetMode(mode)) => self.set_mode(mode),
+            Some(Control::ReloadInstructions) => self
+                .shared
+                .reload_instructions
+                .store(true, std::sync::atomic::Ordering::Relaxed),
             Some(Control::CycleMode) => {
                 let current = self.policy.lock().map(|p| p.mode).unwrap_or_default();
                 self.set_mode(current.next_in_cycle(self.bypass_in_cycle));
@@ -108,8 +115,8 @@ impl<'a> Busy<'a> {
         self.shared.update_state(|s| s.mode = mode);
     }
 
-    /// A submission that needs nothing the running work holds: `/help`, `/mode`, an
-    /// unknown command.
+    /// A submission that needs nothing the running work holds: `/help`, `/mode`,
+    /// `/tasks`, an unknown command.
     fn run_now(&mut self, id: SubmissionId, submission: Submission) {
         let started = Instant::now();
         self.shared.emit(SessionEvent::SubmissionStarted {
@@ -123,6 +130,7 @@ impl<'a> Busy<'a> {
             Submission::Command { spec, args } => {
                 let output = match spec.name {
                     "help" => Ok(commands::help_text(self.commands)),
+                    "tasks" => self.tasks.run(args),
                     "mode" | "permissions" if args.is_empty() => Ok(format!(
                         "Permission mode: {}",
                         self.policy.lock().map(|p| p.mode).unwrap_or_default()

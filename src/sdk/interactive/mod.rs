@@ -37,9 +37,11 @@ use super::commands::{
 };
 use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
 use super::events::{Outcome, QueuedSubmission, SessionEvent, SessionState, TurnEnd};
+use super::instructions::Instructions;
 use super::mcp::McpManager;
 use super::shell_command::run_shell_command;
 use super::skills::{SkillTool, SkillToolSource};
+use super::tasks::TaskBoard;
 use super::translate::translate;
 
 mod busy;
@@ -64,6 +66,14 @@ pub struct SessionOptions {
     /// The project's checkpoint store: each prompt opens a checkpoint and `/rewind` can
     /// put files back (`None`: no checkpoints, `/rewind` rewinds the conversation only).
     pub checkpoints: Option<Checkpointer>,
+    /// What the system prompt is built from: `/language` and `/memory` rebuild it (`None`:
+    /// the prompt stays as the session was given it).
+    pub instructions: Option<Arc<Instructions>>,
+    /// The Bash tool whose background jobs `/tasks` lists and stops.
+    pub bash: Option<Arc<crate::tools::BashTool>>,
+    /// What went wrong while the session was put together (settings, definitions), for
+    /// `/doctor`.
+    pub startup_warnings: Vec<String>,
 }
 
 enum Control {
@@ -72,6 +82,7 @@ enum Control {
     TakeBackQueued,
     SetMode(PermissionMode),
     CycleMode,
+    ReloadInstructions,
 }
 
 /// A running session driven by submissions and observed through events.
@@ -110,7 +121,9 @@ impl InteractiveSession {
         let shared = Arc::new(Shared {
             events: event_tx,
             state: Mutex::new(initial_state(&session)),
+            reload_instructions: std::sync::atomic::AtomicBool::new(false),
         });
+        let tasks = Arc::new(TaskBoard::new(options.bash.clone()));
         let mut subagents = None;
         if let Some(catalog) = options.agents.clone() {
             let runtime = AgentRuntime {
@@ -142,6 +155,7 @@ impl InteractiveSession {
                     })
                 },
                 catalog,
+                tasks: tasks.clone(),
             };
             let tool = Arc::new(AgentTool::new(runtime));
             session.add_tool_source(Arc::new(AgentToolSource(tool.clone())));
@@ -151,7 +165,7 @@ impl InteractiveSession {
             subagents = Some(tool);
         }
         let task = tokio::spawn(drive(
-            session, options, grants, subagents, shared, control_rx,
+            session, options, grants, subagents, tasks, shared, control_rx,
         ));
         InteractiveSession {
             controls,
@@ -225,6 +239,12 @@ impl InteractiveSession {
         let _ = self.controls.send(Control::CycleMode);
     }
 
+    /// Reads the context files again (one was edited, as by `/memory`): the system prompt
+    /// is rebuilt before the next submission runs (after the running turn, if one runs).
+    pub fn reload_instructions(&self) {
+        let _ = self.controls.send(Control::ReloadInstructions);
+    }
+
     /// Asks for the prompts this session can rewind to: they come as
     /// `SessionEvent::RewindPoints` (the same as submitting `/rewind`).
     pub fn list_rewind_points(&self) -> SubmissionId {
@@ -244,6 +264,9 @@ impl InteractiveSession {
 struct Shared {
     events: mpsc::UnboundedSender<SessionEvent>,
     state: Mutex<SessionState>,
+    /// A context file changed (`/memory`): the system prompt is rebuilt before the next
+    /// submission runs.
+    reload_instructions: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -308,6 +331,8 @@ struct Driver {
     grants: TurnGrants,
     /// Runs `context: fork` commands and skills as subagents.
     subagents: Option<Arc<AgentTool>>,
+    /// Background jobs and running subagents, for `/tasks`.
+    tasks: Arc<TaskBoard>,
 }
 
 async fn drive(
@@ -315,6 +340,7 @@ async fn drive(
     options: SessionOptions,
     grants: TurnGrants,
     subagents: Option<Arc<AgentTool>>,
+    tasks: Arc<TaskBoard>,
     shared: Arc<Shared>,
     mut controls: mpsc::UnboundedReceiver<Control>,
 ) {
@@ -327,6 +353,7 @@ async fn drive(
         bypass_in_cycle,
         grants,
         subagents,
+        tasks,
     };
     driver.shared.update_state(|_| {});
     if let Some(checkpoints) = &driver.options.checkpoints {
@@ -343,6 +370,9 @@ async fn drive(
             },
         };
         if let Some((id, submission)) = next {
+            if driver.shared.reload_instructions.load(Ordering::Relaxed) {
+                driver.rebuild_system_prompt();
+            }
             driver.run(id, submission, &mut controls).await;
         }
     }
@@ -435,8 +465,21 @@ impl Driver {
             Control::CycleMode => {
                 self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
             }
+            Control::ReloadInstructions => self.rebuild_system_prompt(),
         }
         None
+    }
+
+    /// Builds the system prompt again from its parts (context files read afresh, the
+    /// response language as it is now); without parts the prompt stays as given.
+    fn rebuild_system_prompt(&mut self) {
+        self.shared
+            .reload_instructions
+            .store(false, Ordering::Relaxed);
+        if let Some(instructions) = &self.options.instructions {
+            let built = instructions.build(&self.session.config().model);
+            self.session.set_system_prompt(built.prompt);
+        }
     }
 
     fn set_mode(&mut self, mode: PermissionMode) {
@@ -454,6 +497,7 @@ impl Driver {
             &self.shared,
             policy,
             &self.options.commands,
+            &self.tasks,
             cancel,
         );
         (busy, &mut self.session)

@@ -24,6 +24,31 @@ impl Driver {
         let report = match name {
             "agents" => Some(commands::agents_report(agents)),
             "skills" => Some(commands::skills_report(&self.options.commands)),
+            "tasks" => {
+                let output = self.tasks.run(args);
+                return self.shared.command_ended(id, name, output);
+            }
+            "language" => {
+                let output = self.run_language(args);
+                return self.shared.command_ended(id, name, output);
+            }
+            "doctor" => {
+                let facts = commands::doctor::DoctorFacts {
+                    endpoint: &self.options.endpoint,
+                    provider: self.session.provider_name(),
+                    model: &self.session.config().model,
+                    startup_warnings: &self.options.startup_warnings,
+                    mcp: self
+                        .options
+                        .mcp
+                        .as_ref()
+                        .map(|m| m.reports())
+                        .unwrap_or_default(),
+                    log: self.session.log_path(),
+                };
+                let report = commands::doctor::doctor_report(facts).await;
+                return self.shared.command_ended(id, name, Ok(report));
+            }
             "status" => Some(commands::status_report(
                 &self.session,
                 &self.options.endpoint,
@@ -48,6 +73,40 @@ impl Driver {
         self.refresh_state();
         let output = result.map(|CommandEffect::Output(output)| output);
         self.shared.command_ended(id, name, output)
+    }
+
+    /// `/language [language|default]`: shows the response language, or sets it (saved in
+    /// the user settings) and rebuilds the system prompt with it.
+    fn run_language(&mut self, args: &str) -> Result<String, String> {
+        let Some(instructions) = self.options.instructions.clone() else {
+            return Err(
+                "This session's system prompt was given whole; /language cannot change it."
+                    .to_string(),
+            );
+        };
+        let args = args.trim();
+        if args.is_empty() {
+            return Ok(match instructions.language() {
+                Some(language) => format!(
+                    "Answers are written in {language}. /language default follows the language you write in again."
+                ),
+                None => "No language is set: answers follow the language you write in. /language <language> sets one.".to_string(),
+            });
+        }
+        let language =
+            (!matches!(args, "default" | "auto" | "none" | "off")).then(|| args.to_string());
+        let path = instructions.set_language(language.clone())?;
+        self.rebuild_system_prompt();
+        Ok(match language {
+            Some(language) => format!(
+                "Answers will be written in {language} (saved in {}).",
+                path.display()
+            ),
+            None => format!(
+                "Answers follow the language you write in again (saved in {}).",
+                path.display()
+            ),
+        })
     }
 
     /// Runs a `!command` to its end (an abort interrupts it), records it with its output
@@ -120,7 +179,7 @@ impl Driver {
             Err(CompactError::Interrupted) => (TurnEnd::Interrupted, String::new()),
             Err(CompactError::Blocked(reason)) => {
                 let message = CompactError::Blocked(reason).message();
-                let error = TurnError::new(ErrorKind::HookBlocked, message)
+                let error = TurnError::new(ErrorKind::CompactBlocked, message)
                     .with_hint("the PreCompact hooks in your settings decide this");
                 (TurnEnd::Error(error), String::new())
             }

@@ -412,7 +412,9 @@ mod tests {
         assert_eq!(p.agents[0].source, "plugin:deploy");
         let root_text = root.to_string_lossy();
         match &p.hooks.groups(HookEvent::PreToolUse)[0].handlers[0].kind {
-            HandlerKind::Command { command } => assert_eq!(*command, format!("{root_text}/h.sh")),
+            HandlerKind::Command { command, .. } => {
+                assert_eq!(*command, format!("{root_text}/h.sh"))
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(p.mcp_servers[0].0, "plugin_deploy_db");

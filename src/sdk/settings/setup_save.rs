@@ -61,6 +61,27 @@ pub fn save_setup(
     Ok(path)
 }
 
+/// Sets (or with `None` removes) one top-level key of `$ROBOTA_HOME/settings.json`,
+/// keeping everything else in the file, and returns the file written.
+pub fn set_user_setting(
+    robota_home: &Path,
+    key: &str,
+    value: Option<Value>,
+) -> Result<PathBuf, SettingsWriteError> {
+    let path = user_settings_path(robota_home);
+    let mut root = read_for_edit(&path)?;
+    match value {
+        Some(value) => {
+            root.insert(key.to_string(), value);
+        }
+        None => {
+            root.remove(key);
+        }
+    }
+    write_atomically(&path, &Value::Object(root), FileAccess::Private)?;
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

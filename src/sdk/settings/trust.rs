@@ -182,7 +182,12 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
     if let Some(env) = map.get_mut("env").and_then(Value::as_object_mut) {
         let risky: Vec<String> = env
             .keys()
-            .filter(|k| k.ends_with("_BASE_URL") || k.contains("PROXY") || k.ends_with("_API_KEY"))
+            .filter(|k| {
+                k.ends_with("_BASE_URL")
+                    || k.contains("PROXY")
+                    || k.ends_with("_API_KEY")
+                    || k.ends_with("_AUTH_TOKEN")
+            })
             .cloned()
             .collect();
         for key in risky {

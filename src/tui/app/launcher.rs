@@ -4,11 +4,13 @@
 //! never sees providers, settings files or the session log.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::core::Message;
 use crate::core::permission::PermissionMode;
 use crate::sdk::InteractiveSession;
+use crate::sdk::instructions::Instructions;
 use crate::sdk::settings::setup_save::SetupProfile;
 
 /// Which session to open.
@@ -35,6 +37,9 @@ pub struct OpenedSession {
     pub project_dir: PathBuf,
     /// Lines shown as notices at the top (zero-config choice, held-back settings, …).
     pub notices: Vec<String>,
+    /// What its system prompt is built from: the files `/memory` edits, the user
+    /// settings `/reset` moves aside.
+    pub instructions: Option<Arc<Instructions>>,
 }
 
 /// Why a session could not be opened.

@@ -8,6 +8,7 @@ pub mod clipboard;
 pub mod draw;
 pub mod keys;
 pub mod launcher;
+mod maintenance;
 pub mod options;
 pub mod overlay;
 pub mod permission;
@@ -104,6 +105,14 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         if suspend {
             suspend = false;
             guard.suspend()?;
+            clear = true;
+        }
+        if let Some(path) = app.take_editor_request() {
+            // The input reader stops first, so the editor gets every key.
+            drop(input);
+            let result = guard.hand_over(|| maintenance::run_editor(&path))?;
+            input = EventStream::new();
+            app.editor_closed(&path, result);
             clear = true;
         }
         if clear {

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use tokio::sync::mpsc;
@@ -19,6 +20,7 @@ use super::setup::SetupScreen;
 use super::trust::TrustPrompt;
 use crate::core::models;
 use crate::sdk::commands::CommandScope;
+use crate::sdk::instructions::Instructions;
 use crate::sdk::{
     InteractiveSession, PermissionAnswer, PermissionRequest, SessionEvent, SessionState,
     Submission, SubmissionId,
@@ -44,6 +46,7 @@ enum Start {
 pub struct Live {
     pub handle: InteractiveSession,
     pub project_dir: PathBuf,
+    pub instructions: Option<Arc<Instructions>>,
 }
 
 /// The whole app state.
@@ -90,6 +93,8 @@ pub struct App {
     pub closing: Vec<InteractiveSession>,
     /// Printed after the terminal is restored.
     pub farewell: Option<String>,
+    /// An instruction file `/memory` wants opened in the editor (the loop does it).
+    pub(super) editor_request: Option<PathBuf>,
     launcher: Box<dyn Launcher + Send>,
     start: Start,
     options: StartOptions,
@@ -139,6 +144,7 @@ impl App {
             quit: false,
             closing: Vec::new(),
             farewell: None,
+            editor_request: None,
             launcher,
             start: Start::Trust,
             options,
@@ -276,7 +282,13 @@ impl App {
         self.live = Some(Live {
             handle: opened.session,
             project_dir: opened.project_dir,
+            instructions: opened.instructions,
         });
+    }
+
+    /// What the open session's system prompt is built from.
+    pub(super) fn instructions(&self) -> Option<Arc<Instructions>> {
+        self.live.as_ref().and_then(|l| l.instructions.clone())
     }
 
     /// Takes the session off screen (to resume another); returns it for closing.
@@ -361,6 +373,12 @@ impl App {
                 if self.running_prompt.is_some() && !message.text().trim().is_empty() =>
             {
                 self.last_answer = message.text();
+            }
+            SessionEvent::CommandOutput { ref command, .. } if command == "doctor" => {
+                self.transcript.apply(&event);
+                let terminal = self.doctor_terminal_report();
+                self.notice(NoticeKind::Info, terminal);
+                return;
             }
             SessionEvent::SubmissionEnded { id, ref outcome } => {
                 self.stopped_permissions.clear();
@@ -583,6 +601,8 @@ impl App {
             "resume" if args.is_empty() => self.open_session_picker(),
             "resume" => self.resume(args.to_string()),
             "copy" => self.copy(args),
+            "memory" => self.open_memory(args),
+            "reset" => self.reset_settings(args),
             other => self.notice(
                 NoticeKind::Warning,
                 format!("/{other} is not available here"),

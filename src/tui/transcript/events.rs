@@ -410,17 +410,37 @@ impl Transcript {
                 return;
             };
             let activity = call.subagent.get_or_insert_with(Default::default);
+            activity.started.get_or_insert_with(std::time::Instant::now);
             match event {
                 SessionEvent::ToolStarted { name, input, .. } => {
                     activity.tool_uses += 1;
                     let summary = summarize_input(name, input);
-                    activity.current = Some(if summary.is_empty() {
+                    let label = if summary.is_empty() {
                         name.clone()
                     } else {
                         format!("{name}({summary})")
-                    });
+                    };
+                    activity.push_step(format!("• {label}"));
+                    activity.current = Some(label);
                 }
-                SessionEvent::ToolFinished { .. } => activity.current = None,
+                SessionEvent::ToolFinished { is_error, .. } => {
+                    if *is_error && let Some(current) = &activity.current {
+                        let step = format!("  ✗ {current} failed");
+                        activity.push_step(step);
+                    }
+                    activity.current = None;
+                }
+                SessionEvent::AssistantMessage { message, .. } => {
+                    let text = message.text();
+                    let first = text.trim().lines().next().unwrap_or("");
+                    if !first.is_empty() {
+                        let mut said: String = first.chars().take(120).collect();
+                        if first.chars().count() > 120 || text.trim().lines().nth(1).is_some() {
+                            said.push('…');
+                        }
+                        activity.push_step(format!("“{said}”"));
+                    }
+                }
                 SessionEvent::Usage { usage, .. } => {
                     activity.tokens += usage.input_tokens + usage.output_tokens;
                 }

@@ -133,6 +133,14 @@ impl Transcript {
     /// Advances the spinner of running tools by one frame (no relayout needed).
     pub fn tick(&mut self) {
         self.spinner_frame = self.spinner_frame.wrapping_add(1);
+        // A running subagent's line shows its elapsed time.
+        for (index, entry) in self.entries.iter_mut().enumerate() {
+            if matches!(&entry.cell, Cell::ToolCall(t) if t.status == ToolStatus::Running && t.subagent.is_some())
+            {
+                entry.invalidate();
+                self.index.touch(index);
+            }
+        }
     }
 
     /// Whether some tool call is still pending or running (the app ticks while so).

@@ -425,9 +425,38 @@ fn a_running_agent_call_shows_what_its_subagent_does() {
     )));
     let lines = all_lines(&mut t, 80).join("\n");
     assert!(
-        lines.contains("1 tool use · 1.5k tokens") && !lines.contains("Grep(#[test]) ·"),
+        lines.contains("1 tool use · 1.5k tokens · ")
+            && lines.contains("s (ctrl+o to expand)")
+            && !lines.contains("Grep(#[test]) ·"),
         "{lines}"
     );
+    t.apply(&inner(SessionEvent::AssistantMessage {
+        message: crate::core::Message::new(
+            crate::core::Role::Assistant,
+            vec![crate::core::Block::text(
+                "Found 3 test files.\nDetails follow.",
+            )],
+        ),
+        stop_reason: None,
+        model: "claude-haiku-4-5".into(),
+    }));
+    t.toggle_expanded();
+    let lines = all_lines(&mut t, 80).join("\n");
+    assert!(lines.contains("• Grep(#[test])"), "{lines}");
+    assert!(lines.contains("“Found 3 test files.…”"), "{lines}");
+    // Finished, the steps stay behind ctrl+o above the report.
+    t.apply(&finished(
+        "agent_1",
+        "Agent",
+        json!({"description": "find tests"}),
+        "The report.",
+    ));
+    let lines = all_lines(&mut t, 80).join("\n");
+    let step = lines.find("• Grep(#[test])").expect("steps when expanded");
+    assert!(step < lines.find("The report.").unwrap(), "{lines}");
+    t.toggle_expanded();
+    let lines = all_lines(&mut t, 80).join("\n");
+    assert!(!lines.contains("• Grep"), "{lines}");
     // Events for a call the transcript does not know are ignored.
     t.apply(&SessionEvent::Subagent {
         parent_tool_use_id: "nobody".into(),

@@ -3,7 +3,7 @@
 //! lines of output, "Read N lines", the todo list, or the file's diff — expanded in full
 //! with ctrl+o.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -56,7 +56,8 @@ pub struct ToolCallCell {
     pub subagent: Option<SubagentActivity>,
 }
 
-/// A running subagent's progress, shown under its Agent call.
+/// A subagent's progress, shown under its Agent call: one live line while it runs (what
+/// it does now, tool uses, tokens, time), and with ctrl+o every step it took.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubagentActivity {
     /// The tool it runs now (name and summary), if any.
@@ -64,9 +65,27 @@ pub struct SubagentActivity {
     pub tool_uses: u32,
     /// Input and output tokens of its calls so far.
     pub tokens: u64,
+    /// When its first event came.
+    pub started: Option<Instant>,
+    /// Its tool calls and what it said, oldest first (at most [`SUBAGENT_STEPS`]).
+    pub steps: Vec<String>,
+    /// Steps dropped from the front to keep the list bounded.
+    pub dropped_steps: usize,
 }
 
+/// Steps of a subagent kept for the expanded view.
+pub const SUBAGENT_STEPS: usize = 200;
+
 impl SubagentActivity {
+    /// Records one step (a tool call, a message), keeping the newest [`SUBAGENT_STEPS`].
+    pub fn push_step(&mut self, step: String) {
+        if self.steps.len() == SUBAGENT_STEPS {
+            self.steps.remove(0);
+            self.dropped_steps += 1;
+        }
+        self.steps.push(step);
+    }
+
     fn line(&self) -> String {
         let mut parts = Vec::new();
         if let Some(current) = &self.current {
@@ -83,7 +102,35 @@ impl SubagentActivity {
                 format!("{} tokens", self.tokens)
             });
         }
+        if let Some(started) = self.started {
+            parts.push(elapsed_label(started.elapsed()));
+        }
         parts.join(" · ")
+    }
+
+    /// Every step, for the expanded view.
+    fn step_rows(&self, theme: &Theme) -> Vec<Row> {
+        let mut rows = Vec::new();
+        if self.dropped_steps > 0 {
+            rows.push(vec![Span::styled(
+                format!("… {} earlier steps", self.dropped_steps),
+                theme.dim,
+            )]);
+        }
+        for step in &self.steps {
+            rows.push(vec![Span::styled(step.clone(), theme.dim)]);
+        }
+        rows
+    }
+}
+
+/// `42s`, `3m 05s`.
+fn elapsed_label(elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    if secs < 60 {
+        format!("{secs}s")
+    } else {
+        format!("{}m {:02}s", secs / 60, secs % 60)
     }
 }
 
@@ -156,7 +203,20 @@ pub fn summarize_input(name: &str, input: &Value) -> String {
     sanitize(&out).into_owned()
 }
 
+/// The rows under a call's header: its outcome, after a finished subagent's steps when
+/// expanded.
 fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) -> Vec<Row> {
+    match &cell.subagent {
+        Some(activity) if expanded && cell.status != ToolStatus::Running => {
+            let mut rows = activity.step_rows(theme);
+            rows.extend(outcome_rows(cell, room, expanded, theme));
+            rows
+        }
+        _ => outcome_rows(cell, room, expanded, theme),
+    }
+}
+
+fn outcome_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) -> Vec<Row> {
     let text_style = match cell.status {
         ToolStatus::Error => theme.tool_error,
         ToolStatus::Denied => theme.tool_denied,
@@ -165,9 +225,25 @@ fn result_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme) 
     match (&cell.result, cell.status) {
         (_, ToolStatus::Pending) => Vec::new(),
         (_, ToolStatus::Running) => match &cell.subagent {
-            Some(activity) => vec![vec![Span::styled(activity.line(), theme.dim)]],
+            Some(activity) if expanded => {
+                let mut rows = activity.step_rows(theme);
+                rows.push(vec![Span::styled(activity.line(), theme.dim)]);
+                rows
+            }
+            Some(activity) => {
+                let hint = if activity.steps.is_empty() {
+                    ""
+                } else {
+                    " (ctrl+o to expand)"
+                };
+                vec![vec![Span::styled(
+                    format!("{}{hint}", activity.line()),
+                    theme.dim,
+                )]]
+            }
             None => vec![vec![Span::styled("Running…", theme.dim)]],
         },
+
         (ToolResultView::Diff(diff), _) => {
             let mut rows = wrap_spans(
                 &[Span::styled(diff.summary(), theme.tool_output)],

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::core::Message;
 use crate::core::models;
 use crate::core::permission::PermissionMode;
-use crate::sdk::{InteractiveSession, SessionEvent, SessionOptions};
+use crate::sdk::{InteractiveSession, SessionEvent};
 use crate::tools::ToolHost;
 
 use super::super::super::args::Args;
@@ -62,7 +62,8 @@ pub fn open(
     if let Some(config) = client_servers(servers) {
         args.mcp_config.push(config);
     }
-    let assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None, host)?;
+    let mut assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None, host)?;
+    let options = assembled.session_options();
     let session = assembled.session;
     let id = session.id().to_string();
     let history = session.history().to_vec();
@@ -70,16 +71,7 @@ pub fn open(
     let provider = session.provider_name().to_string();
     let mut warnings: Vec<String> = assembled.notice.into_iter().collect();
     warnings.extend(assembled.warnings);
-    let mut session = InteractiveSession::start_with(
-        session,
-        SessionOptions {
-            endpoint: assembled.endpoint,
-            mcp: assembled.mcp,
-            commands: assembled.commands,
-            agents: Some(assembled.agents),
-            checkpoints: assembled.checkpoints,
-        },
-    );
+    let mut session = InteractiveSession::start_with(session, options);
     let events = session
         .events()
         .ok_or_else(|| "the session's events were already taken".to_string())?;

@@ -20,6 +20,7 @@ mod suggest;
 mod tree;
 mod wrappers;
 
+use crate::core::permission::DENIED_BY_RULE;
 use crate::core::permission::pattern::Pattern;
 use crate::core::permission::rules::{Compiled, PermissionRule, RuleList, basename};
 use crate::core::permission::shell::{Piece, Word};
@@ -73,13 +74,13 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .find(|(_, c)| *c == Some(Certainty::Sure))
     {
         return Verdict::Deny {
-            reason: format!("denied by rule {rule}"),
+            reason: format!("{DENIED_BY_RULE} {rule}"),
         };
     }
     for (access, hit) in &denied_files {
         if let Some((rule, Certainty::Sure)) = hit {
             return Verdict::Deny {
-                reason: format!("denied by rule {rule} ({})", access.target.describe()),
+                reason: format!("{DENIED_BY_RULE} {rule} ({})", access.target.describe()),
             };
         }
     }
