@@ -90,18 +90,27 @@ pub fn assemble_with(
 ) -> Result<Assembled, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    assemble_in(args, cwd, interactive, asks_client, None)
+    assemble_in(
+        args,
+        cwd,
+        interactive,
+        asks_client,
+        None,
+        &crate::tools::ToolHost::default(),
+    )
 }
 
 /// `assemble_with` for a session in `cwd` rather than the process's working directory (an
 /// ACP client names the directory of each session it opens), with `sdk_mcp` reaching the
-/// in-process MCP servers of the Agent SDK program that runs robota, if one does.
+/// in-process MCP servers of the Agent SDK program that runs robota, if one does, and the
+/// tools using what `host` offers (an ACP editor's files and terminal).
 pub fn assemble_in(
     args: &Args,
     cwd: std::path::PathBuf,
     interactive: bool,
     asks_client: bool,
     sdk_mcp: Option<Arc<dyn crate::tools::mcp::SdkMcpRouter>>,
+    host: &crate::tools::ToolHost,
 ) -> Result<Assembled, String> {
     let home = paths::robota_home();
     let user_home = paths::home_dir();
@@ -188,7 +197,7 @@ pub fn assemble_in(
             .flat_map(|a| PermissionRule::parse_list(a)),
     );
     let todos = TodoList::new();
-    let defaults = crate::tools::default_tool_set(&cwd, todos.clone());
+    let defaults = crate::tools::default_tool_set(&cwd, todos.clone(), host);
     let bash = Some(defaults.bash.clone());
     let mut tool_list = defaults.tools;
     tool_list.push(crate::tools::web_fetch_tool(&settings.merged));

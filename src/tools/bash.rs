@@ -1,7 +1,8 @@
 //! The Bash tool: runs a command through `shell_process` in a working directory that
 //! persists between calls (a marker plus `$PWD` is printed after the command and parsed
 //! back out of stdout), reports stdout, stderr and a non-zero exit code, timeouts and
-//! interruptions, and starts background jobs (`background_jobs`) on request.
+//! interruptions, and starts background jobs (`background_jobs`) on request. When the host
+//! offers a terminal (`host`), foreground commands run there instead.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -11,6 +12,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::background_jobs::{BackgroundJob, BackgroundJobs};
+use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::shell_process::{Ending, ShellScript, run_script};
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
@@ -22,6 +24,11 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// ended in, keeping the command's exit status.
 const TRACKING_SCRIPT: &str = "__robota_cmd=$1; __robota_marker=$2; shift 2; eval \"$__robota_cmd\"; \
 __robota_status=$?; printf '\\n%s%s\\n' \"$__robota_marker\" \"$PWD\"; exit $__robota_status";
+
+/// [`TRACKING_SCRIPT`] for the host's terminal: the directory the command ended in goes to
+/// the file named by `$2` instead of stdout.
+const TERMINAL_TRACKING_SCRIPT: &str = "__robota_cmd=$1; __robota_dir_file=$2; shift 2; eval \"$__robota_cmd\"; \
+__robota_status=$?; printf '%s' \"$PWD\" > \"$__robota_dir_file\" 2>/dev/null; exit $__robota_status";
 
 const DESCRIPTION: &str = "Runs a shell command with bash and returns its stdout, then stderr; a non-zero exit code makes the result an error. \
 The working directory persists between calls (`cd` carries over); shell variables do not. stdin is empty, so avoid interactive commands. \
@@ -40,6 +47,8 @@ struct ShellDir {
 pub struct BashTool {
     dir: Mutex<ShellDir>,
     jobs: BackgroundJobs,
+    /// What the host offers: its terminal, where foreground commands run when there is one.
+    host: ToolHost,
 }
 
 impl BashTool {
@@ -52,7 +61,14 @@ impl BashTool {
                 current: start_dir.to_path_buf(),
             }),
             jobs: BackgroundJobs::new(),
+            host: ToolHost::default(),
         }
+    }
+
+    /// Runs foreground commands in the host's terminal when `host` offers one.
+    pub fn on_host(mut self, host: &ToolHost) -> Self {
+        self.host = host.clone();
+        self
     }
 
     fn lock_dir(&self) -> MutexGuard<'_, ShellDir> {
@@ -137,6 +153,11 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             )));
         }
 
+        if let Some(terminal) = &self.host.terminal {
+            return self
+                .run_in_terminal(terminal.as_ref(), command, &cwd, note, timeout_ms, ctx)
+                .await;
+        }
         let marker = format!("__ROBOTA_CWD_{}__", uuid::Uuid::new_v4().simple());
         let script = ShellScript {
             script: TRACKING_SCRIPT,
@@ -151,7 +172,58 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
         if let Some(new_dir) = new_dir.filter(|d| d.is_dir()) {
             self.lock_dir().current = new_dir;
         }
-        Ok(render(note, &stdout, &run.stderr, run.ending, timeout_ms))
+        let status = local_status(run.ending, timeout_ms);
+        Ok(render(note, &[&stdout, &run.stderr], status))
+    }
+
+    /// A foreground command in the host's terminal. The directory it ends in comes back
+    /// through a file (the terminal shows only the command's own output).
+    async fn run_in_terminal(
+        &self,
+        terminal: &dyn HostTerminal,
+        command: &str,
+        cwd: &Path,
+        note: Option<String>,
+        timeout_ms: u64,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let dir_file =
+            std::env::temp_dir().join(format!("robota-cwd-{}", uuid::Uuid::new_v4().simple()));
+        let request = TerminalCommand {
+            program: "bash".to_string(),
+            args: vec![
+                "-c".to_string(),
+                TERMINAL_TRACKING_SCRIPT.to_string(),
+                "robota-shell".to_string(),
+                command.to_string(),
+                dir_file.display().to_string(),
+            ],
+            cwd: cwd.to_path_buf(),
+            env: ctx.env.clone(),
+            tool_use_id: ctx.tool_use_id.clone(),
+        };
+        let run = terminal
+            .run(request, Duration::from_millis(timeout_ms), &ctx.cancel)
+            .await
+            .map_err(|err| ToolFailure::failed(format!("Failed to run the command: {err}")));
+        let new_dir = std::fs::read_to_string(&dir_file).ok();
+        let _ = std::fs::remove_file(&dir_file);
+        let run = run?;
+        if let Some(new_dir) = new_dir.map(PathBuf::from).filter(|d| d.is_dir()) {
+            self.lock_dir().current = new_dir;
+        }
+        let status = match run.ending {
+            HostEnding::Exited(0) => None,
+            HostEnding::Exited(code) => Some(format!("Exit code {code}")),
+            HostEnding::Signaled(signal) => Some(format!("Killed by signal {signal}")),
+            HostEnding::TimedOut => Some(timed_out(timeout_ms)),
+            HostEnding::Cancelled => Some(INTERRUPTED.to_string()),
+        };
+        let mut output = run.output;
+        if run.truncated {
+            output.insert_str(0, "(The start of the output was cut.)\n");
+        }
+        Ok(render(note, &[&output], status))
     }
 }
 
@@ -175,31 +247,34 @@ fn take_marker(stdout: &str, marker: &str) -> (String, Option<PathBuf>) {
     (cleaned, Some(dir))
 }
 
-fn render(
-    note: Option<String>,
-    stdout: &str,
-    stderr: &str,
-    ending: Ending,
-    timeout_ms: u64,
-) -> ToolOutput {
+const INTERRUPTED: &str = "Command interrupted by user";
+
+fn timed_out(timeout_ms: u64) -> String {
+    format!("Command timed out after {}", format_duration(timeout_ms))
+}
+
+/// The status line of a local run that did not exit with 0.
+fn local_status(ending: Ending, timeout_ms: u64) -> Option<String> {
+    match ending {
+        Ending::Exited(0) => None,
+        Ending::Exited(code) => Some(format!("Exit code {code}")),
+        Ending::Signaled(signal) => Some(format!("Killed by signal {signal}")),
+        Ending::TimedOut => Some(timed_out(timeout_ms)),
+        Ending::Cancelled => Some(INTERRUPTED.to_string()),
+    }
+}
+
+/// The result: the note, each non-empty stream, then the status line (which makes it an
+/// error).
+fn render(note: Option<String>, streams: &[&str], status: Option<String>) -> ToolOutput {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(note);
-    for stream in [stdout, stderr] {
+    for stream in streams {
         let trimmed = stream.trim_end_matches(['\n', '\r']);
         if !trimmed.is_empty() {
             parts.push(trimmed.to_string());
         }
     }
-    let status = match ending {
-        Ending::Exited(0) => None,
-        Ending::Exited(code) => Some(format!("Exit code {code}")),
-        Ending::Signaled(signal) => Some(format!("Killed by signal {signal}")),
-        Ending::TimedOut => Some(format!(
-            "Command timed out after {}",
-            format_duration(timeout_ms)
-        )),
-        Ending::Cancelled => Some("Command interrupted by user".to_string()),
-    };
     let is_error = status.is_some();
     parts.extend(status);
     let content = if parts.is_empty() {

@@ -8,9 +8,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::file_tracker::FileReadTracker;
-use super::file_write::{
-    ExistingFile, ensure_fresh, load_existing, to_crlf, uses_crlf, write_and_record,
-};
+use super::file_write::{ExistingFile, ensure_fresh, to_crlf, uses_crlf};
+use super::host::{ToolHost, load_for_replace, write_replacement};
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::{resolve, similar_names};
 use super::read::push_numbered_line;
@@ -33,11 +32,21 @@ struct EditRequest {
 
 pub struct EditTool {
     tracker: FileReadTracker,
+    host: ToolHost,
 }
 
 impl EditTool {
     pub fn new(tracker: FileReadTracker) -> Self {
-        EditTool { tracker }
+        EditTool {
+            tracker,
+            host: ToolHost::default(),
+        }
+    }
+
+    /// Loads and writes files through what `host` offers.
+    pub fn on_host(mut self, host: ToolHost) -> Self {
+        self.host = host;
+        self
     }
 
     /// The request in `input` and the file it names.
@@ -59,23 +68,15 @@ impl EditTool {
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
         let (path, request) = Self::request(input, ctx)?;
-        let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || {
-            let plan = plan_edit(&path, &request, &tracker)?;
-            apply_edit(&path, plan, &tracker)
-        })
-        .await
-        .map_err(|err| ToolFailure::failed(format!("Edit failed: {err}")))?
+        let existing = load_for_replace(&self.host, &path).await?;
+        let plan = plan_edit(&path, existing, &request, &self.tracker)?;
+        apply_edit(&self.host, &path, plan, &self.tracker).await
     }
 
     async fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolDisplay, ToolFailure> {
         let (path, request) = Self::request(input, ctx)?;
-        let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || {
-            plan_edit(&path, &request, &tracker).map(|plan| plan.display(&path))
-        })
-        .await
-        .map_err(|err| ToolFailure::failed(format!("Edit failed: {err}")))?
+        let existing = load_for_replace(&self.host, &path).await?;
+        plan_edit(&path, existing, &request, &self.tracker).map(|plan| plan.display(&path))
     }
 }
 
@@ -107,10 +108,11 @@ impl PlannedEdit {
 /// `replace_all`) and works out the new text.
 fn plan_edit(
     path: &Path,
+    existing: Option<ExistingFile>,
     request: &EditRequest,
     tracker: &FileReadTracker,
 ) -> Result<PlannedEdit, ToolFailure> {
-    let Some(existing) = load_existing(path)? else {
+    let Some(existing) = existing else {
         if request.old_string.is_empty() {
             return Ok(PlannedEdit {
                 existing: None,
@@ -160,15 +162,17 @@ fn plan_edit(
     })
 }
 
-/// Writes a planned edit atomically and answers with a numbered snippet of the change.
-fn apply_edit(
+/// Writes a planned edit (atomically on disk, or through the host) and answers with a
+/// numbered snippet of the change.
+async fn apply_edit(
+    host: &ToolHost,
     path: &Path,
     plan: PlannedEdit,
     tracker: &FileReadTracker,
 ) -> Result<ToolOutput, ToolFailure> {
     let display = plan.display(path);
-    let permissions = plan.existing.as_ref().map(|e| &e.permissions);
-    write_and_record(tracker, path, plan.after.as_bytes(), permissions)?;
+    let permissions = plan.existing.as_ref().and_then(|e| e.permissions.clone());
+    write_replacement(host, tracker, path, &plan.after, permissions).await?;
     if plan.existing.is_none() {
         let message = format!("File created successfully at: {}", path.display());
         return Ok(ToolOutput::ok(message).with_display(display));

@@ -26,6 +26,11 @@ impl FileStamp {
         }
     }
 
+    /// The content hash a stamp keeps.
+    pub fn hash(content: &[u8]) -> u64 {
+        content_hash(content)
+    }
+
     /// Same content as `other`. The modification time alone does not count: touching a file
     /// or saving it unchanged does not make it stale.
     pub fn same_content(&self, other: &FileStamp) -> bool {

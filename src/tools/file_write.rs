@@ -14,7 +14,8 @@ use super::input::ToolFailure;
 pub struct ExistingFile {
     pub bytes: Vec<u8>,
     pub stamp: FileStamp,
-    pub permissions: Permissions,
+    /// The file's permissions on disk (`None`: the host has it but the disk does not).
+    pub permissions: Option<Permissions>,
 }
 
 /// Reads the file at `path` if there is one; a directory or an unreadable file is an error.
@@ -45,7 +46,7 @@ pub fn load_existing(path: &Path) -> Result<Option<ExistingFile>, ToolFailure> {
         .map_err(|err| ToolFailure::failed(format!("Cannot read {}: {err}", path.display())))?;
     Ok(Some(ExistingFile {
         stamp: FileStamp::of(&bytes, &metadata),
-        permissions: metadata.permissions(),
+        permissions: Some(metadata.permissions()),
         bytes,
     }))
 }
@@ -165,7 +166,7 @@ mod tests {
         std::fs::write(&file, "old").unwrap();
         std::fs::set_permissions(&file, Permissions::from_mode(0o750)).unwrap();
         let existing = load_existing(&file).unwrap().unwrap();
-        write_atomically(&file, b"new", Some(&existing.permissions)).unwrap();
+        write_atomically(&file, b"new", existing.permissions.as_ref()).unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
         let mode = std::fs::metadata(&file).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o750);

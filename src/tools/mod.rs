@@ -5,7 +5,8 @@
 //! resolution (`paths`), the read-before-write record (`file_tracker`), atomic writes
 //! (`file_write`), the parallel walk behind Glob and Grep (`walk`, `grep_search`), the
 //! process runner and background jobs behind Bash (`shell_process`, `background_jobs`),
-//! and the session's todo list (`todo`). `default_tools` wires the seven together. WebFetch
+//! the session's todo list (`todo`), and what a hosting editor offers instead of the disk
+//! and local processes (`host`). `default_tools` wires the seven together. WebFetch
 //! and WebSearch (`web_fetch`, `web_search`, machinery in `web`) depend on settings, so
 //! the caller adds them: `web_fetch_tool(settings)`, and `web_search_tool(settings)` when a
 //! search backend is configured.
@@ -19,6 +20,7 @@ mod file_write;
 mod glob;
 mod grep;
 mod grep_search;
+mod host;
 mod input;
 pub mod mcp;
 mod paths;
@@ -47,6 +49,7 @@ pub use exit_plan_mode::ExitPlanModeTool;
 pub use file_tracker::{FileReadTracker, FileStamp, Staleness};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use host::{HostEnding, HostFiles, HostTerminal, TerminalCommand, TerminalRun, ToolHost};
 pub use input::{InvalidInput, ToolFailure};
 pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
@@ -71,17 +74,18 @@ pub struct DefaultTools {
 }
 
 /// Builds the seven built-in tools: Read, Edit and Write share one [`FileReadTracker`];
-/// TodoWrite writes to `todos`; Bash starts in `cwd`.
-pub fn default_tool_set(cwd: &Path, todos: TodoList) -> DefaultTools {
+/// TodoWrite writes to `todos`; Bash starts in `cwd`. Read, Edit, Write and Bash use what
+/// `host` offers (its files, its terminal) and the disk and local processes otherwise.
+pub fn default_tool_set(cwd: &Path, todos: TodoList, host: &ToolHost) -> DefaultTools {
     let read_tracker = FileReadTracker::new();
-    let bash = Arc::new(BashTool::new(cwd));
+    let bash = Arc::new(BashTool::new(cwd).on_host(host));
     let tools: Vec<Arc<dyn Tool>> = vec![
         bash.clone(),
         Arc::new(GlobTool),
         Arc::new(GrepTool),
-        Arc::new(ReadTool::new(read_tracker.clone())),
-        Arc::new(EditTool::new(read_tracker.clone())),
-        Arc::new(WriteTool::new(read_tracker.clone())),
+        Arc::new(ReadTool::new(read_tracker.clone()).on_host(host.clone())),
+        Arc::new(EditTool::new(read_tracker.clone()).on_host(host.clone())),
+        Arc::new(WriteTool::new(read_tracker.clone()).on_host(host.clone())),
         Arc::new(TodoWriteTool::new(todos.clone())),
     ];
     DefaultTools {
@@ -95,7 +99,7 @@ pub fn default_tool_set(cwd: &Path, todos: TodoList) -> DefaultTools {
 /// The seven built-in tools in the order they are advertised: Bash, Glob, Grep, Read,
 /// Edit, Write, TodoWrite.
 pub fn default_tools(cwd: &Path) -> Vec<Arc<dyn Tool>> {
-    default_tool_set(cwd, TodoList::new()).tools
+    default_tool_set(cwd, TodoList::new(), &ToolHost::default()).tools
 }
 
 #[cfg(test)]
@@ -183,7 +187,7 @@ mod tests {
     async fn read_edit_and_write_share_one_tracker_and_todos_are_exposed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f.txt"), "old\n").unwrap();
-        let set = default_tool_set(dir.path(), TodoList::new());
+        let set = default_tool_set(dir.path(), TodoList::new(), &ToolHost::default());
         let ctx = test_support::ctx(dir.path());
         let read = set.tools[3].call(json!({"file_path": "f.txt"}), &ctx).await;
         assert!(!read.is_error);

@@ -1,6 +1,7 @@
 //! The Read tool: a text file as `cat -n` style numbered lines, with offset/limit paging,
 //! long lines cut, binary files, images and directories refused with a clear message, and
-//! every successful read recorded in the shared [`FileReadTracker`].
+//! every successful read recorded in the shared [`FileReadTracker`]. When the host offers
+//! its files (`host`), the text is its buffer's; the path is still checked on disk.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::file_tracker::{FileReadTracker, FileStamp};
+use super::host::{HostFiles, ToolHost, host_stamp};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::paths::{resolve, similar_names};
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
@@ -28,11 +30,21 @@ A file must be read before Edit or Write may change it. Read several files in pa
 
 pub struct ReadTool {
     tracker: FileReadTracker,
+    host: ToolHost,
 }
 
 impl ReadTool {
     pub fn new(tracker: FileReadTracker) -> Self {
-        ReadTool { tracker }
+        ReadTool {
+            tracker,
+            host: ToolHost::default(),
+        }
+    }
+
+    /// Reads files through what `host` offers.
+    pub fn on_host(mut self, host: ToolHost) -> Self {
+        self.host = host;
+        self
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
@@ -44,21 +56,21 @@ impl ReadTool {
             return Err(input.invalid("\"limit\" must be at least 1").into());
         }
         let path = resolve(&ctx.cwd, file_path);
-        let tracker = self.tracker.clone();
-        let cwd = ctx.cwd.clone();
-        tokio::task::spawn_blocking(move || read_file(&path, &cwd, offset, limit, &tracker))
-            .await
-            .map_err(|err| ToolFailure::failed(format!("Read failed: {err}")))?
+        let (bytes, stamp) = match &self.host.reads {
+            Some(files) => read_through_host(files.as_ref(), &path, &ctx.cwd).await?,
+            None => {
+                let (path, cwd) = (path.clone(), ctx.cwd.clone());
+                tokio::task::spawn_blocking(move || read_from_disk(&path, &cwd))
+                    .await
+                    .map_err(|err| ToolFailure::failed(format!("Read failed: {err}")))??
+            }
+        };
+        present(&path, &bytes, stamp, offset, limit, &self.tracker)
     }
 }
 
-fn read_file(
-    path: &Path,
-    cwd: &Path,
-    offset: u64,
-    limit: u64,
-    tracker: &FileReadTracker,
-) -> Result<ToolOutput, ToolFailure> {
+/// The file's bytes and stamp from disk, after the checks on what the path is.
+fn read_from_disk(path: &Path, cwd: &Path) -> Result<(Vec<u8>, FileStamp), ToolFailure> {
     let metadata = std::fs::metadata(path).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
             missing_file(path, cwd)
@@ -66,6 +78,40 @@ fn read_file(
             ToolFailure::failed(format!("Cannot read {}: {err}", path.display()))
         }
     })?;
+    check_readable(path, &metadata)?;
+    let bytes = std::fs::read(path)
+        .map_err(|err| ToolFailure::failed(format!("Cannot read {}: {err}", path.display())))?;
+    let stamp = FileStamp::of(&bytes, &metadata);
+    Ok((bytes, stamp))
+}
+
+/// The file's text as the host has it (an unsaved buffer included). What the path is on
+/// disk is checked first when it is there; a file only the host has is read too.
+async fn read_through_host(
+    files: &dyn HostFiles,
+    path: &Path,
+    cwd: &Path,
+) -> Result<(Vec<u8>, FileStamp), ToolFailure> {
+    let metadata = std::fs::metadata(path).ok();
+    if let Some(metadata) = &metadata {
+        check_readable(path, metadata)?;
+    }
+    match files.read_text(path).await {
+        Ok(text) => {
+            let bytes = text.into_bytes();
+            let stamp = host_stamp(&bytes);
+            Ok((bytes, stamp))
+        }
+        Err(_) if metadata.is_none() => Err(missing_file(path, cwd)),
+        Err(err) => Err(ToolFailure::failed(format!(
+            "Cannot read {} from the editor: {err}",
+            path.display()
+        ))),
+    }
+}
+
+/// Refuses directories, devices, images and files too large to read.
+fn check_readable(path: &Path, metadata: &std::fs::Metadata) -> Result<(), ToolFailure> {
     if metadata.is_dir() {
         return Err(ToolFailure::failed(format!(
             "{} is a directory, not a file. Use Glob or Bash `ls` to list its contents.",
@@ -91,21 +137,31 @@ fn read_file(
             metadata.len() / (1024 * 1024)
         )));
     }
-    let bytes = std::fs::read(path)
-        .map_err(|err| ToolFailure::failed(format!("Cannot read {}: {err}", path.display())))?;
+    Ok(())
+}
+
+/// Refuses binary content, records the read and numbers the lines asked for.
+fn present(
+    path: &Path,
+    bytes: &[u8],
+    stamp: FileStamp,
+    offset: u64,
+    limit: u64,
+    tracker: &FileReadTracker,
+) -> Result<ToolOutput, ToolFailure> {
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(ToolFailure::failed(format!(
             "Cannot read {}: it is a binary file. Use Bash (e.g. `file`, `xxd | head`, `strings`) to inspect it.",
             path.display()
         )));
     }
-    tracker.record(path, FileStamp::of(&bytes, &metadata));
+    tracker.record(path, stamp);
     if bytes.is_empty() {
         return Ok(ToolOutput::ok(
             "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
         ));
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(ToolOutput::ok(format_lines(text, offset, limit)))
 }

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::file_tracker::FileReadTracker;
-use super::file_write::{ensure_fresh, load_existing, to_crlf, uses_crlf, write_and_record};
+use super::file_write::{ExistingFile, ensure_fresh, to_crlf, uses_crlf};
+use super::host::{ToolHost, load_for_replace, write_replacement};
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::resolve;
 use crate::core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
@@ -20,32 +21,34 @@ Prefer Edit for changes to existing files; only create new files (including docs
 
 pub struct WriteTool {
     tracker: FileReadTracker,
+    host: ToolHost,
 }
 
 impl WriteTool {
     pub fn new(tracker: FileReadTracker) -> Self {
-        WriteTool { tracker }
+        WriteTool {
+            tracker,
+            host: ToolHost::default(),
+        }
+    }
+
+    /// Loads and writes files through what `host` offers.
+    pub fn on_host(mut self, host: ToolHost) -> Self {
+        self.host = host;
+        self
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
         let (path, content) = request(input, ctx)?;
-        let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || {
-            let plan = plan_write(&path, content, &tracker)?;
-            apply_write(&path, plan, &tracker)
-        })
-        .await
-        .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
+        let existing = load_for_replace(&self.host, &path).await?;
+        let plan = plan_write(&path, existing, content, &self.tracker)?;
+        apply_write(&self.host, &path, plan, &self.tracker).await
     }
 
     async fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolDisplay, ToolFailure> {
         let (path, content) = request(input, ctx)?;
-        let tracker = self.tracker.clone();
-        tokio::task::spawn_blocking(move || {
-            plan_write(&path, content, &tracker).map(|plan| plan.display(&path))
-        })
-        .await
-        .map_err(|err| ToolFailure::failed(format!("Write failed: {err}")))?
+        let existing = load_for_replace(&self.host, &path).await?;
+        plan_write(&path, existing, content, &self.tracker).map(|plan| plan.display(&path))
     }
 }
 
@@ -60,8 +63,8 @@ fn request(input: &Value, ctx: &ToolContext) -> Result<(PathBuf, String), ToolFa
 /// A write worked out against the file as it is now: what the permission question shows
 /// is exactly what [`apply_write`] writes.
 struct PlannedWrite {
-    /// The file's text before (`None`: created) and its permissions, kept.
-    before: Option<(String, Permissions)>,
+    /// The file's text before (`None`: created) and its permissions on disk, kept.
+    before: Option<(String, Option<Permissions>)>,
     /// The content with the file's CRLF endings kept.
     content: String,
 }
@@ -78,10 +81,11 @@ impl PlannedWrite {
 
 fn plan_write(
     path: &Path,
+    existing: Option<ExistingFile>,
     content: String,
     tracker: &FileReadTracker,
 ) -> Result<PlannedWrite, ToolFailure> {
-    let Some(existing) = load_existing(path)? else {
+    let Some(existing) = existing else {
         return Ok(PlannedWrite {
             before: None,
             content,
@@ -100,14 +104,15 @@ fn plan_write(
     })
 }
 
-fn apply_write(
+async fn apply_write(
+    host: &ToolHost,
     path: &Path,
     plan: PlannedWrite,
     tracker: &FileReadTracker,
 ) -> Result<ToolOutput, ToolFailure> {
     let display = plan.display(path);
-    let permissions = plan.before.as_ref().map(|(_, p)| p);
-    write_and_record(tracker, path, plan.content.as_bytes(), permissions)?;
+    let permissions = plan.before.as_ref().and_then(|(_, p)| p.clone());
+    write_replacement(host, tracker, path, &plan.content, permissions).await?;
     let message = match plan.before {
         None => format!("File created successfully at: {}", path.display()),
         Some(_) => format!("The file {} has been updated.", path.display()),

@@ -112,11 +112,48 @@ impl AcpPeer {
     }
 
     pub fn initialize(&mut self) -> Value {
+        self.initialize_offering(
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}),
+        )
+    }
+
+    /// `initialize` with these `clientCapabilities`.
+    pub fn initialize_offering(&mut self, capabilities: Value) -> Value {
         let id = self.request(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         );
         self.result(id)
+    }
+
+    /// Reads until the response to request `id`, answering every request robota sends with
+    /// `answer(method, params)` (`None`: left unanswered). Returns the response.
+    pub fn serve_until(
+        &mut self,
+        id: u64,
+        mut answer: impl FnMut(&str, &Value) -> Option<Value>,
+    ) -> Value {
+        loop {
+            let message = self.until(&format!("response {id}"), |_| true);
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            if let (Some(method), Some(request_id)) =
+                (message["method"].as_str(), message.get("id"))
+                && let Some(result) = answer(method, &message["params"])
+            {
+                self.respond(&request_id.clone(), result);
+            }
+        }
+    }
+
+    /// The methods of the requests robota sent so far, in order.
+    pub fn requests_received(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter(|v| v.get("id").is_some())
+            .filter_map(|v| v["method"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// `session/new` in `cwd`; returns the session id.

@@ -104,7 +104,16 @@ pub async fn run(args: Args) -> u8 {
     let router: Arc<dyn SdkMcpRouter> = Arc::new(McpBridge { asks: mcp_tx });
     let assembled = std::env::current_dir()
         .map_err(|e| format!("cannot read the working directory: {e}"))
-        .and_then(|cwd| assemble_in(&args, cwd, false, ask, Some(router)));
+        .and_then(|cwd| {
+            assemble_in(
+                &args,
+                cwd,
+                false,
+                ask,
+                Some(router),
+                &crate::tools::ToolHost::default(),
+            )
+        });
     let mut assembled = match assembled {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),

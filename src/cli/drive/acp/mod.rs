@@ -10,23 +10,25 @@
 //! (answered when its submission ends, with its stop reason), `session/cancel`,
 //! `session/set_mode` (permission modes) and `session/set_config_option` (the model).
 //! Permission questions become `session/request_permission`; "always" saves the rule as
-//! the full-screen UI's "don't ask again" does. The client's file system and terminal are
-//! not used: tools read and write the disk themselves.
+//! the full-screen UI's "don't ask again" does. When the client offers its file system
+//! and terminal, the tools read, write and run commands through them (`client_host`).
 
+mod client_host;
 mod open;
 mod updates;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AgentResponse, AuthenticateResponse, ClientNotification, ClientRequest,
-    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource, Implementation,
-    InitializeResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse, PermissionOption,
-    PermissionOptionKind, PromptCapabilities, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    AgentCapabilities, AgentResponse, AuthenticateResponse, ClientCapabilities, ClientNotification,
+    ClientRequest, ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource,
+    Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
+    StopReason, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -96,6 +98,10 @@ struct Driver {
     internal: mpsc::UnboundedSender<Internal>,
     next_question: u64,
     next_generation: u64,
+    /// What the client's `initialize` offered (its file system, its terminal).
+    offered: ClientCapabilities,
+    /// Terminals embedded in tool calls, kept for each call's final update.
+    terminals: client_host::ShownTerminals,
 }
 
 /// Serves ACP on stdin/stdout until the client closes the connection.
@@ -146,6 +152,8 @@ async fn serve(
         internal,
         next_question: 1,
         next_generation: 1,
+        offered: ClientCapabilities::default(),
+        terminals: client_host::ShownTerminals::default(),
     };
     loop {
         tokio::select! {
@@ -196,6 +204,7 @@ impl Driver {
     async fn on_request(&mut self, request: ClientRequest, responder: Responder) {
         let answer = match request {
             ClientRequest::InitializeRequest(request) => {
+                self.offered = request.client_capabilities.clone();
                 let capabilities = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
@@ -261,7 +270,10 @@ impl Driver {
         servers: &[agent_client_protocol::v1::schema::McpServer],
     ) {
         let loading = resume.is_some();
-        let opened = match open::open(&self.base, &cwd, resume.as_deref(), servers) {
+        let session_id = Arc::new(OnceLock::new());
+        let host =
+            client_host::tool_host(&self.cx, &self.offered, session_id.clone(), &self.terminals);
+        let opened = match open::open(&self.base, &cwd, resume.as_deref(), servers, &host) {
             Ok(opened) => opened,
             Err(message) => {
                 let _ = responder.respond_with_error(failure(INVALID_PARAMS, message));
@@ -272,6 +284,7 @@ impl Driver {
             eprintln!("robota: {warning}");
         }
         let key = opened.id.clone();
+        let _ = session_id.set(key.clone());
         let bypass = opened.mode == PermissionMode::BypassPermissions;
         let modes = open::modes(opened.mode, bypass);
         let options = vec![open::model_option(&opened.provider, &opened.model)];
@@ -459,12 +472,15 @@ impl Driver {
                 display,
                 ..
             } => {
-                out.push(updates::tool_finished(
-                    &id,
-                    &content,
-                    is_error,
-                    display.as_ref(),
-                ));
+                let mut finished =
+                    updates::tool_finished(&id, &content, is_error, display.as_ref());
+                if let Some(terminal) = client_host::take_shown(&self.terminals, &id)
+                    && let SessionUpdate::ToolCallUpdate(update) = &mut finished
+                {
+                    let content = update.fields.content.get_or_insert_with(Vec::new);
+                    content.insert(0, client_host::terminal_content(&terminal));
+                }
+                out.push(finished);
                 if let Some(ToolDisplay::Todos { todos }) = &display {
                     out.push(updates::plan(todos));
                 }

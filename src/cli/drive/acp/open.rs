@@ -16,6 +16,7 @@ use crate::core::Message;
 use crate::core::models;
 use crate::core::permission::PermissionMode;
 use crate::sdk::{InteractiveSession, SessionEvent};
+use crate::tools::ToolHost;
 
 use super::super::super::args::Args;
 use super::super::super::assemble::assemble_in;
@@ -37,12 +38,13 @@ pub struct Opened {
     pub warnings: Vec<String>,
 }
 
-/// Opens a session in `cwd`: new, or `resume`d by id.
+/// Opens a session in `cwd`: new, or `resume`d by id, its tools using what `host` offers.
 pub fn open(
     base: &Args,
     cwd: &Path,
     resume: Option<&str>,
     servers: &[McpServer],
+    host: &ToolHost,
 ) -> Result<Opened, String> {
     if !cwd.is_absolute() {
         return Err(format!("cwd {} is not an absolute path", cwd.display()));
@@ -60,7 +62,7 @@ pub fn open(
     if let Some(config) = client_servers(servers) {
         args.mcp_config.push(config);
     }
-    let mut assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None)?;
+    let mut assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None, host)?;
     let options = assembled.session_options();
     let session = assembled.session;
     let id = session.id().to_string();
