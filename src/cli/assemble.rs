@@ -51,6 +51,8 @@ pub struct Assembled {
     /// The project's checkpoint store (`None` without a session log, or with
     /// `ROBOTA_DISABLE_CHECKPOINTS` set).
     pub checkpoints: Option<crate::sdk::checkpoint::Checkpointer>,
+    /// Where `/plugin …` manages plugins for this session.
+    pub plugin_places: crate::sdk::plugins::PluginPlaces,
 }
 
 pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
@@ -507,7 +509,13 @@ pub fn assemble_in(
                 cwd.clone(),
             )
         });
+    let plugin_places = crate::sdk::plugins::PluginPlaces {
+        robota_home: home.clone(),
+        cwd: cwd.clone(),
+        home: user_home.clone(),
+    };
     Ok(Assembled {
+        plugin_places,
         mcp,
         commands: Arc::new(commands),
         agents: Arc::new(agents),

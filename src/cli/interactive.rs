@@ -167,6 +167,7 @@ impl Launcher for CliLauncher {
                     commands: assembled.commands,
                     agents: Some(assembled.agents),
                     checkpoints: assembled.checkpoints,
+                    plugins: Some(assembled.plugin_places),
                     ..SessionOptions::default()
                 },
             ),

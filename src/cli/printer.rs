@@ -95,6 +95,7 @@ impl Printer {
                 commands: assembled.commands,
                 agents: Some(assembled.agents),
                 checkpoints: assembled.checkpoints,
+                plugins: Some(assembled.plugin_places),
             },
         );
         let events = session.events()?;

@@ -64,6 +64,9 @@ pub struct SessionOptions {
     /// The project's checkpoint store: each prompt opens a checkpoint and `/rewind` can
     /// put files back (`None`: no checkpoints, `/rewind` rewinds the conversation only).
     pub checkpoints: Option<Checkpointer>,
+    /// Where `/plugin …` installs and records plugins (`None`: `/plugin` says it is not
+    /// available in this client).
+    pub plugins: Option<crate::sdk::plugins::PluginPlaces>,
 }
 
 enum Control {

@@ -76,6 +76,7 @@ pub fn open(
             commands: assembled.commands,
             agents: Some(assembled.agents),
             checkpoints: assembled.checkpoints,
+            plugins: Some(assembled.plugin_places),
         },
     );
     let events = session
