@@ -444,6 +444,16 @@ fn github_shorthand_settings_marketplaces_and_removal() {
         &w.p.root.join(".robota/settings.json"),
         &json!({"extraKnownMarketplaces": {"declared": {"source": {"source": "directory", "path": other}}}}).to_string(),
     );
+    // Not before the directory is trusted: a repository cannot bring its own marketplace.
+    let listing = ok(&w.robota(&["plugin", "marketplace", "list"]));
+    assert!(
+        listing.contains("declared  declared by this project's settings, held back"),
+        "{listing}"
+    );
+    let err = failed(&w.robota(&["plugin", "install", "solo@declared"]));
+    assert!(err.contains("not trusted yet; run `robota trust`"), "{err}");
+    assert!(!w.home().join("plugins/cache/declared").exists());
+    ok(&w.robota(&["trust"]));
     let listing = ok(&w.robota(&["plugin", "marketplace", "list"]));
     assert!(listing.contains("declared  ("), "{listing}");
     assert!(listing.contains("added on first install"), "{listing}");

@@ -216,7 +216,14 @@ pub fn open(
 ) -> Result<OpenMarketplace, String> {
     let known = store.known()?;
     let Some(record) = known.get(name) else {
-        if let Some(source) = settings.and_then(|s| declared_source(s, name)) {
+        let declared = settings.map(declared);
+        let source = declared.as_ref().and_then(|d| {
+            d.sources
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| s.clone())
+        });
+        if let Some(source) = source {
             let open = add(store, &source, cwd)?;
             if open.marketplace.name != name {
                 return Err(format!(
@@ -227,8 +234,13 @@ pub fn open(
             return Ok(open);
         }
         let mut names: Vec<String> = known.keys().cloned().collect();
-        if let Some(s) = settings {
-            names.extend(declared(s).into_iter().map(|(n, _)| n));
+        if let Some(d) = &declared {
+            names.extend(d.sources.iter().map(|(n, _)| n.clone()));
+            if d.held_back.iter().any(|n| n == name) {
+                return Err(format!(
+                    "marketplace {name} is declared by this project's settings, which are not trusted yet; run `robota trust` to use it"
+                ));
+            }
         }
         return Err(format!(
             "no marketplace named {name}; known: {} (add one with `robota plugin marketplace add <source>`)",
@@ -263,27 +275,45 @@ pub fn open(
     })
 }
 
-/// The marketplaces declared in settings (`extraKnownMarketplaces`), as a source each.
-pub fn declared(settings: &Settings) -> Vec<(String, String)> {
-    let Some(map) = settings
-        .merged
-        .get("extraKnownMarketplaces")
-        .and_then(Value::as_object)
-    else {
-        return Vec::new();
-    };
-    map.keys()
-        .filter_map(|name| declared_source(settings, name).map(|s| (name.clone(), s)))
-        .collect()
+/// The marketplaces declared in settings (`extraKnownMarketplaces`, the highest file's
+/// entry winning whole), as a source each. A project's declarations count only once the
+/// directory is trusted, as in Claude Code; until then they come back in `held_back`.
+pub struct Declared {
+    pub sources: Vec<(String, String)>,
+    pub held_back: Vec<String>,
 }
 
-/// `extraKnownMarketplaces.<name>.source` as something `add` takes.
-fn declared_source(settings: &Settings, name: &str) -> Option<String> {
-    let source = settings
-        .merged
-        .get("extraKnownMarketplaces")?
-        .get(name)?
-        .get("source")?;
+pub fn declared(settings: &Settings) -> Declared {
+    let mut found = Map::new();
+    let mut held_back = Vec::new();
+    for layer in &settings.layers {
+        let Some(map) = layer
+            .value
+            .get("extraKnownMarketplaces")
+            .and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for (name, entry) in map {
+            if layer.scope.is_project() && !settings.trusted {
+                held_back.push(name.clone());
+            } else {
+                found.insert(name.clone(), entry.clone());
+            }
+        }
+    }
+    held_back.retain(|n| !found.contains_key(n));
+    let sources = found
+        .iter()
+        .filter_map(|(name, entry)| declared_source(entry).map(|s| (name.clone(), s)))
+        .collect();
+    Declared { sources, held_back }
+}
+
+/// `extraKnownMarketplaces.<name>` (`{source: {source, repo|url|path, ref?}}`) as
+/// something `add` takes.
+fn declared_source(entry: &Value) -> Option<String> {
+    let source = entry.get("source")?;
     let field = |k: &str| source.get(k).and_then(Value::as_str).map(str::to_string);
     match source.get("source").and_then(Value::as_str)? {
         "github" => field("repo").map(|r| match field("ref") {

@@ -524,4 +524,42 @@ mod tests {
             "{warnings:?}"
         );
     }
+
+    #[test]
+    fn the_data_dir_expands_in_servers_and_hooks_and_is_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("kit");
+        write(&root.join(".claude-plugin/plugin.json"), r#"{"name": "k"}"#);
+        write(
+            &root.join(".mcp.json"),
+            r#"{"db": {"command": "srv", "args": ["--state", "${CLAUDE_PLUGIN_DATA}/db"]}, "web": {"type": "http", "url": "http://127.0.0.1:9/${CLAUDE_PLUGIN_DATA}"}}"#,
+        );
+        write(
+            &root.join("hooks/hooks.json"),
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch $CLAUDE_PLUGIN_DATA/x"}]}]}}"#,
+        );
+        let mut warnings = Vec::new();
+        let mut p = load_plugin(&root, "k@m", &mut warnings).unwrap();
+        let data = tmp.path().join("data/k-m");
+        p.set_data_dir(&data).unwrap();
+        assert!(data.is_dir());
+        let data_text = data.to_string_lossy();
+        let db = &p.mcp_servers[0].1;
+        assert_eq!(db["args"][1], format!("{data_text}/db"));
+        assert_eq!(db["env"]["CLAUDE_PLUGIN_DATA"], data_text.as_ref());
+        let web = &p.mcp_servers[1].1;
+        assert_eq!(web["url"], format!("http://127.0.0.1:9/{data_text}"));
+        assert!(
+            web.get("env").is_none(),
+            "only stdio servers get an environment"
+        );
+        let handler = &p.hooks.groups(HookEvent::Stop)[0].handlers[0];
+        assert_eq!(handler.plugin_data.as_deref(), Some(data.as_path()));
+        match &handler.kind {
+            HandlerKind::Command { command } => {
+                assert_eq!(*command, format!("touch {data_text}/x"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

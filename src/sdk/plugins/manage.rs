@@ -343,13 +343,20 @@ fn marketplace_list(places: &PluginPlaces, store: &PluginStore) -> Result<String
         let _ = writeln!(out, "{name}  ({source})  {count}\n  {location}");
     }
     if let Ok(settings) = load_settings(places) {
-        for (name, source) in known::declared(&settings) {
+        let declared = known::declared(&settings);
+        for (name, source) in declared.sources {
             if !known_map.contains_key(&name) {
                 let _ = writeln!(
                     out,
                     "{name}  ({source})  declared in settings (extraKnownMarketplaces); added on first install"
                 );
             }
+        }
+        for name in declared.held_back {
+            let _ = writeln!(
+                out,
+                "{name}  declared by this project's settings, held back until the directory is trusted (`robota trust`)"
+            );
         }
     }
     if out.is_empty() {
