@@ -516,6 +516,59 @@ fn slash_plugin_runs_the_same_manager_in_a_session() {
     assert!(format!("{}{}", stdout(&out), stderr(&out)).contains("Usage: /plugin"));
 }
 
+/// Serves `body` to `requests` HTTP GETs on loopback; returns the URL.
+fn serve(body: String, requests: usize) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/marketplace.json", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+        }
+    });
+    url
+}
+
+#[test]
+fn a_marketplace_json_url_is_downloaded_and_its_git_plugins_install() {
+    let w = world();
+    let remote = w.remote_plugin("1.0.0");
+    let body = json!({
+        "name": "web",
+        "owner": {"name": "W"},
+        "plugins": [
+            {"name": "remote", "source": {"source": "url", "url": remote}},
+            {"name": "local", "source": "./plugins/local"}
+        ]
+    })
+    .to_string();
+    let url = serve(body, 2);
+    let out = ok(&w.robota(&["plugin", "marketplace", "add", &url]));
+    assert!(out.contains("Added marketplace web (url "), "{out}");
+    assert!(
+        w.home()
+            .join("plugins/marketplaces/web/.claude-plugin/marketplace.json")
+            .is_file()
+    );
+    let out = ok(&w.robota(&["plugin", "install", "remote@web"]));
+    assert!(out.contains("Installed remote@web 1.0.0"), "{out}");
+    let err = failed(&w.robota(&["plugin", "install", "local@web"]));
+    assert!(
+        err.contains("was added from a URL and has no files"),
+        "{err}"
+    );
+    let out = ok(&w.robota(&["plugin", "marketplace", "update", "web"]));
+    assert!(out.contains("web: 2 plugins"), "{out}");
+}
+
 /// The real marketplaces of the corpus parse, with every plugin's source understood.
 #[cfg(feature = "corpus")]
 #[test]

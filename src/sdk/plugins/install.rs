@@ -178,6 +178,12 @@ fn stage(
     let sha = match &entry.source {
         PluginSource::Relative(path) => {
             let from = open.root.join(path);
+            if open.source.get("source").and_then(Value::as_str) == Some("url") {
+                return Err(format!(
+                    "its source is the relative path {path:?}, but marketplace {} was added from a URL and has no files; add its git repository instead",
+                    open.marketplace.name
+                ));
+            }
             if !from.is_dir() {
                 return Err(format!("its source {} is not a folder", from.display()));
             }

@@ -1,7 +1,8 @@
 //! The marketplaces a user added (`robota plugin marketplace add|list|remove|update`):
 //! a local folder or `marketplace.json` file (read in place), a git URL (`#ref` picks a
 //! branch or tag) or a GitHub `owner/repo[@ref]` (cloned into
-//! `$ROBOTA_HOME/plugins/marketplaces/<name>/`), recorded in `known_marketplaces.json`;
+//! `$ROBOTA_HOME/plugins/marketplaces/<name>/`), or an `http(s)` URL of a `marketplace.json`
+//! (downloaded there), recorded in `known_marketplaces.json`;
 //! and the `extraKnownMarketplaces` of settings, added on first use. A clone goes to a
 //! staging folder first, so a failed one or a malformed `marketplace.json` leaves nothing.
 
@@ -33,6 +34,9 @@ enum Origin {
         git_ref: Option<String>,
         record: Value,
     },
+    /// An `http(s)` URL of a `marketplace.json` (downloaded; its plugins must come from
+    /// git or GitHub, as it brings no folders).
+    Url(String),
 }
 
 /// Reads `<root>/.claude-plugin/marketplace.json` (or the file itself); errors name it.
@@ -85,9 +89,7 @@ fn parse_origin(source: &str, cwd: &Path) -> Result<Origin, String> {
         });
     }
     if source.starts_with("http://") || source.starts_with("https://") {
-        return Err(format!(
-            "{source}: fetching a marketplace.json over HTTP is not supported yet; add the marketplace's git repository or a local copy"
-        ));
+        return Ok(Origin::Url(source.to_string()));
     }
     let (repo, git_ref) = match source.split_once('@') {
         Some((repo, r)) => (repo, Some(r.to_string())),
@@ -189,6 +191,22 @@ pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketpl
             };
             (open, dest)
         }
+        Origin::Url(url) => {
+            let text = download(&url)?;
+            let marketplace = Marketplace::parse(&text).map_err(|e| format!("{url}: {e}"))?;
+            check_new(&marketplace.name, &known)?;
+            let dest = store.marketplaces_dir().join(&marketplace.name);
+            remove_stale(&dest)
+                .and_then(|()| save_download(&dest, &text))
+                .map_err(|e| format!("cannot save {url} in {}: {e}", dest.display()))?;
+            let source = json!({"source": "url", "url": url});
+            let open = OpenMarketplace {
+                marketplace,
+                root: dest.clone(),
+                source,
+            };
+            (open, dest)
+        }
     };
     known.insert(
         open.marketplace.name.clone(),
@@ -196,6 +214,53 @@ pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketpl
     );
     store.save_known(known)?;
     Ok(open)
+}
+
+/// The most a downloaded `marketplace.json` may weigh.
+const MAX_DOWNLOAD_BYTES: usize = 16 * 1024 * 1024;
+
+/// GETs `url` (30 s at most) on a thread of its own, so it works inside and outside an
+/// async runtime; the body must be UTF-8 and at most [`MAX_DOWNLOAD_BYTES`].
+fn download(url: &str) -> Result<String, String> {
+    let url = url.to_string();
+    let fetch = move || -> Result<String, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let client = reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let response = client
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(format!("{url}: HTTP {status}"));
+            }
+            let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+            if body.len() > MAX_DOWNLOAD_BYTES {
+                return Err(format!("{url}: larger than {MAX_DOWNLOAD_BYTES} bytes"));
+            }
+            String::from_utf8(body.to_vec()).map_err(|_| format!("{url}: not UTF-8 text"))
+        })
+    };
+    std::thread::spawn(fetch)
+        .join()
+        .map_err(|_| "the download stopped unexpectedly".to_string())?
+}
+
+/// Writes a downloaded marketplace as `<dest>/.claude-plugin/marketplace.json`.
+fn save_download(dest: &Path, text: &str) -> std::io::Result<()> {
+    let file = manifest_in(dest);
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(file, text)
 }
 
 /// A folder left by an earlier marketplace of the same name that is no longer known.
@@ -386,8 +451,21 @@ pub fn update(store: &PluginStore, name: Option<&str>) -> Result<Vec<String>, St
             .and_then(Value::as_str)
             .map(PathBuf::from)
             .unwrap_or_default();
+        let url = record
+            .get("source")
+            .filter(|s| s.get("source").and_then(Value::as_str) == Some("url"))
+            .and_then(|s| s.get("url"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let cloned = location.starts_with(store.marketplaces_dir());
-        let pulled = if cloned { git::pull(&location) } else { Ok(()) };
+        let pulled = match url {
+            Some(url) => download(&url).and_then(|text| {
+                Marketplace::parse(&text).map_err(|e| format!("{url}: {e}"))?;
+                save_download(&location, &text).map_err(|e| e.to_string())
+            }),
+            None if cloned => git::pull(&location),
+            None => Ok(()),
+        };
         let file = if location.is_file() {
             location.clone()
         } else {
@@ -410,7 +488,8 @@ pub fn describe_source(source: &Value) -> String {
     let field = |k: &str| source.get(k).and_then(Value::as_str).unwrap_or("");
     match field("source") {
         "github" => format!("github {}", field("repo")),
-        "git" | "url" => format!("git {}", field("url")),
+        "git" => format!("git {}", field("url")),
+        "url" => format!("url {}", field("url")),
         kind => format!("{kind} {}", field("path")),
     }
 }
