@@ -9,6 +9,7 @@ mod support;
 mod basics;
 mod compaction;
 mod faults;
+mod plugins;
 mod rewind;
 mod sessions;
 mod signals;
