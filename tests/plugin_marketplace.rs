@@ -122,7 +122,7 @@ impl World {
                 "name": "team",
                 "owner": {"name": "Team"},
                 "plugins": [
-                    {"name": "deploy", "source": "./plugins/deploy", "category": "x"},
+                    {"name": "deploy", "source": "./plugins/deploy", "category": "x", "version": "9.9.9", "agents": "./crew"},
                     {"name": "remote", "source": {"source": "url", "url": remote}},
                     {"name": "sub", "source": {"source": "git-subdir", "url": mono, "path": "plugins/sub"}},
                     {"name": "gone", "source": {"source": "url", "url": missing}},
@@ -134,6 +134,10 @@ impl World {
         write(
             &work.join("plugins/deploy/.claude-plugin/plugin.json"),
             &plugin_json("deploy", "1.2.0"),
+        );
+        write(
+            &work.join("plugins/deploy/crew/helper.md"),
+            "---\nname: helper\ndescription: Helps\n---\nHelp.",
         );
         write(
             &work.join("plugins/deploy/commands/ship.md"),
@@ -220,7 +224,8 @@ fn a_git_marketplace_installs_a_plugin_that_a_session_then_uses() {
         )),
         "{out}"
     );
-    assert!(out.contains("It adds: 1 command, 1 hook"), "{out}");
+    // Strict: the plugin's own version wins; the entry's `agents` path is added.
+    assert!(out.contains("It adds: 1 command, 1 agent, 1 hook"), "{out}");
     assert!(
         out.contains("Its hooks run commands on: UserPromptSubmit"),
         "{out}"

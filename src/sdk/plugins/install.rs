@@ -5,7 +5,8 @@
 //! `installed_plugins.json`; a failure at any step leaves nothing behind. Nothing of the
 //! plugin runs at install time. With `strict: false` the marketplace entry is the whole
 //! definition, so its fields are written as the copy's `plugin.json` (also when a strict
-//! entry's plugin has no manifest). Uninstall and update work on the same records.
+//! entry's plugin has no manifest); a strict entry only adds the keys the plugin's own
+//! manifest leaves out. Uninstall and update work on the same records.
 
 use std::path::{Path, PathBuf};
 
@@ -226,7 +227,18 @@ fn stage(
     };
     let manifest = staging.join(".claude-plugin").join("plugin.json");
     if !entry.strict || !manifest.is_file() {
-        write_manifest(&manifest, entry)?;
+        write_manifest(&manifest, entry, Map::new())?;
+    } else if MANIFEST_KEYS.iter().any(|k| entry.raw.contains_key(*k)) {
+        // Strict: the plugin's own manifest wins; the entry adds what it leaves out.
+        let text = std::fs::read_to_string(&manifest)
+            .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+        let own = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}'))
+            .map_err(|e| format!("{}: invalid JSON: {e}", manifest.display()))?;
+        let own = own
+            .as_object()
+            .cloned()
+            .ok_or_else(|| format!("{}: expected a JSON object", manifest.display()))?;
+        write_manifest(&manifest, entry, own)?;
     }
     let mut warnings = Vec::new();
     let plugin =
@@ -251,12 +263,17 @@ const MANIFEST_KEYS: &[&str] = &[
     "lspServers",
 ];
 
-fn write_manifest(path: &Path, entry: &MarketplaceEntry) -> Result<(), String> {
-    let mut manifest = Map::new();
-    manifest.insert("name".into(), json!(entry.name));
+/// Writes `base` (the plugin's own manifest, or empty) with the entry's name and
+/// manifest keys added where `base` has none.
+fn write_manifest(
+    path: &Path,
+    entry: &MarketplaceEntry,
+    mut manifest: Map<String, Value>,
+) -> Result<(), String> {
+    manifest.entry("name").or_insert_with(|| json!(entry.name));
     for key in MANIFEST_KEYS {
         if let Some(v) = entry.raw.get(*key) {
-            manifest.insert((*key).to_string(), v.clone());
+            manifest.entry(*key).or_insert_with(|| v.clone());
         }
     }
     let text = serde_json::to_string_pretty(&Value::Object(manifest)).map_err(|e| e.to_string())?;
