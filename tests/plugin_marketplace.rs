@@ -365,6 +365,26 @@ fn failures_say_what_went_wrong_and_leave_nothing_behind() {
         "nothing was enabled"
     );
 
+    // A relative source that is a symlink out of the marketplace copies nothing.
+    let secret = w.repos.join("secret");
+    write(&secret.join("commands/key.md"), "private");
+    std::os::unix::fs::symlink(&secret, work.join("plugins/escape")).unwrap();
+    let mut file: Value = serde_json::from_str(
+        &std::fs::read_to_string(work.join(".claude-plugin/marketplace.json")).unwrap(),
+    )
+    .unwrap();
+    file["plugins"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "escape", "source": "./plugins/escape"}));
+    write(
+        &work.join(".claude-plugin/marketplace.json"),
+        &file.to_string(),
+    );
+    let err = failed(&w.robota(&["plugin", "install", "escape@team"]));
+    assert!(err.contains("leads outside the marketplace"), "{err}");
+    assert!(!w.home().join("plugins/cache/team/escape").exists());
+
     let err = failed(&w.robota(&["plugin", "install", "deploy@elsewhere"]));
     assert!(
         err.contains("no marketplace named elsewhere; known: team"),

@@ -188,6 +188,21 @@ fn stage(
             if !from.is_dir() {
                 return Err(format!("its source {} is not a folder", from.display()));
             }
+            // A symlink may not lead the copy out of the marketplace.
+            let inside = match (
+                std::fs::canonicalize(&from),
+                std::fs::canonicalize(&open.root),
+            ) {
+                (Ok(real), Ok(root)) => real.starts_with(root),
+                _ => false,
+            };
+            if !inside {
+                return Err(format!(
+                    "its source {} leads outside the marketplace {}",
+                    from.display(),
+                    open.root.display()
+                ));
+            }
             copy_tree(&from, staging)
                 .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
             None
@@ -211,6 +226,9 @@ fn stage(
                             "{url} has no folder {}",
                             subdir.as_deref().unwrap_or(".")
                         ));
+                    }
+                    if !stays_inside(&from, &clone) {
+                        return Err(format!("{} leads outside {url}", from.display()));
                     }
                     copy_tree(&from, staging)
                         .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
@@ -244,6 +262,14 @@ fn stage(
     let plugin =
         load_plugin(staging, "install", &mut warnings).ok_or_else(|| warnings.join("; "))?;
     Ok((plugin, sha))
+}
+
+/// Whether `path`, symlinks resolved, is inside `root`.
+fn stays_inside(path: &Path, root: &Path) -> bool {
+    match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+        (Ok(real), Ok(root)) => real.starts_with(root),
+        _ => false,
+    }
 }
 
 /// Keys of a marketplace entry that are also `plugin.json` keys.
