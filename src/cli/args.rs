@@ -42,7 +42,8 @@ pub enum Subcommand {
         #[command(subcommand)]
         command: McpCommand,
     },
-    /// Plugins (Claude Code's layout).
+    /// Plugins (Claude Code's layout) and the marketplaces they are installed from.
+    #[command(visible_alias = "plugins")]
     Plugin {
         #[command(subcommand)]
         command: PluginCommand,
@@ -59,6 +60,56 @@ pub enum PluginCommand {
         #[arg(long = "plugin-dir", value_name = "DIR")]
         plugin_dir: Vec<std::path::PathBuf>,
     },
+    /// Install a plugin from a marketplace and enable it.
+    #[command(visible_alias = "i")]
+    Install {
+        /// `name@marketplace` (or a name only one known marketplace has).
+        plugin: String,
+        /// The settings file that enables it: user, project or local.
+        #[arg(long, default_value = "user")]
+        scope: String,
+    },
+    /// Uninstall a plugin (its data folder is kept).
+    #[command(visible_alias = "remove")]
+    Uninstall {
+        plugin: String,
+        #[arg(long, default_value = "user")]
+        scope: String,
+    },
+    /// Turn an installed plugin on (`enabledPlugins` in the scope's settings file).
+    Enable {
+        plugin: String,
+        #[arg(long, default_value = "user")]
+        scope: String,
+    },
+    /// Turn an installed plugin off.
+    Disable {
+        plugin: String,
+        #[arg(long, default_value = "user")]
+        scope: String,
+    },
+    /// Refresh a plugin's marketplace and reinstall the plugin from it.
+    Update { plugin: String },
+    /// Plugin marketplaces.
+    Marketplace {
+        #[command(subcommand)]
+        command: MarketplaceCommand,
+    },
+}
+
+/// `robota plugin marketplace …`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum MarketplaceCommand {
+    /// Add a marketplace: a folder, a marketplace.json file, a git URL (`#ref` optional)
+    /// or a GitHub `owner/repo[@ref]`.
+    Add { source: String },
+    /// List the known marketplaces.
+    List,
+    /// Forget a marketplace (plugins installed from it stay).
+    #[command(visible_alias = "rm")]
+    Remove { name: String },
+    /// Pull cloned marketplaces and re-read them (all, or the one named).
+    Update { name: Option<String> },
 }
 
 /// `robota mcp …`.

@@ -57,6 +57,8 @@ pub struct Assembled {
     pub instructions: Arc<Instructions>,
     /// The Bash tool, whose background jobs `/tasks` lists and stops.
     pub bash: Option<Arc<crate::tools::BashTool>>,
+    /// Where `/plugin …` manages plugins for this session.
+    pub plugin_places: crate::sdk::plugins::PluginPlaces,
 }
 
 impl Assembled {
@@ -72,6 +74,7 @@ impl Assembled {
             instructions: Some(self.instructions.clone()),
             bash: self.bash.clone(),
             startup_warnings: self.warnings.clone(),
+            plugins: Some(self.plugin_places.clone()),
         }
     }
 }
@@ -541,7 +544,13 @@ pub fn assemble_in(
                 cwd.clone(),
             )
         });
+    let plugin_places = crate::sdk::plugins::PluginPlaces {
+        robota_home: home.clone(),
+        cwd: cwd.clone(),
+        home: user_home.clone(),
+    };
     Ok(Assembled {
+        plugin_places,
         mcp,
         commands: Arc::new(commands),
         agents: Arc::new(agents),

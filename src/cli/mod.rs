@@ -163,6 +163,7 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
         args::Subcommand::Plugin {
             command: args::PluginCommand::List { plugin_dir },
         } => plugin_list::run(&cwd, &home, args, plugin_dir),
+        args::Subcommand::Plugin { command } => plugin_list::manage(&cwd, &home, command),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

@@ -1,13 +1,15 @@
-//! `robota plugin list`: the plugins a session in this directory loads — name, version,
-//! where it was found, its folder and what it adds — then what could not be loaded and
-//! what an untrusted project held back.
+//! `robota plugin …`. `list`: the plugins a session in this directory loads — name,
+//! version, where it was found, its folder and what it adds — then the plugins installed
+//! from marketplaces (version, enabled or not), what could not be loaded and what an
+//! untrusted project held back. The other subcommands (install, marketplace add, …) are
+//! the SDK's plugin manager, as `/plugin …` runs it.
 
 use std::path::{Path, PathBuf};
 
-use crate::sdk::plugins::{PluginSources, discover};
+use crate::sdk::plugins::{PluginAction, PluginPlaces, PluginSources, Scope, discover, perform};
 use crate::sdk::settings::{LoadOptions, Settings};
 
-use super::args::Args;
+use super::args::{Args, MarketplaceCommand, PluginCommand};
 use super::{headless, paths};
 
 pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf]) -> u8 {
@@ -60,6 +62,18 @@ pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf])
             println!("  {}", names.join(", "));
         }
     }
+    let places = PluginPlaces {
+        robota_home: robota_home.to_path_buf(),
+        cwd: cwd.to_path_buf(),
+        home: user_home.clone(),
+    };
+    let store = crate::sdk::plugins::store::PluginStore::new(robota_home);
+    if store.installed().map_or(true, |m| !m.is_empty()) {
+        match perform(&places, &PluginAction::List) {
+            Ok(text) => println!("\n{text}"),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
     for warning in &set.warnings {
         eprintln!("warning: {warning}");
     }
@@ -70,4 +84,66 @@ pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf])
         );
     }
     headless::EXIT_OK
+}
+
+/// Every `robota plugin` subcommand but `list`: prints the manager's report, or the error
+/// on stderr with exit code 1.
+pub fn manage(cwd: &Path, robota_home: &Path, command: &PluginCommand) -> u8 {
+    let action = match to_action(command) {
+        Ok(action) => action,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return headless::EXIT_ERROR;
+        }
+    };
+    let places = PluginPlaces {
+        robota_home: robota_home.to_path_buf(),
+        cwd: cwd.to_path_buf(),
+        home: paths::home_dir(),
+    };
+    match perform(&places, &action) {
+        Ok(text) => {
+            println!("{text}");
+            headless::EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            headless::EXIT_ERROR
+        }
+    }
+}
+
+fn to_action(command: &PluginCommand) -> Result<PluginAction, String> {
+    Ok(match command {
+        PluginCommand::List { .. } => PluginAction::List,
+        PluginCommand::Install { plugin, scope } => PluginAction::Install {
+            id: plugin.clone(),
+            scope: Scope::parse(scope)?,
+        },
+        PluginCommand::Uninstall { plugin, scope } => PluginAction::Uninstall {
+            id: plugin.clone(),
+            scope: Scope::parse(scope)?,
+        },
+        PluginCommand::Enable { plugin, scope } => PluginAction::Enable {
+            id: plugin.clone(),
+            scope: Scope::parse(scope)?,
+        },
+        PluginCommand::Disable { plugin, scope } => PluginAction::Disable {
+            id: plugin.clone(),
+            scope: Scope::parse(scope)?,
+        },
+        PluginCommand::Update { plugin } => PluginAction::Update { id: plugin.clone() },
+        PluginCommand::Marketplace { command } => match command {
+            MarketplaceCommand::Add { source } => PluginAction::MarketplaceAdd {
+                source: source.clone(),
+            },
+            MarketplaceCommand::List => PluginAction::MarketplaceList,
+            MarketplaceCommand::Remove { name } => {
+                PluginAction::MarketplaceRemove { name: name.clone() }
+            }
+            MarketplaceCommand::Update { name } => {
+                PluginAction::MarketplaceUpdate { name: name.clone() }
+            }
+        },
+    })
 }

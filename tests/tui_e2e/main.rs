@@ -10,6 +10,7 @@ mod basics;
 mod compaction;
 mod faults;
 mod maintenance;
+mod plugins;
 mod rewind;
 mod sessions;
 mod signals;

@@ -1,8 +1,9 @@
 //! Hook configuration: the `hooks` object of (merged) settings and the `{"hooks": {…}}`
 //! shape of a plugin's `hooks/hooks.json`, parsed into matcher groups of handlers. Unknown
 //! fields are ignored; a bad entry is skipped with a warning that names the event and the
-//! index, and everything else still loads. Plugin handlers remember their plugin root so
-//! `${CLAUDE_PLUGIN_ROOT}` expands and `CLAUDE_PLUGIN_ROOT` is set when they run.
+//! index, and everything else still loads. Plugin handlers remember their plugin root and
+//! data directory so `${CLAUDE_PLUGIN_ROOT}` / `${CLAUDE_PLUGIN_DATA}` expand and
+//! `CLAUDE_PLUGIN_ROOT` / `CLAUDE_PLUGIN_DATA` are set when they run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,8 @@ pub struct HookHandler {
     pub status_message: Option<String>,
     /// The plugin directory, for plugin hooks.
     pub plugin_root: Option<PathBuf>,
+    /// The plugin's persistent data directory (`CLAUDE_PLUGIN_DATA`), for plugin hooks.
+    pub plugin_data: Option<PathBuf>,
 }
 
 impl HookHandler {
@@ -154,6 +157,39 @@ impl HookConfig {
         }
     }
 
+    /// Gives every handler its plugin's data directory: `${CLAUDE_PLUGIN_DATA}` (and
+    /// `$CLAUDE_PLUGIN_DATA`) in commands, URLs and prompts becomes `dir`, and
+    /// `CLAUDE_PLUGIN_DATA` is set when they run.
+    pub fn set_plugin_data(&mut self, dir: &Path) {
+        let text = dir.to_string_lossy();
+        let expand = |s: &mut String| {
+            if s.contains("$CLAUDE_PLUGIN_DATA") || s.contains("${CLAUDE_PLUGIN_DATA}") {
+                *s = s
+                    .replace("${CLAUDE_PLUGIN_DATA}", &text)
+                    .replace("$CLAUDE_PLUGIN_DATA", &text);
+            }
+        };
+        for handler in self
+            .groups
+            .values_mut()
+            .flatten()
+            .flat_map(|g| &mut g.handlers)
+        {
+            match &mut handler.kind {
+                HandlerKind::Command { command, args } => {
+                    expand(command);
+                    args.iter_mut().flatten().for_each(expand);
+                }
+                HandlerKind::Http { url, .. } => expand(url),
+                HandlerKind::Prompt { prompt, .. } | HandlerKind::Agent { prompt, .. } => {
+                    expand(prompt)
+                }
+                HandlerKind::Callback { .. } => {}
+            }
+            handler.plugin_data = Some(dir.to_path_buf());
+        }
+    }
+
     /// Reads a `hooks` map `{Event: [{matcher?, hooks: [handler…]}]}`.
     pub fn from_hooks(hooks: &Value, plugin_root: Option<&Path>) -> (HookConfig, Vec<String>) {
         let mut config = HookConfig::default();
@@ -221,6 +257,7 @@ impl HookConfig {
                         background: false,
                         status_message: None,
                         plugin_root: None,
+                        plugin_data: None,
                     })
                     .collect();
                 config
@@ -388,6 +425,7 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
         background: flag("async") || flag("asyncRewake"),
         status_message: text("statusMessage")?,
         plugin_root: plugin_root.map(Path::to_path_buf),
+        plugin_data: None,
     })
 }
 

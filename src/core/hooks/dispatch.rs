@@ -328,6 +328,12 @@ impl HookRunner {
                 root.to_string_lossy().into_owned(),
             ));
         }
+        if let Some(data) = &handler.plugin_data {
+            vars.push((
+                "CLAUDE_PLUGIN_DATA".into(),
+                data.to_string_lossy().into_owned(),
+            ));
+        }
         vars
     }
 

@@ -111,6 +111,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         false,
     ),
     session(
+        "plugin",
+        "Manage plugins and marketplaces (list, install, enable, disable, uninstall, update, marketplace add|list|remove|update)",
+        "[list | install name@marketplace | marketplace add <source> | …]",
+        false,
+    ),
+    session(
         "rewind",
         "Go back to an earlier prompt: code, conversation or both",
         "[message id] [both|conversation|code|summarize]",

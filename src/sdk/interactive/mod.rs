@@ -74,6 +74,9 @@ pub struct SessionOptions {
     /// What went wrong while the session was put together (settings, definitions), for
     /// `/doctor`.
     pub startup_warnings: Vec<String>,
+    /// Where `/plugin …` installs and records plugins (`None`: `/plugin` says it is not
+    /// available in this client).
+    pub plugins: Option<crate::sdk::plugins::PluginPlaces>,
 }
 
 enum Control {

@@ -20,6 +20,13 @@ impl Driver {
             let output = crate::sdk::mcp::command::run(self.options.mcp.as_ref(), args).await;
             return self.shared.command_ended(id, name, output);
         }
+        if name == "plugin" {
+            let output = match self.options.plugins.clone() {
+                Some(places) => run_plugin_command(places, args.to_string()).await,
+                None => Err("/plugin is not available here; use `robota plugin …`".to_string()),
+            };
+            return self.shared.command_ended(id, name, output);
+        }
         let agents = self.options.agents.as_deref();
         let report = match name {
             "agents" => Some(commands::agents_report(agents)),
@@ -354,4 +361,16 @@ impl Driver {
         };
         (end, outcome.rounds, result)
     }
+}
+
+/// `/plugin …`: the plugin manager, off the runtime's threads (it copies files and runs git).
+async fn run_plugin_command(
+    places: crate::sdk::plugins::PluginPlaces,
+    args: String,
+) -> Result<String, String> {
+    use crate::sdk::plugins::manage::{parse_words, perform};
+    let action = parse_words(&args)?;
+    tokio::task::spawn_blocking(move || perform(&places, &action))
+        .await
+        .map_err(|e| format!("/plugin stopped: {e}"))?
 }

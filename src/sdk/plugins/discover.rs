@@ -1,18 +1,22 @@
 //! Where a session's plugins come from, first found of a name wins: each `--plugin-dir`,
-//! the folders of `$ROBOTA_HOME/plugins/`, then the plugins the user installed with Claude
-//! Code (`~/.claude/plugins/installed_plugins.json`, `{"version": 2, "plugins":
-//! {"name@marketplace": [{scope, installPath, version, projectPath?, …}]}}`; version 1 had
-//! one object per plugin) that `enabledPlugins` in settings turns on
-//! (`{"name@marketplace": true}`). An installed plugin whose `installPath` is gone is looked
-//! for in `~/.claude/plugins/cache/<marketplace>/<name>/<version>/`. A plugin turned on by
-//! a project's settings file adds no hooks or MCP servers until the directory is trusted
-//! (hooks only in interactive runs, as with the project's own hooks).
+//! the folders of `$ROBOTA_HOME/plugins/`, then the installed plugins that `enabledPlugins`
+//! in settings turns on (`{"name@marketplace": true}`) — robota's own installs
+//! (`$ROBOTA_HOME/plugins/installed_plugins.json`) before those the user installed with
+//! Claude Code (`~/.claude/plugins/installed_plugins.json`). Both indexes are
+//! `{"version": 2, "plugins": {"name@marketplace": [{scope, installPath, version,
+//! projectPath?, …}]}}` (version 1 had one object per plugin). An installed plugin whose
+//! `installPath` is gone is looked for in `<plugins>/cache/<marketplace>/<name>/<version>/`.
+//! A plugin turned on by a project's settings file adds no hooks or MCP servers until the
+//! directory is trusted (hooks only in interactive runs, as with the project's own hooks).
+//! Every plugin gets its data folder `$ROBOTA_HOME/plugins/data/<id>/`
+//! (`${CLAUDE_PLUGIN_DATA}`; the id is `name@marketplace`, or `name@inline` for a folder).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::load::{Plugin, load_plugin, read_json};
+use super::store::PluginStore;
 use crate::sdk::settings::Settings;
 
 /// Where to look.
@@ -36,7 +40,7 @@ pub struct PluginSet {
 }
 
 /// Folders of `$ROBOTA_HOME/plugins/` that are not plugins.
-const NOT_PLUGINS: &[&str] = &["cache", "marketplaces", "repos"];
+const NOT_PLUGINS: &[&str] = &["cache", "marketplaces", "repos", "data"];
 
 pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
     let mut set = PluginSet::default();
@@ -73,8 +77,22 @@ pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
         }
         set.add(&folder, "$ROBOTA_HOME/plugins", None, sources);
     }
-    if let Some(home) = sources.home {
-        set.add_installed(home, sources);
+    set.add_installed(sources);
+    let store = PluginStore::new(sources.robota_home);
+    for plugin in &mut set.plugins {
+        let id = if plugin.source.contains('@') {
+            plugin.source.clone()
+        } else {
+            format!("{}@inline", plugin.name)
+        };
+        let dir = store.data_dir(&id);
+        if let Err(e) = plugin.set_data_dir(&dir) {
+            set.warnings.push(format!(
+                "plugin {}: cannot create its data folder {}: {e}",
+                plugin.name,
+                dir.display()
+            ));
+        }
     }
     set
 }
@@ -140,8 +158,9 @@ impl PluginSet {
         self.plugins.push(plugin);
     }
 
-    /// The plugins in `installed_plugins.json` that settings turn on.
-    fn add_installed(&mut self, home: &Path, sources: &PluginSources<'_>) {
+    /// The plugins in `installed_plugins.json` that settings turn on: robota's own
+    /// (`$ROBOTA_HOME/plugins/`) first, then Claude Code's (`~/.claude/plugins/`).
+    fn add_installed(&mut self, sources: &PluginSources<'_>) {
         let Some(enabled) = sources
             .settings
             .merged
@@ -150,14 +169,22 @@ impl PluginSet {
         else {
             return;
         };
-        let plugins_dir = home.join(".claude").join("plugins");
-        let index_path = plugins_dir.join("installed_plugins.json");
-        let index = if index_path.is_file() {
-            read_json(&index_path, &mut self.warnings)
-        } else {
-            None
-        };
-        let installed = index.as_ref().and_then(|i| i.get("plugins"));
+        let mut places = vec![sources.robota_home.join("plugins")];
+        if let Some(home) = sources.home {
+            places.push(home.join(".claude").join("plugins"));
+        }
+        let indexes: Vec<(PathBuf, PathBuf, Option<Value>)> = places
+            .into_iter()
+            .map(|dir| {
+                let path = dir.join("installed_plugins.json");
+                let index = if path.is_file() {
+                    read_json(&path, &mut self.warnings)
+                } else {
+                    None
+                };
+                (dir, path, index)
+            })
+            .collect();
         let mut ids: Vec<&String> = enabled
             .iter()
             .filter(|(_, on)| on.as_bool() == Some(true))
@@ -166,25 +193,38 @@ impl PluginSet {
         ids.sort();
         for id in ids {
             let (name, marketplace) = id.split_once('@').unwrap_or((id.as_str(), ""));
-            let entry = installed
-                .and_then(|p| p.get(id))
-                .and_then(|e| applicable_entry(e, sources.cwd));
-            let path = entry
-                .as_ref()
-                .and_then(|e| e.get("installPath"))
-                .and_then(Value::as_str)
-                .map(PathBuf::from)
-                .filter(|p| p.is_dir())
-                .or_else(|| {
-                    let version = entry
-                        .as_ref()
-                        .and_then(|e| e.get("version"))
-                        .and_then(Value::as_str);
-                    cached(&plugins_dir, marketplace, name, version)
-                });
-            match path {
-                Some(path) => self.add(&path, id, Some(id), sources),
-                None if entry.is_some() || index.is_some() => self.warnings.push(format!(
+            let mut found = None;
+            let mut listed_in = None;
+            for (plugins_dir, index_path, index) in &indexes {
+                let entry = index
+                    .as_ref()
+                    .and_then(|i| i.get("plugins"))
+                    .and_then(|p| p.get(id))
+                    .and_then(|e| applicable_entry(e, sources.cwd));
+                if entry.is_some() || (index.is_some() && listed_in.is_none()) {
+                    listed_in = Some(index_path.clone());
+                }
+                let path = entry
+                    .as_ref()
+                    .and_then(|e| e.get("installPath"))
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_dir())
+                    .or_else(|| {
+                        let version = entry
+                            .as_ref()
+                            .and_then(|e| e.get("version"))
+                            .and_then(Value::as_str);
+                        cached(plugins_dir, marketplace, name, version)
+                    });
+                if path.is_some() {
+                    found = path;
+                    break;
+                }
+            }
+            match (found, listed_in) {
+                (Some(path), _) => self.add(&path, id, Some(id), sources),
+                (None, Some(index_path)) => self.warnings.push(format!(
                     "plugin {id} is enabled in {} but not installed (not in {} nor its cache)",
                     sources
                         .settings
@@ -192,7 +232,7 @@ impl PluginSet {
                         .unwrap_or("settings"),
                     index_path.display()
                 )),
-                None => {}
+                (None, None) => {}
             }
         }
     }

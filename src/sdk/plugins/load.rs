@@ -37,9 +37,26 @@ pub struct Plugin {
     /// Its MCP servers as `(plugin_<plugin>_<server>, entry)`, `${CLAUDE_PLUGIN_ROOT}`
     /// expanded (and, for stdio servers, set in their environment).
     pub mcp_servers: Vec<(String, Value)>,
+    /// Its persistent data directory (`${CLAUDE_PLUGIN_DATA}`), once given one.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Plugin {
+    /// Gives the plugin its data directory (creating it): `${CLAUDE_PLUGIN_DATA}` expands
+    /// in its hooks and MCP server entries, and hook processes and stdio servers get
+    /// `CLAUDE_PLUGIN_DATA` in their environment.
+    pub fn set_data_dir(&mut self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        self.hooks.set_plugin_data(dir);
+        let text = dir.to_string_lossy().into_owned();
+        for (_, entry) in &mut self.mcp_servers {
+            expand_var(entry, "${CLAUDE_PLUGIN_DATA}", &text);
+            set_server_env(entry, "CLAUDE_PLUGIN_DATA", &text);
+        }
+        self.data_dir = Some(dir.to_path_buf());
+        Ok(())
+    }
+
     /// What it adds, for listings: `2 commands, 1 skill, 1 agent, 3 hooks, 1 MCP server`.
     pub fn summary(&self) -> String {
         let skills = self
@@ -104,6 +121,7 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
         agents: Vec::new(),
         hooks: HookConfig::default(),
         mcp_servers: Vec::new(),
+        data_dir: None,
     };
 
     // Skills first: on a name clash a skill wins over a command, as elsewhere.
@@ -269,34 +287,37 @@ fn add_servers(plugin: &mut Plugin, value: &Value, file: &Path, warnings: &mut V
     let root = plugin.root.to_string_lossy().into_owned();
     for (server, entry) in map {
         let mut entry = entry.clone();
-        expand_root(&mut entry, &root);
+        expand_var(&mut entry, "${CLAUDE_PLUGIN_ROOT}", &root);
         // A stdio server also finds its folder in its environment, as in Claude Code.
-        if let Some(obj) = entry.as_object_mut()
-            && obj.contains_key("command")
-        {
-            let env = obj
-                .entry("env")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Some(env) = env.as_object_mut() {
-                env.entry("CLAUDE_PLUGIN_ROOT")
-                    .or_insert_with(|| Value::String(root.clone()));
-            }
-        }
+        set_server_env(&mut entry, "CLAUDE_PLUGIN_ROOT", &root);
         let name = server_name(&plugin.name, server);
         plugin.mcp_servers.retain(|(n, _)| *n != name);
         plugin.mcp_servers.push((name, entry));
     }
 }
 
-/// Replaces `${CLAUDE_PLUGIN_ROOT}` in every string of `value`.
-fn expand_root(value: &mut Value, root: &str) {
+/// Replaces `var` (`${CLAUDE_PLUGIN_ROOT}`, …) with `with` in every string of `value`.
+fn expand_var(value: &mut Value, var: &str, with: &str) {
     match value {
-        Value::String(s) if s.contains("${CLAUDE_PLUGIN_ROOT}") => {
-            *s = s.replace("${CLAUDE_PLUGIN_ROOT}", root);
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| expand_root(v, root)),
-        Value::Object(map) => map.values_mut().for_each(|v| expand_root(v, root)),
+        Value::String(s) if s.contains(var) => *s = s.replace(var, with),
+        Value::Array(items) => items.iter_mut().for_each(|v| expand_var(v, var, with)),
+        Value::Object(map) => map.values_mut().for_each(|v| expand_var(v, var, with)),
         _ => {}
+    }
+}
+
+/// Sets `name` in a stdio server entry's `env` unless the entry sets it itself.
+fn set_server_env(entry: &mut Value, name: &str, value: &str) {
+    if let Some(obj) = entry.as_object_mut()
+        && obj.contains_key("command")
+    {
+        let env = obj
+            .entry("env")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(env) = env.as_object_mut() {
+            env.entry(name)
+                .or_insert_with(|| Value::String(value.to_string()));
+        }
     }
 }
 
@@ -504,5 +525,43 @@ mod tests {
             warnings[0].contains("plugin.json: missing \"name\"; plugin skipped"),
             "{warnings:?}"
         );
+    }
+
+    #[test]
+    fn the_data_dir_expands_in_servers_and_hooks_and_is_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("kit");
+        write(&root.join(".claude-plugin/plugin.json"), r#"{"name": "k"}"#);
+        write(
+            &root.join(".mcp.json"),
+            r#"{"db": {"command": "srv", "args": ["--state", "${CLAUDE_PLUGIN_DATA}/db"]}, "web": {"type": "http", "url": "http://127.0.0.1:9/${CLAUDE_PLUGIN_DATA}"}}"#,
+        );
+        write(
+            &root.join("hooks/hooks.json"),
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch $CLAUDE_PLUGIN_DATA/x"}]}]}}"#,
+        );
+        let mut warnings = Vec::new();
+        let mut p = load_plugin(&root, "k@m", &mut warnings).unwrap();
+        let data = tmp.path().join("data/k-m");
+        p.set_data_dir(&data).unwrap();
+        assert!(data.is_dir());
+        let data_text = data.to_string_lossy();
+        let db = &p.mcp_servers[0].1;
+        assert_eq!(db["args"][1], format!("{data_text}/db"));
+        assert_eq!(db["env"]["CLAUDE_PLUGIN_DATA"], data_text.as_ref());
+        let web = &p.mcp_servers[1].1;
+        assert_eq!(web["url"], format!("http://127.0.0.1:9/{data_text}"));
+        assert!(
+            web.get("env").is_none(),
+            "only stdio servers get an environment"
+        );
+        let handler = &p.hooks.groups(HookEvent::Stop)[0].handlers[0];
+        assert_eq!(handler.plugin_data.as_deref(), Some(data.as_path()));
+        match &handler.kind {
+            HandlerKind::Command { command, .. } => {
+                assert_eq!(*command, format!("touch {data_text}/x"))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -1,0 +1,292 @@
+//! `.claude-plugin/marketplace.json`, as Claude Code reads it: the marketplace's `name`
+//! (required), its `owner`, and `plugins[]`, each with a `name` and a `source` — a relative
+//! path (`"./plugins/x"`, from the marketplace root), `{source: "github", repo, ref?, sha?}`,
+//! `{source: "url", url, ref?, sha?}` (a git URL) or `{source: "git-subdir", url, path,
+//! ref?, sha?}`; other source kinds (`npm`, `archive`, …) parse but cannot be installed yet.
+//! `strict` (default true) says whether the plugin's own `plugin.json` is authoritative;
+//! with `false` the entry is the whole definition. Unknown keys are ignored; a wrong one is
+//! an error naming the field (`plugins[3].source.repo`).
+
+use serde_json::{Map, Value};
+
+/// Where one plugin of a marketplace comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// A folder of the marketplace (`./plugins/x`; `./` is the marketplace itself).
+    Relative(String),
+    /// A git repository and, for `git-subdir`, the folder of it that is the plugin.
+    Git {
+        url: String,
+        git_ref: Option<String>,
+        sha: Option<String>,
+        subdir: Option<String>,
+    },
+    /// A kind robota cannot fetch (`npm`, `archive`, `command`, …).
+    Unsupported(String),
+}
+
+/// One entry of `plugins[]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketplaceEntry {
+    pub name: String,
+    pub source: PluginSource,
+    pub version: Option<String>,
+    pub description: Option<String>,
+    /// `false`: the entry is the plugin's whole definition.
+    pub strict: bool,
+    /// The entry as written (its component paths make a manifest when `strict` is false).
+    pub raw: Map<String, Value>,
+}
+
+/// A parsed marketplace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marketplace {
+    pub name: String,
+    pub owner: Option<String>,
+    pub description: Option<String>,
+    pub plugins: Vec<MarketplaceEntry>,
+}
+
+impl Marketplace {
+    /// Parses the text of a `marketplace.json`; `Err` names the field that is wrong.
+    pub fn parse(text: &str) -> Result<Marketplace, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        let obj = value.as_object().ok_or("expected a JSON object")?;
+        let name = required_name(obj, "name")?;
+        let owner = obj.get("owner").and_then(|o| match o {
+            Value::Object(o) => o.get("name").and_then(Value::as_str).map(str::to_string),
+            Value::String(s) => Some(s.clone()),
+            _ => None,
+        });
+        let description = text_field(obj, "description").or_else(|| {
+            obj.get("metadata")
+                .and_then(Value::as_object)
+                .and_then(|m| text_field(m, "description"))
+        });
+        let entries = match obj.get("plugins") {
+            Some(Value::Array(items)) => items,
+            None => return Err("missing \"plugins\"".to_string()),
+            Some(_) => return Err("\"plugins\" must be a list".to_string()),
+        };
+        let mut plugins = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let entry = parse_entry(entry).map_err(|e| format!("plugins[{i}]{e}"))?;
+            plugins.push(entry);
+        }
+        Ok(Marketplace {
+            name,
+            owner,
+            description,
+            plugins,
+        })
+    }
+
+    /// The entry of that plugin name.
+    pub fn find(&self, name: &str) -> Option<&MarketplaceEntry> {
+        self.plugins.iter().find(|p| p.name == name)
+    }
+
+    /// Every plugin name, in file order.
+    pub fn names(&self) -> Vec<&str> {
+        self.plugins.iter().map(|p| p.name.as_str()).collect()
+    }
+}
+
+/// A name usable as a folder and in `name@marketplace`.
+fn required_name(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
+    let name = match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            return Err(format!("missing \"{key}\""));
+        }
+        Some(_) => return Err(format!("\"{key}\" must be a string")),
+    };
+    let bad = name.contains(['/', '\\', ' ', ':', '@']) || name.starts_with('.');
+    if bad {
+        return Err(format!(
+            "\"{key}\" {name:?} may not contain spaces, slashes, colons or @, nor start with a dot"
+        ));
+    }
+    Ok(name)
+}
+
+fn text_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// One `plugins[]` entry; the error starts with the field path after `plugins[i]`.
+fn parse_entry(entry: &Value) -> Result<MarketplaceEntry, String> {
+    let obj = entry.as_object().ok_or(": expected an object")?;
+    let name = required_name(obj, "name").map_err(|e| format!(".name: {e}"))?;
+    let source = match obj.get("source") {
+        None | Some(Value::Null) => return Err(format!(" ({name}).source: missing")),
+        Some(v) => parse_source(v).map_err(|e| format!(" ({name}).source{e}"))?,
+    };
+    let strict = match obj.get("strict") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(format!(" ({name}).strict: must be true or false")),
+    };
+    Ok(MarketplaceEntry {
+        version: text_field(obj, "version"),
+        description: text_field(obj, "description"),
+        name,
+        source,
+        strict,
+        raw: obj.clone(),
+    })
+}
+
+fn parse_source(value: &Value) -> Result<PluginSource, String> {
+    let obj = match value {
+        Value::String(path) => return relative(path).map(PluginSource::Relative),
+        Value::Object(obj) => obj,
+        _ => return Err(": must be a relative path or an object".to_string()),
+    };
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(format!(".{key}: must be a non-empty string")),
+        }
+    };
+    let required = |key: &str| text(key)?.ok_or_else(|| format!(".{key}: missing"));
+    let kind = required("source")?;
+    let git_ref = text("ref")?;
+    let sha = text("sha")?;
+    match kind.as_str() {
+        "github" => {
+            let repo = required("repo")?;
+            if repo.split('/').count() != 2 || repo.split('/').any(str::is_empty) {
+                return Err(format!(".repo: {repo:?} is not owner/repo"));
+            }
+            Ok(PluginSource::Git {
+                url: github_url(&repo),
+                git_ref,
+                sha,
+                subdir: None,
+            })
+        }
+        "url" | "git" => Ok(PluginSource::Git {
+            url: required("url")?,
+            git_ref,
+            sha,
+            subdir: None,
+        }),
+        "git-subdir" => {
+            let path = required("path")?;
+            let path = relative(&path).map_err(|e| format!(".path{e}"))?;
+            Ok(PluginSource::Git {
+                url: required("url")?,
+                git_ref,
+                sha,
+                subdir: Some(path),
+            })
+        }
+        other => Ok(PluginSource::Unsupported(other.to_string())),
+    }
+}
+
+/// A path inside the marketplace: no `..`, not absolute.
+fn relative(path: &str) -> Result<String, String> {
+    let p = std::path::Path::new(path);
+    let inside = p.components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    });
+    if path.trim().is_empty() || !inside {
+        return Err(format!(
+            ": {path:?} must be a relative path inside the marketplace (./…)"
+        ));
+    }
+    Ok(path.to_string())
+}
+
+/// The clone URL of a GitHub `owner/repo`.
+pub fn github_url(repo: &str) -> String {
+    format!("https://github.com/{repo}.git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_source_kind_strict_and_unknown_keys() {
+        let m = Marketplace::parse(
+            r#"{"$schema": "x", "name": "team", "owner": {"name": "Ann"},
+                "metadata": {"description": "Team tools", "version": "2"},
+                "plugins": [
+                  {"name": "a", "source": "./plugins/a", "version": "1.0.0", "category": "x"},
+                  {"name": "b", "source": {"source": "github", "repo": "o/b", "ref": "v2"}},
+                  {"name": "c", "source": {"source": "url", "url": "file:///r/c.git", "sha": "abc"}},
+                  {"name": "d", "source": {"source": "git-subdir", "url": "file:///r/m.git", "path": "plugins/d"}, "strict": false, "skills": ["./s"]},
+                  {"name": "e", "source": {"source": "npm", "package": "@x/e"}}
+                ]}"#,
+        )
+        .unwrap();
+        assert_eq!(m.name, "team");
+        assert_eq!(m.owner.as_deref(), Some("Ann"));
+        assert_eq!(m.description.as_deref(), Some("Team tools"));
+        assert_eq!(m.names(), ["a", "b", "c", "d", "e"]);
+        assert_eq!(
+            m.plugins[0].source,
+            PluginSource::Relative("./plugins/a".into())
+        );
+        assert_eq!(m.plugins[0].version.as_deref(), Some("1.0.0"));
+        assert_eq!(
+            m.plugins[1].source,
+            PluginSource::Git {
+                url: "https://github.com/o/b.git".into(),
+                git_ref: Some("v2".into()),
+                sha: None,
+                subdir: None
+            }
+        );
+        assert!(
+            matches!(&m.plugins[2].source, PluginSource::Git { sha: Some(s), .. } if s == "abc")
+        );
+        assert!(
+            matches!(&m.plugins[3].source, PluginSource::Git { subdir: Some(s), .. } if s == "plugins/d")
+        );
+        assert!(m.plugins[0].strict && !m.plugins[3].strict);
+        assert_eq!(m.plugins[4].source, PluginSource::Unsupported("npm".into()));
+        assert!(m.find("d").is_some() && m.find("z").is_none());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = |text: &str| Marketplace::parse(text).unwrap_err();
+        assert!(err("{nope").contains("invalid JSON"));
+        assert_eq!(err(r#"{"plugins": []}"#), "missing \"name\"");
+        assert!(err(r#"{"name": "a b", "plugins": []}"#).contains("spaces"));
+        assert_eq!(err(r#"{"name": "m"}"#), "missing \"plugins\"");
+        assert_eq!(
+            err(r#"{"name": "m", "plugins": [{"name": "ok", "source": "./x"}, {"name": "p"}]}"#),
+            "plugins[1] (p).source: missing"
+        );
+        assert_eq!(
+            err(r#"{"name": "m", "plugins": [{"name": "p", "source": {"source": "github"}}]}"#),
+            "plugins[0] (p).source.repo: missing"
+        );
+        assert!(
+            err(r#"{"name": "m", "plugins": [{"name": "p", "source": "../up"}]}"#)
+                .starts_with("plugins[0] (p).source: \"../up\" must be a relative path")
+        );
+        assert_eq!(
+            err(r#"{"name": "m", "plugins": [{"source": "./x"}]}"#),
+            "plugins[0].name: missing \"name\""
+        );
+        assert_eq!(
+            err(r#"{"name": "m", "plugins": [{"name": "p", "source": "./x", "strict": "no"}]}"#),
+            "plugins[0] (p).strict: must be true or false"
+        );
+    }
+}
