@@ -100,9 +100,14 @@ impl RecordedRequest {
     }
 }
 
+/// Answers a request from what it holds (a mock that decides rather than replays).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> MockResponse + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     script: VecDeque<MockResponse>,
+    /// When set, every POST is answered by it and no request is kept.
+    responder: Option<Responder>,
     requests: Vec<RecordedRequest>,
     shutdown: bool,
     held_now: usize,
@@ -153,6 +158,14 @@ impl MockServer {
             shared,
             accept: Some(accept),
         }
+    }
+
+    /// Answers every POST with `respond(request)` instead of a script, keeping no requests
+    /// (a long bench's thousands of large bodies would fill the bench's own memory).
+    pub fn start_responder(respond: Responder) -> MockServer {
+        let server = MockServer::start(Vec::new());
+        server.shared.lock().responder = Some(respond);
+        server
     }
 
     /// `http://127.0.0.1:PORT`
@@ -223,7 +236,10 @@ fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream) {
         return;
     };
     let _ = stream.set_read_timeout(None);
-    let response = {
+    let responder = shared.lock().responder.clone();
+    let response = if let Some(respond) = responder.filter(|_| request.method == "POST") {
+        respond(&request)
+    } else {
         let mut st = shared.lock();
         let is_post = request.method == "POST";
         st.requests.push(request);
