@@ -381,3 +381,75 @@ fn without_debug_log_there_is_no_diagnostics_file() {
     assert_eq!(validate.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&validate.stderr).contains("--debug-log"));
 }
+
+#[test]
+fn a_retried_call_records_each_attempt_and_a_resumed_session_numbers_on() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::error_status(529, "overloaded_error", "Overloaded", None),
+        anthropic::text_turn("first answer"),
+        anthropic::text_turn("second answer"),
+    ]);
+    let out = robota(
+        &p,
+        &server,
+        &["-p", "one", "--output-format", "json", "--debug-log"],
+    );
+    let id = session_id(&out);
+    let out = robota(
+        &p,
+        &server,
+        &["-p", "two", "-c", "--output-format", "json", "--debug-log"],
+    );
+    assert_eq!(session_id(&out), id);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 3);
+
+    let diagnostics = lines(&diagnostics_of(&p, &id));
+    let of =
+        |kind: &str| -> Vec<&Value> { diagnostics.iter().filter(|l| l["type"] == kind).collect() };
+    let requests = of("provider_request");
+    let attempts: Vec<(u64, u64)> = requests
+        .iter()
+        .map(|r| (r["n"].as_u64().unwrap(), r["attempt"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(attempts, [(1, 1), (2, 2), (3, 1)]);
+    let responses = of("provider_response");
+    assert_eq!(responses[0]["status"], 529);
+    assert_eq!(responses[0]["ok"], false);
+    assert_eq!(responses[0]["error"]["kind"], "overloaded");
+    assert!(
+        responses[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("Overloaded")
+    );
+    assert_eq!(responses[1]["ok"], true);
+    let payloads = diagnostics_of(&p, &id)
+        .with_extension("")
+        .with_extension("payloads");
+    let stream = match &responses[1]["stream"] {
+        Value::String(text) => text.clone(),
+        reference => {
+            let hash = reference["$payload"].as_str().unwrap();
+            let file = fs::read(payloads.join(format!("{hash}.json"))).unwrap();
+            serde_json::from_slice::<String>(&file).unwrap()
+        }
+    };
+    assert!(stream.contains("event: message_stop"), "{stream}");
+    assert!(stream.contains(r#""text":"firs""#), "{stream}");
+    // The resumed run starts a new chain of pieces but goes on numbering.
+    assert_eq!(requests[2]["body"]["base"], Value::Null);
+    for (i, request) in sent.iter().enumerate() {
+        let n = (i + 1).to_string();
+        let shown = robota(&p, &server, &["session", "show", &id, "--request", &n]);
+        assert!(shown.stdout == request.raw_body, "request {n}");
+    }
+    let validate = robota(&p, &server, &["session", "validate", &id]);
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stdout)
+    );
+}
