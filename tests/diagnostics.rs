@@ -453,3 +453,86 @@ fn a_retried_call_records_each_attempt_and_a_resumed_session_numbers_on() {
         String::from_utf8_lossy(&validate.stdout)
     );
 }
+
+/// The tool turn of `multi_round_turn` on another wire: requests are rebuilt byte for
+/// byte whatever the provider's body looks like.
+fn rebuilt_on_other_wire(
+    p: &Project,
+    server: &MockServer,
+    key_env: &str,
+    url_env: &str,
+    key: &str,
+) {
+    let out = p
+        .command(
+            server,
+            &[
+                "-p",
+                "look at the notes",
+                "--output-format",
+                "json",
+                "--debug-log",
+            ],
+        )
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(key_env, key)
+        .env(url_env, server.base_url())
+        .output()
+        .unwrap();
+    let id = session_id(&out);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 3);
+    for (i, request) in sent.iter().enumerate() {
+        let n = (i + 1).to_string();
+        let shown = robota(p, server, &["session", "show", &id, "--request", &n]);
+        assert!(
+            shown.stdout == request.raw_body,
+            "{key_env}: request {n} differs:\n{}\nvs\n{}",
+            String::from_utf8_lossy(&shown.stdout),
+            String::from_utf8_lossy(&request.raw_body)
+        );
+    }
+    let validate = robota(p, server, &["session", "validate", &id]);
+    assert_eq!(validate.status.code(), Some(0), "{validate:?}");
+    let text = fs::read_to_string(diagnostics_of(p, &id)).unwrap();
+    assert!(!text.contains(key), "{key_env} leaked");
+}
+
+#[test]
+fn requests_to_gemini_and_openai_are_rebuilt_byte_for_byte_too() {
+    use support::{gemini, openai_responses};
+    let read = |p: &Project| {
+        let notes = p.root.join("notes.txt");
+        fs::write(&notes, "alpha\nbeta\n".repeat(300)).unwrap();
+        json!({"file_path": notes.to_str().unwrap()})
+    };
+    let p = project();
+    let input = read(&p);
+    let server = MockServer::start(vec![
+        gemini::tool_turn(Some("Reading."), &[("g1", "Read", input)]),
+        gemini::tool_turn(None, &[("g2", "Glob", json!({"pattern": "*.txt"}))]),
+        gemini::text_turn("Notes."),
+    ]);
+    rebuilt_on_other_wire(
+        &p,
+        &server,
+        "GEMINI_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "AIzaSyA1234567890abcdefghijklmnopqrstu",
+    );
+
+    let p = project();
+    let input = read(&p);
+    let server = MockServer::start(vec![
+        openai_responses::tool_turn(Some("Reading."), &[("call_1", "Read", input)]),
+        openai_responses::tool_turn(None, &[("call_2", "Glob", json!({"pattern": "*.txt"}))]),
+        openai_responses::text_turn("Notes."),
+    ]);
+    rebuilt_on_other_wire(
+        &p,
+        &server,
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "sk-proj-1234567890abcdefghijKLMN",
+    );
+}
