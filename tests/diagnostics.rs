@@ -363,9 +363,17 @@ fn secrets_are_redacted_in_every_line_type_of_both_files_and_the_payloads() {
         assert!(!text.contains(SECRET), "{}", file.display());
         assert!(!text.contains("sk-ant-test-key"), "{}", file.display());
     }
-    // The session is listed once: its diagnostics log is not mistaken for a session.
     let validate = robota(&p, &server, &["session", "validate", &id]);
     assert_eq!(validate.status.code(), Some(0));
+    // Shown, the redacted request says it is not the bytes that were sent.
+    let shown = robota(&p, &server, &["session", "show", &id, "--request", "2"]);
+    assert_eq!(shown.status.code(), Some(0));
+    let body = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        !body.contains(SECRET) && body.contains("[REDACTED]"),
+        "{body}"
+    );
+    assert!(String::from_utf8_lossy(&shown.stderr).contains("credentials were redacted"));
 }
 
 #[test]

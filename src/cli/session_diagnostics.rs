@@ -61,6 +61,11 @@ fn show(log: &DiagnosticsLog, n: u64, envelope: bool) -> u8 {
             return headless::EXIT_ERROR;
         }
     };
+    if request.redacted && !envelope {
+        eprintln!(
+            "Note: credentials were redacted from request {n}; those bytes differ from what was sent."
+        );
+    }
     let text = if envelope {
         request.envelope
     } else {

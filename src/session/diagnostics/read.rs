@@ -31,6 +31,8 @@ pub struct RebuiltRequest {
     pub body: Result<String, String>,
     /// The provider-neutral envelope as JSON text, or why it cannot be rebuilt.
     pub envelope: Result<String, String>,
+    /// Credentials were redacted out of the body: it differs from the bytes sent there.
+    pub redacted: bool,
 }
 
 impl DiagnosticsLog {
@@ -98,7 +100,13 @@ impl DiagnosticsLog {
             if let Some(pieces) = body_pieces {
                 bodies.insert(n, pieces);
             }
-            out.push(RebuiltRequest { n, body, envelope });
+            let redacted = line.get("redacted").and_then(Value::as_bool) == Some(true);
+            out.push(RebuiltRequest {
+                n,
+                body,
+                envelope,
+                redacted,
+            });
         }
         out
     }
