@@ -544,3 +544,63 @@ fn requests_to_gemini_and_openai_are_rebuilt_byte_for_byte_too() {
         "sk-proj-1234567890abcdefghijKLMN",
     );
 }
+
+#[test]
+fn after_clear_the_new_session_and_its_subagent_record_diagnostics_too() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_gp",
+                "Agent",
+                json!({"description": "look", "prompt": "Look.", "subagent_type": "general-purpose"}),
+            )],
+        ),
+        anthropic::text_turn("CHILD"),
+        anthropic::text_turn("done"),
+    ]);
+    let out =
+        support::project::stream_json_run(&p, &server, &["--debug-log"], &["/clear", "delegate"]);
+    assert_eq!(out.status.code(), Some(0));
+    let sent = server.requests();
+    assert_eq!(sent.len(), 3);
+    let logs: Vec<PathBuf> = p
+        .session_logs()
+        .into_iter()
+        .filter(|path| !path.to_str().unwrap().ends_with(".diagnostics.jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    // The session /clear started holds the parent's two requests...
+    let (new, old): (Vec<&PathBuf>, Vec<&PathBuf>) = logs
+        .iter()
+        .partition(|log| log.with_extension("").join("subagents").is_dir());
+    let new_id = new[0].file_stem().unwrap().to_str().unwrap();
+    let requests = |path: &Path| -> usize {
+        lines(path)
+            .iter()
+            .filter(|l| l["type"] == "provider_request")
+            .count()
+    };
+    assert_eq!(requests(&new[0].with_extension("diagnostics.jsonl")), 2);
+    for (n, sent_index) in [("1", 0), ("2", 2)] {
+        let shown = robota(&p, &server, &["session", "show", new_id, "--request", n]);
+        assert!(shown.stdout == sent[sent_index].raw_body, "request {n}");
+    }
+    // ...the subagent's own diagnostics beside its transcript hold the one between...
+    let subagents = new[0].with_extension("").join("subagents");
+    let child: Vec<PathBuf> = fs::read_dir(&subagents)
+        .unwrap()
+        .flatten()
+        .map(|f| f.path())
+        .filter(|f| f.to_str().unwrap().ends_with(".diagnostics.jsonl"))
+        .collect();
+    assert_eq!(child.len(), 1, "{subagents:?}");
+    let child_lines = lines(&child[0]);
+    assert_eq!(requests(&child[0]), 1);
+    assert!(child_lines.iter().any(|l| l["type"] == "session_init"));
+    // ...and the cleared session's diagnostics exist, without requests.
+    assert_eq!(requests(&old[0].with_extension("diagnostics.jsonl")), 0);
+    let validate = robota(&p, &server, &["session", "validate", new_id]);
+    assert_eq!(validate.status.code(), Some(0), "{validate:?}");
+}

@@ -321,6 +321,13 @@ impl Session {
         self.provider.name()
     }
 
+    /// Whether this session records replay-grade diagnostics.
+    pub fn diagnostics_on(&self) -> bool {
+        self.log
+            .as_ref()
+            .is_some_and(|log| log.diagnostics().is_some())
+    }
+
     pub fn log_path(&self) -> Option<PathBuf> {
         self.log.as_ref().map(|l| l.path().to_path_buf())
     }
