@@ -31,7 +31,7 @@ use crate::session::error::{LogAction, LogError};
 use crate::session::line::now_rfc3339;
 use crate::session::redact::{REDACTED, is_secret_key, redact, redact_text};
 
-use payloads::{PayloadWriter, Piece, encode_pieces, payload_dir, sha256_hex};
+use payloads::{PayloadWriter, PieceChain, encode_pieces, payload_dir, sha256_hex};
 
 /// The diagnostics log beside the session log at `session_log`.
 pub fn diagnostics_path(session_log: &Path) -> PathBuf {
@@ -59,8 +59,8 @@ struct State {
     payloads: PayloadWriter,
     next_request: u64,
     responses: HashMap<u64, Response>,
-    /// The last request's number with its envelope and body pieces (the next one's base).
-    previous: Option<(u64, Vec<Piece>, Vec<Piece>)>,
+    /// The last request's envelope and body pieces (the next one's base).
+    previous: Option<(PieceChain, PieceChain)>,
     /// Hash of the last `session_init` written.
     last_init: Option<String>,
     bytes_written: u64,
@@ -224,9 +224,7 @@ impl Diagnostics {
 impl WireObserver for Diagnostics {
     fn request(&self, request: &WireRequest<'_>) -> u64 {
         let envelope = envelope_text(request);
-        let (envelope, _) = redact_json_text(&envelope);
         let body = String::from_utf8_lossy(request.body);
-        let (body, redacted) = redact_json_text(&body);
         let headers: serde_json::Map<String, Value> = request
             .headers
             .iter()
@@ -239,21 +237,28 @@ impl WireObserver for Diagnostics {
                 (name.clone(), Value::String(value))
             })
             .collect();
+        let redact_run = |run: &str| match redact_json_text(run) {
+            (text, true) => Some(text.into_owned()),
+            (_, false) => None,
+        };
         let mut state = self.lock();
         let n = state.next_request;
         state.next_request += 1;
-        let previous = state.previous.take();
-        let (envelope_delta, envelope_pieces) = encode_pieces(
+        let (envelope_before, body_before) = state.previous.take().unzip();
+        let envelope = encode_pieces(
             &mut state.payloads,
             &envelope,
-            previous.as_ref().map(|(base, e, _)| (*base, e.as_slice())),
+            n,
+            envelope_before.as_ref(),
+            redact_run,
         );
-        let (body_delta, body_pieces) = encode_pieces(
+        let body = encode_pieces(
             &mut state.payloads,
             &body,
-            previous.as_ref().map(|(base, _, b)| (*base, b.as_slice())),
+            n,
+            body_before.as_ref(),
+            redact_run,
         );
-        state.previous = Some((n, envelope_pieces, body_pieces));
         state.responses.insert(n, Response::default());
         let line = json!({
             "type": "provider_request",
@@ -263,12 +268,13 @@ impl WireObserver for Diagnostics {
             "model": request.envelope.model,
             "url": redact_url(request.url),
             "headers": headers,
-            "envelope": envelope_delta,
-            "body": body_delta,
+            "envelope": envelope.delta,
+            "body": body.delta,
             "body_bytes": request.body.len(),
-            "body_sha256": sha256_hex(body.as_bytes()),
-            "redacted": redacted,
+            "body_sha256": body.sha256,
+            "redacted": body.redacted,
         });
+        state.previous = Some((envelope.chain, body.chain));
         self.write(&mut state, line);
         n
     }

@@ -28,10 +28,14 @@ pub fn payload_dir(session_log: &Path) -> PathBuf {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
     }
     out
 }
@@ -134,37 +138,102 @@ impl Piece {
     }
 }
 
-/// Encodes `text` as pieces, stored as a delta against `previous` (the pieces of the
-/// request numbered `base`): `{"base", "keep": how many of its pieces come first,
-/// "append": the rest}`. Returns the JSON and the pieces, the next request's base.
+/// The pieces of one recorded request text, kept for the next request to be encoded
+/// against (the raw text, so that unchanged runs are recognised without hashing or
+/// redacting them again).
+#[derive(Debug, Clone, Default)]
+pub struct PieceChain {
+    /// The request number these pieces belong to.
+    pub n: u64,
+    raw: String,
+    ranges: Vec<std::ops::Range<usize>>,
+    pieces: Vec<Piece>,
+    /// Each run as recorded, when redaction changed it.
+    redacted: Vec<Option<String>>,
+}
+
+/// A request text encoded against the previous one.
+#[derive(Debug)]
+pub struct Encoded {
+    /// `{"base", "keep": how many of the base's pieces come first, "append": the rest}`.
+    pub delta: Value,
+    pub chain: PieceChain,
+    /// Credentials were redacted: the recorded text differs from the raw one.
+    pub redacted: bool,
+    /// SHA-256 of the recorded (redacted) text.
+    pub sha256: String,
+}
+
+/// Encodes the raw request `text` (request `n`) as pieces — each run redacted with
+/// `redact` (runs never split a JSON string, so credentials are found whole) and stored
+/// when long — as a delta against `previous`. Runs equal to the previous request's at the
+/// same place are reused as they are.
 pub fn encode_pieces(
     payloads: &mut PayloadWriter,
     text: &str,
-    previous: Option<(u64, &[Piece])>,
-) -> (Value, Vec<Piece>) {
-    let pieces: Vec<Piece> = split_json_text(text)
-        .into_iter()
-        .map(|part| payloads.piece(part))
-        .collect();
-    let (base, keep) = match previous {
-        Some((base, before)) => {
-            let keep = before
-                .iter()
-                .zip(&pieces)
-                .take_while(|(a, b)| a == b)
-                .count();
-            (Some(base), keep)
-        }
-        None => (None, 0),
+    n: u64,
+    previous: Option<&PieceChain>,
+    redact: impl Fn(&str) -> Option<String>,
+) -> Encoded {
+    let parts = split_json_text(text);
+    let mut chain = PieceChain {
+        n,
+        raw: text.to_string(),
+        ranges: Vec::with_capacity(parts.len()),
+        pieces: Vec::with_capacity(parts.len()),
+        redacted: Vec::with_capacity(parts.len()),
     };
+    let mut hasher = Sha256::new();
+    let mut unchanged = true;
+    let mut offset = 0;
+    for (i, part) in parts.iter().enumerate() {
+        let range = offset..offset + part.len();
+        offset = range.end;
+        let reused = previous.filter(|_| unchanged).and_then(|before| {
+            let old = before.ranges.get(i)?;
+            (before.raw.get(old.clone())? == *part)
+                .then(|| (before.pieces[i].clone(), before.redacted[i].clone()))
+        });
+        unchanged = reused.is_some();
+        let (piece, redacted) = match reused {
+            Some(found) => found,
+            None => {
+                let redacted = redact(part);
+                let piece = payloads.piece(redacted.as_deref().unwrap_or(part));
+                (piece, redacted)
+            }
+        };
+        hasher.update(redacted.as_deref().unwrap_or(part).as_bytes());
+        chain.ranges.push(range);
+        chain.pieces.push(piece);
+        chain.redacted.push(redacted);
+    }
+    let keep = previous.map_or(0, |before| {
+        before
+            .pieces
+            .iter()
+            .zip(&chain.pieces)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
     let mut map = Map::new();
-    map.insert("base".into(), base.map_or(Value::Null, Value::from));
+    map.insert(
+        "base".into(),
+        previous.map_or(Value::Null, |before| Value::from(before.n)),
+    );
     map.insert("keep".into(), Value::from(keep));
     map.insert(
         "append".into(),
-        Value::Array(pieces[keep..].iter().map(Piece::to_json).collect()),
+        Value::Array(chain.pieces[keep..].iter().map(Piece::to_json).collect()),
     );
-    (Value::Object(map), pieces)
+    let redacted = chain.redacted.iter().any(Option::is_some);
+    let sha256 = hex(&hasher.finalize());
+    Encoded {
+        delta: Value::Object(map),
+        chain,
+        redacted,
+        sha256,
+    }
 }
 
 /// The pieces a delta stands for, given the pieces of its base; `None` when the delta is
@@ -372,13 +441,16 @@ mod tests {
         let second = format!(
             r#"{{"messages":[{{"c":"{big}1"}},{{"c":"{big}2"}}],"tools":[{{"d":"{big}"}}]}}"#
         );
-        let (_, one) = encode_pieces(&mut payloads, &first, None);
-        let (delta, two) = encode_pieces(&mut payloads, &second, Some((1, &one)));
-        assert_eq!(delta["base"], 1);
-        assert_eq!(delta["keep"], 2);
+        let no_secrets = |_: &str| None;
+        let one = encode_pieces(&mut payloads, &first, 1, None, no_secrets);
+        let two = encode_pieces(&mut payloads, &second, 2, Some(&one.chain), no_secrets);
+        assert_eq!(two.delta["base"], 1);
+        assert_eq!(two.delta["keep"], 2);
+        assert!(!two.redacted);
+        assert_eq!(two.sha256, sha256_hex(second.as_bytes()));
         let reader = PayloadReader::new(dir.path().to_path_buf());
-        let rebuilt = decode_pieces(&delta, Some(&one)).unwrap();
-        assert_eq!(rebuilt, two);
+        let rebuilt = decode_pieces(&two.delta, Some(&one.chain.pieces)).unwrap();
+        assert_eq!(rebuilt, two.chain.pieces);
         assert_eq!(reader.join(&rebuilt).unwrap(), second);
         // Three big runs in all: message 1, message 2, the tool.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
