@@ -72,6 +72,7 @@ fn main() {
     let mut turn_bytes = Vec::new();
     let mut overhead = Vec::new();
     let mut encode = Vec::new();
+    let mut request_only = Vec::new();
     let mut body_total = 0u64;
     let mut last_turn = Vec::new();
     let size = |d: &Diagnostics| d.bytes_written() + dir_bytes(&payloads);
@@ -107,10 +108,11 @@ fn main() {
                 body: &body,
                 attempt: 1,
             });
+            request_only.push(started.elapsed());
             diagnostics.response_status(n, 200);
             for i in 0..60 {
                 let data = format!(
-                    r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"word {i} "}}}}"#
+                    r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"turn {turn} word {i} "}}}}"#
                 );
                 diagnostics.response_event(n, Some("content_block_delta"), &data);
             }
@@ -158,6 +160,7 @@ fn main() {
         turn_bytes.push(size(&diagnostics) - before);
     }
     let total = size(&diagnostics);
+    let payload_total = dir_bytes(&payloads);
     let avg = |s: &[u64]| s.iter().sum::<u64>() as f64 / s.len() as f64;
     println!("diagnostics, {TURNS}-turn session, 2 provider requests per turn:");
     println!(
@@ -167,15 +170,36 @@ fn main() {
         avg(&turn_bytes)
     );
     println!(
-        "  total {:.1} KiB on disk for {:.1} KiB of request bodies sent ({:.1}%)",
+        "  total {:.1} KiB on disk (JSONL {:.1} KiB, payload files {:.1} KiB) for {:.1} KiB of request bodies sent ({:.1}%)",
         total as f64 / 1024.0,
+        (total - payload_total) as f64 / 1024.0,
+        payload_total as f64 / 1024.0,
         body_total as f64 / 1024.0,
         100.0 * total as f64 / body_total as f64
     );
+    let mut by_type = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for line in fs::read_to_string(diagnostics.path()).unwrap().lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let entry = by_type
+            .entry(value["type"].as_str().unwrap().to_string())
+            .or_default();
+        entry.0 += 1;
+        entry.1 += line.len() + 1;
+    }
+    for (kind, (count, bytes)) in by_type {
+        println!(
+            "    {kind}: {count} lines, {:.0} B per line",
+            bytes as f64 / count as f64
+        );
+    }
     println!(
         "  writer time per provider request: median {:.0} µs (last turn's {:.0} µs); body serialisation for comparison: median {:.0} µs",
         us(median(overhead)),
         us(median(last_turn)),
         us(median(encode))
+    );
+    println!(
+        "    of which recording the request: median {:.0} µs; the response (60 events, its line and payload): the rest",
+        us(median(request_only))
     );
 }

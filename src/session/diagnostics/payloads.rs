@@ -152,6 +152,13 @@ pub struct PieceChain {
     redacted: Vec<Option<String>>,
 }
 
+impl PieceChain {
+    /// The raw text of run `i`.
+    fn raw_run(&self, i: usize) -> Option<&str> {
+        self.raw.get(self.ranges.get(i)?.clone())
+    }
+}
+
 /// A request text encoded against the previous one.
 #[derive(Debug)]
 pub struct Encoded {
@@ -166,8 +173,10 @@ pub struct Encoded {
 
 /// Encodes the raw request `text` (request `n`) as pieces — each run redacted with
 /// `redact` (runs never split a JSON string, so credentials are found whole) and stored
-/// when long — as a delta against `previous`. Runs equal to the previous request's at the
-/// same place are reused as they are.
+/// when long — as a delta against `previous`: the runs it shares with the start of the
+/// previous request are kept by count, those it shares with its end (the tool list after
+/// the messages) by `{"$base": [from, to]}`, and only the rest is written out. Shared runs
+/// are recognised by their raw text, without hashing or redacting them again.
 pub fn encode_pieces(
     payloads: &mut PayloadWriter,
     text: &str,
@@ -176,6 +185,18 @@ pub fn encode_pieces(
     redact: impl Fn(&str) -> Option<String>,
 ) -> Encoded {
     let parts = split_json_text(text);
+    let before_len = previous.map_or(0, |b| b.pieces.len());
+    let prefix = previous.map_or(0, |before| {
+        (0..parts.len().min(before_len))
+            .take_while(|&i| before.raw_run(i) == Some(parts[i]))
+            .count()
+    });
+    let suffix = previous.map_or(0, |before| {
+        let room = parts.len().min(before_len) - prefix;
+        (1..=room)
+            .take_while(|&k| before.raw_run(before_len - k) == Some(parts[parts.len() - k]))
+            .count()
+    });
     let mut chain = PieceChain {
         n,
         raw: text.to_string(),
@@ -184,20 +205,18 @@ pub fn encode_pieces(
         redacted: Vec::with_capacity(parts.len()),
     };
     let mut hasher = Sha256::new();
-    let mut unchanged = true;
     let mut offset = 0;
     for (i, part) in parts.iter().enumerate() {
         let range = offset..offset + part.len();
         offset = range.end;
-        let reused = previous.filter(|_| unchanged).and_then(|before| {
-            let old = before.ranges.get(i)?;
-            (before.raw.get(old.clone())? == *part)
-                .then(|| (before.pieces[i].clone(), before.redacted[i].clone()))
-        });
-        unchanged = reused.is_some();
-        let (piece, redacted) = match reused {
-            Some(found) => found,
-            None => {
+        let from_before = match previous {
+            Some(_) if i < prefix => Some(i),
+            Some(_) if i >= parts.len() - suffix => Some(before_len - (parts.len() - i)),
+            _ => None,
+        };
+        let (piece, redacted) = match (previous, from_before) {
+            (Some(before), Some(j)) => (before.pieces[j].clone(), before.redacted[j].clone()),
+            _ => {
                 let redacted = redact(part);
                 let piece = payloads.piece(redacted.as_deref().unwrap_or(part));
                 (piece, redacted)
@@ -208,24 +227,20 @@ pub fn encode_pieces(
         chain.pieces.push(piece);
         chain.redacted.push(redacted);
     }
-    let keep = previous.map_or(0, |before| {
-        before
-            .pieces
-            .iter()
-            .zip(&chain.pieces)
-            .take_while(|(a, b)| a == b)
-            .count()
-    });
+    let mut append: Vec<Value> = chain.pieces[prefix..parts.len() - suffix]
+        .iter()
+        .map(Piece::to_json)
+        .collect();
+    if suffix > 0 {
+        append.push(json!({ BASE_KEY: [before_len - suffix, before_len] }));
+    }
     let mut map = Map::new();
     map.insert(
         "base".into(),
         previous.map_or(Value::Null, |before| Value::from(before.n)),
     );
-    map.insert("keep".into(), Value::from(keep));
-    map.insert(
-        "append".into(),
-        Value::Array(chain.pieces[keep..].iter().map(Piece::to_json).collect()),
-    );
+    map.insert("keep".into(), Value::from(prefix));
+    map.insert("append".into(), Value::Array(append));
     let redacted = chain.redacted.iter().any(Option::is_some);
     let sha256 = hex(&hasher.finalize());
     Encoded {
@@ -235,6 +250,9 @@ pub fn encode_pieces(
         sha256,
     }
 }
+
+/// The key of a run of the base request's pieces inside a delta's `append`.
+const BASE_KEY: &str = "$base";
 
 /// The pieces a delta stands for, given the pieces of its base; `None` when the delta is
 /// malformed or asks for more of the base than there is.
@@ -246,7 +264,13 @@ pub fn decode_pieces(delta: &Value, base: Option<&[Piece]>) -> Option<Vec<Piece>
         _ => return None,
     };
     for value in delta.get("append")?.as_array()? {
-        pieces.push(Piece::from_json(value)?);
+        if let Some(run) = value.get(BASE_KEY) {
+            let from = run.get(0)?.as_u64()? as usize;
+            let to = run.get(1)?.as_u64()? as usize;
+            pieces.extend_from_slice(base?.get(from..to)?);
+        } else {
+            pieces.push(Piece::from_json(value)?);
+        }
     }
     Some(pieces)
 }
@@ -446,6 +470,8 @@ mod tests {
         let two = encode_pieces(&mut payloads, &second, 2, Some(&one.chain), no_secrets);
         assert_eq!(two.delta["base"], 1);
         assert_eq!(two.delta["keep"], 2);
+        // The new message, then the tool list and the end from request 1.
+        assert_eq!(two.delta["append"][1], json!({"$base": [2, 5]}));
         assert!(!two.redacted);
         assert_eq!(two.sha256, sha256_hex(second.as_bytes()));
         let reader = PayloadReader::new(dir.path().to_path_buf());
