@@ -135,6 +135,7 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     };
     let turn = provider
         .stream(&plain, &sink, &cancel)
@@ -187,6 +188,7 @@ async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     };
     let turn = provider
         .stream(&tool_request, &sink, &cancel)

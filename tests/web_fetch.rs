@@ -673,6 +673,7 @@ async fn anthropic_server_web_search_survives_a_round_trip() {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     };
     let cancel = CancellationToken::new();
     let first = provider.stream(&request, &|_| {}, &cancel).await.unwrap();

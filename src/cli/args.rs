@@ -48,6 +48,33 @@ pub enum Subcommand {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Session logs and their diagnostics (recorded with --debug-log).
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
+}
+
+/// `robota session …`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum SessionCommand {
+    /// Check a session's diagnostics log: every provider request answered, every tool
+    /// request given a result, every payload file present and intact.
+    Validate {
+        /// Session id, name or unique id prefix.
+        id: String,
+    },
+    /// Print what a session's diagnostics log recorded.
+    Show {
+        /// Session id, name or unique id prefix.
+        id: String,
+        /// Print provider request N (1-based) exactly as it went to the provider.
+        #[arg(long, value_name = "N")]
+        request: u64,
+        /// Print the request's provider-neutral envelope instead of its body.
+        #[arg(long)]
+        envelope: bool,
+    },
 }
 
 /// `robota plugin …`.
@@ -153,6 +180,11 @@ pub struct Args {
     /// Full turn-by-turn output (required by stream-json output, as in Claude Code).
     #[arg(long)]
     pub verbose: bool,
+
+    /// Record replay-grade diagnostics beside the session log: every provider request as
+    /// sent, the raw responses, tool requests and results (settings: `diagnostics: true`).
+    #[arg(long)]
+    pub debug_log: bool,
 
     /// Model id (default: the provider's current Sonnet-class model).
     #[arg(long)]

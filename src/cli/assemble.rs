@@ -397,6 +397,12 @@ pub fn assemble_in(
         }
     };
 
+    let log = match log {
+        Some(log) if args.debug_log || settings.diagnostics() => {
+            Some(log.with_diagnostics().map_err(|e| e.to_string())?)
+        }
+        log => log,
+    };
     if let Some(at) = &args.resume_session_at {
         rewind_to(&mut history, at, log.as_ref(), &session_id, &mut warnings)?;
     }

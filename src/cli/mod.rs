@@ -13,6 +13,7 @@ pub mod plugin_list;
 pub mod printer;
 pub mod provider_setup;
 pub mod reaper;
+pub mod session_diagnostics;
 pub mod stop_signals;
 
 use std::process::ExitCode;
@@ -164,6 +165,7 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
             command: args::PluginCommand::List { plugin_dir },
         } => plugin_list::run(&cwd, &home, args, plugin_dir),
         args::Subcommand::Plugin { command } => plugin_list::manage(&cwd, &home, command),
+        args::Subcommand::Session { command } => session_diagnostics::run(&cwd, &home, command),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

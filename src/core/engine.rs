@@ -49,6 +49,8 @@ pub struct TurnConfig {
     pub env: Vec<(String, String)>,
     /// Provider-side tools offered every round.
     pub server_tools: Vec<super::provider::ServerTool>,
+    /// Where providers report their wire traffic; `None` unless diagnostics are on.
+    pub wire: Option<super::wire::WireTap>,
 }
 
 /// A tool call as the gate sees it.
@@ -196,6 +198,7 @@ impl Engine<'_> {
                 thinking_budget: config.thinking_budget,
                 tools_disabled: at_cap,
                 server_tools: config.server_tools.clone(),
+                wire: config.wire.clone(),
             };
             if at_cap {
                 request.messages.push(Message::user_text(SUMMARY_REQUEST));

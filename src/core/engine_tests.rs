@@ -168,6 +168,7 @@ fn config() -> TurnConfig {
         cwd: std::env::temp_dir(),
         env: vec![],
         server_tools: vec![],
+        wire: None,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod process_group;
 pub mod provider;
 pub mod tool;
 pub mod truncate;
+pub mod wire;
 
 pub use message::{Block, Message, MessageState, Role, Usage};
 pub use provider::{

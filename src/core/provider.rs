@@ -61,6 +61,8 @@ pub struct ProviderRequest {
     pub tools_disabled: bool,
     /// Provider-side tools to offer (only adapters that have them send them).
     pub server_tools: Vec<ServerTool>,
+    /// Where the adapter reports the wire traffic of this call (diagnostics on).
+    pub wire: Option<super::wire::WireTap>,
 }
 
 /// Pieces of an answer as they stream in, plus retry notices.

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::http;
 use super::retry::{AttemptFailure, RetryLoop, RetryPolicy};
 use super::sse::{SseDecoder, SseEvent};
-use crate::core::{AssistantTurn, ProviderError, ProviderErrorKind, StreamSink};
+use crate::core::wire::{WireRequest, WireTap};
+use crate::core::{AssistantTurn, ProviderError, ProviderErrorKind, ProviderRequest, StreamSink};
 
 /// What the exchange does after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,12 @@ pub(crate) trait WireDecoder {
 /// Maps a non-success HTTP response onto a failure.
 pub(crate) type ErrorMapper = fn(u16, &HeaderMap, &[u8]) -> AttemptFailure;
 
-/// One HTTP exchange: send, check the status, stream the answer through `decoder`.
+/// A wire tap with the number of the request it reported.
+type Tapped<'a> = Option<(&'a WireTap, u64)>;
+
+/// One HTTP exchange: send, check the status, stream the answer through `decoder`; what
+/// comes back is reported to `tap` when there is one.
+#[allow(clippy::too_many_arguments)] // the exchange's parts, passed through unchanged
 pub(crate) async fn attempt<D: WireDecoder>(
     request: reqwest::RequestBuilder,
     mut decoder: D,
@@ -47,20 +53,30 @@ pub(crate) async fn attempt<D: WireDecoder>(
     map_error: ErrorMapper,
     events: StreamSink<'_>,
     cancel: &CancellationToken,
+    tap: Tapped<'_>,
 ) -> Result<AssistantTurn, AttemptFailure> {
     let mut response = http::send(request, idle, cancel).await?;
     let status = response.status().as_u16();
+    if let Some((tap, n)) = tap {
+        tap.0.response_status(n, status);
+    }
     let request_id = http::header_text(response.headers(), "request-id")
         .or_else(|| http::header_text(response.headers(), "x-request-id"));
     tracing::debug!(status, ?request_id, "provider response");
     if !response.status().is_success() {
         let headers = response.headers().clone();
         let body = http::read_error_body(&mut response, idle, cancel).await?;
+        if let Some((tap, n)) = tap {
+            tap.0.response_body(n, &body);
+        }
         return Err(map_error(status, &headers, &body));
     }
     if !http::is_event_stream(response.headers()) {
         let headers = response.headers().clone();
         let body = http::read_error_body(&mut response, idle, cancel).await?;
+        if let Some((tap, n)) = tap {
+            tap.0.response_body(n, &body);
+        }
         let mut failure = map_error(status, &headers, &body);
         failure.error.kind = ProviderErrorKind::Decode;
         failure.error.message = format!(
@@ -106,6 +122,9 @@ pub(crate) async fn attempt<D: WireDecoder>(
         }
         let mut done = chunk.is_none();
         for event in &decoded {
+            if let Some((tap, n)) = tap {
+                tap.0.response_event(n, event.event.as_deref(), &event.data);
+            }
             let flow = decoder
                 .on_event(event, events)
                 .map_err(|e| fail(e, decoder.emitted_anything()))?;
@@ -152,37 +171,77 @@ pub(crate) struct Endpoint<'a> {
     pub retry: &'a RetryPolicy,
     pub idle: Duration,
     pub map_error: ErrorMapper,
+    /// The adapter's name, for the wire tap.
+    pub provider: &'a str,
 }
 
-/// The whole provider call: the encoded `body` sent to `endpoint` under its retry policy,
-/// each attempt decoded by a fresh decoder from `new_decoder`.
+/// The whole provider call: `body` (encoded from `request`) sent to `endpoint` under its
+/// retry policy, each attempt decoded by a fresh decoder from `new_decoder` and, when the
+/// request carries a wire tap, reported to it (untapped, nothing more is done).
 pub(crate) async fn exchange<D: WireDecoder>(
     endpoint: Endpoint<'_>,
     body: &serde_json::Value,
-    model: &str,
+    request: &ProviderRequest,
     new_decoder: impl Fn() -> D,
     events: StreamSink<'_>,
     cancel: &CancellationToken,
 ) -> Result<AssistantTurn, ProviderError> {
+    let model = request.model.as_str();
     let body = encode_body(body)?;
     tracing::debug!(model, url = %endpoint.url, bytes = body.len(), "provider request");
+    let mut attempts = 0u32;
     with_retries(endpoint.retry, events, cancel, || {
-        let request = endpoint
+        attempts += 1;
+        let builder = endpoint
             .client
             .post(endpoint.url.clone())
             .headers(endpoint.headers.clone())
             .body(body.clone());
-        attempt(
-            request,
-            new_decoder(),
-            model,
-            endpoint.idle,
-            endpoint.map_error,
-            events,
-            cancel,
-        )
+        let tap = request.wire.as_ref().map(|tap| {
+            let sent = WireRequest {
+                provider: endpoint.provider,
+                envelope: request,
+                url: endpoint.url.as_str(),
+                headers: header_pairs(endpoint.headers),
+                body: &body,
+                attempt: attempts,
+            };
+            (tap, tap.0.request(&sent))
+        });
+        let decoder = new_decoder();
+        async move {
+            let result = attempt(
+                builder,
+                decoder,
+                model,
+                endpoint.idle,
+                endpoint.map_error,
+                events,
+                cancel,
+                tap,
+            )
+            .await;
+            if let Some((tap, n)) = tap {
+                tap.0
+                    .response_end(n, result.as_ref().err().map(|f| &f.error));
+            }
+            result
+        }
     })
     .await
+}
+
+/// The headers as name/value text (values that are not text are shown lossily).
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// Serialises a request body once for every attempt.

@@ -218,6 +218,7 @@ impl Compactor<'_> {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
+            wire: None,
         };
         let events = |event: StreamEvent| {
             if matches!(event, StreamEvent::Retrying { .. }) {

@@ -325,6 +325,13 @@ impl Session {
         self.provider.name()
     }
 
+    /// Whether this session records replay-grade diagnostics.
+    pub fn diagnostics_on(&self) -> bool {
+        self.log
+            .as_ref()
+            .is_some_and(|log| log.diagnostics().is_some())
+    }
+
     pub fn log_path(&self) -> Option<PathBuf> {
         self.log.as_ref().map(|l| l.path().to_path_buf())
     }
@@ -444,6 +451,20 @@ impl Session {
         }
     }
 
+    /// With diagnostics on: records the setup the next turn runs with (when it changed)
+    /// and returns the tap through which the provider reports its wire traffic.
+    fn diagnostics_tap(&self) -> Option<crate::core::wire::WireTap> {
+        let diagnostics = self.log.as_ref()?.diagnostics()?;
+        diagnostics.session_init(
+            self.provider.name(),
+            &self.config.model,
+            &self.config.system_prompt,
+            &self.tools.schemas(),
+            &self.config.cwd,
+        );
+        Some(crate::core::wire::WireTap(diagnostics.clone()))
+    }
+
     fn log_message(&self, message: &Message, extra: MessageExtra) {
         self.with_log(|log| log.append_message(message, extra));
     }
@@ -529,6 +550,7 @@ impl Session {
             cwd: self.config.cwd.clone(),
             env: self.config.env.clone(),
             server_tools: self.config.server_tools.clone(),
+            wire: self.diagnostics_tap(),
         };
         let gate = SessionGate {
             policy: self.policy.clone(),

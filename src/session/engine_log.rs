@@ -11,6 +11,17 @@ use super::log::{LogError, SessionLog};
 
 /// Writes what `event` leaves in the log (nothing for most stream events).
 pub fn append_engine_event(log: &SessionLog, event: &EngineEvent) -> Result<(), LogError> {
+    if let Some(diagnostics) = log.diagnostics() {
+        match event {
+            EngineEvent::ToolStarted(call) => diagnostics.tool_request(call),
+            EngineEvent::ToolFinished {
+                call,
+                output,
+                duration,
+            } => diagnostics.tool_result(call, output, *duration),
+            _ => {}
+        }
+    }
     let event = match event {
         EngineEvent::Assistant {
             message,

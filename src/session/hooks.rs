@@ -95,6 +95,7 @@ impl ModelHookRunner for ProviderHookModel {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
+            wire: None,
         };
         let ignore = |_event: StreamEvent| {};
         let turn = self

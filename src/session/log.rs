@@ -8,9 +8,10 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::core::{Message, TodoItem};
+use crate::session::diagnostics::Diagnostics;
 use crate::session::redact::redact;
 use crate::session::replay::ReplayedSession;
 
@@ -32,6 +33,8 @@ pub struct SessionLog {
     session_id: String,
     cwd: String,
     state: Mutex<WriterState>,
+    /// The replay-grade diagnostics log beside this one, when diagnostics are on.
+    diagnostics: Option<Arc<Diagnostics>>,
 }
 
 #[derive(Debug)]
@@ -56,10 +59,27 @@ impl SessionLog {
         Self::create_in(&project_dir(home, &header.cwd), header)
     }
 
-    /// Creates the log of another session in this log's directory (`/clear` starts one).
+    /// Creates the log of another session in this log's directory (`/clear` starts one),
+    /// with diagnostics when this one has them.
     pub fn create_beside(&self, header: &SessionHeader) -> Result<SessionLog, LogError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        Self::create_in(dir, header)
+        let log = Self::create_in(dir, header)?;
+        if self.diagnostics.is_some() {
+            return log.with_diagnostics();
+        }
+        Ok(log)
+    }
+
+    /// Turns on replay-grade diagnostics: `<id>.diagnostics.jsonl` beside this log
+    /// (appended to when it exists) and its `<id>.payloads/` directory.
+    pub fn with_diagnostics(mut self) -> Result<SessionLog, LogError> {
+        self.diagnostics = Some(Arc::new(Diagnostics::open(&self.path)?));
+        Ok(self)
+    }
+
+    /// The diagnostics log, when diagnostics are on.
+    pub fn diagnostics(&self) -> Option<&Arc<Diagnostics>> {
+        self.diagnostics.as_ref()
     }
 
     fn create_in(dir: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
@@ -132,6 +152,7 @@ impl SessionLog {
                 broken_line: false,
                 unreported_failure: None,
             }),
+            diagnostics: None,
         }
     }
 
@@ -157,6 +178,10 @@ impl SessionLog {
         self.write_line(&mut state, &line)?;
         state.message_lines = seq;
         state.last_uuid = Some(message.id.clone());
+        drop(state);
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_append(message);
+        }
         Ok(())
     }
 
@@ -184,6 +209,9 @@ impl SessionLog {
             to: to.to_string(),
             before,
         })?;
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_rewind(to, before);
+        }
         self.lock().last_uuid = parent;
         Ok(())
     }
@@ -224,6 +252,9 @@ impl SessionLog {
             post_tokens: None,
             kept: 0,
         })?;
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_compact(&message);
+        }
         Ok(message)
     }
 

@@ -11,11 +11,13 @@
 //! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
 //! → `line` (the line format) and `error` (LogError);
 //! `update` (what a session reports) and `redact` are used by several and use none;
+//! `diagnostics` (the replay-grade second log, written through `log`) uses `redact` and `line`;
 //! `rewind` (rewinding the conversation, recording checkpoints) sits beside `compact`.
 
 pub mod barrier;
 pub mod compact;
 pub mod conversation;
+pub mod diagnostics;
 pub mod engine_log;
 pub mod error;
 mod gate;

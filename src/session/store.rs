@@ -13,6 +13,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::core::{Block, Role};
+use crate::session::diagnostics;
 use crate::session::error::{LogAction, LogError};
 use crate::session::line::{LogEvent, LogLine, MessageLine, SessionHeader};
 use crate::session::log::{
@@ -248,7 +249,12 @@ impl SessionStore {
                     continue;
                 }
                 match fs::remove_file(&path) {
-                    Ok(()) => removed += 1,
+                    Ok(()) => {
+                        removed += 1;
+                        // Its diagnostics go with it (absent unless they were on).
+                        let _ = fs::remove_file(diagnostics::diagnostics_path(&path));
+                        let _ = fs::remove_dir_all(diagnostics::payloads::payload_dir(&path));
+                    }
                     Err(e) => {
                         tracing::warn!(path = %path.display(), error = %e, "cannot remove an old session log")
                     }
@@ -298,6 +304,7 @@ fn log_files(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     entries
         .flatten()
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter(|entry| !diagnostics::is_diagnostics_path(&entry.path()))
         .filter_map(|entry| {
             let meta = entry.metadata().ok()?;
             meta.is_file().then(|| {

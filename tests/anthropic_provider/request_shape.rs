@@ -150,6 +150,7 @@ async fn request_builder_matches_recorded_sdk_requests() {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
+            wire: None,
         };
         let out = run(&provider(&server, 0), &req).await;
         assert_eq!(text(out.turn()), "ok");

@@ -99,6 +99,7 @@ async fn tool_round_trip_body_equals_the_one_recorded_against_llamacpp() {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     };
     let server = MockServer::start(vec![mock::text_turn("ok")]);
     let mut config = config_for(&server, 0, Duration::from_secs(20));

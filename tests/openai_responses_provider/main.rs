@@ -47,6 +47,7 @@ pub(crate) fn request() -> ProviderRequest {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     }
 }
 

@@ -88,6 +88,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON; `Null` when it is not JSON.
     pub body: serde_json::Value,
+    /// The body bytes as received.
+    pub raw_body: Vec<u8>,
 }
 
 impl RecordedRequest {
@@ -398,12 +400,14 @@ fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
         }
         body.extend_from_slice(&piece[..n]);
     }
-    let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+    let raw_body = body;
+    let body = serde_json::from_slice(&raw_body).unwrap_or(serde_json::Value::Null);
     Some(RecordedRequest {
         method,
         path,
         headers,
         body,
+        raw_body,
     })
 }
 

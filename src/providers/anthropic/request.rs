@@ -272,6 +272,7 @@ mod tests {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
+            wire: None,
         }
     }
 

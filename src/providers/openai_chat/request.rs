@@ -287,6 +287,7 @@ mod tests {
             thinking_budget: Some(1024),
             tools_disabled: false,
             server_tools: Vec::new(),
+            wire: None,
         }
     }
 

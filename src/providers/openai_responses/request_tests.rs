@@ -42,6 +42,7 @@ fn request(model: &str, messages: Vec<Message>) -> ProviderRequest {
         thinking_budget: None,
         tools_disabled: false,
         server_tools: Vec::new(),
+        wire: None,
     }
 }
 

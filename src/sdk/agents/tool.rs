@@ -58,6 +58,8 @@ pub struct AgentRuntime {
     /// The folder of the session logs (a child's transcript goes to
     /// `<folder>/<session id>/subagents/`); `None` without a session log.
     pub sessions_dir: Option<PathBuf>,
+    /// The parent records diagnostics: each child does too, beside its transcript.
+    pub diagnostics: bool,
     /// The parent's update sink: a child's updates reach the parent's clients through it.
     pub sink: Arc<dyn Fn(SessionUpdate) + Send + Sync>,
     /// The parent as it is now: `/model` may have changed its model (what `inherit`
@@ -271,7 +273,14 @@ impl AgentTool {
                 &model,
                 self.runtime.provider.name(),
             );
-            match SessionLog::create_file(path, &header) {
+            let created = SessionLog::create_file(path, &header).and_then(|log| {
+                if self.runtime.diagnostics {
+                    log.with_diagnostics()
+                } else {
+                    Ok(log)
+                }
+            });
+            match created {
                 Ok(log) => Some(log),
                 Err(e) => {
                     (self.runtime.sink)(SessionUpdate::Warning(format!(

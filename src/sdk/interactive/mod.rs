@@ -139,6 +139,7 @@ impl InteractiveSession {
                 sessions_dir: session
                     .log_path()
                     .and_then(|path| path.parent().map(std::path::Path::to_path_buf)),
+                diagnostics: session.diagnostics_on(),
                 sink: Arc::new(update_sink(shared.clone())),
                 parent_now: {
                     let shared = shared.clone();

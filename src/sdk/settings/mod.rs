@@ -276,6 +276,11 @@ impl Settings {
         Ok((enabled != Some(false)).then_some(default))
     }
 
+    /// Whether replay-grade diagnostics are on (`diagnostics: true`; default off).
+    pub fn diagnostics(&self) -> bool {
+        self.merged.get("diagnostics").and_then(Value::as_bool) == Some(true)
+    }
+
     /// `env` as name/value pairs, for tool and hook processes.
     pub fn env(&self) -> Vec<(String, String)> {
         self.merged

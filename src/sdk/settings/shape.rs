@@ -67,6 +67,7 @@ pub struct SettingsShape {
     pub auto_compact_enabled: Option<bool>,
     pub auto_compact_threshold: Option<ThresholdShape>,
     pub verbose: Option<bool>,
+    pub diagnostics: Option<bool>,
 }
 
 /// Keys robota knows (read by it or by a later part of it); others are logged as unknown.
@@ -83,6 +84,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "autoCompactEnabled",
     "autoCompactThreshold",
     "verbose",
+    "diagnostics",
     "enabledPlugins",
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
