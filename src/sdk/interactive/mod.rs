@@ -80,6 +80,7 @@ enum Control {
     Submit(SubmissionId, Submission),
     Abort,
     TakeBackQueued,
+    CancelQueue,
     SetMode(PermissionMode),
     CycleMode,
     ReloadInstructions,
@@ -92,6 +93,7 @@ pub struct InteractiveSession {
     id: String,
     commands: Arc<CommandRegistry>,
     next_id: AtomicU64,
+    shared: Arc<Shared>,
     task: JoinHandle<()>,
 }
 
@@ -101,6 +103,9 @@ impl InteractiveSession {
         Self::start_with(session, SessionOptions::default())
     }
 
+    /// Starts the session's task on the current tokio runtime, presented as `options`
+    /// describe (commands, subagents, checkpoints, MCP servers). Embedding programs
+    /// usually start one with [`SessionBuilder`](super::SessionBuilder) instead.
     pub fn start_with(mut session: Session, options: SessionOptions) -> Self {
         let (controls, control_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
@@ -165,7 +170,13 @@ impl InteractiveSession {
             subagents = Some(tool);
         }
         let task = tokio::spawn(drive(
-            session, options, grants, subagents, tasks, shared, control_rx,
+            session,
+            options,
+            grants,
+            subagents,
+            tasks,
+            shared.clone(),
+            control_rx,
         ));
         InteractiveSession {
             controls,
@@ -173,6 +184,7 @@ impl InteractiveSession {
             id,
             commands,
             next_id: AtomicU64::new(1),
+            shared,
             task,
         }
     }
@@ -227,6 +239,44 @@ impl InteractiveSession {
     /// Drops the newest queued submission (reported as `SubmissionDropped`).
     pub fn take_back_queued(&self) {
         let _ = self.controls.send(Control::TakeBackQueued);
+    }
+
+    /// Drops every queued submission (each reported as `SubmissionDropped`) and lets the
+    /// running one finish.
+    pub fn cancel_queue(&self) {
+        let _ = self.controls.send(Control::CancelQueue);
+    }
+
+    /// Runs slash command `name` (without the `/`) with `args`, as submitting
+    /// `/name args` does: a built-in, or one of the session's custom commands and skills.
+    /// Its output comes as `SessionEvent::CommandOutput` and is the result of its
+    /// `SubmissionEnded`; an unknown name ends it with [`ErrorKind::UnknownCommand`].
+    pub fn execute_command(&self, name: &str, args: &str) -> SubmissionId {
+        let name = name.trim_start_matches('/');
+        match args.trim() {
+            "" => self.submit(format!("/{name}")),
+            args => self.submit(format!("/{name} {args}")),
+        }
+    }
+
+    /// Every command this session runs: the built-ins, then its custom commands and
+    /// skills, with their descriptions (what `/help` lists).
+    pub fn list_commands(&self) -> Vec<super::commands::CommandEntry> {
+        self.commands.entries()
+    }
+
+    /// The session's state as the latest `SessionEvent::State` sent it: model, mode,
+    /// usage and cost, context estimate, the running submission and the queue.
+    pub fn state(&self) -> SessionState {
+        match self.shared.state.lock() {
+            Ok(state) => state.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Whether a submission is running now.
+    pub fn is_running(&self) -> bool {
+        self.state().running.is_some()
     }
 
     /// Sets the permission mode; a running turn's next tool call sees it.
@@ -460,7 +510,7 @@ impl Driver {
     fn idle_control(&mut self, control: Control) -> Option<(SubmissionId, Submission)> {
         match control {
             Control::Submit(id, submission) => return Some((id, submission)),
-            Control::Abort | Control::TakeBackQueued => {}
+            Control::Abort | Control::TakeBackQueued | Control::CancelQueue => {}
             Control::SetMode(mode) => self.set_mode(mode),
             Control::CycleMode => {
                 self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
