@@ -242,3 +242,54 @@ async fn commands_are_listed_and_executed_by_name() {
     session.close().await;
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_continuing_a_full_conversation_compacts_first_and_says_so() {
+    use robota::core::{Block, Message, Role, Usage};
+    let dir = tempfile::tempdir().unwrap();
+    let mut answer = Message::new(Role::Assistant, vec![Block::text("earlier answer")]);
+    answer.usage = Some(Usage {
+        input_tokens: 190_000,
+        output_tokens: 10,
+        ..Usage::default()
+    });
+    let history = vec![Message::user_text("earlier task"), answer];
+    let server = MockServer::start(vec![
+        anthropic::text_turn("<summary>The user asked an earlier task.</summary>"),
+        anthropic::text_turn("fresh answer"),
+    ]);
+    let compactions = Arc::new(Mutex::new(Vec::new()));
+    let seen = compactions.clone();
+    let options = QueryOptions::new(MODEL)
+        .cwd(dir.path())
+        .history(history)
+        .on_compact(move |c| seen.lock().unwrap().push(c.clone()));
+
+    let answer = query(provider(&server), "next task", options)
+        .await
+        .unwrap();
+
+    assert_eq!(answer.text, "fresh answer");
+    let compactions = compactions.lock().unwrap();
+    assert_eq!(compactions.len(), 1, "the callback saw the one compaction");
+    assert!(
+        compactions[0].summary.contains("earlier task"),
+        "{:?}",
+        compactions[0]
+    );
+    assert!(compactions[0].pre_tokens > compactions[0].post_tokens);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the summary call, then the prompt");
+    let sent = &requests[1].body["messages"];
+    let first = sent[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        first.starts_with(robota::sdk::CONTEXT_SUMMARY_PREFIX),
+        "{first}"
+    );
+    assert!(
+        !sent.to_string().contains("earlier answer"),
+        "the history was replaced"
+    );
+    let last = sent.as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["text"], "next task");
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
-use crate::core::{Provider, Tool, ToolRegistry, models};
+use crate::core::{Message, Provider, Tool, ToolRegistry, models};
 use crate::session::{Session, SessionConfig};
 
 use super::context_files;
@@ -58,6 +58,7 @@ pub struct SessionBuilder {
     deny: Vec<PermissionRule>,
     ask_permissions: bool,
     env: Vec<(String, String)>,
+    history: Vec<Message>,
 }
 
 impl SessionBuilder {
@@ -85,6 +86,7 @@ impl SessionBuilder {
             deny: Vec::new(),
             ask_permissions: false,
             env: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -183,6 +185,15 @@ impl SessionBuilder {
         self
     }
 
+    /// A conversation to continue: the session starts with these messages (alternating
+    /// user and assistant, as an earlier session left them). An assistant message's
+    /// `usage` seeds the context estimate, so a conversation near the model's window is
+    /// compacted before the first prompt.
+    pub fn history(mut self, messages: Vec<Message>) -> Self {
+        self.history = messages;
+        self
+    }
+
     /// Starts the session's task on the current tokio runtime; submit to it and read its
     /// events.
     pub fn start(self) -> InteractiveSession {
@@ -243,5 +254,6 @@ impl SessionBuilder {
             policy,
             None,
         )
+        .with_history(self.history, None)
     }
 }

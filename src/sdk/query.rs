@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::permission::PermissionMode;
-use crate::core::{Provider, Tool, Usage};
+use crate::core::{Message, Provider, Tool, Usage};
 use crate::session::PermissionAnswer;
 
 use super::builder::SessionBuilder;
@@ -31,6 +31,7 @@ pub struct QueryOptions {
     append_system_prompt: Option<String>,
     tools: Vec<Arc<dyn Tool>>,
     allow: Vec<String>,
+    history: Vec<Message>,
     on_text_delta: Option<TextCallback>,
     on_compact: Option<CompactCallback>,
     on_permission: Option<PermissionCallback>,
@@ -50,6 +51,7 @@ impl QueryOptions {
             append_system_prompt: None,
             tools: Vec::new(),
             allow: Vec::new(),
+            history: Vec::new(),
             on_text_delta: None,
             on_compact: None,
             on_permission: None,
@@ -101,6 +103,14 @@ impl QueryOptions {
         self
     }
 
+    /// A conversation the prompt continues (see [`SessionBuilder::history`]); when it
+    /// fills most of the model's window it is compacted first, and
+    /// [`on_compact`](Self::on_compact) is called.
+    pub fn history(mut self, messages: Vec<Message>) -> Self {
+        self.history = messages;
+        self
+    }
+
     /// Called with each piece of the answer's text as it streams in (text of every round,
     /// including the words before a tool call).
     pub fn on_text_delta(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
@@ -109,7 +119,8 @@ impl QueryOptions {
     }
 
     /// Called when the conversation was compacted (summarised to fit the model's context
-    /// window) while the query ran.
+    /// window) while the query ran. Only a query that continues a [`history`](Self::history)
+    /// has something to compact: a fresh query's own turn is never summarised.
     pub fn on_compact(mut self, callback: impl Fn(&Compaction) + Send + Sync + 'static) -> Self {
         self.on_compact = Some(Box::new(callback));
         self
@@ -213,7 +224,7 @@ pub async fn query(
     for rule in &options.allow {
         builder = builder.allow(rule);
     }
-    let mut session = builder.start();
+    let mut session = builder.history(options.history).start();
     let session_id = session.id().to_string();
     let Some(mut events) = session.events() else {
         return Err(closed());
