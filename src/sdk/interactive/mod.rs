@@ -87,6 +87,15 @@ enum Control {
 }
 
 /// A running session driven by submissions and observed through events.
+///
+/// Build one with [`SessionBuilder`](super::SessionBuilder). Take its event stream once
+/// with [`events`](Self::events); everything the session does arrives there in order, each
+/// submission bracketed by [`SessionEvent::SubmissionStarted`] and
+/// [`SessionEvent::SubmissionEnded`] carrying the [`SubmissionId`] that
+/// [`submit`](Self::submit) returned. Submissions made while one runs wait in a queue;
+/// [`abort`](Self::abort) interrupts, [`cancel_queue`](Self::cancel_queue) empties the
+/// queue. Controls never block: they are sent to the session's task, which must run on a
+/// tokio runtime. Dropping it (or [`close`](Self::close)) ends that task.
 pub struct InteractiveSession {
     controls: mpsc::UnboundedSender<Control>,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
