@@ -61,11 +61,9 @@ pub(crate) mod attachments;
 pub mod checkpoint;
 #[doc(hidden)]
 pub mod commands;
-#[doc(hidden)]
-pub mod context_files;
+pub(crate) mod context_files;
 pub(crate) mod frontmatter;
-#[doc(hidden)]
-pub mod instructions;
+pub(crate) mod instructions;
 #[doc(hidden)]
 pub mod mcp;
 #[doc(hidden)]
@@ -76,8 +74,7 @@ pub mod settings;
 pub mod shell_command;
 #[doc(hidden)]
 pub mod skills;
-#[doc(hidden)]
-pub mod system_prompt;
+pub(crate) mod system_prompt;
 pub(crate) mod tasks;
 mod translate;
 
