@@ -173,7 +173,8 @@ pub struct QueryAnswer {
 /// needs or [`QueryOptions::max_turns`] allows.
 ///
 /// The provider is created by the caller (see `robota::providers`); the SDK never builds
-/// one. `Err` carries what failed — the provider refused the key, the server was not
+/// one. Dropping the returned future ends the session, interrupting the turn. `Err`
+/// carries what failed — the provider refused the key, the server was not
 /// reachable, … — with a hint saying what to do.
 ///
 /// ```no_run
