@@ -41,7 +41,7 @@ pub async fn run(
 ) -> Result<Vec<Outcome>, Box<dyn Error>> {
     let mut session = SessionBuilder::new(provider, model, cwd)
         .ask_permissions(true)
-        .start();
+        .start()?;
     let mut events = session.events().ok_or("the event stream was taken")?;
     writeln!(
         out,

@@ -150,7 +150,8 @@ async fn cancel_queue_drops_every_waiting_prompt_and_lets_the_running_one_finish
     let server = MockServer::start(vec![anthropic::text_turn_held("first answer", 4)]);
     let mut session = SessionBuilder::new(provider(&server), MODEL, dir.path())
         .session_id("embed-1")
-        .start();
+        .start()
+        .unwrap();
     let mut events = session.events().unwrap();
     let first = session.submit("first");
     until(&mut events, |e| {
@@ -209,7 +210,8 @@ async fn commands_are_listed_and_executed_by_name() {
     let server = MockServer::start(vec![]);
     let mut session = SessionBuilder::new(provider(&server), MODEL, dir.path())
         .permission_mode(PermissionMode::Plan)
-        .start();
+        .start()
+        .unwrap();
     let mut events = session.events().unwrap();
     let names: Vec<String> = session
         .list_commands()
@@ -292,4 +294,54 @@ async fn a_query_continuing_a_full_conversation_compacts_first_and_says_so() {
     );
     let last = sent.as_array().unwrap().last().unwrap();
     assert_eq!(last["content"][0]["text"], "next task");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistyped_rule_starts_nothing_and_a_deny_rule_beats_bypass() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let error = SessionBuilder::new(provider(&server), MODEL, dir.path())
+        .deny("Bash(rm -rf")
+        .start()
+        .err()
+        .expect("a rule that does not parse is refused");
+    assert_eq!(error.kind, ErrorKind::Config);
+    assert!(error.message.contains("Bash(rm -rf"), "{}", error.message);
+    let error = query(
+        provider(&server),
+        "hi",
+        QueryOptions::new(MODEL).cwd(dir.path()).allow("Bash(echo"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Config);
+    assert!(server.requests().is_empty(), "nothing reached the model");
+
+    // Well-formed, the deny rule holds even in bypassPermissions.
+    let server = MockServer::start(vec![write_call(), anthropic::text_turn("blocked")]);
+    let mut session = SessionBuilder::new(provider(&server), MODEL, dir.path())
+        .permission_mode(PermissionMode::BypassPermissions)
+        .deny("Write")
+        .start()
+        .unwrap();
+    let mut events = session.events().unwrap();
+    let id = session.submit("write it");
+    let mut denied = 0;
+    let outcome = until(&mut events, |e| match e {
+        SessionEvent::PermissionDenied { tool_name, .. } => {
+            assert_eq!(tool_name, "Write");
+            denied += 1;
+            None
+        }
+        SessionEvent::SubmissionEnded { id: got, outcome } if got == id => Some(outcome),
+        _ => None,
+    })
+    .await;
+    session.close().await;
+    assert_eq!(outcome.result, "blocked");
+    assert_eq!(denied, 1);
+    assert!(
+        !dir.path().join("out.txt").exists(),
+        "the denied write did not happen"
+    );
 }

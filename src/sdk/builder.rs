@@ -11,6 +11,7 @@ use crate::core::{Message, Provider, Tool, ToolRegistry, models};
 use crate::session::{Session, SessionConfig};
 
 use super::context_files;
+use super::errors::{ErrorKind, TurnError};
 use super::interactive::{InteractiveSession, SessionOptions};
 use super::system_prompt::{self, PromptParts};
 
@@ -29,16 +30,18 @@ const DEFAULT_MAX_TOKENS: u32 = 32_000;
 /// instead, or [`allow`](Self::allow) to pre-approve calls by rule.
 ///
 /// ```no_run
-/// # async fn demo(provider: std::sync::Arc<dyn robota::core::Provider>) {
-/// use robota::core::permission::PermissionMode;
-/// use robota::sdk::SessionBuilder;
+/// # async fn demo(
+/// #     provider: std::sync::Arc<dyn robota::core::Provider>,
+/// # ) -> Result<(), robota::sdk::TurnError> {
+/// use robota::sdk::{PermissionMode, SessionBuilder};
 ///
 /// let session = SessionBuilder::new(provider, "claude-sonnet-4-6", "/path/to/project")
 ///     .permission_mode(PermissionMode::AcceptEdits)
 ///     .allow("Bash(cargo test:*)")
 ///     .max_turns(20)
-///     .start();
+///     .start()?;
 /// # session.close().await;
+/// # Ok(())
 /// # }
 /// ```
 pub struct SessionBuilder {
@@ -56,6 +59,8 @@ pub struct SessionBuilder {
     tools: Vec<Arc<dyn Tool>>,
     allow: Vec<PermissionRule>,
     deny: Vec<PermissionRule>,
+    /// Rules given to `allow`/`deny` that do not parse: `start` refuses them.
+    bad_rules: Vec<String>,
     ask_permissions: bool,
     env: Vec<(String, String)>,
     history: Vec<Message>,
@@ -84,6 +89,7 @@ impl SessionBuilder {
             tools: Vec::new(),
             allow: Vec::new(),
             deny: Vec::new(),
+            bad_rules: Vec::new(),
             ask_permissions: false,
             env: Vec::new(),
             history: Vec::new(),
@@ -156,16 +162,22 @@ impl SessionBuilder {
 
     /// Allows calls matching a permission rule without asking, in Claude Code's syntax:
     /// `Bash(git status)`, `Edit(src/**)`, `WebFetch(domain:example.com)`, or a tool name
-    /// for all its calls. A rule that does not parse is ignored.
+    /// for all its calls. A rule that does not parse makes [`start`](Self::start) fail.
     pub fn allow(mut self, rule: &str) -> Self {
-        self.allow.extend(PermissionRule::parse(rule));
+        match PermissionRule::parse(rule) {
+            Some(parsed) => self.allow.push(parsed),
+            None => self.bad_rules.push(rule.to_string()),
+        }
         self
     }
 
     /// Refuses calls matching a permission rule (same syntax as [`allow`](Self::allow));
     /// deny rules win over allow rules and over every mode.
     pub fn deny(mut self, rule: &str) -> Self {
-        self.deny.extend(PermissionRule::parse(rule));
+        match PermissionRule::parse(rule) {
+            Some(parsed) => self.deny.push(parsed),
+            None => self.bad_rules.push(rule.to_string()),
+        }
         self
     }
 
@@ -195,9 +207,27 @@ impl SessionBuilder {
     }
 
     /// Starts the session's task on the current tokio runtime; submit to it and read its
-    /// events.
-    pub fn start(self) -> InteractiveSession {
-        InteractiveSession::start_with(self.build(), SessionOptions::default())
+    /// events. Fails, starting nothing, when a rule given to [`allow`](Self::allow) or
+    /// [`deny`](Self::deny) does not parse (a mistyped deny rule must not silently protect
+    /// nothing); the error is of kind [`ErrorKind::Config`] and names the rules.
+    pub fn start(self) -> Result<InteractiveSession, TurnError> {
+        if !self.bad_rules.is_empty() {
+            let rules = self
+                .bad_rules
+                .iter()
+                .map(|r| format!("{r:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(TurnError::new(
+                ErrorKind::Config,
+                format!("permission rules that do not parse: {rules}"),
+            )
+            .with_hint("write a rule as `Tool` or `Tool(specifier)`, e.g. `Bash(git status)`"));
+        }
+        Ok(InteractiveSession::start_with(
+            self.build(),
+            SessionOptions::default(),
+        ))
     }
 
     /// The session the builder describes, not started yet.

@@ -25,7 +25,7 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let key = std::env::var("ANTHROPIC_API_KEY")?;
 //! let provider = Arc::new(AnthropicProvider::new(AnthropicConfig::new(key))?);
-//! let mut session = SessionBuilder::new(provider, "claude-sonnet-4-6", ".").start();
+//! let mut session = SessionBuilder::new(provider, "claude-sonnet-4-6", ".").start()?;
 //! let mut events = session.events().ok_or("the event stream was taken")?;
 //! let id = session.submit("Summarise README.md in one sentence");
 //! while let Some(event) = events.recv().await {

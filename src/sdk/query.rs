@@ -225,7 +225,7 @@ pub async fn query(
     for rule in &options.allow {
         builder = builder.allow(rule);
     }
-    let mut session = builder.history(options.history).start();
+    let mut session = builder.history(options.history).start()?;
     let session_id = session.id().to_string();
     let Some(mut events) = session.events() else {
         return Err(closed());
