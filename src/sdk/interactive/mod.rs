@@ -102,7 +102,9 @@ pub struct InteractiveSession {
     id: String,
     commands: Arc<CommandRegistry>,
     next_id: AtomicU64,
-    shared: Arc<Shared>,
+    /// The state as the driver last sent it (only the state: holding the event sender
+    /// here would keep the event stream open after the task ends).
+    state: Arc<Mutex<SessionState>>,
     task: JoinHandle<()>,
 }
 
@@ -134,7 +136,7 @@ impl InteractiveSession {
         }
         let shared = Arc::new(Shared {
             events: event_tx,
-            state: Mutex::new(initial_state(&session)),
+            state: Arc::new(Mutex::new(initial_state(&session))),
             reload_instructions: std::sync::atomic::AtomicBool::new(false),
         });
         let tasks = Arc::new(TaskBoard::new(options.bash.clone()));
@@ -178,14 +180,9 @@ impl InteractiveSession {
             }
             subagents = Some(tool);
         }
+        let state = shared.state.clone();
         let task = tokio::spawn(drive(
-            session,
-            options,
-            grants,
-            subagents,
-            tasks,
-            shared.clone(),
-            control_rx,
+            session, options, grants, subagents, tasks, shared, control_rx,
         ));
         InteractiveSession {
             controls,
@@ -193,7 +190,7 @@ impl InteractiveSession {
             id,
             commands,
             next_id: AtomicU64::new(1),
-            shared,
+            state,
             task,
         }
     }
@@ -277,7 +274,7 @@ impl InteractiveSession {
     /// The session's state as the latest `SessionEvent::State` sent it: model, mode,
     /// usage and cost, context estimate, the running submission and the queue.
     pub fn state(&self) -> SessionState {
-        match self.shared.state.lock() {
+        match self.state.lock() {
             Ok(state) => state.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
@@ -322,7 +319,7 @@ impl InteractiveSession {
 /// state clients are sent.
 struct Shared {
     events: mpsc::UnboundedSender<SessionEvent>,
-    state: Mutex<SessionState>,
+    state: Arc<Mutex<SessionState>>,
     /// A context file changed (`/memory`): the system prompt is rebuilt before the next
     /// submission runs.
     reload_instructions: std::sync::atomic::AtomicBool,
