@@ -63,11 +63,14 @@ impl ContextTracker {
 /// A snapshot for display: used tokens against the window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextState {
+    /// The estimated tokens of the next request (system prompt, tools, conversation).
     pub used_tokens: u64,
+    /// The model's context window in tokens.
     pub window: u64,
 }
 
 impl ContextState {
+    /// How full the window is, 0.0 to 1.0 (and past 1.0 when over).
     pub fn fraction(&self) -> f64 {
         if self.window == 0 {
             0.0
@@ -76,6 +79,7 @@ impl ContextState {
         }
     }
 
+    /// [`fraction`](Self::fraction) as a whole percentage, at most 100.
     pub fn percent(&self) -> u8 {
         (self.fraction() * 100.0).round().clamp(0.0, 100.0) as u8
     }

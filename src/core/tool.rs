@@ -69,12 +69,16 @@ pub enum ToolDisplay {
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
+    /// The text the model reads as the call's result.
     pub content: String,
+    /// Whether the call failed (the model is told so).
     pub is_error: bool,
+    /// Structured data clients show beside the text (a diff, the todo list).
     pub display: Option<ToolDisplay>,
 }
 
 impl ToolOutput {
+    /// A successful result with `content` for the model.
     pub fn ok(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
@@ -83,6 +87,7 @@ impl ToolOutput {
         }
     }
 
+    /// A failed result: `content` says what went wrong, for the model.
     pub fn error(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
@@ -91,19 +96,25 @@ impl ToolOutput {
         }
     }
 
+    /// The same result with `display` for clients.
     pub fn with_display(mut self, display: ToolDisplay) -> Self {
         self.display = Some(display);
         self
     }
 }
 
-/// A capability the model can call.
+/// A capability the model can call. An embedding program implements it (with
+/// `#[async_trait]`) to give the model its own tools; see `robota::sdk::SessionBuilder::tool`.
 #[async_trait]
 pub trait Tool: Send + Sync {
+    /// The name the model calls it by and permission rules name (`Bash`, `SaveNote`).
     fn name(&self) -> &str;
+    /// What it does and when to use it, for the model.
     fn description(&self) -> &str;
     /// JSON Schema of the input object.
     fn input_schema(&self) -> Value;
+    /// What it can do to the world; the permission mode decides by it whether a call
+    /// needs approval.
     fn risk(&self) -> RiskClass;
     /// The argument permission rules match against: the command for Bash, the path for
     /// file tools, the URL for WebFetch. `None` when the input lacks it.
@@ -122,6 +133,7 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
 
+    /// Its name, description and input schema as providers advertise it.
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: self.name().to_string(),

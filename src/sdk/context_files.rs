@@ -33,13 +33,27 @@ pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextF
         candidates.push(home.join(".claude/CLAUDE.md"));
     }
     candidates.push(robota_home.join("AGENTS.md"));
+    candidates.extend(project_candidates(cwd));
+    read_candidates(candidates, home)
+}
+
+/// Loads the project's context files only (from the filesystem root down to `cwd`), as a
+/// session built by an embedding program reads them: nothing under the user's home.
+pub(crate) fn load_project(cwd: &Path) -> Vec<ContextFile> {
+    read_candidates(project_candidates(cwd), None)
+}
+
+/// The project file names in every directory from the root down to `cwd`.
+fn project_candidates(cwd: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<&Path> = cwd.ancestors().collect();
     dirs.reverse();
-    for dir in dirs {
-        for name in PROJECT_NAMES {
-            candidates.push(dir.join(name));
-        }
-    }
+    dirs.into_iter()
+        .flat_map(|dir| PROJECT_NAMES.iter().map(move |name| dir.join(name)))
+        .collect()
+}
+
+/// Reads the candidates that exist (each file once), imports expanded.
+fn read_candidates(candidates: Vec<PathBuf>, home: Option<&Path>) -> Vec<ContextFile> {
     // Every file read so far, loaded or imported: each goes into the prompt once (a
     // CLAUDE.md that imports `@AGENTS.md` beside a loaded AGENTS.md does not repeat it).
     let mut included = HashSet::new();

@@ -66,6 +66,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind's name as headless JSON output writes it (`auth`, `rate_limit` …).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Auth => "auth",
@@ -93,6 +94,7 @@ impl ErrorKind {
 /// A failed submission, as clients show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnError {
+    /// What kind of failure it is (what a program branches on).
     pub kind: ErrorKind,
     /// The HTTP status, when a response had one.
     pub status: Option<u16>,
@@ -102,7 +104,16 @@ pub struct TurnError {
     pub hint: Option<String>,
 }
 
+impl std::fmt::Display for TurnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line())
+    }
+}
+
+impl std::error::Error for TurnError {}
+
 impl TurnError {
+    /// An error of `kind` saying `message`, without status or hint.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         TurnError {
             kind,
@@ -112,6 +123,7 @@ impl TurnError {
         }
     }
 
+    /// The same error with `hint` as its next step.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self

@@ -1,33 +1,93 @@
-//! The client-facing API: `InteractiveSession` and its `SessionEvent` stream, plus what a
-//! session is assembled from — system prompt, context files, slash commands. It is
-//! provider-neutral: it receives a provider, it never builds one.
+//! The embedding API: robota as a library. A program creates a provider (from
+//! [`crate::providers`], or its own implementation of [`crate::core::Provider`]) and hands
+//! it to the SDK, which stays provider-neutral: it never builds one.
+//!
+//! Two ways in:
+//!
+//! - [`query`]: one prompt, one answer — the model may run tools for as many rounds as it
+//!   needs. Options ([`QueryOptions`]) set the working directory, permission mode, turn
+//!   limit, extra tools, and callbacks for streamed text, compaction and permission
+//!   questions.
+//! - [`InteractiveSession`], built with [`SessionBuilder`]: a long-lived session that takes
+//!   prompts, slash commands and `!commands` ([`InteractiveSession::submit`]), queues them
+//!   while one runs, can be interrupted ([`InteractiveSession::abort`]), and reports
+//!   everything that happens as a stream of [`SessionEvent`]s. robota's own terminal UI
+//!   and headless mode are clients of this same type.
+//!
+//! A program adds its own tools by implementing [`crate::core::Tool`] and passing them to
+//! [`SessionBuilder::tool`] or [`QueryOptions::tool`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use robota::providers::{AnthropicConfig, AnthropicProvider};
+//! use robota::sdk::{SessionBuilder, SessionEvent};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let key = std::env::var("ANTHROPIC_API_KEY")?;
+//! let provider = Arc::new(AnthropicProvider::new(AnthropicConfig::new(key))?);
+//! let mut session = SessionBuilder::new(provider, "claude-sonnet-4-6", ".").start()?;
+//! let mut events = session.events().ok_or("the event stream was taken")?;
+//! let id = session.submit("Summarise README.md in one sentence");
+//! while let Some(event) = events.recv().await {
+//!     match event {
+//!         SessionEvent::TextDelta(text) => print!("{text}"),
+//!         SessionEvent::SubmissionEnded { id: ended, outcome } if ended == id => {
+//!             println!("\n[{:?} after {} provider calls]", outcome.end, outcome.rounds);
+//!             break;
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! session.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The modules marked hidden below are how robota's own command line assembles a session
+//! (settings, plugins, MCP servers, subagents …); they are not part of the embedding API.
 
+#![deny(missing_docs)]
+
+mod builder;
+mod errors;
+mod events;
+mod interactive;
+mod query;
+
+#[doc(hidden)]
 pub mod agents;
-pub mod attachments;
+pub(crate) mod attachments;
+#[doc(hidden)]
 pub mod checkpoint;
+#[doc(hidden)]
 pub mod commands;
-pub mod context_files;
-pub mod errors;
-pub mod events;
-pub mod frontmatter;
-pub mod instructions;
-pub mod interactive;
+pub(crate) mod context_files;
+pub(crate) mod frontmatter;
+pub(crate) mod instructions;
+#[doc(hidden)]
 pub mod mcp;
+#[doc(hidden)]
 pub mod plugins;
+#[doc(hidden)]
 pub mod settings;
+#[doc(hidden)]
 pub mod shell_command;
+#[doc(hidden)]
 pub mod skills;
-pub mod system_prompt;
-pub mod tasks;
+pub(crate) mod system_prompt;
+pub(crate) mod tasks;
 mod translate;
 
+pub use crate::core::permission::PermissionMode;
 /// How a client answers a permission request.
 pub use crate::session::PermissionAnswer;
+pub use builder::SessionBuilder;
 pub use checkpoint::{RewindAction, RewindPoint, Rewound};
-pub use commands::{Submission, SubmissionId};
+pub use commands::{CommandEntry, CommandScope, Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
-    CompactTrigger, ModelUsage, Outcome, PermissionChoice, PermissionRequest, QueuedSubmission,
-    SessionEvent, SessionState, TurnEnd,
+    CONTEXT_SUMMARY_PREFIX, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
+    PermissionRequest, QueuedSubmission, SessionEvent, SessionState, TurnEnd,
 };
 pub use interactive::{InteractiveSession, SessionOptions};
+pub use query::{Compaction, QueryAnswer, QueryOptions, query};

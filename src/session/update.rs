@@ -11,6 +11,7 @@ use crate::core::hooks::HookProgress;
 /// The user's answer to a permission request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionAnswer {
+    /// Allow this call once.
     Allow,
     /// Allow, and switch the session to this permission mode (approving a plan).
     AllowWithMode(crate::core::permission::PermissionMode),

@@ -24,6 +24,7 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
+    /// Every mode.
     pub const ALL: [PermissionMode; 4] = [
         PermissionMode::Default,
         PermissionMode::AcceptEdits,
@@ -31,6 +32,8 @@ impl PermissionMode {
         PermissionMode::BypassPermissions,
     ];
 
+    /// The mode's name as Claude Code spells it (`acceptEdits`); [`parse`](Self::parse)
+    /// reads it back.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",

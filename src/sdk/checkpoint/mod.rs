@@ -180,6 +180,7 @@ pub enum RewindAction {
 }
 
 impl RewindAction {
+    /// Every action, in the order a picker offers them.
     pub const ALL: [RewindAction; 4] = [
         RewindAction::CodeAndConversation,
         RewindAction::Conversation,
@@ -225,7 +226,9 @@ impl RewindAction {
 /// What a rewind did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rewound {
+    /// The prompt rewound to (a [`RewindPoint`]'s `message_id`).
     pub message_id: String,
+    /// What was put back.
     pub action: RewindAction,
     /// The prompt, to put back in the composer (when the conversation was rewound).
     pub prompt: Option<String>,

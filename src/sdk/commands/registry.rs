@@ -12,11 +12,15 @@ use super::{COMMANDS, CommandScope};
 /// One entry of a command listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandEntry {
+    /// The name, without the `/`.
     pub name: String,
+    /// What it does, in one line.
     pub description: String,
+    /// What its arguments look like (`[model]`, `<instructions>`), or empty.
     pub argument_hint: String,
     /// `built-in`, `project`, `user`, `project skill`, `plugin:x`, …
     pub source: String,
+    /// Whether the session runs it or only an interactive client can.
     pub scope: CommandScope,
 }
 

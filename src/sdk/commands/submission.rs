@@ -10,9 +10,12 @@ use std::sync::Arc;
 use super::definition::PromptCommand;
 use super::{CommandSpec, closest, find};
 
-/// Names one submission in the events it causes.
+/// Names one submission in the events it causes; ids count up from 1 in submission order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SubmissionId(pub u64);
+pub struct SubmissionId(
+    /// The number (shown as `#n`).
+    pub u64,
+);
 
 impl fmt::Display for SubmissionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -27,16 +30,21 @@ pub enum Submission {
     Prompt(String),
     /// A command of the registry with its argument text.
     Command {
+        /// The command as the registry lists it.
         spec: &'static CommandSpec,
+        /// The text after the name.
         args: String,
     },
     /// A custom command or skill (a Markdown prompt template) with its argument text.
     Custom {
+        /// The command's definition (its file, description and template).
         command: Arc<PromptCommand>,
+        /// The text after the name.
         args: String,
     },
     /// `/name` that names no command; `suggestions` are the closest known names.
     UnknownCommand {
+        /// The name typed, without the `/`.
         name: String,
         /// The text after the name (kept so a registry can resolve the name later).
         args: String,

@@ -74,6 +74,11 @@ impl<'a> Busy<'a> {
                     self.dropped(id, &submission);
                 }
             }
+            Some(Control::CancelQueue) => {
+                while let Some((id, submission)) = self.queue.pop_front() {
+                    self.dropped(id, &submission);
+                }
+            }
             Some(Control::Submit(id, submission)) if submission.runs_during_turn() => {
                 self.run_now(id, submission);
             }

@@ -83,18 +83,31 @@ enum Control {
     Submit(SubmissionId, Submission),
     Abort,
     TakeBackQueued,
+    CancelQueue,
     SetMode(PermissionMode),
     CycleMode,
     ReloadInstructions,
 }
 
 /// A running session driven by submissions and observed through events.
+///
+/// Build one with [`SessionBuilder`](super::SessionBuilder). Take its event stream once
+/// with [`events`](Self::events); everything the session does arrives there in order, each
+/// submission bracketed by [`SessionEvent::SubmissionStarted`] and
+/// [`SessionEvent::SubmissionEnded`] carrying the [`SubmissionId`] that
+/// [`submit`](Self::submit) returned. Submissions made while one runs wait in a queue;
+/// [`abort`](Self::abort) interrupts, [`cancel_queue`](Self::cancel_queue) empties the
+/// queue. Controls never block: they are sent to the session's task, which must run on a
+/// tokio runtime. Dropping it (or [`close`](Self::close)) ends that task.
 pub struct InteractiveSession {
     controls: mpsc::UnboundedSender<Control>,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     id: String,
     commands: Arc<CommandRegistry>,
     next_id: AtomicU64,
+    /// The state as the driver last sent it (only the state: holding the event sender
+    /// here would keep the event stream open after the task ends).
+    state: Arc<Mutex<SessionState>>,
     task: JoinHandle<()>,
 }
 
@@ -104,6 +117,9 @@ impl InteractiveSession {
         Self::start_with(session, SessionOptions::default())
     }
 
+    /// Starts the session's task on the current tokio runtime, presented as `options`
+    /// describe (commands, subagents, checkpoints, MCP servers). Embedding programs
+    /// usually start one with [`SessionBuilder`](super::SessionBuilder) instead.
     pub fn start_with(mut session: Session, options: SessionOptions) -> Self {
         let (controls, control_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
@@ -123,7 +139,7 @@ impl InteractiveSession {
         }
         let shared = Arc::new(Shared {
             events: event_tx,
-            state: Mutex::new(initial_state(&session)),
+            state: Arc::new(Mutex::new(initial_state(&session))),
             reload_instructions: std::sync::atomic::AtomicBool::new(false),
         });
         let tasks = Arc::new(TaskBoard::new(options.bash.clone()));
@@ -168,6 +184,7 @@ impl InteractiveSession {
             }
             subagents = Some(tool);
         }
+        let state = shared.state.clone();
         let task = tokio::spawn(drive(
             session, options, grants, subagents, tasks, shared, control_rx,
         ));
@@ -177,6 +194,7 @@ impl InteractiveSession {
             id,
             commands,
             next_id: AtomicU64::new(1),
+            state,
             task,
         }
     }
@@ -233,6 +251,44 @@ impl InteractiveSession {
         let _ = self.controls.send(Control::TakeBackQueued);
     }
 
+    /// Drops every queued submission (each reported as `SubmissionDropped`) and lets the
+    /// running one finish.
+    pub fn cancel_queue(&self) {
+        let _ = self.controls.send(Control::CancelQueue);
+    }
+
+    /// Runs slash command `name` (without the `/`) with `args`, as submitting
+    /// `/name args` does: a built-in, or one of the session's custom commands and skills.
+    /// Its output comes as `SessionEvent::CommandOutput` and is the result of its
+    /// `SubmissionEnded`; an unknown name ends it with [`ErrorKind::UnknownCommand`].
+    pub fn execute_command(&self, name: &str, args: &str) -> SubmissionId {
+        let name = name.trim_start_matches('/');
+        match args.trim() {
+            "" => self.submit(format!("/{name}")),
+            args => self.submit(format!("/{name} {args}")),
+        }
+    }
+
+    /// Every command this session runs: the built-ins, then its custom commands and
+    /// skills, with their descriptions (what `/help` lists).
+    pub fn list_commands(&self) -> Vec<super::commands::CommandEntry> {
+        self.commands.entries()
+    }
+
+    /// The session's state as the latest `SessionEvent::State` sent it: model, mode,
+    /// usage and cost, context estimate, the running submission and the queue.
+    pub fn state(&self) -> SessionState {
+        match self.state.lock() {
+            Ok(state) => state.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Whether a submission is running now.
+    pub fn is_running(&self) -> bool {
+        self.state().running.is_some()
+    }
+
     /// Sets the permission mode; a running turn's next tool call sees it.
     pub fn set_mode(&self, mode: PermissionMode) {
         let _ = self.controls.send(Control::SetMode(mode));
@@ -267,7 +323,7 @@ impl InteractiveSession {
 /// state clients are sent.
 struct Shared {
     events: mpsc::UnboundedSender<SessionEvent>,
-    state: Mutex<SessionState>,
+    state: Arc<Mutex<SessionState>>,
     /// A context file changed (`/memory`): the system prompt is rebuilt before the next
     /// submission runs.
     reload_instructions: std::sync::atomic::AtomicBool,
@@ -464,7 +520,7 @@ impl Driver {
     fn idle_control(&mut self, control: Control) -> Option<(SubmissionId, Submission)> {
         match control {
             Control::Submit(id, submission) => return Some((id, submission)),
-            Control::Abort | Control::TakeBackQueued => {}
+            Control::Abort | Control::TakeBackQueued | Control::CancelQueue => {}
             Control::SetMode(mode) => self.set_mode(mode),
             Control::CycleMode => {
                 self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));

@@ -8,8 +8,8 @@
 use super::Transcript;
 use super::cell::Cell;
 use crate::core::{Block, Message, MessageState, Role};
+use crate::sdk::CONTEXT_SUMMARY_PREFIX;
 use crate::sdk::TurnEnd;
-use crate::sdk::events::CONTEXT_SUMMARY_PREFIX;
 use crate::sdk::shell_command::parse_shell_note;
 
 const REMINDER_OPEN: &str = "<system-reminder>";
