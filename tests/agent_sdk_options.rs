@@ -244,7 +244,10 @@ fn max_budget_usd_in_print_mode_ends_with_its_subtype_and_exit_1() {
     assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
     let errors = result["errors"].to_string();
     assert!(errors.contains("maximum budget"), "{errors}");
-    assert_eq!(server.requests().len(), 1);
+    // The budget is checked as each call's cost arrives; the round that crossed it may
+    // already have sent its next request (a Read runs in microseconds), never more.
+    let requests = server.requests().len();
+    assert!((1..=2).contains(&requests), "{requests} requests");
 }
 
 const SCHEMA: &str = r#"{"type":"object","properties":{"answer":{"type":"integer"}},"required":["answer"],"additionalProperties":false}"#;
