@@ -82,15 +82,20 @@ impl SessionGate<'_> {
         }
     }
 
-    /// What the permission policy says of `call` as it stands.
-    fn verdict(&self, call: &ToolCall) -> Verdict {
-        let facts = CallFacts {
+    /// What the policy judges of `call`.
+    fn facts<'c>(&'c self, call: &'c ToolCall) -> CallFacts<'c> {
+        CallFacts {
             tool: &call.name,
             risk: call.risk,
             argument: call.argument.as_deref(),
             cwd: &self.cwd,
             input: Some(&call.input),
-        };
+        }
+    }
+
+    /// What the permission policy says of `call` as it stands.
+    fn verdict(&self, call: &ToolCall) -> Verdict {
+        let facts = self.facts(call);
         match self.policy.lock() {
             Ok(policy) => policy.evaluate(&facts),
             Err(_) => Verdict::Deny {
@@ -136,13 +141,7 @@ impl ToolGate for SessionGate<'_> {
             Err(decision) => return decision,
         };
         let call = &call;
-        let facts = CallFacts {
-            tool: &call.name,
-            risk: call.risk,
-            argument: call.argument.as_deref(),
-            cwd: &self.cwd,
-            input: Some(&call.input),
-        };
+        let facts = self.facts(call);
         let verdict = self.verdict(call);
         // A hook's allow skips the mode's question but never a deny or ask rule; its ask
         // asks even where the policy would allow.
@@ -282,13 +281,7 @@ impl SessionGate<'_> {
             Ok(policy) => {
                 let mut probe = policy.clone();
                 probe.mode = PermissionMode::BypassPermissions;
-                probe.evaluate(&CallFacts {
-                    tool: &call.name,
-                    risk: call.risk,
-                    argument: call.argument.as_deref(),
-                    cwd: &self.cwd,
-                    input: Some(&call.input),
-                })
+                probe.evaluate(&self.facts(call))
             }
             Err(_) => Verdict::Deny {
                 reason: "permission state is unavailable".to_string(),
@@ -370,13 +363,7 @@ impl SessionGate<'_> {
         cancel: &CancellationToken,
     ) -> Option<GateDecision> {
         let hooks = self.hooks.filter(|h| h.has(HookEvent::PermissionRequest))?;
-        let facts = CallFacts {
-            tool: &call.name,
-            risk: call.risk,
-            argument: call.argument.as_deref(),
-            cwd: &self.cwd,
-            input: Some(&call.input),
-        };
+        let facts = self.facts(call);
         let suggestion = PermissionRule::parse(&suggested_rule(&facts)).map(|rule| {
             json!({
                 "type": "addRules",

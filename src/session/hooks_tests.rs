@@ -108,8 +108,9 @@ fn turn(content: Vec<crate::core::Block>) -> AssistantTurn {
     }
 }
 
-/// An execute-class tool that needs approval in the default mode.
-struct Run;
+/// An execute-class tool that needs approval in the default mode; records that it ran.
+#[derive(Default)]
+struct Run(Arc<std::sync::atomic::AtomicBool>);
 
 #[async_trait]
 impl Tool for Run {
@@ -129,6 +130,7 @@ impl Tool for Run {
         None
     }
     async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
         ToolOutput::ok("ran")
     }
 }
@@ -165,7 +167,7 @@ async fn a_permission_prompt_fires_notification_in_the_background() {
     let mut session = Session::new(
         session_config,
         Arc::new(provider),
-        ToolRegistry::new(vec![Arc::new(Run)]),
+        ToolRegistry::new(vec![Arc::new(Run::default())]),
         PermissionPolicy::default(),
         None,
     )
@@ -202,32 +204,6 @@ async fn a_permission_prompt_fires_notification_in_the_background() {
     assert_eq!(input["session_id"], "s-1");
 }
 
-/// Records whether it was called.
-struct Flagged(Arc<std::sync::atomic::AtomicBool>);
-
-#[async_trait]
-impl Tool for Flagged {
-    fn name(&self) -> &str {
-        "Run"
-    }
-    fn description(&self) -> &str {
-        "runs"
-    }
-    fn input_schema(&self) -> Value {
-        json!({"type": "object"})
-    }
-    fn risk(&self) -> RiskClass {
-        RiskClass::Execute
-    }
-    fn primary_argument(&self, _input: &Value) -> Option<String> {
-        None
-    }
-    async fn call(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
-        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-        ToolOutput::ok("ran")
-    }
-}
-
 #[tokio::test]
 async fn the_model_is_asked_while_the_barrier_holds_but_no_tool_runs_until_it_opens() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -256,7 +232,7 @@ async fn the_model_is_asked_while_the_barrier_holds_but_no_tool_runs_until_it_op
     let mut session = Session::new(
         session_config,
         provider.clone(),
-        ToolRegistry::new(vec![Arc::new(Flagged(ran.clone()))]),
+        ToolRegistry::new(vec![Arc::new(Run(ran.clone()))]),
         PermissionPolicy::new(crate::core::permission::PermissionMode::BypassPermissions),
         None,
     );
