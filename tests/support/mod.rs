@@ -90,6 +90,8 @@ pub struct RecordedRequest {
     pub body: serde_json::Value,
     /// The body bytes as received.
     pub raw_body: Vec<u8>,
+    /// How long the mock took to parse the body (a bench subtracts the mock's own time).
+    pub parsed_in: Duration,
 }
 
 impl RecordedRequest {
@@ -121,6 +123,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     changed: Condvar,
+    /// Time a responder mock spent parsing requests and deciding answers, in ns.
+    busy_ns: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -168,6 +172,15 @@ impl MockServer {
         let server = MockServer::start(Vec::new());
         server.shared.lock().responder = Some(respond);
         server
+    }
+
+    /// The time a responder mock has spent so far parsing requests and deciding answers.
+    pub fn busy(&self) -> Duration {
+        Duration::from_nanos(
+            self.shared
+                .busy_ns
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// `http://127.0.0.1:PORT`
@@ -240,7 +253,14 @@ fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream) {
     let _ = stream.set_read_timeout(None);
     let responder = shared.lock().responder.clone();
     let response = if let Some(respond) = responder.filter(|_| request.method == "POST") {
-        respond(&request)
+        let deciding = std::time::Instant::now();
+        let response = respond(&request);
+        let busy = request.parsed_in + deciding.elapsed();
+        shared.busy_ns.fetch_add(
+            u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        response
     } else {
         let mut st = shared.lock();
         let is_post = request.method == "POST";
@@ -401,6 +421,7 @@ fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
         body.extend_from_slice(&piece[..n]);
     }
     let raw_body = body;
+    let parsing = std::time::Instant::now();
     let body = serde_json::from_slice(&raw_body).unwrap_or(serde_json::Value::Null);
     Some(RecordedRequest {
         method,
@@ -408,6 +429,7 @@ fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
         headers,
         body,
         raw_body,
+        parsed_in: parsing.elapsed(),
     })
 }
 
