@@ -68,6 +68,24 @@ pub fn is_secret_key(key: &str) -> bool {
         || normalised.ends_with("token")
 }
 
+/// Where provider keys lie in `text` (byte ranges), by the rule [`redact_text`] applies.
+pub fn key_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let Some(pattern) = PROVIDER_KEY.as_ref() else {
+        return Vec::new();
+    };
+    pattern
+        .find_iter(text)
+        .filter(|m| is_key(m.as_str()))
+        .map(|m| m.range())
+        .collect()
+}
+
+/// Real keys carry digits; a long hyphenated word such as "sk-learn-tutorial-notes" does
+/// not, and is left alone.
+fn is_key(found: &str) -> bool {
+    found.starts_with("sk-ant-") || found.bytes().any(|b| b.is_ascii_digit())
+}
+
 /// Replaces provider keys inside `text`; borrows when there is nothing to replace.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
     if !(text.contains("sk-") || text.contains("AIza")) {
@@ -78,9 +96,7 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
     };
     pattern.replace_all(text, |caps: &regex::Captures<'_>| {
         let found = &caps[0];
-        // Real keys carry digits; a long hyphenated word such as "sk-learn-tutorial-notes"
-        // does not, and is left alone.
-        if found.starts_with("sk-ant-") || found.bytes().any(|b| b.is_ascii_digit()) {
+        if is_key(found) {
             REDACTED.to_string()
         } else {
             found.to_string()

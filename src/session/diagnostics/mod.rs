@@ -11,6 +11,7 @@
 
 pub mod payloads;
 pub mod read;
+mod split_keys;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -71,8 +72,8 @@ struct State {
 #[derive(Debug, Default)]
 struct Response {
     status: Option<u16>,
-    events: u64,
-    stream: String,
+    /// Each stream event's name and data, as received.
+    events: Vec<(Option<String>, String)>,
     body: Option<String>,
 }
 
@@ -287,18 +288,9 @@ impl WireObserver for Diagnostics {
 
     fn response_event(&self, exchange: u64, event: Option<&str>, data: &str) {
         if let Some(response) = self.lock().responses.get_mut(&exchange) {
-            response.events += 1;
-            if let Some(name) = event {
-                response.stream.push_str("event: ");
-                response.stream.push_str(name);
-                response.stream.push('\n');
-            }
-            for line in data.split('\n') {
-                response.stream.push_str("data: ");
-                response.stream.push_str(line);
-                response.stream.push('\n');
-            }
-            response.stream.push('\n');
+            response
+                .events
+                .push((event.map(str::to_string), data.to_string()));
         }
     }
 
@@ -311,13 +303,30 @@ impl WireObserver for Diagnostics {
     fn response_end(&self, exchange: u64, error: Option<&ProviderError>) {
         let mut state = self.lock();
         let response = state.responses.remove(&exchange).unwrap_or_default();
+        let (names, mut datas): (Vec<Option<String>>, Vec<String>) =
+            response.events.into_iter().unzip();
+        split_keys::redact_split_keys(&mut datas);
+        let mut stream = String::new();
+        for (name, data) in names.iter().zip(&datas) {
+            if let Some(name) = name {
+                stream.push_str("event: ");
+                stream.push_str(name);
+                stream.push('\n');
+            }
+            for line in data.split('\n') {
+                stream.push_str("data: ");
+                stream.push_str(line);
+                stream.push('\n');
+            }
+            stream.push('\n');
+        }
         let mut line = json!({
             "type": "provider_response",
             "n": exchange,
             "status": response.status,
             "ok": error.is_none(),
-            "events": response.events,
-            "stream": response.stream,
+            "events": datas.len(),
+            "stream": stream,
         });
         if let Some(body) = response.body {
             line["body"] = Value::String(body);
