@@ -603,3 +603,42 @@ fn after_clear_the_new_session_and_its_subagent_record_diagnostics_too() {
     let validate = robota(&p, &server, &["session", "validate", new_id]);
     assert_eq!(validate.status.code(), Some(0), "{validate:?}");
 }
+
+#[test]
+fn the_compaction_summary_call_is_recorded_and_rebuilt_too() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("first answer"),
+        anthropic::text_turn("The summary of it all."),
+    ]);
+    let first = robota(
+        &p,
+        &server,
+        &["-p", "hello", "--output-format", "json", "--debug-log"],
+    );
+    let id = session_id(&first);
+    let compacted = robota(&p, &server, &["-c", "-p", "/compact", "--debug-log"]);
+    assert_eq!(compacted.status.code(), Some(0), "{compacted:?}");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    let summary_request = &sent[1];
+    assert!(
+        anthropic::system_text(&summary_request.body).contains("summarizing conversations"),
+        "the second call is the summary"
+    );
+    let diagnostics = lines(&diagnostics_of(&p, &id));
+    let requests = diagnostics
+        .iter()
+        .filter(|l| l["type"] == "provider_request")
+        .count();
+    let responses = diagnostics
+        .iter()
+        .filter(|l| l["type"] == "provider_response")
+        .count();
+    assert_eq!((requests, responses), (2, 2), "{diagnostics:#?}");
+    let shown = robota(&p, &server, &["session", "show", &id, "--request", "2"]);
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    assert!(shown.stdout == summary_request.raw_body, "rebuilt byte for byte");
+    let valid = robota(&p, &server, &["session", "validate", &id]);
+    assert_eq!(valid.status.code(), Some(0), "{valid:?}");
+}

@@ -218,7 +218,11 @@ impl Compactor<'_> {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
-            wire: None,
+            // With diagnostics on, the summary call is recorded like a turn's.
+            wire: self
+                .log
+                .and_then(SessionLog::diagnostics)
+                .map(|d| crate::core::wire::WireTap(d.clone())),
         };
         let events = |event: StreamEvent| {
             if matches!(event, StreamEvent::Retrying { .. }) {
