@@ -638,7 +638,42 @@ fn the_compaction_summary_call_is_recorded_and_rebuilt_too() {
     assert_eq!((requests, responses), (2, 2), "{diagnostics:#?}");
     let shown = robota(&p, &server, &["session", "show", &id, "--request", "2"]);
     assert_eq!(shown.status.code(), Some(0), "{shown:?}");
-    assert!(shown.stdout == summary_request.raw_body, "rebuilt byte for byte");
+    assert!(
+        shown.stdout == summary_request.raw_body,
+        "rebuilt byte for byte"
+    );
+    let valid = robota(&p, &server, &["session", "validate", &id]);
+    assert_eq!(valid.status.code(), Some(0), "{valid:?}");
+}
+
+#[test]
+fn a_prompt_hooks_model_call_is_recorded_too() {
+    let p = project();
+    fs::create_dir_all(&p.home).unwrap();
+    fs::write(
+        p.home.join("settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Is it done? $ARGUMENTS"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("Done."),
+        anthropic::text_turn("{\"ok\": true}"),
+    ]);
+    let out = robota(
+        &p,
+        &server,
+        &["-p", "finish it", "--output-format", "json", "--debug-log"],
+    );
+    let id = session_id(&out);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2, "the turn and the hook's question");
+    let shown = robota(&p, &server, &["session", "show", &id, "--request", "2"]);
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    assert!(
+        shown.stdout == sent[1].raw_body,
+        "the hook's call rebuilt byte for byte"
+    );
     let valid = robota(&p, &server, &["session", "validate", &id]);
     assert_eq!(valid.status.code(), Some(0), "{valid:?}");
 }

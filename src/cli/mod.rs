@@ -2,19 +2,19 @@
 //! assembly, and the choice between headless print mode, the TUI and a protocol driver
 //! (`--input-format stream-json --output-format stream-json`: the Agent SDK's protocol).
 
-pub mod args;
-pub mod assemble;
-pub mod drive;
-pub mod headless;
-pub mod interactive;
-pub mod output;
-pub mod paths;
-pub mod plugin_list;
-pub mod printer;
-pub mod provider_setup;
-pub mod reaper;
-pub mod session_diagnostics;
-pub mod stop_signals;
+mod args;
+mod assemble;
+mod drive;
+mod headless;
+mod interactive;
+mod output;
+mod paths;
+mod plugin_list;
+mod printer;
+mod provider_setup;
+mod reaper;
+mod session_diagnostics;
+mod stop_signals;
 
 use std::process::ExitCode;
 

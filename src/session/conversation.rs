@@ -158,6 +158,7 @@ impl Session {
                 project_dir,
                 self.provider.clone(),
                 self.config.model.clone(),
+                self.wire_tap(),
             ))
         });
         self
@@ -185,6 +186,7 @@ impl Session {
             project_dir,
             self.provider.clone(),
             self.config.model.clone(),
+            self.wire_tap(),
         )
         .with_callbacks(callbacks);
         self.hooks = Some(Arc::new(hooks));
@@ -451,6 +453,12 @@ impl Session {
         }
     }
 
+    /// With diagnostics on, the tap through which a provider call reports its traffic.
+    fn wire_tap(&self) -> Option<crate::core::wire::WireTap> {
+        let diagnostics = self.log.as_ref()?.diagnostics()?;
+        Some(crate::core::wire::WireTap(diagnostics.clone()))
+    }
+
     /// With diagnostics on: records the setup the next turn runs with (when it changed)
     /// and returns the tap through which the provider reports its wire traffic.
     fn diagnostics_tap(&self) -> Option<crate::core::wire::WireTap> {
@@ -462,7 +470,7 @@ impl Session {
             &self.tools.schemas(),
             &self.config.cwd,
         );
-        Some(crate::core::wire::WireTap(diagnostics.clone()))
+        self.wire_tap()
     }
 
     fn log_message(&self, message: &Message, extra: MessageExtra) {

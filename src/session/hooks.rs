@@ -48,9 +48,13 @@ impl SessionHooks {
         project_dir: PathBuf,
         provider: Arc<dyn Provider>,
         model: String,
+        wire: Option<crate::core::wire::WireTap>,
     ) -> Self {
-        let runner = HookRunner::new(config)
-            .with_model_runner(Arc::new(ProviderHookModel { provider, model }));
+        let runner = HookRunner::new(config).with_model_runner(Arc::new(ProviderHookModel {
+            provider,
+            model,
+            wire,
+        }));
         SessionHooks {
             runner,
             project_dir,
@@ -76,6 +80,8 @@ impl SessionHooks {
 struct ProviderHookModel {
     provider: Arc<dyn Provider>,
     model: String,
+    /// With diagnostics on, where the call's wire traffic is recorded.
+    wire: Option<crate::core::wire::WireTap>,
 }
 
 #[async_trait]
@@ -95,7 +101,7 @@ impl ModelHookRunner for ProviderHookModel {
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
-            wire: None,
+            wire: self.wire.clone(),
         };
         let ignore = |_event: StreamEvent| {};
         let turn = self
