@@ -64,22 +64,20 @@ fn robota(p: &Project, server: &MockServer, args: &[&str]) -> Output {
     p.run(server, args)
 }
 
+/// `robota -p <prompt> --output-format json --debug-log`; the session's id.
+fn debug_run(p: &Project, server: &MockServer, prompt: &str) -> String {
+    session_id(&robota(
+        p,
+        server,
+        &["-p", prompt, "--output-format", "json", "--debug-log"],
+    ))
+}
+
 #[test]
 fn every_request_of_a_multi_round_tool_turn_is_rebuilt_byte_for_byte() {
     let p = project();
     let server = multi_round_turn(&p);
-    let out = robota(
-        &p,
-        &server,
-        &[
-            "-p",
-            "look at the notes",
-            "--output-format",
-            "json",
-            "--debug-log",
-        ],
-    );
-    let id = session_id(&out);
+    let id = debug_run(&p, &server, "look at the notes");
     let sent = server.requests();
     assert_eq!(sent.len(), 3);
 
@@ -181,18 +179,7 @@ fn every_request_of_a_multi_round_tool_turn_is_rebuilt_byte_for_byte() {
 fn validate_finds_a_removed_response_a_removed_tool_result_and_a_deleted_payload() {
     let p = project();
     let server = multi_round_turn(&p);
-    let out = robota(
-        &p,
-        &server,
-        &[
-            "-p",
-            "look at the notes",
-            "--output-format",
-            "json",
-            "--debug-log",
-        ],
-    );
-    let id = session_id(&out);
+    let id = debug_run(&p, &server, "look at the notes");
     let path = diagnostics_of(&p, &id);
     let original = fs::read_to_string(&path).unwrap();
     let validate = || {
@@ -397,12 +384,7 @@ fn a_retried_call_records_each_attempt_and_a_resumed_session_numbers_on() {
         anthropic::text_turn("first answer"),
         anthropic::text_turn("second answer"),
     ]);
-    let out = robota(
-        &p,
-        &server,
-        &["-p", "one", "--output-format", "json", "--debug-log"],
-    );
-    let id = session_id(&out);
+    let id = debug_run(&p, &server, "one");
     let out = robota(
         &p,
         &server,
@@ -611,12 +593,7 @@ fn the_compaction_summary_call_is_recorded_and_rebuilt_too() {
         anthropic::text_turn("first answer"),
         anthropic::text_turn("The summary of it all."),
     ]);
-    let first = robota(
-        &p,
-        &server,
-        &["-p", "hello", "--output-format", "json", "--debug-log"],
-    );
-    let id = session_id(&first);
+    let id = debug_run(&p, &server, "hello");
     let compacted = robota(&p, &server, &["-c", "-p", "/compact", "--debug-log"]);
     assert_eq!(compacted.status.code(), Some(0), "{compacted:?}");
     let sent = server.requests();
@@ -660,12 +637,7 @@ fn a_prompt_hooks_model_call_is_recorded_too() {
         anthropic::text_turn("Done."),
         anthropic::text_turn("{\"ok\": true}"),
     ]);
-    let out = robota(
-        &p,
-        &server,
-        &["-p", "finish it", "--output-format", "json", "--debug-log"],
-    );
-    let id = session_id(&out);
+    let id = debug_run(&p, &server, "finish it");
     let sent = server.requests();
     assert_eq!(sent.len(), 2, "the turn and the hook's question");
     let shown = robota(&p, &server, &["session", "show", &id, "--request", "2"]);

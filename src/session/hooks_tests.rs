@@ -108,6 +108,34 @@ fn turn(content: Vec<crate::core::Block>) -> AssistantTurn {
     }
 }
 
+/// A provider that asks for one `Run` call, then answers "done".
+fn calls_run_once() -> Scripted {
+    Scripted(Mutex::new(VecDeque::from([turn(vec![
+        crate::core::Block::ToolUse {
+            id: "toolu_1".into(),
+            name: "Run".into(),
+            input: json!({}),
+        },
+    ])])))
+}
+
+/// A session working in `dir` whose permission questions go to a client or not.
+fn config_in(dir: &std::path::Path, interactive: bool) -> SessionConfig {
+    SessionConfig {
+        session_id: "s-1".into(),
+        cwd: dir.to_path_buf(),
+        model: "m".into(),
+        system_prompt: String::new(),
+        max_tokens: 100,
+        thinking_budget: None,
+        max_rounds: None,
+        context_window: 200_000,
+        env: vec![],
+        interactive,
+        server_tools: Vec::new(),
+    }
+}
+
 /// An execute-class tool that needs approval in the default mode; records that it ran.
 #[derive(Default)]
 struct Run(Arc<std::sync::atomic::AtomicBool>);
@@ -144,26 +172,8 @@ async fn a_permission_prompt_fires_notification_in_the_background() {
     ]}]});
     let (config, warnings) = HookConfig::from_hooks(&hooks, None);
     assert!(warnings.is_empty());
-    let provider = Scripted(Mutex::new(VecDeque::from([turn(vec![
-        crate::core::Block::ToolUse {
-            id: "toolu_1".into(),
-            name: "Run".into(),
-            input: json!({}),
-        },
-    ])])));
-    let session_config = SessionConfig {
-        session_id: "s-1".into(),
-        cwd: dir.path().to_path_buf(),
-        model: "m".into(),
-        system_prompt: String::new(),
-        max_tokens: 100,
-        thinking_budget: None,
-        max_rounds: None,
-        context_window: 200_000,
-        env: vec![],
-        interactive: true,
-        server_tools: Vec::new(),
-    };
+    let provider = calls_run_once();
+    let session_config = config_in(dir.path(), true);
     let mut session = Session::new(
         session_config,
         Arc::new(provider),
@@ -209,26 +219,8 @@ async fn the_model_is_asked_while_the_barrier_holds_but_no_tool_runs_until_it_op
     use std::sync::atomic::{AtomicBool, Ordering};
     let dir = tempfile::tempdir().unwrap();
     let ran = Arc::new(AtomicBool::new(false));
-    let provider = Arc::new(Scripted(Mutex::new(VecDeque::from([turn(vec![
-        crate::core::Block::ToolUse {
-            id: "toolu_1".into(),
-            name: "Run".into(),
-            input: json!({}),
-        },
-    ])]))));
-    let session_config = SessionConfig {
-        session_id: "s-1".into(),
-        cwd: dir.path().to_path_buf(),
-        model: "m".into(),
-        system_prompt: String::new(),
-        max_tokens: 100,
-        thinking_budget: None,
-        max_rounds: None,
-        context_window: 200_000,
-        env: vec![],
-        interactive: false,
-        server_tools: Vec::new(),
-    };
+    let provider = Arc::new(calls_run_once());
+    let session_config = config_in(dir.path(), false);
     let mut session = Session::new(
         session_config,
         provider.clone(),
