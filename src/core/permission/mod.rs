@@ -15,6 +15,7 @@ mod mode;
 mod path_rules;
 mod paths;
 mod pattern;
+mod read_denial;
 mod rules;
 mod shell;
 mod suggest;
@@ -28,6 +29,7 @@ use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
 pub use paths::{AnchorCache, ResolvedPath, fold};
+pub use read_denial::ReadDenial;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use suggest::suggested_rule;
 
@@ -82,6 +84,9 @@ pub struct CallFacts<'a> {
     pub argument: Option<&'a str>,
     /// The session's working directory (relative paths resolve against it).
     pub cwd: &'a Path,
+    /// Where a shell command starts when that is not `cwd`: the Bash tool's current
+    /// directory after an earlier call's `cd`. Relative paths of the command resolve there.
+    pub shell_dir: Option<&'a Path>,
     /// The call's whole input, when known (paths of Glob/Grep, parameter rules).
     pub input: Option<&'a Value>,
 }
@@ -94,6 +99,7 @@ impl<'a> CallFacts<'a> {
             risk,
             argument,
             cwd,
+            shell_dir: None,
             input: None,
         }
     }
@@ -227,11 +233,14 @@ impl PermissionPolicy {
             return false;
         }
         let guard = list != RuleList::Allow;
+        // Grep and Glob walks skip the files deny rules protect (`ReadDenial`), so a walk
+        // that only may reach one is not refused whole.
+        let walk_filtered = list == RuleList::Deny && matches!(call.tool, "Grep" | "Glob");
         match rule.compiled() {
             Compiled::Bare => true,
             Compiled::Path(..) => target
                 .and_then(|t| t.rule_match(rule, ctx, list))
-                .is_some_and(|c| guard || c == Certainty::Sure),
+                .is_some_and(|c| c == Certainty::Sure || (guard && !walk_filtered)),
             Compiled::Domain(pattern) => match host {
                 Some(host) => pattern.matches_str_ignore_case(host),
                 None => guard,

@@ -88,9 +88,10 @@ pub(super) struct Analysis {
 }
 
 impl Analysis {
-    pub fn of(command: &str, ctx: &PathContext<'_>) -> Self {
+    /// What `command`, started in `start_dir`, would run and touch.
+    pub fn of(command: &str, start_dir: &Path, ctx: &PathContext<'_>) -> Self {
         let mut analysis = Analysis::default();
-        analysis.read(command, &mut Some(ctx.cwd.to_path_buf()), ctx, 0);
+        analysis.read(command, &mut Some(start_dir.to_path_buf()), ctx, 0);
         let runs_what_it_writes = analysis.executed.iter().any(|run| {
             analysis
                 .accesses

@@ -41,7 +41,7 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
-    let analysis = Analysis::of(command, &ctx);
+    let analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
     let texts = MatchTexts::of(&analysis);
     let deny: Vec<&PermissionRule> = policy
         .deny
