@@ -465,6 +465,10 @@ pub fn assemble_in(
             .map(std::path::PathBuf::from)
             .chain(args.add_dir.iter().cloned())
             .collect(),
+        protected: crate::sdk::settings::protected::protected_paths(
+            paths::home_dir().as_deref(),
+            Some(&home),
+        ),
         ..PermissionPolicy::default()
     };
     let mut instructions = Instructions::new(

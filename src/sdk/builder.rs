@@ -280,6 +280,10 @@ impl SessionBuilder {
             mode: self.mode,
             allow: self.allow,
             deny: self.deny,
+            protected: super::settings::protected::protected_paths(
+                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                None,
+            ),
             ..PermissionPolicy::default()
         };
         Session::new(

@@ -15,6 +15,7 @@ mod mode;
 mod path_rules;
 mod paths;
 mod pattern;
+mod protected;
 mod read_denial;
 mod rules;
 mod shell;
@@ -29,6 +30,7 @@ use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
 pub use paths::{AnchorCache, ResolvedPath, fold};
+pub use protected::ProtectedPaths;
 pub use read_denial::ReadDenial;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use suggest::suggested_rule;
@@ -73,6 +75,8 @@ pub struct PermissionPolicy {
     pub home: Option<PathBuf>,
     /// Where the directories rules are anchored at really are (filled as needed).
     pub anchors: AnchorCache,
+    /// Files no call may write without asking, in any mode.
+    pub protected: ProtectedPaths,
 }
 
 /// What the policy looks at for one call.
@@ -155,6 +159,11 @@ impl PermissionPolicy {
             return Verdict::Deny {
                 reason: format!("{DENIED_BY_RULE} {rule}"),
             };
+        }
+        if PathFamily::of_tool(call.tool) == Some(PathFamily::Edit)
+            && let Some(verdict) = target.and_then(|t| self.guard_write(t, call.tool, &ctx))
+        {
+            return verdict;
         }
         if let Some(rule) = self
             .ask

@@ -13,6 +13,7 @@
 
 mod analysis;
 mod file_args;
+mod git_config;
 mod opacity;
 mod programs;
 mod readonly;
@@ -85,7 +86,30 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         }
     }
 
-    // 2. Ask.
+    // 2. Ask: the protected files first (in every mode), then the rules.
+    for access in analysis
+        .accesses
+        .iter()
+        .filter(|a| a.use_ == FileUse::Write)
+    {
+        if let Some(verdict) = policy.guard_write(&access.target, "Edit", &ctx) {
+            return verdict;
+        }
+    }
+    if let Some(verdict) =
+        git_config::config_writes(&analysis, policy, call.shell_dir.unwrap_or(call.cwd), &ctx)
+    {
+        return verdict;
+    }
+    if !analysis.opaque.is_empty()
+        && let Some(word) = policy.protected.named_in(command)
+    {
+        return Verdict::Ask {
+            reason: format!(
+                "the command names {word}, which is protected, and cannot be checked before it runs"
+            ),
+        };
+    }
     if let Some((rule, _)) = denied_commands.iter().find(|(_, c)| c.is_some()) {
         return Verdict::Ask {
             reason: format!("the command might run what rule {rule} denies"),
