@@ -520,6 +520,7 @@ pub fn assemble_in(
             .map(std::path::PathBuf::from)
             .chain(args.add_dir.iter().cloned())
             .collect(),
+        session_start: Some(std::time::SystemTime::now()),
         ..PermissionPolicy::default()
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)

@@ -275,6 +275,7 @@ impl SessionBuilder {
             mode: self.mode,
             allow: self.allow,
             deny: self.deny,
+            session_start: Some(std::time::SystemTime::now()),
             ..PermissionPolicy::default()
         };
         Session::new(
