@@ -260,6 +260,22 @@ fn options_are_read_as_getopt_reads_them() {
 }
 
 #[test]
+fn sort_writing_a_file_is_not_read_only_however_the_option_is_spelled() {
+    let p = policy(PermissionMode::Default, "", "", "");
+    for cmd in [
+        "sort -no out.txt f",
+        "sort -oout.txt f",
+        "sort --out=out.txt f",
+        "sort --o out.txt f",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+    for cmd in ["sort -n f", "sort -k2 -t, f", "sort -S 1M f"] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+}
+
+#[test]
 fn run_time_variable_names_are_opaque() {
     let p = policy(PermissionMode::BypassPermissions, "Bash", "", "Bash(rm *)");
     for cmd in [
