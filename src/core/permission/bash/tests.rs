@@ -233,6 +233,8 @@ fn options_are_read_as_getopt_reads_them() {
     for cmd in [
         "perl -e'unlink q(x)'",
         "perl -we'unlink q(x)'",
+        "perl -lne 'print' f",
+        "perl -0777ne 'print' f",
         "python3 -Ic'import os'",
         "node --ev='1'",
         "sed -e'1e ls' f",
@@ -247,6 +249,8 @@ fn options_are_read_as_getopt_reads_them() {
     }
     for cmd in [
         "perl -Mstrict x.pl",
+        "python3 -m pytest -q",
+        "node --version",
         "perl -I lib x.pl",
         "sed -i.bak 's/a/b/' f",
         "sed -n -e 's/a/b/p' f",
