@@ -465,6 +465,7 @@ pub fn assemble_in(
             .map(std::path::PathBuf::from)
             .chain(args.add_dir.iter().cloned())
             .collect(),
+        session_start: Some(std::time::SystemTime::now()),
         protected: crate::sdk::settings::protected::protected_paths(
             paths::home_dir().as_deref(),
             Some(&home),

@@ -284,6 +284,7 @@ impl SessionBuilder {
                 std::env::var_os("HOME").map(PathBuf::from).as_deref(),
                 None,
             ),
+            session_start: Some(std::time::SystemTime::now()),
             ..PermissionPolicy::default()
         };
         Session::new(

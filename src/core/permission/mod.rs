@@ -77,6 +77,11 @@ pub struct PermissionPolicy {
     pub anchors: AnchorCache,
     /// Files no call may write without asking, in any mode.
     pub protected: ProtectedPaths,
+    /// When the session started: a file modified since then (by any tool, a Bash line
+    /// included) that a command would run — a script by path, a Makefile under `make`,
+    /// `package.json` scripts, git hooks and configured commands — makes the command opaque.
+    /// None checks nothing (a policy built only to match rules).
+    pub session_start: Option<std::time::SystemTime>,
 }
 
 /// What the policy looks at for one call.

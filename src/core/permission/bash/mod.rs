@@ -13,10 +13,12 @@
 
 mod analysis;
 mod file_args;
+mod getopt;
 mod git_config;
 mod opacity;
 mod programs;
 mod readonly;
+mod session_files;
 mod suggest;
 mod tree;
 mod wrappers;
@@ -42,7 +44,10 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
-    let analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    let mut analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    if let Some(start) = policy.session_start {
+        analysis.check_session_files(start);
+    }
     let texts = MatchTexts::of(&analysis);
     let deny: Vec<&PermissionRule> = policy
         .deny
