@@ -184,3 +184,35 @@ fn notification_settings_choose_osc_9_the_bell_or_nothing() {
     assert_eq!(Notifications::Bell.sequence("x"), Some("\x07".to_string()));
     assert_eq!(Notifications::Off.sequence("x"), None);
 }
+
+#[test]
+fn vim_esc_goes_to_normal_mode_and_esc_in_normal_mode_keeps_its_meaning() {
+    use crate::tui::composer::vim::VimMode;
+    let mut app = app();
+    app.input.composer_mut().clear();
+    app.input.composer_mut().set_vim(true);
+    for c in "draft".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let (buf, _) = render(&mut app, 80, 24);
+    let status: String = (0..80).map(|x| buf[(x, 23)].symbol().to_string()).collect();
+    assert!(status.starts_with("-- INSERT --"), "{status}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.input.composer().vim_mode(), Some(VimMode::Normal));
+    assert_eq!(app.esc_at, None, "the first Esc only left insert mode");
+    app.on_key(key(KeyCode::Char('x')));
+    assert_eq!(app.input.composer().display_text(), "draf");
+    let (buf, _) = render(&mut app, 80, 24);
+    let status: String = (0..80).map(|x| buf[(x, 23)].symbol().to_string()).collect();
+    assert!(status.starts_with("NORMAL"), "{status}");
+    // Emptied in normal mode, Esc is the empty composer's Esc again (twice: rewind).
+    app.on_key(key(KeyCode::Char('d')));
+    app.on_key(key(KeyCode::Char('d')));
+    assert!(app.input.composer().is_empty());
+    app.on_key(key(KeyCode::Esc));
+    assert!(
+        app.esc_at.is_some(),
+        "Esc on the empty composer arms the rewind"
+    );
+    assert_eq!(app.input.composer().vim_mode(), Some(VimMode::Normal));
+}
