@@ -222,6 +222,16 @@ impl Composer {
         self.vim.as_ref().map(|v| v.mode)
     }
 
+    /// The lines selected in visual line mode (first, last), if in it.
+    pub(super) fn visual_lines(&self) -> Option<(usize, usize)> {
+        let vim = self.vim.as_ref()?;
+        if vim.mode != VimMode::VisualLine {
+            return None;
+        }
+        let row = self.buffer.cursor().row;
+        Some((vim.anchor.min(row), vim.anchor.max(row)))
+    }
+
     /// Back to insert mode with a fresh undo history (after a submit or clear).
     pub(super) fn reset_vim(&mut self) {
         if let Some(vim) = &mut self.vim {
@@ -610,6 +620,32 @@ mod tests {
         keys(&mut c, "V");
         assert!(c.vim_escape());
         assert_eq!(c.vim_mode(), Some(VimMode::Normal));
+    }
+
+    #[test]
+    fn visual_line_mode_draws_its_lines_reversed() {
+        use ratatui::style::Modifier;
+
+        let mut c = normal("one\ntwo\nthree");
+        keys(&mut c, "ggjVj");
+        let buf = crate::tui::composer::test_support::render(20, 4, |area, buf| {
+            c.render(area, buf);
+        });
+        let reversed = |y: u16| {
+            (0..20u16)
+                .filter(|x| buf[(*x, y)].modifier.contains(Modifier::REVERSED))
+                .count()
+        };
+        assert_eq!(
+            (reversed(0), reversed(1), reversed(2)),
+            (0, 3, 5),
+            "two and three"
+        );
+        c.vim_escape();
+        let buf = crate::tui::composer::test_support::render(20, 4, |area, buf| {
+            c.render(area, buf);
+        });
+        assert!((0..20u16).all(|x| !buf[(x, 1)].modifier.contains(Modifier::REVERSED)));
     }
 
     #[test]
