@@ -1,5 +1,6 @@
 //! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+Z,
-//! Ctrl+L), then the overlays from the top down, then the base screen — Shift+Tab,
+//! Ctrl+L), then the overlays from the top down, then the transcript search (`/` while
+//! scrolled up) and vim mode's Esc out of insert mode, then the base screen — Shift+Tab,
 //! Ctrl+O, Ctrl+D, the composer with its completion popups, the transcript's scroll keys,
 //! Esc to interrupt. An overlay that is done hands back an [`AppAction`], applied here.
 

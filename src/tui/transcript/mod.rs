@@ -5,7 +5,9 @@
 //! every cell exactly (the scroll position stays on the same cell). The view follows new
 //! output unless the user scrolled up, in which case a "new output below" indicator shows.
 //!
-//! A resumed session's history is turned into the same cells with `replay`.
+//! A resumed session's history is turned into the same cells with `replay`; `search`
+//! finds and highlights text in the rows as drawn. A prompt sent with collapsed pastes
+//! shows their placeholders until the transcript is expanded.
 //!
 //! Use from the app loop: `apply` each `SessionEvent`, call `render(area, buf)` per frame,
 //! forward scroll keys / wheel events to `handle_key` / `handle_mouse`, `toggle_expanded`
