@@ -10,11 +10,15 @@ mod basics;
 mod compaction;
 mod faults;
 mod maintenance;
+mod pasted;
+mod permission_diff;
 mod plugins;
 mod rewind;
+mod search;
 mod sessions;
 mod signals;
 mod turns;
+mod vim;
 
 use std::time::Duration;
 

@@ -77,7 +77,8 @@ impl Transcript {
             } => {
                 self.close_streams();
                 self.events.side.retain(|side| side != id);
-                self.push(Cell::UserPrompt(prompt.clone()));
+                let index = self.push(Cell::UserPrompt(prompt.clone()));
+                self.attach_pastes(index);
                 self.begin_attempt();
             }
             SessionEvent::TextDelta(text) => self.text_delta(text),
