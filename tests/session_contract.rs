@@ -102,6 +102,17 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::ShellOutput { id, exit_code, .. } => {
             format!("ShellOutput({id} exit={exit_code:?})")
         }
+        SessionEvent::ShellOutputTail { id, lines } => {
+            format!("ShellOutputTail({id} {})", lines.len())
+        }
+        SessionEvent::ToolOutputTail { lines, .. } => format!("ToolOutputTail({})", lines.len()),
+        SessionEvent::SteeringSent(sent) => format!(
+            "SteeringSent({})",
+            sent.iter()
+                .map(|s| s.id.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
         SessionEvent::Notice(_) => "Notice".into(),
         SessionEvent::Warning(_) => "Warning".into(),
         SessionEvent::Subagent {

@@ -37,6 +37,29 @@ pub struct ToolContext {
     pub tool_use_id: String,
     /// Extra environment for processes the tool starts (settings `env`).
     pub env: Vec<(String, String)>,
+    /// Where the call reports what it is doing while it runs (the last lines a command
+    /// printed); clients show it until the result comes.
+    pub progress: ToolProgress,
+}
+
+/// A running tool's progress reports: the last few lines of output so far, replacing the
+/// previous report. Reporting never blocks; with no one listening it does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ToolProgress(Option<tokio::sync::mpsc::UnboundedSender<Vec<String>>>);
+
+impl ToolProgress {
+    /// A progress handle and the receiver its reports arrive on.
+    pub fn channel() -> (Self, tokio::sync::mpsc::UnboundedReceiver<Vec<String>>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (ToolProgress(Some(tx)), rx)
+    }
+
+    /// Reports the last lines of output so far.
+    pub fn tail(&self, lines: Vec<String>) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(lines);
+        }
+    }
 }
 
 /// A todo item as TodoWrite keeps it.

@@ -64,6 +64,7 @@ impl SessionGate<'_> {
             cancel: cancel.clone(),
             tool_use_id: call.id.clone(),
             env: Vec::new(),
+            progress: Default::default(),
         };
         tool.preview(&call.input, &ctx).await
     }

@@ -70,6 +70,8 @@ pub struct App {
     running_prompt: Option<SubmissionId>,
     /// The last answer, for `/copy`.
     last_answer: String,
+    /// Prompts sent into the running turn (Tab), until the model gets them.
+    pub(super) steering: Vec<(SubmissionId, String)>,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
     pub ctrl_c_at: Option<Instant>,
     /// When Esc was pressed on an idle, empty composer (a second press opens rewind).
@@ -131,6 +133,7 @@ impl App {
             session_state: None,
             running_prompt: None,
             last_answer: String::new(),
+            steering: Vec::new(),
             ctrl_c_at: None,
             esc_at: None,
             rewind_points: Vec::new(),
@@ -337,7 +340,15 @@ impl App {
                 self.transcript.scroll_to_bottom();
             }
             SessionEvent::SubmissionDropped(ref dropped) => {
+                self.steering.retain(|(id, _)| *id != dropped.id);
                 self.restore_to_composer(&dropped.text);
+            }
+            SessionEvent::SubmissionQueued(ref queued) => {
+                self.steering.retain(|(id, _)| *id != queued.id);
+            }
+            SessionEvent::SteeringSent(ref sent) => {
+                self.steering
+                    .retain(|(id, _)| !sent.iter().any(|s| s.id == *id));
             }
             SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
                 self.transcript.clear();
@@ -551,6 +562,17 @@ impl App {
         }
     }
 
+    /// Tab while a turn runs: the prompt goes with the model's next call.
+    pub fn steer(&mut self, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if let Some(live) = &self.live {
+            let id = live.handle.steer(text.clone());
+            self.steering.push((id, text));
+        }
+    }
+
     /// Backspace on an empty composer takes the newest queued submission back into it.
     pub fn unqueue(&mut self) -> bool {
         match (&self.live, self.queued()) {
@@ -578,6 +600,20 @@ impl App {
         if let Some(live) = &self.live {
             live.handle.abort();
         }
+    }
+
+    /// Ctrl+B: the Bash commands running now go on in the background; whether one ran.
+    pub fn send_to_background(&mut self) -> bool {
+        self.live
+            .as_ref()
+            .is_some_and(|live| live.handle.send_to_background())
+    }
+
+    /// Background jobs still running, for the status line.
+    pub fn running_background_jobs(&self) -> usize {
+        self.live
+            .as_ref()
+            .map_or(0, |live| live.handle.running_background_jobs())
     }
 
     /// `!command`.

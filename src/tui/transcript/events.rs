@@ -35,6 +35,8 @@ pub(crate) struct EventState {
     side: Vec<SubmissionId>,
     /// The "Compacting…" notice, replaced by the divider once the compaction is done.
     compacting: Option<usize>,
+    /// Running `!commands` → their cell.
+    shells: HashMap<SubmissionId, usize>,
 }
 
 impl EventState {
@@ -45,6 +47,7 @@ impl EventState {
         self.tools.retain(|_, i| *i < len);
         self.retry_notice = self.retry_notice.filter(|i| *i < len);
         self.compacting = self.compacting.filter(|i| *i < len);
+        self.shells.retain(|_, i| *i < len);
         self.attempt_start = self.attempt_start.min(len);
     }
 }
@@ -101,6 +104,15 @@ impl Transcript {
                     }
                 });
             }
+            SessionEvent::ToolOutputTail { id, lines } => {
+                if let Some(&index) = self.events.tools.get(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ToolCall(t) = cell {
+                            t.live_tail.clone_from(lines);
+                        }
+                    });
+                }
+            }
             SessionEvent::ToolFinished {
                 id,
                 name,
@@ -129,6 +141,12 @@ impl Transcript {
                     t.result = ToolResultView::Text(reason.clone());
                     t.duration = None;
                 });
+            }
+            SessionEvent::SteeringSent(sent) => {
+                self.close_streams();
+                for prompt in sent {
+                    self.push(Cell::UserPrompt(prompt.text.clone()));
+                }
             }
             SessionEvent::ToolResults(_) => {
                 self.close_streams();
@@ -177,7 +195,28 @@ impl Transcript {
                 self.close_streams();
                 self.events.streamed = false;
             }
-            // A command or `!command` started: it adds its own output cell.
+            // A `!command` shows as running until its output comes.
+            SessionEvent::SubmissionStarted {
+                id,
+                submission: Submission::Shell(command),
+            } => {
+                self.events.side.push(*id);
+                let index = self.push(Cell::ShellRunning {
+                    command: command.clone(),
+                    tail: Vec::new(),
+                });
+                self.events.shells.insert(*id, index);
+            }
+            SessionEvent::ShellOutputTail { id, lines } => {
+                if let Some(&index) = self.events.shells.get(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ShellRunning { tail, .. } = cell {
+                            tail.clone_from(lines);
+                        }
+                    });
+                }
+            }
+            // A command started: it adds its own output cell.
             SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
             // A command or `!command` ended: only a failure adds something.
             SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
@@ -199,16 +238,22 @@ impl Transcript {
                 });
             }
             SessionEvent::ShellOutput {
+                id,
                 command,
                 output,
                 exit_code,
-                ..
             } => {
-                self.push(Cell::Shell {
+                let done = Cell::Shell {
                     command: command.clone(),
                     output: output.clone(),
                     exit_code: *exit_code,
-                });
+                };
+                match self.events.shells.remove(id) {
+                    Some(index) => self.update(index, |cell| *cell = done),
+                    None => {
+                        self.push(done);
+                    }
+                }
             }
             SessionEvent::Notice(text) => {
                 self.push(Cell::Notice {
