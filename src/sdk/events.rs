@@ -214,6 +214,10 @@ pub struct SessionState {
     pub running: Option<SubmissionId>,
     /// Submissions waiting behind it, oldest first.
     pub queue: Vec<QueuedSubmission>,
+    /// Prompts sent into the running turn
+    /// ([`InteractiveSession::steer`](super::InteractiveSession::steer)) waiting for its
+    /// next model call, oldest first.
+    pub steering: Vec<QueuedSubmission>,
 }
 
 /// One thing that happened in a session.

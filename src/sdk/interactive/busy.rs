@@ -86,7 +86,11 @@ impl<'a> Busy<'a> {
                 self.run_now(id, submission);
             }
             Some(Control::Steer(id, text)) => match &self.steering {
-                Some(inbox) => inbox.push(id.0, text),
+                Some(inbox) => {
+                    inbox.push(id.0, text.clone());
+                    self.shared
+                        .update_state(|s| s.steering.push(QueuedSubmission { id, text }));
+                }
                 None => self.handle(Some(Control::Submit(id, Submission::Prompt(text)))),
             },
             Some(Control::Submit(id, submission)) => {

@@ -494,6 +494,7 @@ fn initial_state(session: &Session) -> SessionState {
         context: None,
         running: None,
         queue: Vec::new(),
+        steering: Vec::new(),
     };
     add_session_usage(&mut state, session);
     state
@@ -532,6 +533,11 @@ fn update_sink(shared: Arc<Shared>) -> impl Fn(crate::session::SessionUpdate) + 
             (_, Some((usage, cost, model))) => {
                 shared.emit(event);
                 shared.update_state(|s| s.add_usage(&model, &usage, cost));
+            }
+            (SessionEvent::SteeringSent(sent), None) => {
+                let sent: Vec<SubmissionId> = sent.iter().map(|s| s.id).collect();
+                shared.emit(event);
+                shared.update_state(|s| s.steering.retain(|q| !sent.contains(&q.id)));
             }
             (SessionEvent::Context(context), None) => {
                 let context = *context;
@@ -617,6 +623,7 @@ impl Driver {
         self.shared.update_state(|s| {
             fresh.running = s.running;
             fresh.queue = std::mem::take(&mut s.queue);
+            fresh.steering = std::mem::take(&mut s.steering);
             fresh.context = s.context;
             *s = fresh;
         });

@@ -312,6 +312,9 @@ impl Driver {
                 text,
             })
             .collect();
+        if !left.is_empty() {
+            self.shared.update_state(|s| s.steering.clear());
+        }
         if interrupted {
             for dropped in left {
                 self.emit(SessionEvent::SubmissionDropped(dropped));

@@ -131,7 +131,7 @@ impl App {
             let more = if text.lines().count() > 1 { " …" } else { "" };
             format!("{first}{more}")
         };
-        if let Some((_, text)) = self.steering.last() {
+        if let Some(text) = self.steering() {
             return Some(Line::from(vec![
                 Span::styled("⏩ sending now: ", self.theme.dim),
                 Span::raw(first_and_more(text)),

@@ -70,8 +70,6 @@ pub struct App {
     running_prompt: Option<SubmissionId>,
     /// The last answer, for `/copy`.
     last_answer: String,
-    /// Prompts sent into the running turn (Tab), until the model gets them.
-    pub(super) steering: Vec<(SubmissionId, String)>,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
     pub ctrl_c_at: Option<Instant>,
     /// When Esc was pressed on an idle, empty composer (a second press opens rewind).
@@ -133,7 +131,6 @@ impl App {
             session_state: None,
             running_prompt: None,
             last_answer: String::new(),
-            steering: Vec::new(),
             ctrl_c_at: None,
             esc_at: None,
             rewind_points: Vec::new(),
@@ -183,6 +180,13 @@ impl App {
                 .collect::<Vec<_>>()
                 .join("\n")
         })
+    }
+
+    /// The newest prompt sent into the running turn, until the model gets it (from the
+    /// session's last state).
+    pub fn steering(&self) -> Option<&str> {
+        let steering = &self.session_state.as_ref()?.steering;
+        steering.last().map(|s| s.text.as_str())
     }
 
     /// Whether the session runs a submission now (as its last state said).
@@ -340,15 +344,7 @@ impl App {
                 self.transcript.scroll_to_bottom();
             }
             SessionEvent::SubmissionDropped(ref dropped) => {
-                self.steering.retain(|(id, _)| *id != dropped.id);
                 self.restore_to_composer(&dropped.text);
-            }
-            SessionEvent::SubmissionQueued(ref queued) => {
-                self.steering.retain(|(id, _)| *id != queued.id);
-            }
-            SessionEvent::SteeringSent(ref sent) => {
-                self.steering
-                    .retain(|(id, _)| !sent.iter().any(|s| s.id == *id));
             }
             SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
                 self.transcript.clear();
@@ -568,8 +564,7 @@ impl App {
             return;
         }
         if let Some(live) = &self.live {
-            let id = live.handle.steer(text.clone());
-            self.steering.push((id, text));
+            live.handle.steer(text);
         }
     }
 
