@@ -221,6 +221,18 @@ impl Transcript {
             // A command or `!command` ended: only a failure adds something.
             SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
                 self.events.side.retain(|side| side != id);
+                // A `!command` that never ran (its output never came) stops spinning.
+                if let Some(index) = self.events.shells.remove(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ShellRunning { command, .. } = cell {
+                            *cell = Cell::Shell {
+                                command: std::mem::take(command),
+                                output: String::new(),
+                                exit_code: None,
+                            };
+                        }
+                    });
+                }
                 if let TurnEnd::Error(error) = &outcome.end {
                     self.push(Cell::Notice {
                         kind: NoticeKind::Error,
