@@ -79,6 +79,26 @@ struct TailLines {
 
 impl TailLines {
     fn push(&mut self, bytes: &[u8]) {
+        // Only the last lines of a chunk can show: skip what comes before them.
+        let mut breaks = None;
+        let mut seen = 0;
+        for (at, byte) in bytes.iter().enumerate().rev() {
+            if *byte == b'\n' {
+                seen += 1;
+                if seen > TAIL_LINES {
+                    breaks = Some(at);
+                    break;
+                }
+            }
+        }
+        let bytes = match breaks {
+            Some(at) => {
+                self.lines.clear();
+                self.partial.clear();
+                &bytes[at + 1..]
+            }
+            None => bytes,
+        };
         let text = String::from_utf8_lossy(bytes);
         let mut pieces = text.split('\n').peekable();
         while let Some(piece) = pieces.next() {
@@ -127,17 +147,20 @@ struct LiveState {
     stdout: BoundedBuffer,
     stderr: BoundedBuffer,
     tail: TailLines,
+    /// Whether anyone watches the tail.
+    track_tail: bool,
     log: Option<std::fs::File>,
     /// A line the log leaves out (the Bash tool's working-directory marker).
     hide: Option<String>,
 }
 
 impl LiveState {
-    fn new() -> Self {
+    fn new(track_tail: bool) -> Self {
         LiveState {
             stdout: BoundedBuffer::new(CAPTURE_HALF_BYTES),
             stderr: BoundedBuffer::new(CAPTURE_HALF_BYTES),
             tail: TailLines::default(),
+            track_tail,
             log: None,
             hide: None,
         }
@@ -194,7 +217,9 @@ impl OutputSink for LiveSink {
         } else {
             state.stdout.push(bytes);
         }
-        state.tail.push(bytes);
+        if state.track_tail {
+            state.tail.push(bytes);
+        }
     }
 }
 
@@ -263,7 +288,7 @@ pub async fn run_watched(
     let mut command = shell_command(script);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let (mut child, mut group) = spawn_in_new_group(&mut command)?;
-    let state = Arc::new(Mutex::new(LiveState::new()));
+    let state = Arc::new(Mutex::new(LiveState::new(watch.tail.is_some())));
     let sink = |stderr| LiveSink {
         state: Some(Arc::clone(&state)),
         stderr,
@@ -356,6 +381,9 @@ mod tests {
         assert_eq!(tail.take_changed(), None, "unchanged since");
         tail.push(b"\rprogress 10%\rprogress 20%");
         assert_eq!(tail.take_changed().unwrap().last().unwrap(), "progress 20%");
+        tail.push(b"carried\na\nb\nc\nd\ne\nf\ng\nh");
+        assert_eq!(tail.take_changed().unwrap(), ["d", "e", "f", "g", "h"]);
+        tail.push(b"\n");
         tail.push("x".repeat(1000).as_bytes());
         let lines = tail.take_changed().unwrap();
         assert_eq!(lines.last().unwrap().chars().count(), TAIL_LINE_CHARS);

@@ -148,7 +148,8 @@ fn a_model_bash_call_shows_its_tail_while_it_runs() {
 fn ctrl_b_sends_the_running_bash_call_to_the_background() {
     let project = project();
     let gate = fifo(&project.root, "gate");
-    let command = "echo started-job; read x < gate; echo job-finished";
+    // What it prints is not in the command's text (shown in the call's header).
+    let command = "echo started-$((40+2)); read x < gate; echo job-finished";
     let server = MockServer::start(vec![
         tool_turn(None, &[("b1", "Bash", json!({"command": command}))]),
         text_turn("It runs in the background."),
@@ -157,7 +158,7 @@ fn ctrl_b_sends_the_running_bash_call_to_the_background() {
     pty.wait_for_text("Ask anything");
     pty.type_text("start the job");
     pty.send(b"\r");
-    pty.wait_for_text("started-job");
+    pty.wait_for_text("started-42");
     pty.send(b"\x02");
     let screen = pty.wait_for("the answer and the job", Duration::from_secs(20), |s| {
         s.contains("It runs in the background.") && s.contains("1 background job")
@@ -176,7 +177,7 @@ fn ctrl_b_sends_the_running_bash_call_to_the_background() {
         .map(|word| PathBuf::from(word.trim_end_matches(';')))
         .unwrap_or_else(|| panic!("no log file in {text}"));
     let so_far = std::fs::read_to_string(&log).unwrap();
-    assert!(so_far.contains("started-job"), "{so_far:?}");
+    assert!(so_far.contains("started-42"), "{so_far:?}");
     assert!(!so_far.contains("exit code"), "it still runs: {so_far:?}");
     release(&gate);
     pty.wait_for("the job counted no more", Duration::from_secs(20), |s| {
