@@ -37,6 +37,7 @@ fn time_tool(
         tool_use_id: "bench".into(),
         env: vec![],
         read_denial: None,
+        progress: Default::default(),
     };
     let mut lines = 0;
     let mut samples = Vec::new();

@@ -474,6 +474,7 @@ fn read_again(input: &Value, cwd: &Path) -> (String, bool) {
                     tool_use_id: "check".into(),
                     env: Vec::new(),
                     read_denial: None,
+                    progress: Default::default(),
                 },
             )
             .await

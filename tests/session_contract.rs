@@ -102,6 +102,17 @@ fn name(event: &SessionEvent) -> String {
         SessionEvent::ShellOutput { id, exit_code, .. } => {
             format!("ShellOutput({id} exit={exit_code:?})")
         }
+        SessionEvent::ShellOutputTail { id, lines } => {
+            format!("ShellOutputTail({id} {})", lines.len())
+        }
+        SessionEvent::ToolOutputTail { lines, .. } => format!("ToolOutputTail({})", lines.len()),
+        SessionEvent::SteeringSent(sent) => format!(
+            "SteeringSent({})",
+            sent.iter()
+                .map(|s| s.id.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
         SessionEvent::Notice(_) => "Notice".into(),
         SessionEvent::Warning(_) => "Warning".into(),
         SessionEvent::Subagent {
@@ -839,4 +850,110 @@ async fn compact_is_a_turn_like_submission_and_an_abort_leaves_the_history_untou
             .starts_with("Compacted the conversation: ")
     );
     client.close().await;
+}
+
+/// Waits for the event named `wanted`, returning the names seen up to it.
+async fn until_named(events: &mut UnboundedReceiver<SessionEvent>, wanted: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let event = events.recv().await.expect("the session ended early");
+            names.push(name(&event));
+            if names.last().is_some_and(|n| n == wanted) {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {wanted} in {names:?}"));
+    names
+}
+
+/// Text sent with `steer` while a tool runs goes with that tool's result into the model's
+/// next call, in the same turn; text steered once the model makes no further call is
+/// queued first and runs as a prompt after the turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steered_text_joins_the_next_call_or_waits_for_the_turns_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "b1",
+                "Bash",
+                json!({"command": "read x < gate; echo through"}),
+            )],
+        ),
+        anthropic::text_turn_held("Steered answer, and more of it.", 4),
+        anthropic::text_turn("Leftover answer."),
+    ]);
+    let (client, mut events) = start(
+        session_at(server.base_url(), dir.path()),
+        &server.base_url(),
+    );
+    skip_start(&mut events).await;
+    let id = client.submit("go");
+    until_named(&mut events, "ToolStarted(Bash)").await;
+    let steered = client.steer("use the fast path");
+    // The session holds it for the next call (the state says so) before the tool ends.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(SessionEvent::State(state)) = events.recv().await
+                && state.steering.iter().any(|s| s.id == steered)
+            {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the steered text shows in the state");
+    tokio::task::spawn_blocking(move || std::fs::write(gate, "x\n").unwrap());
+    let names = until_named(&mut events, "ToolResults").await;
+    assert_eq!(
+        names[names.len() - 4..],
+        [
+            "ToolFinished(Bash, error=false)".to_string(),
+            format!("SteeringSent({steered})"),
+            "State(running=#1, queue=0)".to_string(),
+            "ToolResults".to_string(),
+        ]
+    );
+    first_text(&mut events).await;
+    let late = client.steer("one more thing");
+    server.release_held();
+    let (names, _) = until_ended(&mut events, id).await;
+    assert!(
+        names.contains(&format!("SubmissionQueued({late} \"one more thing\")")),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("SteeringSent")),
+        "{names:?}"
+    );
+    let (names, _) = until_ended(&mut events, late).await;
+    assert!(
+        names.contains(&format!("SubmissionStarted({late} \"one more thing\")")),
+        "{names:?}"
+    );
+    // The second call read the steered text right after the tool result.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let last = &messages[messages.len() - 1]["content"];
+    assert_eq!(last[0]["type"], "tool_result");
+    assert!(last[0]["content"].to_string().contains("through"), "{last}");
+    assert_eq!(last[1]["text"], "use the fast path");
+    let third = requests[2].body["messages"].as_array().unwrap();
+    assert_eq!(
+        third[third.len() - 1]["content"][0]["text"],
+        "one more thing"
+    );
 }

@@ -242,6 +242,7 @@ fn ctx() -> ToolContext {
         tool_use_id: "toolu_web".into(),
         env: Vec::new(),
         read_denial: None,
+        progress: Default::default(),
     }
 }
 

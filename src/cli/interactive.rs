@@ -74,16 +74,18 @@ pub fn run(args: Args) -> u8 {
     };
     let result = runtime.block_on(app::run(Box::new(launcher), options));
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    // The terminal may be gone (its window closed): what is left to say is then lost, never
+    // a panic.
     match result {
         Ok(exit) => {
             if let Some(transcript) = exit.transcript {
-                println!("{transcript}\n");
+                say(&mut std::io::stdout(), &format!("{transcript}\n"));
             }
             if let Some(message) = exit.message {
                 if exit.failed {
-                    eprintln!("{message}");
+                    say(&mut std::io::stderr(), &message);
                 } else {
-                    println!("{message}");
+                    say(&mut std::io::stdout(), &message);
                 }
             }
             if exit.failed {
@@ -93,10 +95,18 @@ pub fn run(args: Args) -> u8 {
             }
         }
         Err(e) => {
-            eprintln!("Error: the terminal failed: {e}");
+            say(
+                &mut std::io::stderr(),
+                &format!("Error: the terminal failed: {e}"),
+            );
             headless::EXIT_ERROR
         }
     }
+}
+
+/// Writes a line, ignoring a stream that cannot be written (a closed terminal).
+fn say(out: &mut impl std::io::Write, line: &str) {
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 struct CliLauncher {

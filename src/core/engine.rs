@@ -17,7 +17,7 @@ use super::provider::{
     INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StopReason,
     StreamEvent,
 };
-use super::tool::{RiskClass, Tool, ToolContext, ToolOutput, ToolRegistry};
+use super::tool::{RiskClass, Tool, ToolContext, ToolOutput, ToolProgress, ToolRegistry};
 use super::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
 
 /// Read-only tools of one round run at most this many at a time.
@@ -116,11 +116,19 @@ pub enum EngineEvent {
         model: String,
     },
     ToolStarted(ToolCall),
+    /// A running call's latest output: its last few lines (replacing the last report).
+    ToolProgress {
+        id: String,
+        tail: Vec<String>,
+    },
     ToolFinished {
         call: ToolCall,
         output: ToolOutput,
         duration: Duration,
     },
+    /// Text the user sent during the turn (tag, text) joins the tool results about to be
+    /// committed.
+    Steered(Vec<(u64, String)>),
     /// A committed user message carrying tool results.
     ToolResults(Message),
     Usage {
@@ -159,6 +167,30 @@ pub struct Engine<'a> {
     pub tools: &'a ToolRegistry,
     pub gate: &'a dyn ToolGate,
     pub sink: &'a (dyn Fn(EngineEvent) + Send + Sync),
+    /// Text the user sends while the turn runs ("send now"): it joins the next tool
+    /// results, so the model reads it with its next call.
+    pub steering: Option<&'a SteeringInbox>,
+}
+
+/// Text the user sent during a turn for the model's next call, each piece with the
+/// caller's tag (the client's id for it).
+#[derive(Debug, Clone, Default)]
+pub struct SteeringInbox(Arc<Mutex<Vec<(u64, String)>>>);
+
+impl SteeringInbox {
+    /// Adds text for the model's next call.
+    pub fn push(&self, tag: u64, text: String) {
+        self.lock().push((tag, text));
+    }
+
+    /// Everything waiting, oldest first; the inbox is empty after.
+    pub fn take(&self) -> Vec<(u64, String)> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, String)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Text and thinking streamed in the current attempt, kept for an interrupted commit.
@@ -286,9 +318,16 @@ impl Engine<'_> {
                 };
             }
             tool_rounds += 1;
-            let results = self
+            let mut results = self
                 .run_tools(&calls, history, tracker, config, cancel)
                 .await;
+            if let Some(inbox) = self.steering.filter(|_| !cancel.is_cancelled()) {
+                let steered = inbox.take();
+                if !steered.is_empty() {
+                    results.extend(steered.iter().map(|(_, text)| Block::text(text.clone())));
+                    (self.sink)(EngineEvent::Steered(steered));
+                }
+            }
             let message = Message::new(Role::User, results);
             history.push(message.clone());
             (self.sink)(EngineEvent::ToolResults(message));
@@ -472,12 +511,14 @@ impl Engine<'_> {
         cancel: &CancellationToken,
     ) -> Option<ToolOutput> {
         (self.sink)(EngineEvent::ToolStarted(call.clone()));
+        let (progress, mut reports) = ToolProgress::channel();
         let ctx = ToolContext {
             cwd: config.cwd.clone(),
             cancel: cancel.child_token(),
             tool_use_id: call.id.clone(),
             env: config.env.clone(),
             read_denial: config.read_denial.clone(),
+            progress,
         };
         let started = Instant::now();
         let running = tool.call(call.input.clone(), &ctx);
@@ -487,9 +528,16 @@ impl Engine<'_> {
             cancel.cancelled().await;
             tokio::time::sleep(CANCEL_GRACE).await;
         };
-        let mut output = tokio::select! {
-            output = running => output,
-            _ = grace => ToolOutput::error(INTERRUPTED_RESULT),
+        tokio::pin!(running, grace);
+        let mut output = loop {
+            tokio::select! {
+                output = &mut running => break output,
+                _ = &mut grace => break ToolOutput::error(INTERRUPTED_RESULT),
+                Some(tail) = reports.recv() => (self.sink)(EngineEvent::ToolProgress {
+                    id: call.id.clone(),
+                    tail,
+                }),
+            }
         };
         if let Some(extra) = self.gate.after(call, &output, cancel).await {
             output.content.push_str("\n\n");

@@ -187,6 +187,7 @@ async fn run(
         tools: &tools,
         gate: &AllowAll,
         sink: &sink,
+        steering: None,
     };
     let mut history = vec![Message::user_text("go")];
     let mut tracker = ContextTracker::new(10);
@@ -342,6 +343,7 @@ async fn a_halting_gate_ends_the_turn_and_answers_every_call() {
         tools: &tools,
         gate: &gate,
         sink: &sink,
+        steering: None,
     };
     let mut history = vec![Message::user_text("go")];
     let mut tracker = ContextTracker::new(10);

@@ -20,5 +20,6 @@ pub use provider::{
     ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
 };
 pub use tool::{
-    RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolRegistry, ToolSource,
+    RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolProgress, ToolRegistry,
+    ToolSource,
 };

@@ -40,6 +40,29 @@ pub struct ToolContext {
     /// The files deny rules keep from reading, for tools that walk directories (Grep,
     /// Glob) and so reach files no permission check named; `None` when there are none.
     pub read_denial: Option<std::sync::Arc<super::permission::ReadDenial>>,
+    /// Where the call reports what it is doing while it runs (the last lines a command
+    /// printed); clients show it until the result comes.
+    pub progress: ToolProgress,
+}
+
+/// A running tool's progress reports: the last few lines of output so far, replacing the
+/// previous report. Reporting never blocks; with no one listening it does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ToolProgress(Option<tokio::sync::mpsc::UnboundedSender<Vec<String>>>);
+
+impl ToolProgress {
+    /// A progress handle and the receiver its reports arrive on.
+    pub fn channel() -> (Self, tokio::sync::mpsc::UnboundedReceiver<Vec<String>>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (ToolProgress(Some(tx)), rx)
+    }
+
+    /// Reports the last lines of output so far.
+    pub fn tail(&self, lines: Vec<String>) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(lines);
+        }
+    }
 }
 
 /// A todo item as TodoWrite keeps it.

@@ -163,6 +163,7 @@ pub async fn attach(
             tool_use_id: String::new(),
             env: env.to_vec(),
             read_denial: None,
+            progress: Default::default(),
         };
         let output = read.call(json!({ "file_path": shown }), &ctx).await;
         if output.is_error {

@@ -214,6 +214,10 @@ pub struct SessionState {
     pub running: Option<SubmissionId>,
     /// Submissions waiting behind it, oldest first.
     pub queue: Vec<QueuedSubmission>,
+    /// Prompts sent into the running turn
+    /// ([`InteractiveSession::steer`](super::InteractiveSession::steer)) waiting for its
+    /// next model call, oldest first.
+    pub steering: Vec<QueuedSubmission>,
 }
 
 /// One thing that happened in a session.
@@ -277,6 +281,14 @@ pub enum SessionEvent {
         /// Its input.
         input: Value,
     },
+    /// A running tool call's latest output (a Bash command's last few lines, at most ten
+    /// reports a second); each report replaces the one before. Not part of the result.
+    ToolOutputTail {
+        /// The provider's id of the call.
+        id: String,
+        /// The last lines printed so far, oldest first.
+        lines: Vec<String>,
+    },
     /// A tool call finished; its result goes back to the model.
     ToolFinished {
         /// The provider's id of the call.
@@ -294,6 +306,11 @@ pub enum SessionEvent {
         /// How long it ran.
         duration: Duration,
     },
+    /// Text sent with [`InteractiveSession::steer`](super::InteractiveSession::steer)
+    /// during the turn joins the tool results about to be committed: the model reads it
+    /// with its next call. (Steered text the turn had no further call for is queued as a
+    /// prompt instead: `SubmissionQueued`.)
+    SteeringSent(Vec<QueuedSubmission>),
     /// A committed user message carrying tool results.
     ToolResults(Message),
     /// A tool call needs approval; the call waits until the request is answered. Comes
@@ -375,6 +392,14 @@ pub enum SessionEvent {
         output: String,
         /// `None` when the command was killed, timed out, interrupted or could not start.
         exit_code: Option<i32>,
+    },
+    /// A running `!command`'s latest output: its last few lines (at most ten reports a
+    /// second); each report replaces the one before. `ShellOutput` follows when it ends.
+    ShellOutputTail {
+        /// The `!command`'s submission.
+        id: SubmissionId,
+        /// The last lines printed so far, oldest first.
+        lines: Vec<String>,
     },
     /// Something worth telling the user that changes nothing (a mode change, a hint).
     Notice(String),

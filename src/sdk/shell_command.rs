@@ -1,6 +1,7 @@
 //! `!command` (bash mode): a shell command the user runs directly, outside the model's
 //! turn. It runs through the Bash tool's process runner (`bash -c`, else `sh -c`, in its
-//! own process group, stdin closed, killed on timeout or interruption), its output is
+//! own process group, stdin closed, killed on timeout or interruption; its last lines are
+//! reported while it runs), its output is
 //! capped like a tool result, and it becomes a user note in Claude Code's shape —
 //! `<bash-input>…</bash-input>` then `<bash-stdout>…</bash-stdout><bash-stderr>…</bash-stderr>`
 //! — so the model sees it on the next turn. [`parse_shell_note`] reads such a note back
@@ -12,7 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
-use crate::tools::{Ending, ShellScript, run_script};
+use crate::tools::{Ending, RunWatch, ShellScript, WatchedRun, run_watched};
 
 /// How long a `!command` may run before it is killed.
 pub const SHELL_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -67,15 +68,20 @@ pub fn parse_shell_note(text: &str) -> Option<ShellNote> {
     })
 }
 
+/// What a running `!command`'s last lines are reported to.
+pub type TailReport<'a> = &'a (dyn Fn(Vec<String>) + Send + Sync);
+
 /// Runs `command` in `cwd` with `env` added, until it ends, [`SHELL_COMMAND_TIMEOUT`]
-/// passes or `cancel` fires. Never fails: a command that cannot start reports why.
+/// passes or `cancel` fires, reporting its last lines to `tail` while it runs. Never
+/// fails: a command that cannot start reports why.
 pub async fn run_shell_command(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],
     cancel: &CancellationToken,
+    tail: TailReport<'_>,
 ) -> ShellCommandRun {
-    run_with_timeout(command, cwd, env, SHELL_COMMAND_TIMEOUT, cancel).await
+    run_with_timeout(command, cwd, env, SHELL_COMMAND_TIMEOUT, cancel, tail).await
 }
 
 async fn run_with_timeout(
@@ -84,6 +90,7 @@ async fn run_with_timeout(
     env: &[(String, String)],
     timeout: Duration,
     cancel: &CancellationToken,
+    tail: TailReport<'_>,
 ) -> ShellCommandRun {
     let script = ShellScript {
         script: command,
@@ -91,8 +98,14 @@ async fn run_with_timeout(
         cwd,
         env,
     };
-    let (stdout, mut stderr, ending) = match run_script(&script, timeout, cancel).await {
-        Ok(run) => (run.stdout, run.stderr, Some(run.ending)),
+    let watch = RunWatch {
+        tail: Some(tail),
+        detach: None,
+    };
+    let (stdout, mut stderr, ending) = match run_watched(&script, timeout, cancel, watch).await {
+        Ok(WatchedRun::Finished(run)) => (run.stdout, run.stderr, Some(run.ending)),
+        // Nothing asks a `!command` to detach.
+        Ok(WatchedRun::Detached(_)) => (String::new(), String::new(), None),
         Err(err) => (
             String::new(),
             format!("Failed to run the command: {err}"),
@@ -142,7 +155,7 @@ mod tests {
     use super::*;
 
     async fn run(command: &str, dir: &Path, env: &[(String, String)]) -> ShellCommandRun {
-        run_shell_command(command, dir, env, &CancellationToken::new()).await
+        run_shell_command(command, dir, env, &CancellationToken::new(), &|_| {}).await
     }
 
     #[tokio::test]
@@ -172,8 +185,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let timeout = Duration::from_millis(300);
         let cancel = CancellationToken::new();
-        let out =
-            run_with_timeout("echo started; sleep 30", dir.path(), &[], timeout, &cancel).await;
+        let out = run_with_timeout(
+            "echo started; sleep 30",
+            dir.path(),
+            &[],
+            timeout,
+            &cancel,
+            &|_| {},
+        )
+        .await;
         assert_eq!(out.exit_code, None);
         assert_eq!(out.output, "started\nCommand timed out after 0.3s");
         assert!(

@@ -73,6 +73,21 @@ impl TaskBoard {
         }
     }
 
+    /// Sends the Bash commands running in the foreground now to the background (their
+    /// calls return the job at once); whether one was running.
+    pub fn send_bash_to_background(&self) -> bool {
+        self.bash
+            .as_ref()
+            .is_some_and(|bash| bash.send_to_background())
+    }
+
+    /// Background jobs still running.
+    pub fn running_jobs(&self) -> usize {
+        self.bash
+            .as_ref()
+            .map_or(0, |bash| bash.running_background_jobs())
+    }
+
     /// `/tasks`: every background job (running or finished, with its output file) and
     /// every running subagent, with how to stop one.
     pub fn report(&self) -> String {

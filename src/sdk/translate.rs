@@ -6,7 +6,8 @@ use crate::core::hooks::HookProgress;
 use crate::core::{StreamEvent, models};
 use crate::session::SessionUpdate;
 
-use super::events::{PermissionRequest, SessionEvent};
+use super::commands::SubmissionId;
+use super::events::{PermissionRequest, QueuedSubmission, SessionEvent};
 
 /// Maps a session update onto the client events it stands for.
 pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
@@ -52,6 +53,9 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
                 name: call.name,
                 input: call.input,
             },
+            EngineEvent::ToolProgress { id, tail } => {
+                SessionEvent::ToolOutputTail { id, lines: tail }
+            }
             EngineEvent::ToolFinished {
                 call,
                 output,
@@ -65,6 +69,15 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
                 display: output.display,
                 duration,
             },
+            EngineEvent::Steered(steered) => SessionEvent::SteeringSent(
+                steered
+                    .into_iter()
+                    .map(|(id, text)| QueuedSubmission {
+                        id: SubmissionId(id),
+                        text,
+                    })
+                    .collect(),
+            ),
             EngineEvent::ToolResults(message) => SessionEvent::ToolResults(message),
             EngineEvent::Usage {
                 usage,

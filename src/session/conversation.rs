@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::context::{ContextTracker, chars_to_tokens};
-use crate::core::engine::{Engine, EngineEvent, TurnConfig, TurnOutcome, TurnStop};
+use crate::core::engine::{Engine, EngineEvent, SteeringInbox, TurnConfig, TurnOutcome, TurnStop};
 use crate::core::hooks::protocol::system_reminder;
 use crate::core::hooks::{HookCallbacks, HookConfig, HookEvent, HookRequest};
 use crate::core::permission::{PermissionMode, PermissionPolicy};
@@ -106,6 +106,8 @@ pub struct Session {
     pub(super) checkpoints: Vec<super::replay::CheckpointRecord>,
     /// What the next turn's hooks and tool calls wait for (its checkpoint).
     pub(super) effect_barrier: Option<EffectBarrier>,
+    /// Text the user sent during a turn for the model's next call.
+    pub(super) steering: SteeringInbox,
 }
 
 impl Session {
@@ -140,6 +142,7 @@ impl Session {
             subagent: false,
             checkpoints: Vec::new(),
             effect_barrier: None,
+            steering: SteeringInbox::default(),
         }
     }
 
@@ -360,6 +363,12 @@ impl Session {
         self.policy.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
+    /// Where text the user sends during a turn waits for the model's next call (it joins
+    /// the next tool results; what a turn leaves there stays for the caller to take).
+    pub fn steering_inbox(&self) -> SteeringInbox {
+        self.steering.clone()
+    }
+
     pub fn policy_handle(&self) -> Arc<Mutex<PermissionPolicy>> {
         self.policy.clone()
     }
@@ -577,11 +586,13 @@ impl Session {
             barrier,
         };
         let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
+        let steering = self.steering.clone();
         let engine = Engine {
             provider: self.provider.as_ref(),
             tools: &self.tools,
             gate: &gate,
             sink: &forward,
+            steering: Some(&steering),
         };
         let mut rounds = 0;
         let mut stop_blocks = 0u32;

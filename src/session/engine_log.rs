@@ -88,7 +88,10 @@ pub fn append_engine_event(log: &SessionLog, event: &EngineEvent) -> Result<(), 
             error: error.clone(),
             status: *status,
         },
-        EngineEvent::Stream(_) => return Ok(()),
+        // The tool results that follow carry steered text.
+        EngineEvent::Stream(_) | EngineEvent::ToolProgress { .. } | EngineEvent::Steered(_) => {
+            return Ok(());
+        }
     };
     log.append_event(event)
 }

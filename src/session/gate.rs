@@ -65,6 +65,7 @@ impl SessionGate<'_> {
             tool_use_id: call.id.clone(),
             env: Vec::new(),
             read_denial: None,
+            progress: Default::default(),
         };
         tool.preview(&call.input, &ctx).await
     }

@@ -1,6 +1,7 @@
 //! Bash's background mode: commands started detached in their own process group with
 //! stdout and stderr going to a log file under a private temp dir (which the model reads
-//! with Read), each with an id. Dropping the registry kills every job's group and removes
+//! with Read), each with an id; a foreground command the user sent to the background is
+//! adopted the same way (`adopt`). Dropping the registry kills every job's group and removes
 //! the dir.
 
 use std::os::unix::fs::DirBuilderExt;
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::live_run::DetachedRun;
 use super::shell_process::{ShellScript, shell_command};
 use crate::core::process_group::signal_group;
 
@@ -47,15 +49,8 @@ impl BackgroundJobs {
         self.jobs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts `command` in `cwd` and returns the job (id and output file). Must run
-    /// inside a tokio runtime (a task waits for the job to record its exit code).
-    pub fn start(
-        &self,
-        command: &str,
-        cwd: &Path,
-        env: &[(String, String)],
-    ) -> std::io::Result<BackgroundJob> {
-        let mut jobs = self.lock();
+    /// A new job's id and log file (the jobs' private dir is made on first use).
+    fn new_log(jobs: &mut Jobs) -> std::io::Result<(String, PathBuf, std::fs::File)> {
         let dir = match &jobs.dir {
             Some(dir) => dir.clone(),
             None => {
@@ -73,6 +68,50 @@ impl BackgroundJobs {
         let id = format!("bash_{}", jobs.next_id);
         let output_path = dir.join(format!("{id}.log"));
         let log = std::fs::File::create(&output_path)?;
+        Ok((id, output_path, log))
+    }
+
+    /// Takes over a foreground run the user sent to the background: its output so far and
+    /// from now on goes to the job's log (without the line `hide` starts), which ends with
+    /// `[exit code: N]`. Must run inside a tokio runtime.
+    pub fn adopt(
+        &self,
+        command: &str,
+        run: DetachedRun,
+        hide: Option<String>,
+    ) -> std::io::Result<BackgroundJob> {
+        let mut jobs = self.lock();
+        let (id, output_path, log) = Self::new_log(&mut jobs)?;
+        let pgid = run.group_id();
+        let job = Arc::new(Mutex::new(BackgroundJob {
+            id,
+            command: command.to_string(),
+            output_path,
+            exit_code: None,
+        }));
+        if let Some(pgid) = pgid {
+            jobs.running.push((pgid, Arc::clone(&job)));
+        }
+        let ended = run.into_log(log, hide);
+        let record = Arc::clone(&job);
+        tokio::spawn(async move {
+            let code = ended.await;
+            record.lock().unwrap_or_else(|p| p.into_inner()).exit_code = Some(code);
+        });
+        let snapshot = job.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(snapshot)
+    }
+
+    /// Starts `command` in `cwd` and returns the job (id and output file). Must run
+    /// inside a tokio runtime (a task waits for the job to record its exit code).
+    pub fn start(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> std::io::Result<BackgroundJob> {
+        let mut jobs = self.lock();
+        let (id, output_path, log) = Self::new_log(&mut jobs)?;
         let script = ShellScript {
             script: BACKGROUND_SCRIPT,
             args: &[command],

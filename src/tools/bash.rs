@@ -1,10 +1,13 @@
 //! The Bash tool: runs a command through `shell_process` in a working directory that
 //! persists between calls (a marker plus `$PWD` is printed after the command and parsed
 //! back out of stdout), reports stdout, stderr and a non-zero exit code, timeouts and
-//! interruptions, and starts background jobs (`background_jobs`) on request. When the host
+//! interruptions, and starts background jobs (`background_jobs`) on request. While a
+//! command runs, its last lines are reported as the call's progress, and the user can send
+//! it to the background (`send_to_background`): the call returns the job at once. When the host
 //! offers a terminal (`host`), foreground commands run there instead.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,7 +17,8 @@ use serde_json::{Value, json};
 use super::background_jobs::{BackgroundJob, BackgroundJobs};
 use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
-use super::shell_process::{Ending, ShellScript, run_script};
+use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
+use super::shell_process::{Ending, ShellScript};
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -49,6 +53,10 @@ pub struct BashTool {
     jobs: BackgroundJobs,
     /// What the host offers: its terminal, where foreground commands run when there is one.
     host: ToolHost,
+    /// Sends the foreground commands running now to the background (Ctrl+B).
+    detach: DetachSignal,
+    /// Foreground commands running now (in this process, not the host's terminal).
+    foreground: AtomicUsize,
 }
 
 impl BashTool {
@@ -62,6 +70,8 @@ impl BashTool {
             }),
             jobs: BackgroundJobs::new(),
             host: ToolHost::default(),
+            detach: DetachSignal::default(),
+            foreground: AtomicUsize::new(0),
         }
     }
 
@@ -83,6 +93,26 @@ impl BashTool {
     /// Background jobs started so far, with their output files and exit codes.
     pub fn background_jobs(&self) -> Vec<BackgroundJob> {
         self.jobs.list()
+    }
+
+    /// Sends the foreground commands running now to the background: each call returns at
+    /// once with the job's id and log file, and the command goes on. Returns whether one
+    /// was running.
+    pub fn send_to_background(&self) -> bool {
+        let running = self.foreground.load(Ordering::SeqCst) > 0;
+        if running {
+            self.detach.request();
+        }
+        running
+    }
+
+    /// Background jobs still running.
+    pub fn running_background_jobs(&self) -> usize {
+        self.jobs
+            .list()
+            .iter()
+            .filter(|job| job.exit_code.is_none())
+            .count()
     }
 
     /// Kills every background job (dropping the tool does too).
@@ -165,9 +195,44 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             cwd: &cwd,
             env: &ctx.env,
         };
-        let run = run_script(&script, Duration::from_millis(timeout_ms), &ctx.cancel)
-            .await
-            .map_err(|err| ToolFailure::failed(format!("Failed to run the command: {err}")))?;
+        let tail = |lines: Vec<String>| ctx.progress.tail(lines);
+        let watch = RunWatch {
+            tail: Some(&tail),
+            detach: Some(self.detach.subscribe()),
+        };
+        let counted = Counted::new(&self.foreground);
+        let run = run_watched(
+            &script,
+            Duration::from_millis(timeout_ms),
+            &ctx.cancel,
+            watch,
+        )
+        .await;
+        drop(counted);
+        let run = match run {
+            Ok(WatchedRun::Finished(run)) => run,
+            Ok(WatchedRun::Detached(detached)) => {
+                let job = self
+                    .jobs
+                    .adopt(command, detached, Some(marker))
+                    .map_err(|err| {
+                        ToolFailure::failed(format!(
+                            "Failed to move the command to the background: {err}"
+                        ))
+                    })?;
+                return Ok(ToolOutput::ok(format!(
+                    "The user sent this command to the background; it is still running with ID: {}. Its output so far and from now on (stdout and stderr) is written to {}; Read that file to check on it. \
+It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
+                    job.id,
+                    job.output_path.display()
+                )));
+            }
+            Err(err) => {
+                return Err(ToolFailure::failed(format!(
+                    "Failed to run the command: {err}"
+                )));
+            }
+        };
         let (stdout, new_dir) = take_marker(&run.stdout, &marker);
         if let Some(new_dir) = new_dir.filter(|d| d.is_dir()) {
             self.lock_dir().current = new_dir;
@@ -224,6 +289,22 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             output.insert_str(0, "(The start of the output was cut.)\n");
         }
         Ok(render(note, &[&output], status))
+    }
+}
+
+/// Counts one running command for as long as it lives (a dropped call included).
+struct Counted<'a>(&'a AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Counted(count)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

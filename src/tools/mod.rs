@@ -4,7 +4,8 @@
 //! into an error result, never a panic. Shared pieces: input parsing (`input`), path
 //! resolution (`paths`), the read-before-write record (`file_tracker`), atomic writes
 //! (`file_write`), the parallel walk behind Glob and Grep (`walk`, `grep_search`), the
-//! process runner and background jobs behind Bash (`shell_process`, `background_jobs`),
+//! process runner and background jobs behind Bash (`shell_process`, `live_run` for a run
+//! watched live or sent to the background, `background_jobs`),
 //! the session's todo list (`todo`), and what a hosting editor offers instead of the disk
 //! and local processes (`host`). `default_tools` wires the seven together. WebFetch
 //! and WebSearch (`web_fetch`, `web_search`, machinery in `web`) depend on settings, so
@@ -22,6 +23,7 @@ mod grep;
 mod grep_search;
 mod host;
 mod input;
+mod live_run;
 pub mod mcp;
 mod paths;
 mod read;
@@ -51,6 +53,7 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use host::{HostEnding, HostFiles, HostTerminal, TerminalCommand, TerminalRun, ToolHost};
 pub use input::{InvalidInput, ToolFailure};
+pub use live_run::{RunWatch, TAIL_LINES, WatchedRun, run_watched};
 pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
 pub use shell_process::{Ending, ShellRun, ShellScript, run_script};

@@ -14,14 +14,13 @@ use std::time::Duration;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::process_group::{
-    GroupEnding, OutputSink, PipeReader, StopPolicy, spawn_in_new_group, wait_or_stop,
-};
+use super::live_run::{RunWatch, WatchedRun, run_watched};
+use crate::core::process_group::{GroupEnding, OutputSink};
 
 /// Bytes kept of each stream: this much of the head and this much of the tail.
 pub const CAPTURE_HALF_BYTES: usize = 512 * 1024;
 /// How long the group gets to exit after SIGTERM before SIGKILL.
-const KILL_GRACE: Duration = Duration::from_millis(1500);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(1500);
 
 /// How a run ended.
 pub type Ending = GroupEnding;
@@ -71,30 +70,18 @@ pub fn shell_command(script: &ShellScript<'_>) -> Command {
     command
 }
 
-/// Runs the script to the end, the timeout or cancellation, whichever comes first.
+/// Runs the script to the end, the timeout or cancellation, whichever comes first
+/// (`live_run::run_watched` with nothing watching).
 pub async fn run_script(
     script: &ShellScript<'_>,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> std::io::Result<ShellRun> {
-    let mut command = shell_command(script);
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let (mut child, group) = spawn_in_new_group(&mut command)?;
-    let stdout = PipeReader::start(child.stdout.take(), BoundedBuffer::new(CAPTURE_HALF_BYTES));
-    let stderr = PipeReader::start(child.stderr.take(), BoundedBuffer::new(CAPTURE_HALF_BYTES));
-    let ending = wait_or_stop(
-        &mut child,
-        group,
-        timeout,
-        cancel,
-        StopPolicy::TermThenKill(KILL_GRACE),
-    )
-    .await?;
-    Ok(ShellRun {
-        stdout: stdout.finish().await.into_text(),
-        stderr: stderr.finish().await.into_text(),
-        ending,
-    })
+    match run_watched(script, timeout, cancel, RunWatch::default()).await? {
+        WatchedRun::Finished(run) => Ok(run),
+        // Nothing can ask an unwatched run to detach.
+        WatchedRun::Detached(_) => Err(std::io::Error::other("the run was detached")),
+    }
 }
 
 /// Keeps the first and last `half` bytes of a stream and counts what fell in between.

@@ -117,6 +117,7 @@ mod tests {
             tool_use_id: "t".into(),
             env: Vec::new(),
             read_denial: None,
+            progress: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ pub fn ctx(cwd: &Path) -> ToolContext {
         tool_use_id: "toolu_test".to_string(),
         env: Vec::new(),
         read_denial: None,
+        progress: Default::default(),
     }
 }
 

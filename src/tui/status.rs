@@ -1,7 +1,7 @@
 //! The status line under the composer: model, permission mode, context use (green under
 //! 70 %, yellow under 90 %, red above), tokens and cost, session name, git branch, and
 //! while a turn runs a spinner with the elapsed seconds and "esc to interrupt" (or the
-//! retry notice). Rendering is a pure function of `StatusLine` and the time; a line too
+//! retry notice), and how many background jobs run. Rendering is a pure function of `StatusLine` and the time; a line too
 //! wide for the screen drops its last segments whole instead of cutting one mid-word.
 
 use std::time::{Duration, Instant};
@@ -33,6 +33,8 @@ pub struct StatusLine {
     pub busy_since: Option<Instant>,
     /// "retrying in 4 s (attempt 2 of 4)" while a retry waits.
     pub retry: Option<String>,
+    /// Background jobs still running.
+    pub background_jobs: usize,
     pub colors: bool,
 }
 
@@ -117,6 +119,17 @@ impl StatusLine {
             self.mode.as_str().to_string(),
             self.style(mode_color),
         )]);
+        match self.background_jobs {
+            0 => {}
+            1 => segments.push(vec![Span::styled(
+                "1 background job",
+                self.style(Color::Cyan),
+            )]),
+            n => segments.push(vec![Span::styled(
+                format!("{n} background jobs"),
+                self.style(Color::Cyan),
+            )]),
+        }
         if let Some(ctx) = self.context {
             let pct = ctx.percent();
             segments.push(vec![Span::styled(

@@ -269,6 +269,7 @@ fn app_with_a_queued_prompt_and_the_exit_hint() {
             id: SubmissionId(2),
             text: "then update the changelog\nand bump the version".into(),
         }],
+        steering: Vec::new(),
     }));
     app.status = status(80_000, true);
     app.status.busy_since = Some(now - Duration::from_secs(12));

@@ -253,7 +253,7 @@ impl InlineRunner<'_> {
                 ));
             }
         }
-        let run = run_shell_command(script, cwd, env, cancel).await;
+        let run = run_shell_command(script, cwd, env, cancel, &|_| {}).await;
         if cancel.is_cancelled() {
             return Err(format!("/{}: interrupted", command.name));
         }

@@ -17,6 +17,8 @@ pub(super) struct Busy<'a> {
     pub(super) mode_change: Option<PermissionMode>,
     /// The client hung up: the work is cancelled and no more controls come.
     closed: bool,
+    /// Where steered text goes while a turn runs (`None`: other work; it is queued).
+    pub(super) steering: Option<crate::core::engine::SteeringInbox>,
 }
 
 impl<'a> Busy<'a> {
@@ -39,6 +41,7 @@ impl<'a> Busy<'a> {
             cancel,
             mode_change: None,
             closed: false,
+            steering: None,
         }
     }
 
@@ -82,6 +85,14 @@ impl<'a> Busy<'a> {
             Some(Control::Submit(id, submission)) if submission.runs_during_turn() => {
                 self.run_now(id, submission);
             }
+            Some(Control::Steer(id, text)) => match &self.steering {
+                Some(inbox) => {
+                    inbox.push(id.0, text.clone());
+                    self.shared
+                        .update_state(|s| s.steering.push(QueuedSubmission { id, text }));
+                }
+                None => self.handle(Some(Control::Submit(id, Submission::Prompt(text)))),
+            },
             Some(Control::Submit(id, submission)) => {
                 let queued = QueuedSubmission {
                     id,

@@ -81,6 +81,8 @@ pub struct SessionOptions {
 
 enum Control {
     Submit(SubmissionId, Submission),
+    /// A prompt for the running turn's next model call ("send now").
+    Steer(SubmissionId, String),
     Abort,
     TakeBackQueued,
     CancelQueue,
@@ -109,6 +111,8 @@ pub struct InteractiveSession {
     /// here would keep the event stream open after the task ends).
     state: Arc<Mutex<SessionState>>,
     task: JoinHandle<()>,
+    /// Background jobs and subagents (Ctrl+B and the status line ask it directly).
+    tasks: Arc<TaskBoard>,
 }
 
 impl InteractiveSession {
@@ -186,7 +190,13 @@ impl InteractiveSession {
         }
         let state = shared.state.clone();
         let task = tokio::spawn(drive(
-            session, options, grants, subagents, tasks, shared, control_rx,
+            session,
+            options,
+            grants,
+            subagents,
+            tasks.clone(),
+            shared,
+            control_rx,
         ));
         InteractiveSession {
             controls,
@@ -196,6 +206,7 @@ impl InteractiveSession {
             next_id: AtomicU64::new(1),
             state,
             task,
+            tasks,
         }
     }
 
@@ -227,6 +238,23 @@ impl InteractiveSession {
         id
     }
 
+    /// Sends a prompt to the running turn ("send now"): it joins the results of the tool
+    /// calls running now, so the model reads it with its next call
+    /// (`SessionEvent::SteeringSent`), and it is in the session log with them. When the
+    /// turn makes no further call, or nothing runs, or `text` is a command, it is
+    /// submitted as [`submit`](Self::submit) does.
+    pub fn steer(&self, text: impl Into<String>) -> SubmissionId {
+        let text = text.into();
+        match self.commands.resolve(Submission::from(text.as_str())) {
+            Submission::Prompt(prompt) => {
+                let id = SubmissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+                let _ = self.controls.send(Control::Steer(id, prompt));
+                id
+            }
+            _ => self.submit(text),
+        }
+    }
+
     /// The session's commands: the built-ins and its custom commands and skills.
     pub fn commands(&self) -> &Arc<CommandRegistry> {
         &self.commands
@@ -244,6 +272,18 @@ impl InteractiveSession {
     /// queue (each dropped submission is reported).
     pub fn abort(&self) {
         let _ = self.controls.send(Control::Abort);
+    }
+
+    /// Sends the Bash commands running in the foreground now to the background: each call
+    /// returns to the model at once with the job's id and log file, and the command goes
+    /// on (`/tasks` lists it). Returns whether one was running.
+    pub fn send_to_background(&self) -> bool {
+        self.tasks.send_bash_to_background()
+    }
+
+    /// How many background jobs are still running.
+    pub fn running_background_jobs(&self) -> usize {
+        self.tasks.running_jobs()
     }
 
     /// Drops the newest queued submission (reported as `SubmissionDropped`).
@@ -454,6 +494,7 @@ fn initial_state(session: &Session) -> SessionState {
         context: None,
         running: None,
         queue: Vec::new(),
+        steering: Vec::new(),
     };
     add_session_usage(&mut state, session);
     state
@@ -493,6 +534,11 @@ fn update_sink(shared: Arc<Shared>) -> impl Fn(crate::session::SessionUpdate) + 
                 shared.emit(event);
                 shared.update_state(|s| s.add_usage(&model, &usage, cost));
             }
+            (SessionEvent::SteeringSent(sent), None) => {
+                let sent: Vec<SubmissionId> = sent.iter().map(|s| s.id).collect();
+                shared.emit(event);
+                shared.update_state(|s| s.steering.retain(|q| !sent.contains(&q.id)));
+            }
             (SessionEvent::Context(context), None) => {
                 let context = *context;
                 shared.emit(event);
@@ -520,6 +566,7 @@ impl Driver {
     fn idle_control(&mut self, control: Control) -> Option<(SubmissionId, Submission)> {
         match control {
             Control::Submit(id, submission) => return Some((id, submission)),
+            Control::Steer(id, text) => return Some((id, Submission::Prompt(text))),
             Control::Abort | Control::TakeBackQueued | Control::CancelQueue => {}
             Control::SetMode(mode) => self.set_mode(mode),
             Control::CycleMode => {
@@ -576,6 +623,7 @@ impl Driver {
         self.shared.update_state(|s| {
             fresh.running = s.running;
             fresh.queue = std::mem::take(&mut s.queue);
+            fresh.steering = std::mem::take(&mut s.steering);
             fresh.context = s.context;
             *s = fresh;
         });

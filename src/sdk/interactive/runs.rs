@@ -134,9 +134,14 @@ impl Driver {
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
         let cancel = CancellationToken::new();
+        let shared = self.shared.clone();
+        let tail = move |lines| shared.emit(SessionEvent::ShellOutputTail { id, lines });
         let (mut busy, _) = self.busy(&cancel);
         let run = busy
-            .run(run_shell_command(&command, &cwd, &env, &cancel), controls)
+            .run(
+                run_shell_command(&command, &cwd, &env, &cancel, &tail),
+                controls,
+            )
             .await;
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
@@ -296,6 +301,35 @@ impl Driver {
         (TurnEnd::Success, 0, output.content)
     }
 
+    /// Steered text the turn made no further call for: queued first as prompts (dropped,
+    /// and so given back to the client, after an interrupt).
+    fn requeue_steered(&mut self, inbox: &crate::core::engine::SteeringInbox, interrupted: bool) {
+        let left: Vec<QueuedSubmission> = inbox
+            .take()
+            .into_iter()
+            .map(|(tag, text)| QueuedSubmission {
+                id: SubmissionId(tag),
+                text,
+            })
+            .collect();
+        if !left.is_empty() {
+            self.shared.update_state(|s| s.steering.clear());
+        }
+        if interrupted {
+            for dropped in left {
+                self.emit(SessionEvent::SubmissionDropped(dropped));
+            }
+            return;
+        }
+        for queued in left.into_iter().rev() {
+            self.queue
+                .push_front((queued.id, Submission::Prompt(queued.text.clone())));
+            self.shared
+                .update_state(|s| s.queue.insert(0, queued.clone()));
+            self.emit(SessionEvent::SubmissionQueued(queued));
+        }
+    }
+
     pub(super) async fn run_turn(
         &mut self,
         prompt: String,
@@ -322,11 +356,14 @@ impl Driver {
         blocks.extend(attached.blocks);
         let prompt_id = uuid::Uuid::new_v4().to_string();
         let checkpoint = self.start_checkpoint(&prompt_id);
+        let inbox = self.session.steering_inbox();
         let (mut busy, session) = self.busy(&cancel);
+        busy.steering = Some(inbox.clone());
         let turn = session.run_turn_as(prompt_id.clone(), blocks, &sink, &cancel);
         let outcome = busy.run(turn, controls).await;
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
+        self.requeue_steered(&inbox, cancel.is_cancelled());
         self.grants.revoke_all(&self.session.policy_handle());
         if let Some(pending) = checkpoint
             && let Some(start) = self.opened_checkpoint(pending).await

@@ -43,6 +43,7 @@ impl App {
             status_height,
         );
         let above = Rect::new(area.x, area.y, area.width, area.height - status_height);
+        self.status.background_jobs = self.running_background_jobs();
         self.render_status(status_area, buf, now);
 
         if self.layers.covers_screen() {
@@ -69,7 +70,7 @@ impl App {
             above.width,
             composer_height,
         );
-        let queued = self.queued();
+        let queued = self.queued_row();
         let queued_height = u16::from(queued.is_some() && composer_area.y > above.y);
         let queued_area = Rect::new(
             above.x,
@@ -147,18 +148,35 @@ impl App {
         }
     }
 
-    fn render_queued(&self, queued: &str, area: Rect, buf: &mut Buffer) {
-        let first = queued.lines().next().unwrap_or("");
-        let more = if queued.lines().count() > 1 {
-            " …"
-        } else {
-            ""
+    /// The row above the composer: a prompt sent into the running turn, else the queue,
+    /// else (while a turn runs and something is typed) which key does what.
+    fn queued_row(&self) -> Option<Line<'static>> {
+        let first_and_more = |text: &str| {
+            let first = text.lines().next().unwrap_or("").to_string();
+            let more = if text.lines().count() > 1 { " …" } else { "" };
+            format!("{first}{more}")
         };
-        let line = Line::from(vec![
-            Span::styled("⏳ queued: ", self.theme.dim),
-            Span::raw(format!("{first}{more}")),
-            Span::styled("  (backspace to edit)", self.theme.dim),
-        ]);
-        Paragraph::new(line).render(area, buf);
+        if let Some(text) = self.steering() {
+            return Some(Line::from(vec![
+                Span::styled("⏩ sending now: ", self.theme.dim),
+                Span::raw(first_and_more(text)),
+                Span::styled("  (with the next tool results)", self.theme.dim),
+            ]));
+        }
+        if let Some(queued) = self.queued() {
+            return Some(Line::from(vec![
+                Span::styled("⏳ queued: ", self.theme.dim),
+                Span::raw(first_and_more(&queued)),
+                Span::styled("  (backspace to edit)", self.theme.dim),
+            ]));
+        }
+        (self.is_busy()
+            && !self.input.composer().is_empty()
+            && !self.input.composer().is_shell_mode())
+        .then(|| Line::from(Span::styled("↵ queue · ⇥ send now", self.theme.dim)))
+    }
+
+    fn render_queued(&self, line: &Line<'static>, area: Rect, buf: &mut Buffer) {
+        Paragraph::new(line.clone()).render(area, buf);
     }
 }

@@ -1,7 +1,8 @@
 //! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+Z,
 //! Ctrl+L), then the overlays from the top down, then the transcript search (`/` while
 //! scrolled up) and vim mode's Esc out of insert mode, then the base screen — Shift+Tab,
-//! Ctrl+O, Ctrl+D, the composer with its completion popups, the transcript's scroll keys,
+//! Ctrl+O, Ctrl+B, Ctrl+D, Tab to send a prompt into the running turn, the composer with
+//! its completion popups, the transcript's scroll keys,
 //! Esc to interrupt. An overlay that is done hands back an [`AppAction`], applied here.
 
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use super::overlay::{AppAction, EventResult};
 use super::shortcuts::ShortcutSheet;
 use super::state::App;
 use crate::tui::completion::InputAction;
+use crate::tui::composer::ComposerAction;
 
 /// A second Ctrl+C within this time exits.
 const CTRL_C_WINDOW: Duration = Duration::from_secs(2);
@@ -81,6 +83,11 @@ impl App {
                 self.transcript.toggle_expanded();
                 return KeyOutcome::Redraw;
             }
+            // Ctrl+B sends a running Bash command to the background; otherwise the
+            // composer has the key.
+            KeyCode::Char('b') if ctrl && self.is_busy() && self.send_to_background() => {
+                return KeyOutcome::Redraw;
+            }
             KeyCode::Char('d') if ctrl && self.input.composer().is_empty() => {
                 self.quit = true;
                 return KeyOutcome::Redraw;
@@ -109,6 +116,19 @@ impl App {
                 self.layers.push(ShortcutSheet {
                     colors: self.theme.color,
                 });
+                return KeyOutcome::Redraw;
+            }
+            // While a turn runs, Tab sends the typed prompt now (Enter queues it).
+            KeyCode::Tab
+                if self.is_busy()
+                    && !self.input.popup_open()
+                    && !self.input.composer().is_empty()
+                    && !self.input.composer().is_shell_mode() =>
+            {
+                if let ComposerAction::Submit(text) = self.input.composer_mut().submit() {
+                    self.steer(text);
+                }
+                self.input.refresh_completion();
                 return KeyOutcome::Redraw;
             }
             KeyCode::Backspace if self.input.composer().is_empty() && self.queued().is_some() => {

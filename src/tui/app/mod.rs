@@ -135,6 +135,10 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         } else {
             next_spin = None;
         }
+        if app.status.background_jobs > 0 {
+            // A background job may end any time: the status line looks again each second.
+            scheduler.request_at(now + std::time::Duration::from_secs(1));
+        }
         if let Some(at) = app.status_command_start(now) {
             if at <= now {
                 app.start_status_command(status_tx.clone());

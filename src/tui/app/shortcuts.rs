@@ -15,6 +15,7 @@ use crate::tui::widgets::framed_box::FramedBox;
 /// Every key of the UI and what it does.
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Enter", "send (while a turn runs: queue it)"),
+    ("Tab (while a turn runs)", "send it now, into the turn"),
     ("Shift+Enter, Ctrl+J, \\+Enter", "new line"),
     ("Up / Down", "prompt history"),
     ("Ctrl+R", "search the prompt history"),
@@ -27,6 +28,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Shift+Tab", "cycle the permission mode"),
     ("PgUp / PgDn, wheel", "scroll the transcript"),
     ("Ctrl+O", "expand thinking and long diffs"),
+    ("Ctrl+B", "send the running Bash call to the background"),
     ("Ctrl+L / Ctrl+Z", "redraw / suspend"),
     ("?", "this sheet (empty composer)"),
 ];

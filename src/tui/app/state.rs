@@ -186,6 +186,13 @@ impl App {
         })
     }
 
+    /// The newest prompt sent into the running turn, until the model gets it (from the
+    /// session's last state).
+    pub fn steering(&self) -> Option<&str> {
+        let steering = &self.session_state.as_ref()?.steering;
+        steering.last().map(|s| s.text.as_str())
+    }
+
     /// Whether the session runs a submission now (as its last state said).
     pub fn is_busy(&self) -> bool {
         self.session_state
@@ -555,6 +562,16 @@ impl App {
         }
     }
 
+    /// Tab while a turn runs: the prompt goes with the model's next call.
+    pub fn steer(&mut self, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if let Some(live) = &self.live {
+            live.handle.steer(text);
+        }
+    }
+
     /// Backspace on an empty composer takes the newest queued submission back into it.
     pub fn unqueue(&mut self) -> bool {
         match (&self.live, self.queued()) {
@@ -582,6 +599,20 @@ impl App {
         if let Some(live) = &self.live {
             live.handle.abort();
         }
+    }
+
+    /// Ctrl+B: the Bash commands running now go on in the background; whether one ran.
+    pub fn send_to_background(&mut self) -> bool {
+        self.live
+            .as_ref()
+            .is_some_and(|live| live.handle.send_to_background())
+    }
+
+    /// Background jobs still running, for the status line.
+    pub fn running_background_jobs(&self) -> usize {
+        self.live
+            .as_ref()
+            .map_or(0, |live| live.handle.running_background_jobs())
     }
 
     /// `!command`.

@@ -10,7 +10,7 @@ use super::tool_call::{ToolCallCell, ToolStatus, render_tool_call, text_rows};
 use crate::tui::diff::DiffView;
 use crate::tui::markdown::StreamingMarkdown;
 use crate::tui::theme::Theme;
-use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
+use crate::tui::wrap::{WrapMode, sanitize, truncate_spans, wrap_spans};
 
 /// Braille spinner frames for running tools.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -60,6 +60,12 @@ pub enum Cell {
         command: String,
         output: String,
         exit_code: Option<i32>,
+    },
+    /// A `!command` still running, with the last lines it printed (replaced by `Shell`
+    /// when it ends).
+    ShellRunning {
+        command: String,
+        tail: Vec<String>,
     },
     /// The turn was interrupted by the user.
     Interrupted,
@@ -173,6 +179,10 @@ impl Entry {
                 Span::styled("> ", theme.user_gutter)
             }
             Cell::Shell { .. } => Span::styled("! ", theme.user_gutter),
+            Cell::ShellRunning { .. } => Span::styled(
+                format!("{} ", SPINNER[spinner_frame % SPINNER.len()]),
+                theme.tool_running,
+            ),
             Cell::Assistant(_) => Span::styled("⏺ ", theme.assistant_gutter),
             Cell::Thinking(_) => Span::styled("✻ ", theme.thinking),
             Cell::ToolCall(t) => match t.status {
@@ -266,6 +276,16 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
             output,
             exit_code,
         } => render_shell(command, output, *exit_code, width, expanded, theme),
+        Cell::ShellRunning { command, tail } => {
+            let mut out = wrapped(&format!("!{}", command.trim_end()), theme.user_text, width);
+            out.extend(live_tail_lines(
+                tail,
+                "Running… (esc to stop)",
+                width,
+                theme,
+            ));
+            out
+        }
         Cell::Divider(label) => {
             let label = format!(" {} ", sanitize(label.trim()));
             let room = width.saturating_sub(unicode_width::UnicodeWidthStr::width(label.as_str()));
@@ -307,6 +327,33 @@ fn render_body(cell: &Cell, width: usize, expanded: bool, theme: &Theme) -> Vec<
 
 /// `! command` (the gutter holds the `!`), then the output dimmed under `⎿`, then the exit
 /// code when it is not zero.
+/// A running command's last lines (dim, cut at the edge) and a status row under them, as
+/// indented result rows.
+pub(super) fn live_tail_lines(
+    tail: &[String],
+    status: &str,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let indent = if width >= 8 { 3 } else { 0 };
+    let room = (width - indent).max(1);
+    let rows = tail
+        .iter()
+        .map(|line| sanitize(line).into_owned())
+        .chain(std::iter::once(status.to_string()))
+        .map(|line| truncate_spans(&[Span::styled(line, theme.dim)], room).0);
+    rows.enumerate()
+        .map(|(i, row)| {
+            let mut spans = Vec::with_capacity(row.len() + 1);
+            if indent > 0 {
+                spans.push(Span::styled(if i == 0 { "⎿  " } else { "   " }, theme.dim));
+            }
+            spans.extend(row);
+            Line::from(spans)
+        })
+        .collect()
+}
+
 fn render_shell(
     command: &str,
     output: &str,

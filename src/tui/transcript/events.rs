@@ -35,6 +35,8 @@ pub(crate) struct EventState {
     side: Vec<SubmissionId>,
     /// The "Compacting…" notice, replaced by the divider once the compaction is done.
     compacting: Option<usize>,
+    /// Running `!commands` → their cell.
+    shells: HashMap<SubmissionId, usize>,
 }
 
 impl EventState {
@@ -45,6 +47,7 @@ impl EventState {
         self.tools.retain(|_, i| *i < len);
         self.retry_notice = self.retry_notice.filter(|i| *i < len);
         self.compacting = self.compacting.filter(|i| *i < len);
+        self.shells.retain(|_, i| *i < len);
         self.attempt_start = self.attempt_start.min(len);
     }
 }
@@ -102,6 +105,15 @@ impl Transcript {
                     }
                 });
             }
+            SessionEvent::ToolOutputTail { id, lines } => {
+                if let Some(&index) = self.events.tools.get(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ToolCall(t) = cell {
+                            t.live_tail.clone_from(lines);
+                        }
+                    });
+                }
+            }
             SessionEvent::ToolFinished {
                 id,
                 name,
@@ -130,6 +142,12 @@ impl Transcript {
                     t.result = ToolResultView::Text(reason.clone());
                     t.duration = None;
                 });
+            }
+            SessionEvent::SteeringSent(sent) => {
+                self.close_streams();
+                for prompt in sent {
+                    self.push(Cell::UserPrompt(prompt.text.clone()));
+                }
             }
             SessionEvent::ToolResults(_) => {
                 self.close_streams();
@@ -178,11 +196,44 @@ impl Transcript {
                 self.close_streams();
                 self.events.streamed = false;
             }
-            // A command or `!command` started: it adds its own output cell.
+            // A `!command` shows as running until its output comes.
+            SessionEvent::SubmissionStarted {
+                id,
+                submission: Submission::Shell(command),
+            } => {
+                self.events.side.push(*id);
+                let index = self.push(Cell::ShellRunning {
+                    command: command.clone(),
+                    tail: Vec::new(),
+                });
+                self.events.shells.insert(*id, index);
+            }
+            SessionEvent::ShellOutputTail { id, lines } => {
+                if let Some(&index) = self.events.shells.get(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ShellRunning { tail, .. } = cell {
+                            tail.clone_from(lines);
+                        }
+                    });
+                }
+            }
+            // A command started: it adds its own output cell.
             SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
             // A command or `!command` ended: only a failure adds something.
             SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
                 self.events.side.retain(|side| side != id);
+                // A `!command` that never ran (its output never came) stops spinning.
+                if let Some(index) = self.events.shells.remove(id) {
+                    self.update(index, |cell| {
+                        if let Cell::ShellRunning { command, .. } = cell {
+                            *cell = Cell::Shell {
+                                command: std::mem::take(command),
+                                output: String::new(),
+                                exit_code: None,
+                            };
+                        }
+                    });
+                }
                 if let TurnEnd::Error(error) = &outcome.end {
                     self.push(Cell::Notice {
                         kind: NoticeKind::Error,
@@ -200,16 +251,22 @@ impl Transcript {
                 });
             }
             SessionEvent::ShellOutput {
+                id,
                 command,
                 output,
                 exit_code,
-                ..
             } => {
-                self.push(Cell::Shell {
+                let done = Cell::Shell {
                     command: command.clone(),
                     output: output.clone(),
                     exit_code: *exit_code,
-                });
+                };
+                match self.events.shells.remove(id) {
+                    Some(index) => self.update(index, |cell| *cell = done),
+                    None => {
+                        self.push(done);
+                    }
+                }
             }
             SessionEvent::Notice(text) => {
                 self.push(Cell::Notice {

@@ -191,6 +191,7 @@ impl Transcript {
     pub fn has_running_tools(&self) -> bool {
         self.entries.iter().any(|e| {
             matches!(&e.cell, Cell::ToolCall(t) if matches!(t.status, ToolStatus::Pending | ToolStatus::Running))
+                || matches!(&e.cell, Cell::ShellRunning { .. })
         })
     }
 

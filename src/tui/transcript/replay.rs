@@ -178,6 +178,7 @@ mod tests {
                     output,
                     exit_code,
                 } => format!("! {command} → {output:?} {exit_code:?}"),
+                Cell::ShellRunning { command, tail } => format!("! {command} running {tail:?}"),
                 Cell::Notice { kind, text } => format!("{kind:?}: {text}"),
                 Cell::CommandOutput { command, .. } => format!("/{command}"),
                 Cell::Diff(_) => "diff".to_string(),

@@ -466,3 +466,53 @@ fn a_running_agent_call_shows_what_its_subagent_does() {
     });
     assert!(!all_lines(&mut t, 80).join("\n").contains("stray"));
 }
+
+#[test]
+fn a_bang_command_is_live_until_its_output_comes() {
+    use crate::sdk::{Outcome, Submission, SubmissionId, TurnError};
+    let mut t = Transcript::new(Theme::new(false));
+    let id = SubmissionId(7);
+    t.apply(&SessionEvent::SubmissionStarted {
+        id,
+        submission: Submission::Shell("make".into()),
+    });
+    assert!(t.has_running_tools(), "it animates while it runs");
+    assert_eq!(all_lines(&mut t, 40)[1].trim(), "⎿  Running… (esc to stop)");
+    t.apply(&SessionEvent::ShellOutputTail {
+        id,
+        lines: vec!["cc a.c".into(), "cc b.c".into()],
+    });
+    let lines = all_lines(&mut t, 40);
+    assert_eq!(lines[1].trim(), "⎿  cc a.c");
+    assert_eq!(lines[2].trim(), "cc b.c");
+    assert_eq!(lines[3].trim(), "Running… (esc to stop)");
+    t.apply(&SessionEvent::ShellOutput {
+        id,
+        command: "make".into(),
+        output: "cc a.c\ncc b.c\ndone".into(),
+        exit_code: Some(0),
+    });
+    assert!(!t.has_running_tools());
+    assert_eq!(t.len(), 1, "the live cell became the result");
+    assert!(all_lines(&mut t, 40).iter().any(|l| l.contains("done")));
+
+    // One that fails before it runs does not spin forever.
+    let other = SubmissionId(8);
+    t.apply(&SessionEvent::SubmissionStarted {
+        id: other,
+        submission: Submission::Shell(" ".into()),
+    });
+    t.apply(&SessionEvent::SubmissionEnded {
+        id: other,
+        outcome: Outcome {
+            end: TurnEnd::Error(TurnError::new(
+                crate::sdk::ErrorKind::CommandFailed,
+                "Type a command after ! to run it",
+            )),
+            rounds: 0,
+            duration: Duration::ZERO,
+            result: String::new(),
+        },
+    });
+    assert!(!t.has_running_tools());
+}

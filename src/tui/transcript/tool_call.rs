@@ -54,6 +54,8 @@ pub struct ToolCallCell {
     pub duration: Option<Duration>,
     /// What a subagent run by this call (an `Agent` call) is doing.
     pub subagent: Option<SubagentActivity>,
+    /// The last lines a running command printed.
+    pub live_tail: Vec<String>,
 }
 
 /// A subagent's progress, shown under its Agent call: one live line while it runs (what
@@ -144,11 +146,13 @@ impl ToolCallCell {
             result: ToolResultView::None,
             duration: None,
             subagent: None,
+            live_tail: Vec::new(),
         }
     }
 
     /// Records a finished call's outcome.
     pub fn finish(&mut self, content: &str, is_error: bool, display: Option<&ToolDisplay>) {
+        self.live_tail.clear();
         self.status = if is_error {
             ToolStatus::Error
         } else {
@@ -241,7 +245,19 @@ fn outcome_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme)
                     theme.dim,
                 )]]
             }
-            None => vec![vec![Span::styled("Running…", theme.dim)]],
+            None => {
+                let status = if cell.name == "Bash" {
+                    "Running… (ctrl+b to run in background)"
+                } else {
+                    "Running…"
+                };
+                cell.live_tail
+                    .iter()
+                    .map(|line| sanitize(line).into_owned())
+                    .chain(std::iter::once(status.to_string()))
+                    .map(|line| truncate_spans(&[Span::styled(line, theme.dim)], room).0)
+                    .collect()
+            }
         },
 
         (ToolResultView::Diff(diff), _) => {
