@@ -9,6 +9,7 @@ mod support;
 mod basics;
 mod compaction;
 mod faults;
+mod images;
 mod maintenance;
 mod plugins;
 mod rewind;

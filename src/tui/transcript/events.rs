@@ -12,7 +12,7 @@ use super::Transcript;
 use super::cell::{Cell, NoticeKind, ThinkingCell};
 use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
 use crate::core::{Block, Message};
-use crate::sdk::{SessionEvent, Submission, SubmissionId, TurnEnd};
+use crate::sdk::{SessionEvent, SubmissionId, TurnEnd};
 use crate::tui::markdown::StreamingMarkdown;
 
 /// What event handling remembers between events.
@@ -71,13 +71,12 @@ impl Transcript {
     /// those elsewhere.
     pub fn apply(&mut self, event: &SessionEvent) {
         match event {
-            SessionEvent::SubmissionStarted {
-                id,
-                submission: Submission::Prompt(prompt),
-            } => {
+            SessionEvent::SubmissionStarted { id, submission }
+                if let Some(prompt) = submission.prompt() =>
+            {
                 self.close_streams();
                 self.events.side.retain(|side| side != id);
-                self.push(Cell::UserPrompt(prompt.clone()));
+                self.push(Cell::UserPrompt(prompt.to_string()));
                 self.begin_attempt();
             }
             SessionEvent::TextDelta(text) => self.text_delta(text),

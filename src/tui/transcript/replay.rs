@@ -60,7 +60,11 @@ impl Transcript {
                 _ => {}
             }
         }
-        for n in 1..=images {
+        // A prompt typed with images names them already; stream-json input may not.
+        let named: Vec<bool> = (1..=images)
+            .map(|n| text.contains(&format!("[Image #{n}]")))
+            .collect();
+        for n in (1..=images).filter(|n| !named[n - 1]) {
             if !text.is_empty() {
                 text.push(' ');
             }
