@@ -228,6 +228,16 @@ mod tests {
                     },
                 },
             ]),
+            // Typed with its placeholder: not named twice.
+            user(vec![
+                Block::text("[Image #1] and this?"),
+                Block::Image {
+                    source: crate::core::message::ImageSource::base64("image/png", "AAAA"),
+                },
+                Block::Image {
+                    source: crate::core::message::ImageSource::base64("image/gif", "R0lG"),
+                },
+            ]),
         ];
         let mut t = Transcript::new(Theme::new(false));
         t.replay(&history);
@@ -242,6 +252,7 @@ mod tests {
                 "answer",
                 "! ls → \"a.txt\\nwarn\" None",
                 "prompt: before after [Image #1]",
+                "prompt: [Image #1] and this? [Image #2]",
             ]
         );
         assert!(!t.has_running_tools());
