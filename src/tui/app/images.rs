@@ -90,7 +90,7 @@ fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> {
     }
     let mut tried = Vec::new();
     for (program, args) in programs {
-        match run_for_output(program, args) {
+        match run_for_output(program, args, TOOL_TIMEOUT) {
             Ok(bytes) if !bytes.is_empty() => return Ok(bytes),
             Ok(_) => tried.push(format!("{program}: the clipboard holds no image")),
             Err(problem) => tried.push(format!("{program}: {problem}")),
@@ -100,8 +100,8 @@ fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> {
 }
 
 /// `program args…`'s standard output, read up to just over the image limit; the program
-/// is killed when it takes longer than [`TOOL_TIMEOUT`].
-fn run_for_output(program: &str, args: &[&str]) -> Result<Vec<u8>, String> {
+/// is killed when it takes longer than `timeout`.
+fn run_for_output(program: &str, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -124,11 +124,11 @@ fn run_for_output(program: &str, args: &[&str]) -> Result<Vec<u8>, String> {
         let _ = tx.send(read.map(|_| bytes));
     });
     let started = Instant::now();
-    let bytes = rx.recv_timeout(TOOL_TIMEOUT);
+    let bytes = rx.recv_timeout(timeout);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if bytes.is_ok() && started.elapsed() < TOOL_TIMEOUT => {
+            Ok(None) if bytes.is_ok() && started.elapsed() < timeout => {
                 std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
@@ -142,10 +142,7 @@ fn run_for_output(program: &str, args: &[&str]) -> Result<Vec<u8>, String> {
         (Ok(Ok(bytes)), Some(status)) if status.success() => Ok(bytes),
         (Ok(Ok(_)), Some(_)) => Ok(Vec::new()),
         (Ok(Err(e)), _) => Err(format!("reading its output failed: {e}")),
-        _ => Err(format!(
-            "no answer within {} seconds",
-            TOOL_TIMEOUT.as_secs()
-        )),
+        _ => Err(format!("no answer within {} ms", timeout.as_millis())),
     }
 }
 
@@ -179,11 +176,18 @@ mod tests {
 
     #[test]
     fn a_tool_that_fails_or_is_missing_is_reported_not_waited_for() {
+        let limit = TOOL_TIMEOUT;
         assert_eq!(
-            run_for_output("robota-no-such-tool", &[]).unwrap_err(),
+            run_for_output("robota-no-such-tool", &[], limit).unwrap_err(),
             "not installed"
         );
-        assert_eq!(run_for_output("false", &[]).unwrap(), Vec::<u8>::new());
-        assert_eq!(run_for_output("printf", &["ab"]).unwrap(), b"ab");
+        assert_eq!(
+            run_for_output("false", &[], limit).unwrap(),
+            Vec::<u8>::new()
+        );
+        assert_eq!(run_for_output("printf", &["ab"], limit).unwrap(), b"ab");
+        // A tool that never answers is killed at the limit, not waited for.
+        let hung = run_for_output("sleep", &["30"], Duration::from_millis(200));
+        assert_eq!(hung.unwrap_err(), "no answer within 200 ms");
     }
 }
