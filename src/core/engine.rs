@@ -423,7 +423,7 @@ impl Engine<'_> {
                     content = SKIPPED_RESULT.to_string();
                     images.clear();
                 } else {
-                    let image_chars: usize = images.iter().map(|i| i.data.len() / 8).sum();
+                    let image_chars = images.len() * super::image::IMAGE_CHARS_ESTIMATE;
                     used += super::context::chars_to_tokens(content.len() + image_chars);
                     over = used > guard;
                 }

@@ -10,6 +10,11 @@ use super::message::ImageSource;
 /// The largest image sent, in bytes of the file (Anthropic's per-image limit).
 pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 
+/// What one image counts for in a context estimate, in characters (4 to a token): about
+/// 1,600 tokens, what Anthropic charges for the largest image it takes without shrinking
+/// (providers scale larger ones down), whatever the size of the base64.
+pub const IMAGE_CHARS_ESTIMATE: usize = 1_600 * 4;
+
 /// File name endings that name an image, for paths typed or pasted.
 pub const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 

@@ -238,13 +238,9 @@ impl Block {
             } => {
                 tool_use_id.len()
                     + content.len()
-                    + content
-                        .images
-                        .iter()
-                        .map(|i| i.data.len() / 8)
-                        .sum::<usize>()
+                    + content.images.len() * super::image::IMAGE_CHARS_ESTIMATE
             }
-            Block::Image { source } => source.data.len() / 8,
+            Block::Image { .. } => super::image::IMAGE_CHARS_ESTIMATE,
             Block::Opaque(v) => v.to_string().len(),
         }
     }
@@ -391,6 +387,28 @@ mod tests {
             serde_json::from_value::<Block>(bare).unwrap(),
             Block::ToolResult { content, .. } if content.is_empty()
         ));
+    }
+
+    #[test]
+    fn an_image_counts_the_same_in_the_estimate_whatever_its_size() {
+        use crate::core::image::IMAGE_CHARS_ESTIMATE;
+        let small = Block::Image {
+            source: ImageSource::base64("image/png", "iVBOR"),
+        };
+        let big = Block::Image {
+            source: ImageSource::base64("image/png", "A".repeat(4_000_000)),
+        };
+        assert_eq!(small.char_len(), IMAGE_CHARS_ESTIMATE);
+        assert_eq!(big.char_len(), IMAGE_CHARS_ESTIMATE);
+        let result = Block::ToolResult {
+            tool_use_id: "t".into(),
+            content: ToolResultContent::with_images(
+                "ab",
+                vec![ImageSource::base64("image/png", "x")],
+            ),
+            is_error: false,
+        };
+        assert_eq!(result.char_len(), 1 + 2 + IMAGE_CHARS_ESTIMATE);
     }
 
     #[test]
