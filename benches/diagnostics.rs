@@ -124,6 +124,7 @@ fn main() {
             }
             let answer = if round == 0 {
                 let call = ToolCall {
+                    start_dir: None,
                     id: format!("toolu_{turn}"),
                     name: "Tool1".into(),
                     input: json!({"path": format!("src/file_{turn}.rs")}),

@@ -36,6 +36,7 @@ fn time_tool(
         cancel: CancellationToken::new(),
         tool_use_id: "bench".into(),
         env: vec![],
+        read_denial: None,
     };
     let mut lines = 0;
     let mut samples = Vec::new();

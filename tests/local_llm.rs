@@ -473,6 +473,7 @@ fn read_again(input: &Value, cwd: &Path) -> (String, bool) {
                     cancel: CancellationToken::new(),
                     tool_use_id: "check".into(),
                     env: Vec::new(),
+                    read_denial: None,
                 },
             )
             .await

@@ -241,6 +241,7 @@ fn ctx() -> ToolContext {
         cancel: CancellationToken::new(),
         tool_use_id: "toolu_web".into(),
         env: Vec::new(),
+        read_denial: None,
     }
 }
 

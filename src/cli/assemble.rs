@@ -449,6 +449,29 @@ pub fn assemble_in(
         (None, true) => Some(crate::tools::STRUCTURED_OUTPUT_INSTRUCTION.to_string()),
         (append, false) => append,
     };
+    let policy = PermissionPolicy {
+        mode,
+        allow,
+        ask,
+        deny,
+        home: paths::home_dir(),
+        additional_dirs: settings
+            .merged
+            .pointer("/permissions/additionalDirectories")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(std::path::PathBuf::from)
+            .chain(args.add_dir.iter().cloned())
+            .collect(),
+        session_start: Some(std::time::SystemTime::now()),
+        protected: crate::sdk::settings::protected::protected_paths(
+            paths::home_dir().as_deref(),
+            Some(&home),
+        ),
+        ..PermissionPolicy::default()
+    };
     let mut instructions = Instructions::new(
         cwd.clone(),
         user_home.clone(),
@@ -458,6 +481,7 @@ pub fn assemble_in(
     );
     instructions.replace = replace;
     instructions.append = append;
+    instructions.read_denial = policy.read_denial(&cwd);
     let BuiltPrompt { prompt, files } = instructions.build(&model);
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
@@ -503,24 +527,6 @@ pub fn assemble_in(
         env: settings.env(),
         interactive: asks_client,
         server_tools,
-    };
-    let policy = PermissionPolicy {
-        mode,
-        allow,
-        ask,
-        deny,
-        home: paths::home_dir(),
-        additional_dirs: settings
-            .merged
-            .pointer("/permissions/additionalDirectories")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(serde_json::Value::as_str)
-            .map(std::path::PathBuf::from)
-            .chain(args.add_dir.iter().cloned())
-            .collect(),
-        ..PermissionPolicy::default()
     };
     let mut session = Session::new(config, choice.provider, tools, policy, log)
         .with_history(history, replayed_name)

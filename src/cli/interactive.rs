@@ -49,6 +49,7 @@ pub fn run(args: Args) -> u8 {
         exit_transcript: ExitTranscript::default(),
         notifications: Notifications::default(),
         status_line: None,
+        vim: false,
     };
     let launcher = CliLauncher {
         args,
@@ -62,6 +63,7 @@ pub fn run(args: Args) -> u8 {
             exit_transcript: ExitTranscript::from_setting(settings.merged.get("exitTranscript")),
             notifications: Notifications::from_settings(&settings.merged),
             status_line: settings.merged.get("statusLine").cloned(),
+            vim: settings.merged.get("editorMode").and_then(|v| v.as_str()) == Some("vim"),
             ..options
         },
         Err(_) => options,

@@ -51,6 +51,8 @@ pub struct TurnConfig {
     pub server_tools: Vec<super::provider::ServerTool>,
     /// Where providers report their wire traffic; `None` unless diagnostics are on.
     pub wire: Option<super::wire::WireTap>,
+    /// What deny rules keep from tools that walk directories (see [`ToolContext`]).
+    pub read_denial: Option<std::sync::Arc<super::permission::ReadDenial>>,
 }
 
 /// A tool call as the gate sees it.
@@ -62,6 +64,9 @@ pub struct ToolCall {
     pub risk: RiskClass,
     /// The command, path or URL the call acts on.
     pub argument: Option<String>,
+    /// Where the tool's command starts when the tool keeps its own directory (Bash after
+    /// an earlier `cd`); see [`super::tool::Tool::start_dir`].
+    pub start_dir: Option<std::path::PathBuf>,
 }
 
 /// The gate's answer for one call.
@@ -364,6 +369,7 @@ impl Engine<'_> {
                 argument: tool.primary_argument(input),
                 risk: tool.risk(),
                 input: input.clone(),
+                start_dir: tool.start_dir(),
             };
             if call.risk != RiskClass::Read {
                 self.run_batch(&mut batch, &mut outputs, config, cancel)
@@ -474,6 +480,7 @@ impl Engine<'_> {
             cancel: cancel.child_token(),
             tool_use_id: call.id.clone(),
             env: config.env.clone(),
+            read_denial: config.read_denial.clone(),
         };
         let started = Instant::now();
         let running = tool.call(call.input.clone(), &ctx);

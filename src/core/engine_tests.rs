@@ -169,6 +169,7 @@ fn config() -> TurnConfig {
         env: vec![],
         server_tools: vec![],
         wire: None,
+        read_denial: None,
     }
 }
 

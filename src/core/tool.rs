@@ -38,6 +38,9 @@ pub struct ToolContext {
     pub tool_use_id: String,
     /// Extra environment for processes the tool starts (settings `env`).
     pub env: Vec<(String, String)>,
+    /// The files deny rules keep from reading, for tools that walk directories (Grep,
+    /// Glob) and so reach files no permission check named; `None` when there are none.
+    pub read_denial: Option<std::sync::Arc<super::permission::ReadDenial>>,
 }
 
 /// A todo item as TodoWrite keeps it.
@@ -134,6 +137,13 @@ pub trait Tool: Send + Sync {
     fn primary_argument(&self, input: &Value) -> Option<String>;
     /// Runs the call. Must not panic; a failure is `ToolOutput::error`.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+
+    /// Where the next call's command starts, for a tool that keeps a directory of its own
+    /// between calls (Bash follows `cd`); permission checks resolve the command's relative
+    /// paths there. `None`: the session's working directory.
+    fn start_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 
     /// What the call would change, worked out by the code that will apply it, for the
     /// permission question (the diff of an Edit or Write); nothing is changed. `Err` is the

@@ -167,6 +167,7 @@ pub async fn attach(
             cancel: CancellationToken::new(),
             tool_use_id: String::new(),
             env: env.to_vec(),
+            read_denial: None,
         };
         let output = read.call(json!({ "file_path": shown }), &ctx).await;
         if output.is_error {

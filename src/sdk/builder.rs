@@ -234,7 +234,12 @@ impl SessionBuilder {
     pub(crate) fn build(self) -> Session {
         let info = models::lookup(&self.model);
         let files = if self.context_files {
-            context_files::load_project(&self.cwd)
+            let denial = PermissionPolicy {
+                deny: self.deny.clone(),
+                ..PermissionPolicy::default()
+            }
+            .read_denial(&self.cwd);
+            context_files::load_project(&self.cwd, denial.as_ref())
         } else {
             Vec::new()
         };
@@ -275,6 +280,11 @@ impl SessionBuilder {
             mode: self.mode,
             allow: self.allow,
             deny: self.deny,
+            protected: super::settings::protected::protected_paths(
+                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                None,
+            ),
+            session_start: Some(std::time::SystemTime::now()),
             ..PermissionPolicy::default()
         };
         Session::new(

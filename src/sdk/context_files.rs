@@ -7,6 +7,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::core::permission::ReadDenial;
+
 /// Import depth limit, as in Claude Code.
 pub const MAX_IMPORT_DEPTH: usize = 4;
 /// A context file larger than this is cut (and says so).
@@ -26,21 +28,27 @@ const PROJECT_NAMES: &[&str] = &[
     ".claude/CLAUDE.md",
 ];
 
-/// Loads every context file that applies to `cwd`, user files first.
-pub fn load(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> Vec<ContextFile> {
+/// Loads every context file that applies to `cwd`, user files first. Files a Read deny
+/// rule protects (`denial`) are neither loaded nor imported.
+pub fn load(
+    cwd: &Path,
+    home: Option<&Path>,
+    robota_home: &Path,
+    denial: Option<&ReadDenial>,
+) -> Vec<ContextFile> {
     let mut candidates = Vec::new();
     if let Some(home) = home {
         candidates.push(home.join(".claude/CLAUDE.md"));
     }
     candidates.push(robota_home.join("AGENTS.md"));
     candidates.extend(project_candidates(cwd));
-    read_candidates(candidates, home)
+    Loader::new(home, denial).read_candidates(candidates)
 }
 
 /// Loads the project's context files only (from the filesystem root down to `cwd`), as a
 /// session built by an embedding program reads them: nothing under the user's home.
-pub(crate) fn load_project(cwd: &Path) -> Vec<ContextFile> {
-    read_candidates(project_candidates(cwd), None)
+pub(crate) fn load_project(cwd: &Path, denial: Option<&ReadDenial>) -> Vec<ContextFile> {
+    Loader::new(None, denial).read_candidates(project_candidates(cwd))
 }
 
 /// The project file names in every directory from the root down to `cwd`.
@@ -52,24 +60,107 @@ fn project_candidates(cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Reads the candidates that exist (each file once), imports expanded.
-fn read_candidates(candidates: Vec<PathBuf>, home: Option<&Path>) -> Vec<ContextFile> {
-    // Every file read so far, loaded or imported: each goes into the prompt once (a
-    // CLAUDE.md that imports `@AGENTS.md` beside a loaded AGENTS.md does not repeat it).
-    let mut included = HashSet::new();
-    let mut files = Vec::new();
-    for path in candidates {
-        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        if !path.is_file() || included.contains(&key) {
-            continue;
-        }
-        if let Some(content) = read_with_imports(&path, home, 0, &mut included)
-            && !content.trim().is_empty()
-        {
-            files.push(ContextFile { path, content });
+/// One load: where `~` is, what deny rules protect, and every file read so far.
+struct Loader<'a> {
+    home: Option<&'a Path>,
+    denial: Option<&'a ReadDenial>,
+    /// Every file read so far, loaded or imported: each goes into the prompt once (a
+    /// CLAUDE.md that imports `@AGENTS.md` beside a loaded AGENTS.md does not repeat it).
+    included: HashSet<PathBuf>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(home: Option<&'a Path>, denial: Option<&'a ReadDenial>) -> Self {
+        Loader {
+            home,
+            denial,
+            included: HashSet::new(),
         }
     }
-    files
+
+    /// Whether `path` is an existing file no deny rule protects.
+    fn readable(&self, path: &Path) -> bool {
+        path.is_file() && self.denial.is_none_or(|d| !d.denies(path))
+    }
+
+    /// Reads the candidates that exist (each file once), imports expanded.
+    fn read_candidates(mut self, candidates: Vec<PathBuf>) -> Vec<ContextFile> {
+        let mut files = Vec::new();
+        for path in candidates {
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if !self.readable(&path) || self.included.contains(&key) {
+                continue;
+            }
+            if let Some(content) = self.read_with_imports(&path, 0)
+                && !content.trim().is_empty()
+            {
+                files.push(ContextFile { path, content });
+            }
+        }
+        files
+    }
+
+    /// Reads a file and replaces `@path` imports outside code with the imported text; a
+    /// file already included (loaded, imported, or being read: a cycle) is not read again.
+    fn read_with_imports(&mut self, path: &Path, depth: usize) -> Option<String> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !self.included.insert(key) {
+            return None;
+        }
+        let text = read_capped(path)?;
+        let base = path.parent().unwrap_or(Path::new("/"));
+        let mut out = String::with_capacity(text.len());
+        let mut in_fence = false;
+        for line in text.split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                in_fence = !in_fence;
+            }
+            if in_fence || depth >= MAX_IMPORT_DEPTH || !line.contains('@') {
+                out.push_str(line);
+                continue;
+            }
+            out.push_str(&self.expand_line(line, base, depth));
+        }
+        Some(out)
+    }
+
+    /// `@path` imports as Claude Code reads them: `@` at the start of the line or after
+    /// whitespace, the path running to the next whitespace (so `@notes.md,` names
+    /// `notes.md,`, which is no file, and stays text). A protected file stays text too.
+    fn expand_line(&mut self, line: &str, base: &Path, depth: usize) -> String {
+        let mut out = String::new();
+        let mut in_code = false;
+        let mut rest = line;
+        while let Some(pos) = rest.find(['@', '`']) {
+            let (before, from) = rest.split_at(pos);
+            out.push_str(before);
+            if let Some(after) = from.strip_prefix('`') {
+                in_code = !in_code;
+                out.push('`');
+                rest = after;
+                continue;
+            }
+            let token_end = from[1..]
+                .find(char::is_whitespace)
+                .map_or(from.len(), |i| i + 1);
+            let token = &from[1..token_end];
+            let after_space = out.chars().last().is_none_or(char::is_whitespace);
+            let target = (!in_code && after_space && looks_like_path(token))
+                .then(|| resolve(token, base, self.home))
+                .flatten()
+                .filter(|p| self.readable(p));
+            match target.and_then(|p| self.read_with_imports(&p, depth + 1)) {
+                Some(imported) => {
+                    out.push_str(imported.trim_end());
+                }
+                None => out.push_str(&from[..token_end]),
+            }
+            rest = &from[token_end..];
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 /// The bodies of every section headed "Compact Instructions" (any heading level, any case)
@@ -128,79 +219,6 @@ fn read_capped(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// Reads a file and replaces `@path` imports outside code with the imported text; a file
-/// already in `included` (loaded, imported, or being read: a cycle) is not read again.
-fn read_with_imports(
-    path: &Path,
-    home: Option<&Path>,
-    depth: usize,
-    included: &mut HashSet<PathBuf>,
-) -> Option<String> {
-    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if !included.insert(key) {
-        return None;
-    }
-    let text = read_capped(path)?;
-    let base = path.parent().unwrap_or(Path::new("/"));
-    let mut out = String::with_capacity(text.len());
-    let mut in_fence = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
-        if in_fence || depth >= MAX_IMPORT_DEPTH || !line.contains('@') {
-            out.push_str(line);
-            continue;
-        }
-        out.push_str(&expand_line(line, base, home, depth, included));
-    }
-    Some(out)
-}
-
-/// `@path` imports as Claude Code reads them: `@` at the start of the line or after
-/// whitespace, the path running to the next whitespace (so `@notes.md,` names
-/// `notes.md,`, which is no file, and stays text).
-fn expand_line(
-    line: &str,
-    base: &Path,
-    home: Option<&Path>,
-    depth: usize,
-    included: &mut HashSet<PathBuf>,
-) -> String {
-    let mut out = String::new();
-    let mut in_code = false;
-    let mut rest = line;
-    while let Some(pos) = rest.find(['@', '`']) {
-        let (before, from) = rest.split_at(pos);
-        out.push_str(before);
-        if let Some(after) = from.strip_prefix('`') {
-            in_code = !in_code;
-            out.push('`');
-            rest = after;
-            continue;
-        }
-        let token_end = from[1..]
-            .find(char::is_whitespace)
-            .map_or(from.len(), |i| i + 1);
-        let token = &from[1..token_end];
-        let after_space = out.chars().last().is_none_or(char::is_whitespace);
-        let target = (!in_code && after_space && looks_like_path(token))
-            .then(|| resolve(token, base, home))
-            .flatten()
-            .filter(|p| p.is_file());
-        match target.and_then(|p| read_with_imports(&p, home, depth + 1, included)) {
-            Some(imported) => {
-                out.push_str(imported.trim_end());
-            }
-            None => out.push_str(&from[..token_end]),
-        }
-        rest = &from[token_end..];
-    }
-    out.push_str(rest);
-    out
-}
-
 fn looks_like_path(token: &str) -> bool {
     !token.is_empty()
         && (token.contains('/') || token.contains('.'))
@@ -240,7 +258,7 @@ mod tests {
         .unwrap();
         std::fs::write(sub.join("CLAUDE.md"), "inner").unwrap();
         let home = tempfile::tempdir().unwrap();
-        let files = load(&sub, Some(home.path()), &home.path().join(".robota"));
+        let files = load(&sub, Some(home.path()), &home.path().join(".robota"), None);
         let paths: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
         assert_eq!(paths, vec![root.join("AGENTS.md"), sub.join("CLAUDE.md")]);
         let top = &files[0].content;
@@ -282,7 +300,7 @@ mod tests {
             "@AGENTS.md\nsee @notes.md, then @style.md\n(@style.md)\n",
         )
         .unwrap();
-        let files = load(root, None, &root.join("nohome"));
+        let files = load(root, None, &root.join("nohome"), None);
         let all: String = files.iter().map(|f| f.content.as_str()).collect();
         assert_eq!(all.matches("SHARED RULES").count(), 1, "{all}");
         assert_eq!(
@@ -292,7 +310,7 @@ mod tests {
         // Imported by an earlier file, a context file is not loaded again on its own.
         std::fs::write(root.join("AGENTS.md"), "see @CLAUDE.local.md").unwrap();
         std::fs::write(root.join("CLAUDE.local.md"), "LOCAL").unwrap();
-        let files = load(root, None, &root.join("nohome"));
+        let files = load(root, None, &root.join("nohome"), None);
         let all: String = files.iter().map(|f| f.content.as_str()).collect();
         assert_eq!(all.matches("LOCAL").count(), 1, "{all}");
     }
@@ -307,7 +325,46 @@ mod tests {
         std::fs::write(root.join("d.md"), "D @e.md").unwrap();
         std::fs::write(root.join("e.md"), "E @f.md").unwrap();
         std::fs::write(root.join("f.md"), "F").unwrap();
-        let files = load(root, None, &root.join("nohome"));
+        let files = load(root, None, &root.join("nohome"), None);
         assert_eq!(files[0].content, "A B @CLAUDE.md C D E @f.md");
+    }
+
+    #[test]
+    fn files_a_read_deny_rule_protects_are_neither_imported_nor_loaded() {
+        use crate::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(root.join("secrets")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(root.join("secrets/key"), "SECRET-IN-PROJECT").unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "SECRET-SSH-KEY").unwrap();
+        std::fs::write(root.join("notes.md"), "NOTES").unwrap();
+        std::fs::write(root.join("CLAUDE.local.md"), "SECRET-LOCAL").unwrap();
+        std::os::unix::fs::symlink(root.join("secrets/key"), root.join("alias.md")).unwrap();
+        std::fs::write(
+            root.join("CLAUDE.md"),
+            "@secrets/key\n@~/.ssh/id_rsa\n@./secrets/../secrets/key\n@alias.md\n@notes.md\n",
+        )
+        .unwrap();
+        let policy = PermissionPolicy {
+            deny: PermissionRule::parse_list(
+                "Read(./secrets/**),Read(~/.ssh/**),Read(./CLAUDE.local.md)",
+            ),
+            home: Some(home.clone()),
+            ..PermissionPolicy::new(PermissionMode::BypassPermissions)
+        };
+        let denial = policy.read_denial(&root);
+        let files = load(&root, Some(&home), &dir.path().join("rh"), denial.as_ref());
+        let all: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(all.contains("NOTES"), "{all}");
+        for secret in ["SECRET-IN-PROJECT", "SECRET-SSH-KEY", "SECRET-LOCAL"] {
+            assert!(!all.contains(secret), "{secret} leaked: {all}");
+        }
+        assert!(all.contains("@secrets/key"), "the import stays text: {all}");
+        // Without the rules, the same files do come in (the test can fail).
+        let open = load(&root, Some(&home), &dir.path().join("rh"), None);
+        let all: String = open.iter().map(|f| f.content.clone()).collect();
+        assert!(all.contains("SECRET-SSH-KEY") && all.contains("SECRET-LOCAL"));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use super::context_files::{self, ContextFile};
 use super::settings::setup_save::{set_user_setting, user_settings_path};
 use super::system_prompt::{self, PromptParts};
+use crate::core::permission::ReadDenial;
 
 /// The parts of a session's system prompt that do not change while it runs, and the
 /// response language, which `/language` changes.
@@ -23,6 +24,8 @@ pub struct Instructions {
     pub replace: Option<String>,
     /// `--append-system-prompt` (and the structured-output instruction).
     pub append: Option<String>,
+    /// Files deny rules protect: never loaded or imported into the prompt.
+    pub read_denial: Option<ReadDenial>,
     language: Mutex<Option<String>>,
 }
 
@@ -57,13 +60,19 @@ impl Instructions {
             date,
             replace: None,
             append: None,
+            read_denial: None,
             language: Mutex::new(language.filter(|l| !l.trim().is_empty())),
         }
     }
 
     /// Reads the context files afresh and builds the prompt for `model`.
     pub fn build(&self, model: &str) -> BuiltPrompt {
-        let files = context_files::load(&self.cwd, self.home.as_deref(), &self.robota_home);
+        let files = context_files::load(
+            &self.cwd,
+            self.home.as_deref(),
+            &self.robota_home,
+            self.read_denial.as_ref(),
+        );
         let language = self.language();
         let prompt = system_prompt::build(&PromptParts {
             cwd: &self.cwd,

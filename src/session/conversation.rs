@@ -559,6 +559,10 @@ impl Session {
             env: self.config.env.clone(),
             server_tools: self.config.server_tools.clone(),
             wire: self.diagnostics_tap(),
+            read_denial: self
+                .policy_snapshot()
+                .read_denial(&self.config.cwd)
+                .map(Arc::new),
         };
         let gate = SessionGate {
             policy: self.policy.clone(),

@@ -64,6 +64,7 @@ impl SessionGate<'_> {
             cancel: cancel.clone(),
             tool_use_id: call.id.clone(),
             env: Vec::new(),
+            read_denial: None,
         };
         tool.preview(&call.input, &ctx).await
     }
@@ -89,6 +90,7 @@ impl SessionGate<'_> {
             risk: call.risk,
             argument: call.argument.as_deref(),
             cwd: &self.cwd,
+            shell_dir: call.start_dir.as_deref(),
             input: Some(&call.input),
         }
     }

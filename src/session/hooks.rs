@@ -381,6 +381,7 @@ pub fn rule_holds(rule: &str, call: &ToolCall, cwd: &Path) -> bool {
             risk: call.risk,
             argument: call.argument.as_deref(),
             cwd,
+            shell_dir: call.start_dir.as_deref(),
             input: Some(&call.input),
         }),
         Verdict::Deny { .. }

@@ -12,6 +12,7 @@ use crate::session::{PermissionAnswer, Session, SessionConfig};
 
 fn bash(command: &str) -> ToolCall {
     ToolCall {
+        start_dir: None,
         id: "t1".into(),
         name: "Bash".into(),
         input: json!({"command": command}),
@@ -42,6 +43,7 @@ fn if_rules_match_like_permission_rules() {
         "unparsable rules fail open"
     );
     let edit = ToolCall {
+        start_dir: None,
         id: "t2".into(),
         name: "Edit".into(),
         input: json!({"file_path": "/tmp/src/a.ts"}),
@@ -60,6 +62,7 @@ fn tool_responses_take_claude_code_shapes() {
         "hello\n"
     );
     let write = ToolCall {
+        start_dir: None,
         id: "t".into(),
         name: "Write".into(),
         input: json!({"file_path": "/p/a.txt", "content": "x"}),

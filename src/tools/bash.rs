@@ -333,6 +333,10 @@ impl Tool for BashTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         into_output(self.run(&input, ctx).await)
     }
+
+    fn start_dir(&self) -> Option<PathBuf> {
+        Some(self.current_dir())
+    }
 }
 
 #[cfg(test)]

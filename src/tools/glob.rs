@@ -3,6 +3,7 @@
 //! absolute paths, newest first, at most 100.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -13,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::paths::{normalize, resolve};
-use super::walk::{collect_parallel, is_file};
+use super::walk::{collect_parallel, filter_entries, is_file};
+use crate::core::permission::ReadDenial;
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const MAX_GLOB_RESULTS: usize = 100;
@@ -31,6 +33,8 @@ struct GlobPlan {
     matcher: GlobMatcher,
     max_depth: Option<usize>,
     include_hidden: bool,
+    /// What deny rules keep from the listing.
+    denial: Option<Arc<ReadDenial>>,
 }
 
 impl GlobTool {
@@ -52,7 +56,8 @@ impl GlobTool {
                 root.display()
             )));
         }
-        let plan = plan(&root, pattern)?;
+        let mut plan = plan(&root, pattern)?;
+        plan.denial = ctx.read_denial.clone();
         let cancel = ctx.cancel.clone();
         let found = tokio::task::spawn_blocking(move || find(&plan, &cancel))
             .await
@@ -103,6 +108,7 @@ fn plan(root: &Path, pattern: &str) -> Result<GlobPlan, ToolFailure> {
             .any(|part| part.starts_with('.') && part != "." && part != ".."),
         base,
         matcher,
+        denial: None,
     })
 }
 
@@ -111,10 +117,9 @@ fn find(plan: &GlobPlan, cancel: &CancellationToken) -> Option<Vec<(SystemTime, 
     walker
         .hidden(!plan.include_hidden)
         .max_depth(plan.max_depth);
-    if plan.include_hidden && !plan.base.components().any(|c| c.as_os_str() == ".git") {
-        // Hidden files were asked for; git's own store is still never what is meant.
-        walker.filter_entry(|entry| entry.file_name() != ".git");
-    }
+    // When hidden files were asked for, git's own store is still never what is meant.
+    let skip_git = plan.include_hidden && !plan.base.components().any(|c| c.as_os_str() == ".git");
+    filter_entries(&mut walker, plan.denial.clone(), skip_git);
     let walker = walker.build_parallel();
     collect_parallel(walker, cancel, || {
         |entry: DirEntry, found: &mut Vec<(SystemTime, PathBuf)>| {

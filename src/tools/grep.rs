@@ -73,6 +73,7 @@ fn parse_options(
         before_context: as_lines(input.optional_u64("-B")?.or(context)).unwrap_or(0),
         after_context: as_lines(input.optional_u64("-A")?.or(context)).unwrap_or(0),
         multiline: input.optional_bool("multiline")?.unwrap_or(false),
+        denial: ctx.read_denial.clone(),
     };
     let head_limit = as_lines(input.optional_u64("head_limit")?).filter(|n| *n > 0);
     Ok((options, head_limit))

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
@@ -19,7 +20,8 @@ use ignore::types::TypesBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{collect_parallel, is_file};
+use super::walk::{collect_parallel, filter_entries, is_file};
+use crate::core::permission::ReadDenial;
 
 /// Content lines longer than this (in characters) are cut, like `rg --max-columns`.
 pub const MAX_LINE_CHARS: usize = 500;
@@ -48,6 +50,8 @@ pub struct SearchOptions {
     pub before_context: usize,
     pub after_context: usize,
     pub multiline: bool,
+    /// What deny rules keep from the search.
+    pub denial: Option<Arc<ReadDenial>>,
 }
 
 /// What a search found, unsorted.
@@ -200,6 +204,7 @@ fn build_matcher(options: &SearchOptions) -> Result<RegexMatcher, SearchError> {
 
 fn build_walker(options: &SearchOptions) -> Result<WalkBuilder, SearchError> {
     let mut walker = WalkBuilder::new(&options.root);
+    filter_entries(&mut walker, options.denial.clone(), false);
     if !options.globs.is_empty() {
         let mut overrides = OverrideBuilder::new(&options.root);
         for glob in &options.globs {

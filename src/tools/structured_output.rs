@@ -116,6 +116,7 @@ mod tests {
             cancel: Default::default(),
             tool_use_id: "t".into(),
             env: Vec::new(),
+            read_denial: None,
         }
     }
 

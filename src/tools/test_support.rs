@@ -13,6 +13,7 @@ pub fn ctx(cwd: &Path) -> ToolContext {
         cancel: CancellationToken::new(),
         tool_use_id: "toolu_test".to_string(),
         env: Vec::new(),
+        read_denial: None,
     }
 }
 

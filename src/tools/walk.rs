@@ -1,11 +1,34 @@
 //! The parallel directory walk Glob and Grep share: `ignore`'s gitignore-aware walker on
 //! all cores, one visitor per thread with its own result list (no locking per entry), the
-//! lists merged when the walk ends, and the walk stopped early on cancellation.
+//! lists merged when the walk ends, and the walk stopped early on cancellation; and the
+//! entry filter that keeps the walk away from what deny rules protect.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkParallel, WalkState};
+use ignore::{
+    DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
+};
 use tokio_util::sync::CancellationToken;
+
+use crate::core::permission::ReadDenial;
+
+/// Keeps the walk from files a deny rule protects (directories wholly denied are not
+/// entered) and, when `skip_git`, from `.git`. A walker takes one entry filter, so both
+/// live here.
+pub fn filter_entries(walker: &mut WalkBuilder, denial: Option<Arc<ReadDenial>>, skip_git: bool) {
+    if denial.is_none() && !skip_git {
+        return;
+    }
+    walker.filter_entry(move |entry| {
+        if skip_git && entry.file_name() == ".git" {
+            return false;
+        }
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        denial
+            .as_ref()
+            .is_none_or(|denial| !denial.hides(entry.path(), is_dir))
+    });
+}
 
 /// What a per-thread visitor does with one file or directory entry: push results into
 /// `found`, and say whether the walk goes on.

@@ -173,12 +173,95 @@ impl DiffView {
     /// The diff rows as lines of at most `width` columns: all of them when `expanded`,
     /// else the first [`COLLAPSED_ROWS`] and a row counting the rest.
     pub fn render(&self, width: u16, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
-        let width = usize::from(width.max(1));
         let shown = if expanded || !self.is_collapsible() {
             self.rows.len()
         } else {
             COLLAPSED_ROWS
         };
+        let rows: Vec<&DiffRow> = self.rows[..shown].iter().collect();
+        self.render_rows(&rows, self.rows.len() - shown, width, theme)
+    }
+
+    /// The diff in at most `max_lines` lines if cutting unchanged context makes it fit:
+    /// context around each change shrinks from 3 lines to none (hunk headers and changed
+    /// lines always stay). With no context at all it may still be longer (the caller
+    /// scrolls it).
+    pub fn render_fitted(&self, width: u16, max_lines: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let distance = self.context_distances();
+        let mut lines = Vec::new();
+        for context in (0..=CONTEXT).rev() {
+            let rows = self.rows_with_context(&distance, context);
+            lines = self.render_rows(&rows, 0, width, theme);
+            if lines.len() <= max_lines {
+                break;
+            }
+        }
+        lines
+    }
+
+    /// Each row's distance (in rows) to the nearest changed row of its hunk; 0 for
+    /// changes and hunk headers.
+    fn context_distances(&self) -> Vec<usize> {
+        let changed = |r: &DiffRow| matches!(r.kind, RowKind::Added | RowKind::Removed);
+        let mut distance = vec![usize::MAX; self.rows.len()];
+        let mut last: Option<usize> = None;
+        for (i, (row, d)) in self.rows.iter().zip(distance.iter_mut()).enumerate() {
+            if row.kind == RowKind::Hunk || changed(row) {
+                *d = 0;
+                last = changed(row).then_some(i);
+            } else if let Some(at) = last {
+                *d = i - at;
+            }
+        }
+        let mut next: Option<usize> = None;
+        for (i, (row, d)) in self.rows.iter().zip(distance.iter_mut()).enumerate().rev() {
+            if row.kind == RowKind::Hunk || changed(row) {
+                next = changed(row).then_some(i);
+            } else if let Some(at) = next {
+                *d = (*d).min(at - i);
+            }
+        }
+        distance
+    }
+
+    /// The rows keeping `context` unchanged lines around each change, hunk headers
+    /// recounted for what they now hold.
+    fn rows_with_context(&self, distance: &[usize], context: usize) -> Vec<DiffRow> {
+        let mut out: Vec<DiffRow> = Vec::new();
+        let mut header: Option<usize> = None;
+        let recount = |out: &mut Vec<DiffRow>, header: Option<usize>| {
+            let Some(h) = header else { return };
+            let body = &out[h + 1..];
+            let old_len = body.iter().filter(|r| r.old.is_some()).count();
+            let new_len = body.iter().filter(|r| r.new.is_some()).count();
+            let old_start = body.iter().find_map(|r| r.old);
+            let new_start = body.iter().find_map(|r| r.new);
+            if let (Some(o), Some(n)) = (old_start, new_start) {
+                out[h].text = format!("@@ -{o},{old_len} +{n},{new_len} @@");
+            }
+        };
+        for (row, d) in self.rows.iter().zip(distance) {
+            if row.kind == RowKind::Hunk {
+                recount(&mut out, header);
+                header = Some(out.len());
+                out.push(row.clone());
+            } else if *d <= context {
+                out.push(row.clone());
+            }
+        }
+        recount(&mut out, header);
+        out
+    }
+
+    /// `rows` as lines of at most `width` columns, then a row counting `hidden` more.
+    fn render_rows<R: std::borrow::Borrow<DiffRow>>(
+        &self,
+        rows: &[R],
+        hidden: usize,
+        width: u16,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
+        let width = usize::from(width.max(1));
         // "12 13 + " — numbers only when they leave room for text.
         let numbers = 2 * self.digits + 2;
         let (with_numbers, sign_width) = match width {
@@ -189,7 +272,8 @@ impl DiffView {
         };
         let gutter = if with_numbers { numbers } else { 0 } + sign_width;
         let mut out = Vec::new();
-        for row in &self.rows[..shown] {
+        for row in rows {
+            let row: &DiffRow = row.borrow();
             if row.kind == RowKind::Hunk {
                 let spans = [Span::styled(row.text.clone(), theme.diff_hunk)];
                 out.extend(
@@ -233,8 +317,7 @@ impl DiffView {
                 out.push(Line::from(spans));
             }
         }
-        if shown < self.rows.len() {
-            let hidden = self.rows.len() - shown;
+        if hidden > 0 {
             let note = format!("… +{hidden} lines (ctrl+o to expand)");
             let spans = [Span::styled(note, theme.dim)];
             out.extend(
@@ -317,6 +400,30 @@ mod tests {
         assert_eq!(collapsed.len(), COLLAPSED_ROWS + 1);
         assert_eq!(collapsed.last().unwrap(), "… +31 lines (ctrl+o to expand)");
         assert_eq!(view.render(60, true, &Theme::new(false)).len(), 51);
+    }
+
+    #[test]
+    fn fitting_cuts_unchanged_context_before_changes() {
+        let before: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let after = before.replace("l10\n", "L10\n");
+        let view = DiffView::new("f", Some(&before), &after);
+        let theme = Theme::new(false);
+        // Room for everything: the usual three lines of context.
+        assert_eq!(view.render_fitted(40, 20, &theme).len(), 9);
+        let fitted = text(&view.render_fitted(40, 5, &theme));
+        assert_eq!(
+            fitted,
+            [
+                "@@ -9,3 +9,3 @@",
+                " 9  9   l9",
+                "10    - l10",
+                "   10 + L10",
+                "11 11   l11",
+            ]
+        );
+        // Too little room even without context: headers and changes stay whole.
+        let bare = text(&view.render_fitted(40, 1, &theme));
+        assert_eq!(bare, ["@@ -10,1 +10,1 @@", "10    - l10", "   10 + L10"]);
     }
 
     #[test]

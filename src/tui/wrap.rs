@@ -1,7 +1,10 @@
 //! Wrapping styled text by terminal display width: graphemes measured with `unicode-width`
-//! (CJK and emoji take two columns), never split; words break at spaces, and CJK text may
-//! break between any two wide characters (but not before closing or after opening
-//! punctuation); a word longer than the line is hard-wrapped. Also the text sanitiser
+//! (CJK and emoji take two columns), never split. Prose breaks where the Unicode line
+//! breaking algorithm (UAX #14, `unicode-linebreak`) allows: at spaces, between CJK
+//! ideographs and kana, after hyphens — never before closing punctuation (`)`, `」`, `。`,
+//! `,` …) nor after opening punctuation. Korean is kept whole as words are (CSS
+//! `word-break: keep-all`): it breaks at spaces, not between syllables. Only a word longer
+//! than the line is hard-wrapped. Also the text sanitiser
 //! every renderer runs untrusted text through (tabs expanded, control characters dropped so
 //! no escape sequence reaches the terminal).
 
@@ -84,6 +87,8 @@ struct Piece<'a> {
     style: Style,
     width: usize,
     class: Class,
+    /// Whether UAX #14 allows a line to break just before this grapheme.
+    break_before: bool,
 }
 
 fn is_closing_punctuation(g: &str) -> bool {
@@ -99,10 +104,28 @@ fn is_opening_punctuation(g: &str) -> bool {
         .is_some_and(|c| "（［｛「『【〈《〔([{".contains(c))
 }
 
+/// Hangul syllables and jamo: Korean words stay whole (keep-all).
+fn is_hangul(g: &str) -> bool {
+    g.chars().next().is_some_and(|c| {
+        matches!(c,
+            '\u{AC00}'..='\u{D7A3}'
+            | '\u{1100}'..='\u{11FF}'
+            | '\u{3130}'..='\u{318F}'
+            | '\u{A960}'..='\u{A97F}'
+            | '\u{D7B0}'..='\u{D7FF}')
+    })
+}
+
 fn pieces<'a>(spans: &'a [Span<'a>]) -> Vec<Piece<'a>> {
+    let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+    let mut breaks = vec![false; text.len() + 1];
+    for (at, _) in unicode_linebreak::linebreaks(&text) {
+        breaks[at] = true;
+    }
     let mut out = Vec::new();
+    let mut base = 0;
     for span in spans {
-        for g in span.content.graphemes(true) {
+        for (at, g) in span.content.grapheme_indices(true) {
             let (class, width) = if g == "\n" || g == "\r\n" {
                 (Class::Newline, 0)
             } else if g == " " || g == "\u{3000}" || g == "\t" {
@@ -120,8 +143,10 @@ fn pieces<'a>(spans: &'a [Span<'a>]) -> Vec<Piece<'a>> {
                 style: span.style,
                 width,
                 class,
+                break_before: breaks[base + at],
             });
         }
+        base += span.content.len();
     }
     out
 }
@@ -170,11 +195,30 @@ impl Rows {
     }
 }
 
-/// Whether a line may break between two neighbouring non-space graphemes.
-fn may_break_between(before: &Piece<'_>, after: &Piece<'_>) -> bool {
-    (before.class == Class::Wide || after.class == Class::Wide)
-        && !is_closing_punctuation(after.text)
-        && !is_opening_punctuation(before.text)
+/// Whether a line may break before `pieces[i]` (both it and the one before are not
+/// spaces): where UAX #14 allows it, except inside Korean words and (kept as a guard for
+/// tailorings the default algorithm leaves open, such as small kana) before closing or
+/// after opening punctuation. Between two narrow characters only a hyphen inside a word
+/// ("well-known") breaks: URLs, paths and `--options` stay whole as words.
+fn may_break_between(pieces: &[Piece<'_>], i: usize) -> bool {
+    let (before, after) = (&pieces[i - 1], &pieces[i]);
+    if !after.break_before
+        || (is_hangul(before.text) && is_hangul(after.text))
+        || is_closing_punctuation(after.text)
+        || is_opening_punctuation(before.text)
+    {
+        return false;
+    }
+    if before.class == Class::Narrow && after.class == Class::Narrow {
+        let in_word = i >= 2
+            && pieces[i - 2]
+                .text
+                .chars()
+                .next()
+                .is_some_and(char::is_alphanumeric);
+        return before.text == "-" && in_word;
+    }
+    true
 }
 
 /// Wraps styled text into rows: the first row holds at most `first_width` columns, the
@@ -242,7 +286,7 @@ fn wrap_words(pieces: &[Piece<'_>], rows: &mut Rows) {
                 i += 1;
                 while i < pieces.len()
                     && matches!(pieces[i].class, Class::Wide | Class::Narrow)
-                    && !may_break_between(&pieces[i - 1], &pieces[i])
+                    && !may_break_between(pieces, i)
                 {
                     i += 1;
                 }
@@ -355,6 +399,49 @@ mod tests {
         assert_eq!(wrap("日本語のテキスト", 8), ["日本語の", "テキスト"]);
         // No break before a closing mark: "す。" stays together.
         assert_eq!(wrap("ですます。", 8), ["ですま", "す。"]);
+    }
+
+    #[test]
+    fn korean_breaks_at_spaces_not_between_syllables() {
+        // Syllable-by-syllable breaking would give "안녕하세요 세" and "계".
+        assert_eq!(wrap("안녕하세요 세계", 14), ["안녕하세요", "세계"]);
+        assert_eq!(
+            wrap("한국어 문장은 띄어쓰기 단위로 줄을 바꿉니다.", 16),
+            ["한국어 문장은", "띄어쓰기 단위로", "줄을 바꿉니다."]
+        );
+        // A Korean word wider than the line is still cut to fit.
+        assert_eq!(wrap("가나다라마바", 4), ["가나", "다라", "마바"]);
+    }
+
+    #[test]
+    fn no_row_starts_with_closing_punctuation() {
+        assert_eq!(wrap("「日本語」です。", 8), ["「日本", "語」で", "す。"]);
+        assert_eq!(wrap("(안녕하세요), 세계", 13), ["(안녕하세요),", "세계"]);
+        assert_eq!(
+            wrap("中文文本，没有空格。", 6),
+            ["中文文", "本，没", "有空", "格。"]
+        );
+        // From 8 columns every unbreakable run ("かっこ」") fits, so no cut is forced.
+        for width in 8..16 {
+            for row in wrap("「かっこ」と（括弧）、句読点。", width) {
+                let first = row.chars().next().unwrap_or(' ');
+                assert!(!"」）、。っ".contains(first), "{row:?} at width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn latin_breaks_after_hyphens_but_not_inside_numbers() {
+        assert_eq!(
+            wrap("well-known 1,000.50", 7),
+            ["well-", "known", "1,000.5", "0"]
+        );
+        // URLs, paths and options move to the next row whole.
+        assert_eq!(
+            wrap("see https://example.com/a/b", 24),
+            ["see", "https://example.com/a/b"]
+        );
+        assert_eq!(wrap("run --dry-run now", 8), ["run", "--dry-", "run now"]);
     }
 
     #[test]

@@ -122,6 +122,27 @@ impl PtySession {
         lock.lock().unwrap().parser.screen().contents()
     }
 
+    /// The text drawn in reverse video, one string per row that has any (a highlight).
+    pub fn reversed_text(&self) -> Vec<String> {
+        let (lock, _) = &*self.screen;
+        let state = lock.lock().unwrap();
+        let screen = state.parser.screen();
+        let (rows, cols) = screen.size();
+        let (rows, cols) = (u16::from(rows), u16::from(cols));
+        let mut out = Vec::new();
+        for row in 0..rows {
+            let text: String = (0..cols)
+                .filter_map(|col| screen.cell(row, col))
+                .filter(|cell| cell.inverse())
+                .map(|cell| cell.contents())
+                .collect();
+            if !text.is_empty() {
+                out.push(text);
+            }
+        }
+        out
+    }
+
     /// Everything written so far, raw.
     pub fn raw(&self) -> Vec<u8> {
         let (lock, _) = &*self.screen;

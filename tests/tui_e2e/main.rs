@@ -11,11 +11,15 @@ mod compaction;
 mod faults;
 mod images;
 mod maintenance;
+mod pasted;
+mod permission_diff;
 mod plugins;
 mod rewind;
+mod search;
 mod sessions;
 mod signals;
 mod turns;
+mod vim;
 
 use std::time::Duration;
 

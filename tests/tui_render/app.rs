@@ -295,8 +295,14 @@ fn popup_area(app: &mut App, popup: &PermissionPopup, screen: Rect) -> Rect {
         .input
         .desired_height(screen.width)
         .min((above / 2).max(1));
-    let height = popup.height(screen.width).min(above - composer);
-    Rect::new(0, above - composer - height, screen.width, height)
+    // Above the composer when it fits there, else over the composer too (as the app's
+    // permission overlay places it).
+    let wanted = popup.height(screen.width);
+    if wanted <= above - composer {
+        return Rect::new(0, above - composer - wanted, screen.width, wanted);
+    }
+    let height = wanted.min(above);
+    Rect::new(0, above - height, screen.width, height)
 }
 
 /// The app frame with `popup` drawn where the app puts it; returns the popup's cursor.
@@ -319,11 +325,8 @@ fn edit_popup(width: u16) -> PermissionPopup {
     let theme = Theme::new(true);
     let before = "fn login(client: &Client) -> Result<Session> {\n    let timeout = Duration::from_secs(1);\n    client.login(timeout)\n}\n";
     let after = before.replace("from_secs(1)", "from_secs(5)");
-    let preview = DiffView::new("src/auth.rs", Some(before), &after).render(
-        width.saturating_sub(4).max(20),
-        true,
-        &theme,
-    );
+    let diff = DiffView::new("src/auth.rs", Some(before), &after);
+    let preview = diff.render(width.saturating_sub(4).max(20), true, &theme);
     PermissionPopup::new(
         "Edit",
         "src/auth.rs".into(),
@@ -331,6 +334,7 @@ fn edit_popup(width: u16) -> PermissionPopup {
         "Edit(src/**)".into(),
         true,
     )
+    .with_diff(diff, theme)
 }
 
 #[test]
@@ -407,8 +411,12 @@ fn permission_popup_in_a_short_frame_keeps_its_options() {
         "the summary stays"
     );
     assert!(
-        text.iter().any(|r| r.contains("more lines")),
-        "the preview gives way"
+        text.iter()
+            .any(|r| r.contains("- ") && r.contains("from_secs(1)"))
+            && text
+                .iter()
+                .any(|r| r.contains("+ ") && r.contains("from_secs(5)")),
+        "the changed lines stay, their context gives way: {text:#?}"
     );
     assert!(
         text.iter().any(|r| r.contains("3. No")),

@@ -15,6 +15,8 @@ mod mode;
 mod path_rules;
 mod paths;
 mod pattern;
+mod protected;
+mod read_denial;
 mod rules;
 mod shell;
 mod suggest;
@@ -28,6 +30,8 @@ use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
 pub use paths::{AnchorCache, ResolvedPath, fold};
+pub use protected::ProtectedPaths;
+pub use read_denial::ReadDenial;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use suggest::suggested_rule;
 
@@ -71,6 +75,13 @@ pub struct PermissionPolicy {
     pub home: Option<PathBuf>,
     /// Where the directories rules are anchored at really are (filled as needed).
     pub anchors: AnchorCache,
+    /// Files no call may write without asking, in any mode.
+    pub protected: ProtectedPaths,
+    /// When the session started: a file modified since then (by any tool, a Bash line
+    /// included) that a command would run — a script by path, a Makefile under `make`,
+    /// `package.json` scripts, git hooks and configured commands — makes the command opaque.
+    /// None checks nothing (a policy built only to match rules).
+    pub session_start: Option<std::time::SystemTime>,
 }
 
 /// What the policy looks at for one call.
@@ -82,6 +93,9 @@ pub struct CallFacts<'a> {
     pub argument: Option<&'a str>,
     /// The session's working directory (relative paths resolve against it).
     pub cwd: &'a Path,
+    /// Where a shell command starts when that is not `cwd`: the Bash tool's current
+    /// directory after an earlier call's `cd`. Relative paths of the command resolve there.
+    pub shell_dir: Option<&'a Path>,
     /// The call's whole input, when known (paths of Glob/Grep, parameter rules).
     pub input: Option<&'a Value>,
 }
@@ -94,6 +108,7 @@ impl<'a> CallFacts<'a> {
             risk,
             argument,
             cwd,
+            shell_dir: None,
             input: None,
         }
     }
@@ -149,6 +164,11 @@ impl PermissionPolicy {
             return Verdict::Deny {
                 reason: format!("{DENIED_BY_RULE} {rule}"),
             };
+        }
+        if PathFamily::of_tool(call.tool) == Some(PathFamily::Edit)
+            && let Some(verdict) = target.and_then(|t| self.guard_write(t, call.tool, &ctx))
+        {
+            return verdict;
         }
         if let Some(rule) = self
             .ask
@@ -227,11 +247,14 @@ impl PermissionPolicy {
             return false;
         }
         let guard = list != RuleList::Allow;
+        // Grep and Glob walks skip the files deny rules protect (`ReadDenial`), so a walk
+        // that only may reach one is not refused whole.
+        let walk_filtered = list == RuleList::Deny && matches!(call.tool, "Grep" | "Glob");
         match rule.compiled() {
             Compiled::Bare => true,
             Compiled::Path(..) => target
                 .and_then(|t| t.rule_match(rule, ctx, list))
-                .is_some_and(|c| guard || c == Certainty::Sure),
+                .is_some_and(|c| c == Certainty::Sure || (guard && !walk_filtered)),
             Compiled::Domain(pattern) => match host {
                 Some(host) => pattern.matches_str_ignore_case(host),
                 None => guard,

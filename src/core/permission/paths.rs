@@ -32,10 +32,12 @@ impl ResolvedPath {
         Some(Self::of(&joined))
     }
 
-    /// An absolute path, folded and with its symlinks followed.
+    /// An absolute path, folded and with its symlinks followed. The real form follows
+    /// each symlink before the `..` after it, as the kernel does (`link/../x` is `x` beside
+    /// the link's target, not beside the link).
     pub fn of(path: &Path) -> Self {
         let lexical = fold(path);
-        let real = real_path(&lexical);
+        let real = real_path(path);
         ResolvedPath { lexical, real }
     }
 
@@ -59,8 +61,9 @@ pub fn fold(path: &Path) -> PathBuf {
     out
 }
 
-/// The path with symlinks resolved: the longest existing ancestor canonicalised, the rest
-/// appended.
+/// The path with symlinks resolved: the longest existing ancestor canonicalised (by the
+/// kernel, so a symlink is followed before a `..` that comes after it), the rest appended
+/// and folded.
 fn real_path(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut rest = Vec::new();
@@ -71,7 +74,7 @@ fn real_path(path: &Path) -> PathBuf {
                 rest.push(name.to_os_string());
                 existing = parent;
             }
-            _ => return path.to_path_buf(),
+            _ => return fold(path),
         }
     }
     match std::fs::canonicalize(existing) {
@@ -81,7 +84,7 @@ fn real_path(path: &Path) -> PathBuf {
             }
             fold(&out)
         }
-        Err(_) => path.to_path_buf(),
+        Err(_) => fold(path),
     }
 }
 
@@ -187,11 +190,15 @@ impl<'a> PathContext<'a> {
         forms
     }
 
-    /// An absolute path, folded, with its real form.
+    /// An absolute path, folded, with its real form (symlinks followed before `..`).
     pub fn resolve(&self, path: &Path) -> ResolvedPath {
         let lexical = fold(path);
-        let forms = self.forms(&lexical);
-        let real = forms.last().cloned().unwrap_or_else(|| lexical.clone());
+        let real = if lexical.as_os_str() == path.as_os_str() {
+            self.forms(&lexical).last().cloned()
+        } else {
+            None
+        };
+        let real = real.unwrap_or_else(|| real_path(path));
         ResolvedPath { lexical, real }
     }
 

@@ -196,6 +196,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         "Copy the last answer (or its code block n) to the clipboard",
         "[n]",
     ),
+    client(
+        "vim",
+        "Toggle vim key bindings in the prompt (saved in your settings)",
+        "",
+    ),
     client("exit", "Leave robota", ""),
 ];
 

@@ -8,6 +8,7 @@
 pub mod expand;
 pub mod local_rules;
 pub mod merge;
+pub mod protected;
 pub mod setup_save;
 pub mod shape;
 pub mod trust;

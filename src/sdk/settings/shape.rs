@@ -95,6 +95,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "apiKeyHelper",
     "theme",
     "language",
+    "editorMode",
     "sandbox",
     "extraKnownMarketplaces",
     "disableAllHooks",

@@ -118,6 +118,64 @@ pub fn restore_allow(layer: &mut Value, rules: Vec<Value>) {
     }
 }
 
+/// Environment variables that make a program run other code when it starts or loads: a
+/// shell's start-up file, the dynamic loader's preloads, where programs and modules are
+/// found, interpreter start-up options, git's helpers, pagers and editors. An untrusted
+/// project setting one could run its own script inside the first Bash call or hook.
+pub fn changes_how_programs_start(key: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "BASH_ENV",
+        "ENV",
+        "PATH",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "IFS",
+        "CDPATH",
+        "GLOBIGNORE",
+        "HOME",
+        "ZDOTDIR",
+        "XDG_CONFIG_HOME",
+        "SHELL",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "PYTHONUSERBASE",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "CLASSPATH",
+        "GCONV_PATH",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "RUSTC_WRAPPER",
+        "RUSTC",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CC",
+        "CXX",
+        "MAKEFLAGS",
+        "BROWSER",
+    ];
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "CARGO_", "MALLOC_"];
+    let upper = key.to_ascii_uppercase();
+    EXACT.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
 /// Removes what an untrusted project layer may not set; returns a note per removal.
 /// `keep_hooks`: headless runs keep project hooks (the user ran robota there on purpose).
 pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String> {
@@ -187,6 +245,7 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
                     || k.contains("PROXY")
                     || k.ends_with("_API_KEY")
                     || k.ends_with("_AUTH_TOKEN")
+                    || changes_how_programs_start(k)
             })
             .cloned()
             .collect();
@@ -236,5 +295,18 @@ mod tests {
         assert_eq!(held.len(), 5, "{held:?}");
         let mut layer = json!({"hooks": {"Stop": []}});
         assert_eq!(hold_back(&mut layer, "x", false), vec!["hooks from x"]);
+    }
+
+    #[test]
+    fn env_keys_that_change_how_programs_start_are_held_back() {
+        let mut layer = json!({"env": {
+            "BASH_ENV": "./x.sh", "LD_PRELOAD": "/tmp/x.so", "PATH": "./bin", "GIT_SSH_COMMAND": "x",
+            "NODE_OPTIONS": "--require ./x.js", "PYTHONSTARTUP": "x.py", "dyld_insert_libraries": "x",
+            "PROMPT_COMMAND": "x", "RUST_LOG": "debug", "FOO": "bar"
+        }});
+        let held = hold_back(&mut layer, "p", true);
+        assert_eq!(held.len(), 8, "{held:?}");
+        let kept: Vec<&String> = layer["env"].as_object().unwrap().keys().collect();
+        assert_eq!(kept, ["FOO", "RUST_LOG"]);
     }
 }

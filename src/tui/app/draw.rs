@@ -82,7 +82,14 @@ impl App {
         if let Some(queued) = &queued {
             self.render_queued(queued, queued_area, buf);
         }
-        self.input.render(composer_area, buf);
+        if let Some(prompt) = &self.search {
+            let cursor = self.render_search(prompt, composer_area, buf);
+            if self.layers.is_empty() {
+                return cursor;
+            }
+        } else {
+            self.input.render(composer_area, buf);
+        }
 
         if self.layers.is_empty() {
             // Completion belongs to the composer, which has the keys only without overlays.
@@ -105,6 +112,24 @@ impl App {
         if area.is_empty() {
             return;
         }
+        // Vim mode's current mode leads the line, as in vim.
+        let area = match self.input.composer().vim_mode() {
+            Some(mode) if self.hint.is_none() => {
+                let label = mode.label();
+                let width = (label.len() as u16 + 1).min(area.width);
+                Paragraph::new(Line::from(Span::styled(
+                    label,
+                    Style::default().add_modifier(Modifier::BOLD),
+                )))
+                .render(Rect { width, ..area }, buf);
+                Rect {
+                    x: area.x + width,
+                    width: area.width - width,
+                    ..area
+                }
+            }
+            _ => area,
+        };
         match &self.hint {
             Some(hint) => Paragraph::new(Line::from(Span::styled(
                 hint.clone(),

@@ -1,5 +1,6 @@
 //! Routing of keys, pastes and mouse events: the app-wide keys first (Ctrl+C, Ctrl+Z,
-//! Ctrl+L), then the overlays from the top down, then the base screen — Shift+Tab,
+//! Ctrl+L), then the overlays from the top down, then the transcript search (`/` while
+//! scrolled up) and vim mode's Esc out of insert mode, then the base screen — Shift+Tab,
 //! Ctrl+O, Ctrl+D, the composer with its completion popups, the transcript's scroll keys,
 //! Esc to interrupt. An overlay that is done hands back an [`AppAction`], applied here.
 
@@ -51,6 +52,20 @@ impl App {
             _ => {}
         }
         if self.layer_key(key) {
+            return KeyOutcome::Redraw;
+        }
+        if self.layers.is_empty() && self.search_key(key) {
+            return KeyOutcome::Redraw;
+        }
+        if key.code == KeyCode::Esc
+            && !self.input.popup_open()
+            && self.input.composer_mut().vim_escape()
+        {
+            // Vim mode: Esc leaves insert (or visual) mode; a running turn stops on it
+            // too, as Esc always stops one.
+            if self.is_busy() {
+                self.interrupt();
+            }
             return KeyOutcome::Redraw;
         }
         match key.code {
@@ -110,6 +125,9 @@ impl App {
             InputAction::Ignored => KeyOutcome::Nothing,
             InputAction::Handled => KeyOutcome::Redraw,
             InputAction::Submit(prompt) => {
+                for (label, text) in self.input.composer_mut().take_submitted_pastes() {
+                    self.transcript.remember_paste(label, text);
+                }
                 self.submit(prompt);
                 KeyOutcome::Redraw
             }
@@ -196,8 +214,13 @@ impl App {
         }
     }
 
-    /// The mouse wheel scrolls the transcript. Returns whether anything changed.
+    /// The mouse wheel scrolls the top overlay when it takes it (a long preview in the
+    /// permission popup), else the transcript unless a full-screen overlay hides it.
+    /// Returns whether anything changed.
     pub fn on_mouse(&mut self, mouse: &MouseEvent) -> bool {
-        self.layers.is_empty() && self.transcript.handle_mouse(mouse)
+        if self.layers.covers_screen() {
+            return false;
+        }
+        self.layers.on_mouse(mouse) || self.transcript.handle_mouse(mouse)
     }
 }

@@ -22,6 +22,7 @@ pub mod state;
 pub mod status_command;
 #[cfg(test)]
 mod tests;
+pub mod transcript_search;
 pub mod trust;
 
 use std::io::{self, Stdout, Write};

@@ -21,6 +21,8 @@ pub struct StartOptions {
     pub notifications: Notifications,
     /// The `statusLine` setting (a command whose first output line is the status line).
     pub status_line: Option<serde_json::Value>,
+    /// Vim key bindings in the composer (setting `editorMode` is `"vim"`).
+    pub vim: bool,
 }
 
 /// How robota gets the user's attention when the terminal is not focused.

@@ -16,7 +16,7 @@
 //! Adding a popup: implement [`Overlay`] in the popup's file and push it where it opens
 //! (`app.layers.push(MyPopup::new(…))`); a new kind of answer is one more [`AppAction`].
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
@@ -87,6 +87,11 @@ pub trait Overlay {
 
     /// A bracketed paste; ignored unless the overlay has a text field.
     fn on_paste(&mut self, _text: &str) {}
+
+    /// A mouse event; returns whether the overlay used it (else the screen below may).
+    fn on_mouse(&mut self, _mouse: &MouseEvent) -> bool {
+        false
+    }
 
     /// Whether the overlay covers everything above the status line, hiding the base
     /// screen and the overlays below it (rather than floating over the transcript).
@@ -178,6 +183,11 @@ impl Overlays {
             }
             None => false,
         }
+    }
+
+    /// A mouse event for the top overlay; whether it used it.
+    pub fn on_mouse(&mut self, mouse: &MouseEvent) -> bool {
+        self.stack.last_mut().is_some_and(|top| top.on_mouse(mouse))
     }
 
     /// Whether a full-screen overlay hides the base screen.

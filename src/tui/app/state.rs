@@ -100,6 +100,8 @@ pub struct App {
     options: StartOptions,
     /// The screen width at the last draw (permission previews are drawn for it).
     pub width: u16,
+    /// The transcript search prompt, while open (`transcript_search.rs`).
+    pub search: Option<super::transcript_search::SearchPrompt>,
 }
 
 impl App {
@@ -115,6 +117,7 @@ impl App {
             FileIndexer::new(options.cwd.clone()),
         );
         input.set_colors(theme.color);
+        input.composer_mut().set_vim(options.vim);
         App {
             theme,
             transcript: Transcript::new(theme),
@@ -149,6 +152,7 @@ impl App {
             start: Start::Trust,
             options,
             width: 80,
+            search: None,
         }
     }
 
@@ -608,10 +612,41 @@ impl App {
             "resume" => self.resume(args.to_string()),
             "copy" => self.copy(args),
             "memory" => self.open_memory(args),
+            "vim" => self.toggle_vim(),
             "reset" => self.reset_settings(args),
             other => self.notice(
                 NoticeKind::Warning,
                 format!("/{other} is not available here"),
+            ),
+        }
+    }
+
+    /// `/vim`: vim key bindings on or off in the composer, saved as `editorMode` in the
+    /// user settings so the next start has them too.
+    fn toggle_vim(&mut self) {
+        let on = !self.input.composer().vim_enabled();
+        self.input.composer_mut().set_vim(on);
+        let value = if on { "vim" } else { "normal" };
+        let saved = match self.instructions() {
+            Some(instructions) => crate::sdk::settings::setup_save::set_user_setting(
+                &instructions.robota_home,
+                "editorMode",
+                Some(serde_json::Value::String(value.into())),
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+            None => Err("no session is open".to_string()),
+        };
+        let state = if on {
+            "Vim mode on: Esc for normal mode, i to insert."
+        } else {
+            "Vim mode off."
+        };
+        match saved {
+            Ok(()) => self.notice(NoticeKind::Info, state),
+            Err(e) => self.notice(
+                NoticeKind::Warning,
+                format!("{state} It was not saved in your settings: {e}"),
             ),
         }
     }

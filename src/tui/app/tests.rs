@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use super::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
 use super::options::StartOptions;
-use super::permission::permission_popup;
+use super::permission::{PermissionPopup, permission_popup};
 use super::state::App;
 use crate::sdk::settings::setup_save::SetupProfile;
 use crate::sdk::{PermissionAnswer, PermissionRequest, SessionEvent};
@@ -86,12 +86,20 @@ fn the_permission_popup_sits_on_the_composer_and_places_the_cursor_only_for_feed
         let (request, _rx) = bash_request();
         let theme = Theme::new(true);
         let mut popup = permission_popup(&request, Path::new(CWD), width, &theme);
-        // Where the popup always went: as tall as it wants and the room above the
-        // composer allows, its bottom on the composer's top row.
+        // As tall as it wants: its bottom on the composer's top row when the room above
+        // the composer holds it, else over the composer too, as tall as the screen allows.
         let above = height - 1;
         let composer = base.input.desired_height(width).min((above / 2).max(1));
-        let popup_height = popup.height(width).min(above - composer);
-        let area = Rect::new(0, above - composer - popup_height, width, popup_height);
+        let area_for = |popup: &PermissionPopup| {
+            let wanted = popup.height(width);
+            if wanted <= above - composer {
+                Rect::new(0, above - composer - wanted, width, wanted)
+            } else {
+                let popup_height = wanted.min(above);
+                Rect::new(0, above - popup_height, width, popup_height)
+            }
+        };
+        let area = area_for(&popup);
         popup.render(area, &mut expected);
 
         let mut app = app();
@@ -106,7 +114,12 @@ fn the_permission_popup_sits_on_the_composer_and_places_the_cursor_only_for_feed
             popup.handle_key(key(code));
         }
         let (_, cursor) = render(&mut app, width, height);
-        assert_eq!(cursor, popup.cursor_position(area), "{width}x{height}");
+        // The feedback line made the popup taller.
+        assert_eq!(
+            cursor,
+            popup.cursor_position(area_for(&popup)),
+            "{width}x{height}"
+        );
         assert!(cursor.is_some());
     }
 }
@@ -170,4 +183,36 @@ fn notification_settings_choose_osc_9_the_bell_or_nothing() {
     );
     assert_eq!(Notifications::Bell.sequence("x"), Some("\x07".to_string()));
     assert_eq!(Notifications::Off.sequence("x"), None);
+}
+
+#[test]
+fn vim_esc_goes_to_normal_mode_and_esc_in_normal_mode_keeps_its_meaning() {
+    use crate::tui::composer::vim::VimMode;
+    let mut app = app();
+    app.input.composer_mut().clear();
+    app.input.composer_mut().set_vim(true);
+    for c in "draft".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let (buf, _) = render(&mut app, 80, 24);
+    let status: String = (0..80).map(|x| buf[(x, 23)].symbol().to_string()).collect();
+    assert!(status.starts_with("-- INSERT --"), "{status}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.input.composer().vim_mode(), Some(VimMode::Normal));
+    assert_eq!(app.esc_at, None, "the first Esc only left insert mode");
+    app.on_key(key(KeyCode::Char('x')));
+    assert_eq!(app.input.composer().display_text(), "draf");
+    let (buf, _) = render(&mut app, 80, 24);
+    let status: String = (0..80).map(|x| buf[(x, 23)].symbol().to_string()).collect();
+    assert!(status.starts_with("NORMAL"), "{status}");
+    // Emptied in normal mode, Esc is the empty composer's Esc again (twice: rewind).
+    app.on_key(key(KeyCode::Char('d')));
+    app.on_key(key(KeyCode::Char('d')));
+    assert!(app.input.composer().is_empty());
+    app.on_key(key(KeyCode::Esc));
+    assert!(
+        app.esc_at.is_some(),
+        "Esc on the empty composer arms the rewind"
+    );
+    assert_eq!(app.input.composer().vim_mode(), Some(VimMode::Normal));
 }

@@ -286,6 +286,11 @@ impl TextBuffer {
         }
     }
 
+    /// One atom left, not past the line's start (vim's `h`).
+    pub fn move_left_in_line(&mut self) {
+        self.cursor.col = self.cursor.col.saturating_sub(1);
+    }
+
     pub fn line_start(&mut self) {
         self.cursor.col = 0;
     }

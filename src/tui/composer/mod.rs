@@ -1,6 +1,6 @@
 //! The composer: the multi-line prompt editor at the bottom of the screen. It owns the
-//! text (grapheme clusters, collapsed pastes), the editing keys, prompt history and the
-//! `!` shell mode, and tells its owner what the user did through [`ComposerAction`]. It
+//! text (grapheme clusters, collapsed pastes), the editing keys, prompt history, the
+//! `!` shell mode and vim mode (`vim.rs`), and tells its owner what the user did through [`ComposerAction`]. It
 //! knows nothing of popups: [`Composer::completion_trigger`] says what is being typed
 //! (`/command`, `@file`) and [`Composer::complete_token`] writes the chosen completion.
 //!
@@ -19,6 +19,7 @@ mod render_tests;
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+pub mod vim;
 
 use crossterm::event::KeyEvent;
 
@@ -76,6 +77,10 @@ pub struct Composer {
     hint: String,
     /// The images of the prompt just submitted, until the owner takes them.
     submitted_images: Vec<crate::core::message::ImageSource>,
+    /// Vim mode's state, while `/vim` has it on.
+    vim: Option<vim::Vim>,
+    /// The collapsed pastes of the last submitted prompt, as (placeholder, text).
+    submitted_pastes: Vec<(String, String)>,
 }
 
 /// The hint shown in an empty composer.
@@ -103,6 +108,8 @@ impl Composer {
             colors: true,
             hint: DEFAULT_HINT.to_string(),
             submitted_images: Vec::new(),
+            vim: None,
+            submitted_pastes: Vec::new(),
         }
     }
 
@@ -153,6 +160,7 @@ impl Composer {
         self.browsing = None;
         self.draft = None;
         self.preferred_x = None;
+        self.reset_vim();
     }
 
     /// Replaces the text (e.g. a queued prompt given back), cursor at the end.
@@ -163,6 +171,9 @@ impl Composer {
 
     /// Handles a key press; see [`ComposerAction`].
     pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+        if let Some(action) = self.vim_key(key) {
+            return action;
+        }
         let Some(command) = keys::edit_command(key) else {
             return ComposerAction::Ignored;
         };
@@ -305,6 +316,10 @@ impl Composer {
         let ids: Vec<u32> = ids.collect();
         self.submitted_images = self.pastes.images(ids.iter().copied());
         let pastes = self.pastes.subset(ids);
+        self.submitted_pastes = pastes
+            .iter()
+            .map(|(id, text)| (paste::label(*id, text), text.clone()))
+            .collect();
         let shown = if self.shell {
             format!("!{display}")
         } else {
@@ -322,6 +337,12 @@ impl Composer {
         } else {
             ComposerAction::Submit(text)
         }
+    }
+
+    /// The collapsed pastes of the prompt just submitted, as (placeholder, text), taken
+    /// (so the transcript can show the placeholders too).
+    pub fn take_submitted_pastes(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.submitted_pastes)
     }
 
     /// Up/Down: a visual row up or down at the preferred column; from the first (last)

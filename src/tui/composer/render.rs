@@ -100,6 +100,7 @@ impl Composer {
             );
             return;
         }
+        let selected = self.visual_lines();
         let paste_style = if self.colors {
             Style::new().fg(Color::Cyan)
         } else {
@@ -120,6 +121,14 @@ impl Composer {
                     draw_atom(buf, x, y, atom, paste_style);
                 }
                 x = x.saturating_add(width);
+            }
+            if selected.is_some_and(|(from, to)| (from..=to).contains(&row.line)) {
+                // Vim's visual line mode: the selected lines in reverse video (an empty
+                // one as one cell).
+                let end = x.max(text_x + 1).min(area.right());
+                for cx in text_x..end {
+                    buf[(cx, y)].modifier.insert(Modifier::REVERSED);
+                }
             }
         }
     }

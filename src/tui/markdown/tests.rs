@@ -85,6 +85,31 @@ fn inline_styles_and_heading() {
 }
 
 #[test]
+fn heading_levels_look_different_with_and_without_colour() {
+    for color in [true, false] {
+        let mut md =
+            StreamingMarkdown::from_text(Theme::new(color), "# One\n\n## Two\n\n### Three\n");
+        let lines = md.render(40).to_vec();
+        let style_of = |text: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.contains(text))
+                .map(|s| s.style)
+                .unwrap()
+        };
+        let (one, two, three) = (style_of("One"), style_of("Two"), style_of("Three"));
+        assert!(one.add_modifier.contains(Modifier::UNDERLINED), "{one:?}");
+        assert_ne!(one, two);
+        assert_ne!(two, three);
+        assert_ne!(one, three);
+        for style in [one, two, three] {
+            assert!(style.add_modifier.contains(Modifier::BOLD), "{style:?}");
+        }
+    }
+}
+
+#[test]
 fn code_is_highlighted_once_loaded_and_plain_without_colour() {
     highlight::load_blocking();
     let text = "```rust\nlet x = 1;\n```\n";

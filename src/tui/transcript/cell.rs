@@ -89,11 +89,39 @@ const WELCOME_TIPS: [&str; 4] = [
 pub(crate) struct Entry {
     pub cell: Cell,
     cache: Option<(u16, bool, Vec<Line<'static>>)>,
+    /// A prompt's collapsed pastes as (placeholder, text): shown as the placeholder
+    /// unless the transcript is expanded.
+    pub pastes: Vec<(String, String)>,
+}
+
+/// `text` with each paste's text (as the prompt kept it: its ends may have been trimmed)
+/// shown as its placeholder.
+pub(crate) fn collapse_pastes(text: &str, pastes: &[(String, String)]) -> String {
+    let mut out = text.to_string();
+    for (label, paste) in pastes {
+        let forms = [
+            paste.as_str(),
+            paste.trim_end(),
+            paste.trim_start_matches('\n'),
+            paste.trim_start_matches('\n').trim_end(),
+        ];
+        if let Some(form) = forms
+            .into_iter()
+            .find(|f| !f.is_empty() && out.contains(*f))
+        {
+            out = out.replacen(form, label, 1);
+        }
+    }
+    out
 }
 
 impl Entry {
     pub(crate) fn new(cell: Cell) -> Self {
-        Entry { cell, cache: None }
+        Entry {
+            cell,
+            cache: None,
+            pastes: Vec::new(),
+        }
     }
 
     /// Forgets the cached body (the cell changed).
@@ -117,7 +145,14 @@ impl Entry {
         }
         let fresh = matches!(&self.cache, Some((w, e, _)) if *w == width && *e == expanded);
         if !fresh {
-            let lines = render_body(&self.cell, usize::from(width.max(1)), expanded, theme);
+            let columns = usize::from(width.max(1));
+            let lines = match &self.cell {
+                Cell::UserPrompt(text) if !expanded && !self.pastes.is_empty() => {
+                    let shown = Cell::UserPrompt(collapse_pastes(text, &self.pastes));
+                    render_body(&shown, columns, expanded, theme)
+                }
+                cell => render_body(cell, columns, expanded, theme),
+            };
             self.cache = Some((width, expanded, lines));
         }
         match &self.cache {

@@ -76,7 +76,8 @@ impl Transcript {
             {
                 self.close_streams();
                 self.events.side.retain(|side| side != id);
-                self.push(Cell::UserPrompt(prompt.to_string()));
+                let index = self.push(Cell::UserPrompt(prompt.to_string()));
+                self.attach_pastes(index);
                 self.begin_attempt();
             }
             SessionEvent::TextDelta(text) => self.text_delta(text),

@@ -5,7 +5,9 @@
 //! every cell exactly (the scroll position stays on the same cell). The view follows new
 //! output unless the user scrolled up, in which case a "new output below" indicator shows.
 //!
-//! A resumed session's history is turned into the same cells with `replay`.
+//! A resumed session's history is turned into the same cells with `replay`; `search`
+//! finds and highlights text in the rows as drawn. A prompt sent with collapsed pastes
+//! shows their placeholders until the transcript is expanded.
 //!
 //! Use from the app loop: `apply` each `SessionEvent`, call `render(area, buf)` per frame,
 //! forward scroll keys / wheel events to `handle_key` / `handle_mouse`, `toggle_expanded`
@@ -14,6 +16,7 @@
 mod cell;
 mod events;
 mod replay;
+mod search;
 mod tool_call;
 mod viewport;
 
@@ -27,6 +30,7 @@ pub use self::cell::{
     Cell, GUTTER, NoticeKind, SHELL_PREVIEW_LINES, SPINNER, ThinkingCell, Welcome,
 };
 use self::events::EventState;
+pub use self::search::SearchMatch;
 pub use self::tool_call::{
     PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input,
 };
@@ -46,6 +50,11 @@ pub struct Transcript {
     index: HeightIndex,
     scroll: Scroll,
     events: EventState,
+    /// The search shown over the transcript (`search.rs`).
+    search: Option<search::SearchState>,
+    /// Collapsed pastes of submitted prompts, as (placeholder, text), waiting for their
+    /// prompt's cell.
+    pending_pastes: Vec<(String, String)>,
 }
 
 impl Transcript {
@@ -58,6 +67,8 @@ impl Transcript {
             index: HeightIndex::default(),
             scroll: Scroll::default(),
             events: EventState::default(),
+            search: None,
+            pending_pastes: Vec::new(),
         }
     }
 
@@ -90,6 +101,38 @@ impl Transcript {
         index
     }
 
+    /// A prompt was submitted with a collapsed paste: its cell shows `label` in place of
+    /// `text` until the transcript is expanded (Ctrl+O).
+    pub fn remember_paste(&mut self, label: String, text: String) {
+        // Pastes of prompts that never became a prompt cell (a slash command's) go
+        // after a while.
+        if self.pending_pastes.len() == 32 {
+            self.pending_pastes.remove(0);
+        }
+        self.pending_pastes.push((label, text));
+    }
+
+    /// Gives the prompt cell at `index` the remembered pastes its text holds.
+    fn attach_pastes(&mut self, index: usize) {
+        let Some(entry) = self.entries.get_mut(index) else {
+            return;
+        };
+        let Cell::UserPrompt(text) = &entry.cell else {
+            return;
+        };
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_pastes)
+            .into_iter()
+            .partition(|(label, paste)| {
+                cell::collapse_pastes(text, &[(label.clone(), paste.clone())]) != *text
+            });
+        self.pending_pastes = rest;
+        if !mine.is_empty() {
+            entry.pastes = mine;
+            entry.invalidate();
+            self.index.touch(index);
+        }
+    }
+
     /// Changes a cell in place (its cached rendering is dropped).
     pub fn update(&mut self, index: usize, change: impl FnOnce(&mut Cell)) {
         if let Some(entry) = self.entries.get_mut(index) {
@@ -112,6 +155,7 @@ impl Transcript {
     pub fn clear(&mut self) {
         self.truncate(0);
         self.scroll = Scroll::default();
+        self.search = None;
     }
 
     /// Whether thinking, diffs and tool output are shown in full (ctrl+o).
@@ -274,6 +318,11 @@ impl Transcript {
         for (row, line) in lines.iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
+        }
+        if self.search.is_some() {
+            self.refresh_search();
+            let top = self.scroll_top();
+            self.highlight_matches(area, top, buf);
         }
         if self.scroll.new_below {
             let text = " ↓ new output below · End to follow ";

@@ -12,6 +12,7 @@ use crate::core::permission::shell::{self, Piece, RedirectKind, Word};
 use crate::core::permission::targets::FileTarget;
 
 use super::file_args::{FileUse, file_arguments};
+use super::session_files::{implicit_files, literal_args};
 use super::tree::{self, CommandNode};
 
 /// How deep literal shell scripts inside scripts are still read.
@@ -85,12 +86,15 @@ pub(super) struct Analysis {
     pub accesses: Vec<Access>,
     /// Files run as code (programs by path, scripts, sourced files).
     pub executed: Vec<FileTarget>,
+    /// Project files programs run without naming them (a Makefile under `make` …).
+    pub implicit: Vec<PathBuf>,
 }
 
 impl Analysis {
-    pub fn of(command: &str, ctx: &PathContext<'_>) -> Self {
+    /// What `command`, started in `start_dir`, would run and touch.
+    pub fn of(command: &str, start_dir: &Path, ctx: &PathContext<'_>) -> Self {
         let mut analysis = Analysis::default();
-        analysis.read(command, &mut Some(ctx.cwd.to_path_buf()), ctx, 0);
+        analysis.read(command, &mut Some(start_dir.to_path_buf()), ctx, 0);
         let runs_what_it_writes = analysis.executed.iter().any(|run| {
             analysis
                 .accesses
@@ -103,7 +107,7 @@ impl Analysis {
         analysis
     }
 
-    fn opaque(&mut self, reason: String) {
+    pub(super) fn opaque(&mut self, reason: String) {
         if !self.opaque.contains(&reason) {
             self.opaque.push(reason);
         }
@@ -140,6 +144,7 @@ impl Analysis {
             let mut reasons = Vec::new();
             let mut new_cwd = None;
             let mut executed = Vec::new();
+            let mut implicit = Vec::new();
             tree.walk(&mut |node| {
                 reasons.extend(node.opaque.iter().cloned());
                 executed.extend(node.executes.iter().cloned());
@@ -147,6 +152,14 @@ impl Analysis {
                 let Some(full) = node.name() else { return };
                 let name = basename(&full);
                 found.extend(file_arguments(name, &node.words));
+                if let Some(dir) = cwd.as_deref() {
+                    implicit.extend(implicit_files(
+                        name,
+                        &literal_args(&node.words),
+                        dir,
+                        ctx.home,
+                    ));
+                }
                 if matches!(
                     name,
                     "env" | "export" | "declare" | "typeset" | "local" | "readonly"
@@ -180,6 +193,7 @@ impl Analysis {
             for reason in reasons {
                 self.opaque(reason);
             }
+            self.implicit.extend(implicit);
             for (use_, word) in found {
                 self.access(use_, &word, cwd.as_deref(), ctx, false);
             }

@@ -13,9 +13,12 @@
 
 mod analysis;
 mod file_args;
+mod getopt;
+mod git_config;
 mod opacity;
 mod programs;
 mod readonly;
+mod session_files;
 mod suggest;
 mod tree;
 mod wrappers;
@@ -41,7 +44,10 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
-    let analysis = Analysis::of(command, &ctx);
+    let mut analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    if let Some(start) = policy.session_start {
+        analysis.check_session_files(start);
+    }
     let texts = MatchTexts::of(&analysis);
     let deny: Vec<&PermissionRule> = policy
         .deny
@@ -85,7 +91,30 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
         }
     }
 
-    // 2. Ask.
+    // 2. Ask: the protected files first (in every mode), then the rules.
+    for access in analysis
+        .accesses
+        .iter()
+        .filter(|a| a.use_ == FileUse::Write)
+    {
+        if let Some(verdict) = policy.guard_write(&access.target, "Edit", &ctx) {
+            return verdict;
+        }
+    }
+    if let Some(verdict) =
+        git_config::config_writes(&analysis, policy, call.shell_dir.unwrap_or(call.cwd), &ctx)
+    {
+        return verdict;
+    }
+    if !analysis.opaque.is_empty()
+        && let Some(word) = policy.protected.named_in(command)
+    {
+        return Verdict::Ask {
+            reason: format!(
+                "the command names {word}, which is protected, and cannot be checked before it runs"
+            ),
+        };
+    }
     if let Some((rule, _)) = denied_commands.iter().find(|(_, c)| c.is_some()) {
         return Verdict::Ask {
             reason: format!("the command might run what rule {rule} denies"),

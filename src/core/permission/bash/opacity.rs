@@ -5,8 +5,9 @@
 //! `awk 'system(…)'`, `sed 's/…/…/e'`, …). Such a command is opaque; when it hands a
 //! literal script to a shell, the script is kept so deny rules can still be checked on it.
 
-use crate::core::permission::shell::Word;
+use crate::core::permission::shell::{Piece, Word};
 
+use super::getopt::{long_parts, long_value, names_long, short_in, short_value};
 use super::programs::{
     arithmetic_on_values, awk_program, awk_runs_commands, git, sed_script, sed_scripts, ssh,
 };
@@ -41,6 +42,56 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
     ),
     ("bun", &["-e", "--eval", "-p", "--print"]),
     ("deno", &["eval"]),
+];
+
+/// Short options of interpreters that take a value (the rest of a cluster, or the next
+/// word), so a later letter in the same word is not an option. (`perl -l`, `-0` take
+/// only digits: `-lne` is `-l -n -e`.)
+const INTERPRETER_VALUED: &[(&str, &str)] = &[
+    ("perl", "IMmixdD"),
+    ("ruby", "ICEFrx"),
+    ("node", "rC"),
+    ("nodejs", "rC"),
+    ("bun", "r"),
+    ("php", "cdfz"),
+    ("lua", "l"),
+    ("luajit", "lj"),
+    ("expect", "fbD"),
+    ("python", "WXm"),
+];
+
+/// Long options, per program, whose value is a command, script or file the program runs;
+/// any unambiguous prefix names them as well (getopt_long, git's parse-options).
+const LONG_COMMAND_OPTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &["tar", "gtar", "bsdtar"],
+        &[
+            "to-command",
+            "use-compress-program",
+            "checkpoint-action",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "rmt-command",
+        ],
+    ),
+    (&["sort"], &["compress-program"]),
+    (&["rsync"], &["rsh", "rsync-path"]),
+    (&["rg"], &["pre"]),
+    (
+        &["gdb"],
+        &["eval-command", "command", "init-eval-command", "args"],
+    ),
+    (&["nc", "ncat", "netcat"], &["sh-exec", "lua-exec", "exec"]),
+    (&["man"], &["pager"]),
+    (&["flock"], &["command"]),
+    (&["split"], &["filter"]),
+    (&["nix-shell"], &["run", "command"]),
+    (&["emacs"], &["eval", "load", "funcall"]),
+    (&["zip"], &["unzip-command"]),
+    (&["sudo"], &["shell", "login"]),
+    (&["make", "gmake"], &["eval"]),
+    (&["env"], &["split-string"]),
 ];
 
 /// Options, for any program, whose value is a command the program runs.
@@ -87,17 +138,46 @@ const PROGRAM_COMMAND_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["entr", "doas"], &["-s"]),
     (&["sudo"], &["-s", "-i", "--shell", "--login"]),
     (&["flock"], &["-c", "--command"]),
+    (&["xterm", "uxterm", "urxvt", "rxvt"], &["-e"]),
+    (&["make", "gmake"], &["-E"]),
 ];
 
 /// Programs that run what they are given through a shell or schedule it.
 const SHELL_RUNNERS: &[&str] = &[
     "su",
+    "runuser",
+    "sg",
     "script",
     "watch",
     "parallel",
     "at",
     "batch",
     "ssh-agent",
+    "hyperfine",
+    "capsh",
+    "concurrently",
+    "npm-run-all",
+    "run-p",
+    "run-s",
+    "watchexec",
+    "nodemon",
+];
+
+/// Programs that run whatever programs a directory or their own arguments hold, or open a
+/// terminal running a shell.
+const FILE_RUNNERS: &[&str] = &[
+    "run-parts",
+    "gnome-terminal",
+    "konsole",
+    "kitty",
+    "alacritty",
+    "wezterm",
+    "foot",
+    "terminator",
+    "tilix",
+    "xfce4-terminal",
+    "lxterminal",
+    "mate-terminal",
 ];
 
 /// Builtins taking variable names, where `name[$(…)]` would run code.
@@ -129,10 +209,19 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
         }
     };
 
-    for arg in args.iter().flatten() {
+    for (i, arg) in args.iter().enumerate() {
+        let Some(arg) = arg else { continue };
         let option = arg.split('=').next().unwrap_or(arg);
-        if COMMAND_OPTIONS.contains(&option) {
+        let by_prefix = LONG_COMMAND_OPTIONS
+            .iter()
+            .filter(|(programs, _)| programs.contains(&name))
+            .flat_map(|(_, options)| options.iter())
+            .find_map(|o| long_value(args, i, o, 2));
+        if COMMAND_OPTIONS.contains(&option) || by_prefix.is_some() {
             opaque(node, "an option makes the program run another command");
+            if let Some(Some(script)) = by_prefix {
+                node.scripts.push(script);
+            }
         }
         if contains_ignore_case(arg, "proxycommand")
             || contains_ignore_case(arg, "localcommand")
@@ -143,25 +232,26 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
     }
     for (programs, options) in PROGRAM_COMMAND_OPTIONS {
         if programs.contains(&name) {
-            for (i, arg) in args.iter().enumerate() {
-                if let Some(arg) = arg
-                    && options.contains(&arg.as_str())
-                {
+            for i in 0..args.len() {
+                if let Some(value) = options.iter().find_map(|o| option_value(args, i, o)) {
                     opaque(node, "an option makes the program run another command");
-                    if let Some(Some(script)) = args.get(i + 1) {
-                        node.scripts.push(script.clone());
+                    if let Some(script) = value {
+                        node.scripts.push(script);
                     }
                 }
             }
         }
     }
+    if FILE_RUNNERS.contains(&name) {
+        opaque(node, "the program runs programs it finds or a shell");
+    }
 
     if SHELLS.contains(&name) {
         shell(node, args, stdin_fed);
     } else if let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == name) {
-        interpreter(node, args, inline, stdin_fed);
+        interpreter(node, args, inline, valued_letters(name), stdin_fed);
     } else if is_python(name) {
-        interpreter(node, args, &["-c"], stdin_fed);
+        interpreter(node, args, &["-c"], valued_letters("python"), stdin_fed);
     }
     match name {
         "eval" => {
@@ -216,17 +306,26 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
         "env" => {
             for (i, arg) in args.iter().enumerate() {
                 let Some(arg) = arg else { continue };
-                if arg == "-S" || arg == "--split-string" {
-                    opaque(node, "env -S splits a string into a command");
-                    if let Some(text) = joined(&args[i + 1..]) {
-                        node.scripts.push(text);
+                let attached = short_in(arg, 'S', "uCSa").or_else(|| {
+                    names_long(arg, "split-string", 1)
+                        .then(|| long_parts(arg).and_then(|(_, v)| v).map(str::to_string))
+                });
+                match attached {
+                    Some(Some(rest)) => {
+                        opaque(node, "env -S splits a string into a command");
+                        let mut text = vec![Some(rest)];
+                        text.extend_from_slice(&args[i + 1..]);
+                        if let Some(text) = joined(&text) {
+                            node.scripts.push(text);
+                        }
                     }
-                } else if let Some(rest) = arg.strip_prefix("--split-string=").or_else(|| {
-                    arg.strip_prefix("-S")
-                        .filter(|r| !r.is_empty() && !arg.starts_with("--"))
-                }) {
-                    opaque(node, "env -S splits a string into a command");
-                    node.scripts.push(rest.to_string());
+                    Some(None) => {
+                        opaque(node, "env -S splits a string into a command");
+                        if let Some(text) = joined(&args[i + 1..]) {
+                            node.scripts.push(text);
+                        }
+                    }
+                    None => {}
                 }
             }
         }
@@ -241,11 +340,11 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             if runs {
                 opaque(node, "the awk or sed program may run commands");
             }
-            for (i, arg) in args.iter().enumerate() {
-                if matches!(arg.as_deref(), Some("-f" | "--file"))
-                    && let Some(Some(file)) = args.get(i + 1)
-                {
-                    node.executes.push(file.clone());
+            for i in 0..args.len() {
+                let file = short_value(args, i, 'f', "fFvieElLW")
+                    .or_else(|| long_value(args, i, "file", 2));
+                if let Some(Some(file)) = file {
+                    node.executes.push(file);
                 }
             }
         }
@@ -253,17 +352,19 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
         "make" | "gmake" => {
             for (i, arg) in args.iter().enumerate() {
                 let Some(arg) = arg else { continue };
-                if arg.starts_with("--eval") {
+                if names_long(arg, "eval", 2) {
                     opaque(node, "make --eval runs recipes given on the command line");
                 }
-                if matches!(arg.as_str(), "-f" | "--file" | "--makefile") {
-                    match args.get(i + 1) {
-                        Some(Some(file)) if !reads_stdin(file) => node.executes.push(file.clone()),
-                        _ => opaque(
-                            node,
-                            "the makefile is computed at run time or is standard input",
-                        ),
-                    }
+                let file = short_value(args, i, 'f', "CfIoWEjlO")
+                    .or_else(|| long_value(args, i, "file", 2))
+                    .or_else(|| long_value(args, i, "makefile", 1));
+                match file {
+                    Some(Some(file)) if !reads_stdin(&file) => node.executes.push(file),
+                    Some(_) => opaque(
+                        node,
+                        "the makefile is computed at run time or is standard input",
+                    ),
+                    None => {}
                 }
             }
         }
@@ -340,6 +441,12 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             node.scripts.push(text);
         }
     }
+    if NAME_BUILTINS.contains(&name) && computed_variable_name(name, &node.words) {
+        opaque(
+            node,
+            "a variable name is computed at run time (a name like `a[$(…)]` runs code)",
+        );
+    }
     if NAME_BUILTINS.contains(&name) {
         let hidden_code = args.iter().flatten().any(|a| {
             a.find('[')
@@ -349,7 +456,7 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             && args
                 .iter()
                 .flatten()
-                .any(|a| a.starts_with('-') && a.contains('i'));
+                .any(|a| a.starts_with('-') && (a.contains('i') || a.contains('n')));
         if hidden_code || integer_attribute {
             opaque(
                 node,
@@ -360,6 +467,96 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             opaque(node, "arithmetic comparison on run-time values");
         }
     }
+}
+
+/// The value of `option` (`-x`, `-ex`, `--long`) at `args[i]`, read as getopt reads it:
+/// `Some(None)` when present with a value computed at run time or missing.
+fn option_value(args: &[Option<String>], i: usize, option: &str) -> Option<Option<String>> {
+    if let Some(long) = option.strip_prefix("--") {
+        return long_value(args, i, long, 2);
+    }
+    let arg = args.get(i)?.as_deref()?;
+    let letter = option.strip_prefix('-').filter(|l| l.len() == 1);
+    match letter.and_then(|l| l.chars().next()) {
+        Some(letter) => short_value(args, i, letter, ""),
+        // Single-dash words like `-ex`, `-TT`: whole, `=value` or the value attached.
+        None if arg == option => Some(args.get(i + 1).cloned().flatten()),
+        None => arg
+            .strip_prefix(option)
+            .filter(|rest| !rest.is_empty())
+            .map(|rest| Some(rest.trim_start_matches('=').to_string())),
+    }
+}
+
+/// Whether a builtin is handed a variable name computed at run time: `printf -v "$n"`,
+/// `read "$n"`, `test -v "$n"`, `[[ -v $n ]]`, `declare "$n=1"`, `mapfile "$n"`,
+/// `getopts o "$n"`, `wait -p "$n"`.
+fn computed_variable_name(name: &str, words: &[Word]) -> bool {
+    let args = words.get(1..).unwrap_or_default();
+    // The part before a literal `=` holds a run-time piece.
+    let dynamic_name = |w: &Word| {
+        w.pieces
+            .iter()
+            .take_while(|p| **p != Piece::Lit('='))
+            .any(|p| !p.is_literal())
+    };
+    let literal = |w: &Word| w.as_literal();
+    // The word after option `flag` (or attached to it) is dynamic.
+    let option_dynamic = |flag: char, valued: &str| {
+        args.iter().enumerate().any(|(i, w)| {
+            let text = w.display();
+            if !text.starts_with('-') || text.starts_with("--") {
+                return false;
+            }
+            match literal(w) {
+                Some(t) => short_in(&t, flag, valued).is_some_and(|attached| {
+                    attached.is_none() && args.get(i + 1).is_some_and(Word::is_dynamic)
+                }),
+                // `-v"$n"`: the option letters are literal, the name is not.
+                None => w.pieces.get(1) == Some(&Piece::Lit(flag)),
+            }
+        })
+    };
+    let operands_dynamic = |valued: &str| {
+        let mut i = 0;
+        while let Some(w) = args.get(i) {
+            match literal(w) {
+                Some(t) if t == "--" => return args[i + 1..].iter().any(Word::is_dynamic),
+                Some(t) if t.starts_with('-') && t.len() > 1 => {
+                    let takes_next = t[1..]
+                        .char_indices()
+                        .find(|(_, c)| valued.contains(*c))
+                        .is_some_and(|(k, c)| k + c.len_utf8() == t.len() - 1);
+                    i += if takes_next { 2 } else { 1 };
+                }
+                Some(_) => i += 1,
+                None if w.display().starts_with('-') => i += 1,
+                None => return true,
+            }
+        }
+        false
+    };
+    match name {
+        "printf" => option_dynamic('v', "v"),
+        "read" => option_dynamic('a', "adinNptu") || operands_dynamic("adinNptu"),
+        "test" | "[" | "[[" => args
+            .windows(2)
+            .any(|w| matches!(literal(&w[0]).as_deref(), Some("-v" | "-R")) && w[1].is_dynamic()),
+        "declare" | "typeset" | "local" | "export" | "readonly" => args
+            .iter()
+            .any(|w| !w.display().starts_with('-') && dynamic_name(w)),
+        "mapfile" | "readarray" => operands_dynamic("dnOsuCc"),
+        "getopts" => args.get(1).is_some_and(Word::is_dynamic),
+        "wait" => option_dynamic('p', "p"),
+        _ => false,
+    }
+}
+
+fn valued_letters(name: &str) -> &'static str {
+    INTERPRETER_VALUED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, v)| v)
 }
 
 fn contains_ignore_case(text: &str, needle: &str) -> bool {
@@ -449,25 +646,33 @@ fn shell(node: &mut CommandNode, args: &[Option<String>], _stdin_fed: bool) {
     }
 }
 
-/// `python -c`, `perl -e`, `node -e`, code piped into an interpreter.
-fn interpreter(node: &mut CommandNode, args: &[Option<String>], inline: &[&str], stdin_fed: bool) {
+/// `python -c`, `perl -e`, `node -e`, code piped into an interpreter. Options are read
+/// as getopt reads them: `-e'code'`, `-we 'code'`, `--ev='code'` all run inline code.
+fn interpreter(
+    node: &mut CommandNode,
+    args: &[Option<String>],
+    inline: &[&str],
+    valued: &str,
+    stdin_fed: bool,
+) {
     let mut operand = None;
-    for arg in args {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
         let Some(arg) = arg else {
             node.opaque
                 .push("the interpreter's code is computed at run time".to_string());
             return;
         };
-        let short_cluster = arg.starts_with('-')
-            && !arg.starts_with("--")
-            && arg.len() > 2
-            && arg[1..].chars().all(|c| c.is_ascii_alphabetic());
         let inline_hit = inline.contains(&arg.as_str())
-            || (short_cluster
-                && inline
-                    .iter()
-                    .filter(|f| f.len() == 2)
-                    .any(|f| arg[1..].contains(&f[1..])));
+            || inline
+                .iter()
+                .filter(|f| f.len() == 2 && f.starts_with('-'))
+                .filter_map(|f| f.chars().nth(1))
+                .any(|letter| short_in(arg, letter, valued).is_some())
+            || inline
+                .iter()
+                .filter_map(|f| f.strip_prefix("--"))
+                .any(|long| names_long(arg, long, 2));
         if inline_hit {
             node.opaque
                 .push("the interpreter runs inline code".to_string());
@@ -477,6 +682,11 @@ fn interpreter(node: &mut CommandNode, args: &[Option<String>], inline: &[&str],
             operand = Some(arg.clone());
             break;
         }
+        // `-I dir`: the next word is the option's value, not the script.
+        let takes_next = arg.len() == 2
+            && !arg.starts_with("--")
+            && arg[1..].chars().all(|c| valued.contains(c) && c != 'm');
+        i += if takes_next { 2 } else { 1 };
     }
     if let Some(script) = operand.as_deref().filter(|o| !o.starts_with('-')) {
         node.executes.push(script.to_string());

@@ -4,29 +4,50 @@
 
 use crate::core::permission::shell::Word;
 
+use super::getopt::{long_parts, long_value, names_long, short_in, short_value};
 use super::opacity::{joined, reads_stdin};
 use super::tree::CommandNode;
 
 /// The awk program text (None when it comes from a file or is computed at run time is
 /// reported by the caller as opaque only for the computed case).
 pub(super) fn awk_program(args: &[Option<String>]) -> Option<String> {
+    /// Short options taking a value (gawk's and POSIX awk's).
+    const VALUED: &str = "fFvieElLW";
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let arg = arg.as_deref()?;
-        match arg {
-            "-f" | "--file" => {
-                // A program file; from standard input or computed, it cannot be read.
-                return match args.get(i + 1) {
-                    Some(Some(file)) if !reads_stdin(file) => Some(String::new()),
-                    _ => None,
-                };
-            }
-            "-F" | "-v" | "--assign" | "--field-separator" | "-i" | "--include" => i += 2,
-            "-e" | "--source" => return args.get(i + 1).cloned().flatten(),
-            "--" => return args.get(i + 1).cloned().flatten(),
-            a if a.starts_with('-') => i += 1,
-            a => return Some(a.to_string()),
+        if arg == "--" {
+            return args.get(i + 1).cloned().flatten();
         }
+        if !arg.starts_with('-') || arg == "-" {
+            return Some(arg.to_string());
+        }
+        let file = ['f', 'E']
+            .iter()
+            .find_map(|l| short_value(args, i, *l, VALUED))
+            .or_else(|| long_value(args, i, "file", 2))
+            .or_else(|| long_value(args, i, "exec", 3));
+        if let Some(file) = file {
+            // A program file; from standard input or computed, it cannot be read.
+            return file.filter(|f| !reads_stdin(f)).map(|_| String::new());
+        }
+        if let Some(source) =
+            short_value(args, i, 'e', VALUED).or_else(|| long_value(args, i, "source", 2))
+        {
+            return source;
+        }
+        // Any other option: skip its value when it is in the next word.
+        let takes_next = match long_parts(arg) {
+            Some((name, None)) => ["assign", "field-separator", "include", "load"]
+                .iter()
+                .any(|o| o.starts_with(name) && name.len() >= 2),
+            Some(_) => false,
+            None => arg[1..]
+                .char_indices()
+                .find(|(_, c)| VALUED.contains(*c))
+                .is_some_and(|(k, c)| k + c.len_utf8() == arg.len() - 1),
+        };
+        i += if takes_next { 2 } else { 1 };
     }
     Some(String::new())
 }
@@ -37,38 +58,60 @@ pub(super) fn awk_runs_commands(program: &str) -> bool {
 
 /// Every sed script of the command line (None when computed at run time).
 pub(super) fn sed_scripts(args: &[Option<String>]) -> Vec<Option<String>> {
+    /// Short options taking a value (`-i` and `-l` take the rest of the word).
+    const VALUED: &str = "efli";
     let mut scripts = Vec::new();
     let mut first_operand = None;
     let mut explicit = false;
+    let mut options_end = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        match arg.as_deref() {
-            Some("-e" | "--expression") => {
-                scripts.push(args.get(i + 1).cloned().flatten());
-                explicit = true;
-                i += 2;
-                continue;
+        let Some(text) = arg
+            .as_deref()
+            .filter(|a| !options_end && a.starts_with('-') && a.len() > 1)
+        else {
+            if arg.as_deref() == Some("--") && !options_end {
+                options_end = true;
+            } else if first_operand.is_none() {
+                first_operand = Some(arg.clone());
             }
-            Some("-f" | "--file") => {
-                explicit = true;
-                if !matches!(args.get(i + 1), Some(Some(file)) if !reads_stdin(file)) {
-                    scripts.push(None);
-                }
-                i += 2;
-                continue;
-            }
-            Some(a) if a.starts_with("--expression=") => {
-                scripts.push(Some(a["--expression=".len()..].to_string()));
-                explicit = true;
-            }
-            Some(a) if a.starts_with('-') && a.len() > 1 => {}
-            other => {
-                if first_operand.is_none() {
-                    first_operand = Some(other.map(str::to_string));
-                }
-            }
+            i += 1;
+            continue;
+        };
+        if let Some(script) = short_in(text, 'e', VALUED)
+            .map(|a| (a.is_some(), short_value(args, i, 'e', VALUED).flatten()))
+            .or_else(|| {
+                names_long(text, "expression", 1).then(|| {
+                    let attached = long_parts(text).is_some_and(|(_, v)| v.is_some());
+                    (attached, long_value(args, i, "expression", 1).flatten())
+                })
+            })
+        {
+            explicit = true;
+            let (attached, value) = script;
+            i += if attached { 1 } else { 2 };
+            scripts.push(value);
+            continue;
         }
-        i += 1;
+        if let Some((attached, file)) = short_in(text, 'f', VALUED)
+            .map(|a| (a.is_some(), short_value(args, i, 'f', VALUED).flatten()))
+            .or_else(|| {
+                names_long(text, "file", 2).then(|| {
+                    let attached = long_parts(text).is_some_and(|(_, v)| v.is_some());
+                    (attached, long_value(args, i, "file", 2).flatten())
+                })
+            })
+        {
+            explicit = true;
+            if file.as_deref().is_none_or(reads_stdin) {
+                scripts.push(None);
+            }
+            i += if attached { 1 } else { 2 };
+            continue;
+        }
+        let line_length_next =
+            text == "-l" || (names_long(text, "line-length", 1) && !text.contains('='));
+        i += if line_length_next { 2 } else { 1 };
     }
     if !explicit && let Some(script) = first_operand {
         scripts.push(script);
@@ -243,12 +286,12 @@ pub(super) fn git(node: &mut CommandNode, args: &[Option<String>]) {
             }
         }
         Some("rebase") => {
-            for (k, arg) in rest.iter().enumerate() {
-                if matches!(arg.as_deref(), Some("-x" | "--exec")) {
-                    opaque(
-                        "git rebase --exec runs a command",
-                        rest.get(k + 1).cloned().flatten(),
-                    );
+            for k in 0..rest.len() {
+                // git's parse-options: `-x cmd`, `-xcmd`, `--exec=cmd`, `--exe cmd`.
+                if let Some(command) =
+                    short_value(rest, k, 'x', "xsXSC").or_else(|| long_value(rest, k, "exec", 3))
+                {
+                    opaque("git rebase --exec runs a command", command);
                 }
             }
         }
@@ -267,15 +310,22 @@ pub(super) fn git(node: &mut CommandNode, args: &[Option<String>]) {
         }
         Some("filter-branch" | "filter-repo") => opaque("git filter-branch runs commands", None),
         Some("difftool" | "mergetool")
-            if rest
-                .iter()
-                .flatten()
-                .any(|a| a == "-x" || a == "-t" || a.starts_with("--tool")) =>
+            if rest.iter().flatten().any(|a| {
+                short_in(a, 'x', "xtSO").is_some()
+                    || short_in(a, 't', "xtSO").is_some()
+                    || names_long(a, "tool", 2)
+                    || names_long(a, "extcmd", 2)
+            }) =>
         {
             opaque("the git tool option runs a command", None)
         }
-        Some("clone" | "fetch" | "pull" | "ls-remote" | "archive")
-            if rest.iter().flatten().any(|a| a == "-u") =>
+        Some("clone" | "fetch" | "pull" | "ls-remote" | "archive" | "push" | "send-pack")
+            if rest.iter().flatten().any(|a| {
+                short_in(a, 'u', "ubo").is_some()
+                    || names_long(a, "upload-pack", 3)
+                    || names_long(a, "receive-pack", 3)
+                    || names_long(a, "exec", 3)
+            }) =>
         {
             opaque("--upload-pack runs a command", None)
         }

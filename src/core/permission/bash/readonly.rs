@@ -7,6 +7,7 @@
 
 use crate::core::permission::shell::Word;
 
+use super::getopt::{names_long, short_in};
 use super::programs::{awk_runs_commands, sed_script, sed_scripts};
 
 /// Commands that only read, whatever their arguments.
@@ -172,9 +173,12 @@ pub(super) fn own_read_only(name: &str, words: &[Word]) -> bool {
                 "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
             )
         }),
-        "sort" => {
-            !has("-o") && !has("--output") && !args.iter().flatten().any(|a| a.starts_with("-o"))
-        }
+        // `-o file`, `-no file`, `-ofile`, `--output=file`, `--out file` all write.
+        "sort" => !args.iter().flatten().any(|a| {
+            short_in(a, 'o', "koStT").is_some()
+                || names_long(a, "output", 1)
+                || names_long(a, "compress-program", 2)
+        }),
         "uniq" | "xxd" => operands() <= 1,
         "date" => !has("-s") && !has("--set"),
         "hostname" => args.is_empty(),

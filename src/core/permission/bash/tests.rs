@@ -212,3 +212,183 @@ fn empty_and_comment_lines_do_nothing() {
     assert_eq!(verdict(&p, ""), "allow");
     assert_eq!(verdict(&p, "# rm -rf /"), "allow");
 }
+
+#[test]
+fn options_are_read_as_getopt_reads_them() {
+    let p = policy(PermissionMode::BypassPermissions, "Bash", "", "Bash(rm *)");
+    // The command an option names, however it is spelled, is read for deny rules.
+    for cmd in [
+        "env -iS'rm -f x'",
+        "env --split-s='rm x'",
+        "flock lock -c'rm x'",
+        "flock lock --comm 'rm x'",
+        "tar -xf t.tar --to-comm='rm x'",
+        "tar --to-c 'rm x' -xf t.tar",
+        "git rebase --exe 'rm x' HEAD~1",
+        "git rebase -x'rm x' HEAD~1",
+    ] {
+        assert_eq!(verdict(&p, cmd), "deny", "{cmd}");
+    }
+    // Inline code and commands in attached or abbreviated options are opaque.
+    for cmd in [
+        "perl -e'unlink q(x)'",
+        "perl -we'unlink q(x)'",
+        "perl -lne 'print' f",
+        "perl -0777ne 'print' f",
+        "python3 -Ic'import os'",
+        "node --ev='1'",
+        "sed -e'1e ls' f",
+        "sed -ne'1e ls' f",
+        "sed --expr='1e ls' f",
+        "awk -e'BEGIN{system(\"ls\")}'",
+        "make --ev=x",
+        "sort --compress-prog=./z f",
+        "git difftool --extc=./z",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+    for cmd in [
+        "perl -Mstrict x.pl",
+        "python3 -m pytest -q",
+        "node --version",
+        "perl -I lib x.pl",
+        "sed -i.bak 's/a/b/' f",
+        "sed -n -e 's/a/b/p' f",
+        "tar --totals -cf o.tar src",
+        "tar -xzf o.tgz --to-stdout",
+        "sort -S 1M -k2 f",
+        "rsync --compress -a a/ b/",
+    ] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+}
+
+#[test]
+fn sort_writing_a_file_is_not_read_only_however_the_option_is_spelled() {
+    let p = policy(PermissionMode::Default, "", "", "");
+    for cmd in [
+        "sort -no out.txt f",
+        "sort -oout.txt f",
+        "sort --out=out.txt f",
+        "sort --o out.txt f",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+    for cmd in ["sort -n f", "sort -k2 -t, f", "sort -S 1M f"] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+}
+
+#[test]
+fn run_time_variable_names_are_opaque() {
+    let p = policy(PermissionMode::BypassPermissions, "Bash", "", "Bash(rm *)");
+    for cmd in [
+        "printf -v \"$n\" x",
+        "printf -v\"$n\" x",
+        "read \"$n\" <<< x",
+        "read -r -a \"$n\" <<< x",
+        "test -v \"$n\"",
+        "[ -v \"$n\" ]",
+        "[[ -v $n ]]",
+        "declare -n r=$n",
+        "local -n r=x",
+        "declare \"$n=1\"",
+        "mapfile -t \"$n\" < f",
+        "getopts ab \"$n\"",
+        "wait -p \"$n\"",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+    for cmd in [
+        "printf -v out '%s' \"$x\"",
+        "printf '%s\\n' \"$x\"",
+        "read -r -p \"$prompt\" line",
+        "test -v HOME",
+        "[[ -v HOME ]]",
+        "export FOO=\"$HOME\"",
+        "declare -a a; a+=(1 2)",
+        "mapfile -t lines < f",
+        "wait \"$pid\"",
+    ] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+}
+
+#[test]
+fn programs_that_run_their_argument_are_read_or_opaque() {
+    let p = policy(PermissionMode::BypassPermissions, "Bash", "", "Bash(rm *)");
+    for cmd in [
+        "prlimit --nofile=100 rm x",
+        "setarch x86_64 rm x",
+        "linux64 rm x",
+        "logsave /dev/null rm x",
+        "fakeroot -- rm x",
+        "choom -n 0 -- rm x",
+        "faketime 2020-01-01 rm x",
+        "eatmydata rm x",
+    ] {
+        assert_eq!(verdict(&p, cmd), "deny", "{cmd}");
+    }
+    for cmd in [
+        "sg root -c 'ls'",
+        "runuser -u root -- ls",
+        "capsh -- -c ls",
+        "run-parts d",
+        "hyperfine 'ls'",
+        "xterm -e ls",
+    ] {
+        assert_eq!(verdict(&p, cmd), "ask", "{cmd}");
+    }
+}
+
+#[test]
+fn files_changed_during_the_session_make_what_runs_them_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for name in ["Makefile", "x.sh", "package.json"] {
+        std::fs::write(root.join(name), "x").unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join(name))
+            .unwrap();
+        file.set_modified(old).unwrap();
+    }
+    let marker = root.join(".start");
+    std::fs::write(&marker, "").unwrap();
+    let start = std::fs::metadata(&marker).unwrap().modified().unwrap();
+    let p = PermissionPolicy {
+        session_start: Some(start),
+        ..policy(
+            PermissionMode::Default,
+            "Bash(make:*) Bash(./x.sh) Bash(npm test) Bash(bash:*)",
+            "",
+            "",
+        )
+    };
+    let at = |cmd: &'static str| CallFacts::new("Bash", RiskClass::Execute, Some(cmd), &root);
+    let v = |cmd: &'static str| match p.evaluate(&at(cmd)) {
+        Verdict::Allow => "allow",
+        Verdict::Ask { .. } => "ask",
+        Verdict::Deny { .. } => "deny",
+    };
+    for cmd in ["make", "./x.sh", "npm test", "bash x.sh"] {
+        assert_eq!(v(cmd), "allow", "{cmd} before anything changed");
+    }
+    std::fs::write(root.join("Makefile"), "all:\n\trm -rf ~\n").unwrap();
+    std::fs::write(root.join("x.sh"), "rm -rf ~\n").unwrap();
+    std::fs::write(root.join("package.json"), "{}").unwrap();
+    for cmd in ["make", "make -s all", "./x.sh", "npm test", "bash x.sh"] {
+        assert_eq!(
+            v(cmd),
+            "ask",
+            "{cmd} after the session changed what it runs"
+        );
+    }
+    // Without a session start (a policy built only to match rules) nothing is checked.
+    let q = PermissionPolicy {
+        session_start: None,
+        ..p.clone()
+    };
+    assert_eq!(q.evaluate(&at("make")), Verdict::Allow);
+}

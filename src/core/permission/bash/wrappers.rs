@@ -244,7 +244,76 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         "systemd-run",
         "xvfb-run",
         "chrt",
+        "prlimit",
+        "setpriv",
+        "numactl",
+        "bwrap",
+        "nsjail",
+        "proot",
+        "eatmydata",
+        "ccache",
+        "sccache",
+        "distcc",
+        "icecc",
+        "trickle",
+        "cpulimit",
+        "tsp",
+        "nq",
+        "daemonize",
+        "linux32",
+        "linux64",
+        "i386",
+        "x86_64",
+        "uvx",
     ]),
+    Wrapper {
+        valued: &["-l", "--lib", "-s", "-i", "-b", "--faked"],
+        flags: &["-u", "--unknown-is-real"],
+        ..wrapper(&["fakeroot"])
+    },
+    Wrapper {
+        valued: &["-n", "--adjust", "-p", "--pid"],
+        ..wrapper(&["choom"])
+    },
+    Wrapper {
+        flags: &[
+            "-v",
+            "--verbose",
+            "-R",
+            "--addr-no-randomize",
+            "-L",
+            "--addr-compat-layout",
+            "-3",
+            "--3gb",
+            "-B",
+            "--32bit",
+            "-F",
+            "--fdpic-funcptrs",
+            "-I",
+            "--short-inode",
+            "-S",
+            "--whole-seconds",
+            "-T",
+            "--sticky-timeouts",
+            "-X",
+            "--read-implies-exec",
+            "-Z",
+            "--mmap-page-zero",
+        ],
+        operands: 1,
+        ..wrapper(&["setarch"])
+    },
+    Wrapper {
+        flags: &["-a", "-s", "-v"],
+        operands: 1,
+        ..wrapper(&["logsave"])
+    },
+    Wrapper {
+        valued: &["-m"],
+        flags: &["-f", "--exclude-monotonic", "--no-cache"],
+        operands: 1,
+        ..wrapper(&["faketime"])
+    },
 ];
 
 /// Skips a wrapper's options; unknown options or run-time words make every later word a

@@ -473,10 +473,23 @@ impl<'s> Parser<'s> {
                         self.opaque("unterminated array assignment");
                         break;
                     }
-                    Some(_) => {
+                    Some(c) => {
+                        // `[sub]=value`: the subscript is arithmetic, like `a[sub]=`'s.
+                        let mut keyed = false;
+                        if c == '['
+                            && let Some(close) = self.chars[self.pos..]
+                                .iter()
+                                .position(|c| *c == ']')
+                                .map(|k| k + self.pos)
+                            && self.chars.get(close + 1) == Some(&'=')
+                        {
+                            self.check_arithmetic(self.pos + 1, close);
+                            self.pos = close + 2;
+                            keyed = true;
+                        }
                         let before = self.pos;
                         self.lex_word();
-                        if self.pos == before {
+                        if self.pos == before && !keyed {
                             self.opaque("malformed array assignment");
                             self.pos += 1;
                         }

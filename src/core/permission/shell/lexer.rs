@@ -154,6 +154,12 @@ impl Parser<'_> {
                 self.parameter_expansion();
                 word.push(Piece::Any);
             }
+            Some('[') => {
+                // `$[…]`: the old form of `$((…))`.
+                self.pos += 2;
+                self.old_arithmetic_expansion();
+                word.push(Piece::Any);
+            }
             Some('\'') if !in_double_quotes => {
                 self.pos += 2;
                 self.ansi_c_quoted(word);
@@ -226,6 +232,26 @@ impl Parser<'_> {
         self.scan_expansions(start, end);
     }
 
+    /// After `$[`: up to the matching `]`.
+    fn old_arithmetic_expansion(&mut self) {
+        let start = self.pos;
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                '[' => depth += 1,
+                ']' if depth == 0 => {
+                    self.check_arithmetic(start, self.pos);
+                    self.pos += 1;
+                    return;
+                }
+                ']' => depth -= 1,
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        self.opaque("unterminated `$[`");
+    }
+
     /// After `${`: up to the matching `}`, reading substitutions inside.
     fn parameter_expansion(&mut self) {
         let start = self.pos;
@@ -264,6 +290,9 @@ impl Parser<'_> {
             .collect();
         if body.contains("@P") {
             self.opaque("prompt expansion `@P` runs substitutions stored in a variable");
+        }
+        if let Some(reason) = evaluating_expansion(&body) {
+            self.opaque(reason);
         }
         if let Some(open) = body.find('[') {
             let subscript = body[open + 1..].split(']').next().unwrap_or("");
@@ -486,4 +515,73 @@ impl Parser<'_> {
         }
         false
     }
+}
+
+/// Why a `${…}` body evaluates a value as code or as a variable name: `${!x}` takes `x`'s
+/// value as a name (and `a[$(…)]` as a name runs the substitution), and the offset and
+/// length of `${s:off:len}` are arithmetic. Name listings (`${!pre*}`, `${!a[@]}`) and
+/// literal numbers are harmless.
+fn evaluating_expansion(body: &str) -> Option<&'static str> {
+    let chars: Vec<char> = body.chars().collect();
+    let indirect = chars.first() == Some(&'!') && chars.len() > 1;
+    let mut i = usize::from(indirect || (chars.first() == Some(&'#') && chars.len() > 1));
+    let name_start = i;
+    match chars.get(i) {
+        Some(c) if c.is_ascii_alphabetic() || *c == '_' => {
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+            {
+                i += 1;
+            }
+        }
+        Some(c) if c.is_ascii_digit() => {
+            while chars.get(i).is_some_and(char::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        Some(c) if "@*#?$!-".contains(*c) => i += 1,
+        _ => {}
+    }
+    let name = &chars[name_start..i];
+    let mut subscript: Option<String> = None;
+    if chars.get(i) == Some(&'[') {
+        let mut depth = 0usize;
+        let open = i;
+        while let Some(c) = chars.get(i) {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        subscript = Some(chars[open + 1..i.min(chars.len())].iter().collect());
+        i += 1;
+    }
+    let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
+    if indirect {
+        let listing = subscript.is_none() && (rest == "*" || rest == "@") && !name.is_empty();
+        let keys = matches!(subscript.as_deref(), Some("@" | "*")) && rest.is_empty();
+        let special = name == ['#'] && rest.is_empty();
+        if !(listing || keys || special) {
+            return Some("indirect expansion `${!…}` uses a value as a variable name");
+        }
+    }
+    if let Some(range) = rest.strip_prefix(':')
+        && !range.starts_with(['-', '=', '?', '+'])
+    {
+        let literal = range.chars().all(|c| {
+            c.is_ascii_digit() || c.is_ascii_whitespace() || "+-*/%()<>=!&|^~?:,".contains(c)
+        });
+        if !literal {
+            return Some("a substring offset or length is arithmetic on run-time values");
+        }
+    }
+    None
 }

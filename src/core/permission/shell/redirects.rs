@@ -136,9 +136,27 @@ impl Parser<'_> {
                         if q == c {
                             break;
                         }
+                        // In double quotes a backslash escapes `$`, `` ` ``, `"`, `\`
+                        // and joins lines (a backslash-newline is removed).
+                        if c == '"' && q == '\\' {
+                            match self.peek() {
+                                Some('\n') => {
+                                    self.pos += 1;
+                                    continue;
+                                }
+                                Some(n @ ('$' | '`' | '"' | '\\')) => {
+                                    self.pos += 1;
+                                    text.push(n);
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
                         text.push(q);
                     }
                 }
+                // A line continuation, removed before the word is read: not a quote.
+                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
                 '\\' => {
                     quoted = true;
                     self.pos += 1;
@@ -168,11 +186,8 @@ impl Parser<'_> {
             let mut after = self.chars.len();
             let mut line_start = self.pos;
             while line_start < self.chars.len() {
-                let line_end = self.chars[line_start..]
-                    .iter()
-                    .position(|c| *c == '\n')
-                    .map_or(self.chars.len(), |i| line_start + i);
-                let mut line = &self.chars[line_start..line_end];
+                let (line, line_end) = self.heredoc_line(line_start, heredoc.expand);
+                let mut line = line.as_slice();
                 if heredoc.strip_tabs {
                     while line.first() == Some(&'\t') {
                         line = &line[1..];
@@ -189,6 +204,29 @@ impl Parser<'_> {
                 self.scan_expansions(body_start, body_end);
             }
             self.pos = after;
+        }
+    }
+
+    /// The here-document line starting at `start`, and where it ends. In the body of an
+    /// expanded here-document a backslash-newline joins lines (as bash reads it), so the
+    /// delimiter may be spelled across them (`EO\` on one line, `F` on the next, end `<<EOF`).
+    fn heredoc_line(&self, start: usize, joins: bool) -> (Vec<char>, usize) {
+        let mut line = Vec::new();
+        let mut i = start;
+        loop {
+            let end = self.chars[i..]
+                .iter()
+                .position(|c| *c == '\n')
+                .map_or(self.chars.len(), |k| i + k);
+            let physical = &self.chars[i..end];
+            let backslashes = physical.iter().rev().take_while(|c| **c == '\\').count();
+            if joins && backslashes % 2 == 1 && end < self.chars.len() {
+                line.extend_from_slice(&physical[..physical.len() - 1]);
+                i = end + 1;
+            } else {
+                line.extend_from_slice(physical);
+                return (line, end);
+            }
         }
     }
 }

@@ -189,3 +189,47 @@ fn pathological_input_terminates() {
         let _ = parse(text);
     }
 }
+
+#[test]
+fn heredoc_delimiters_are_read_as_bash_reads_them() {
+    // A backslash-newline in the delimiter word is a line continuation, not a quote.
+    assert_eq!(commands("cat <<E\\\nOF\nhi\nEOF\nrm v"), ["cat", "rm v"]);
+    assert_eq!(
+        commands("cat <<\"E\\\nOF\"\nhi\nEOF\nrm v"),
+        ["cat", "rm v"]
+    );
+    assert_eq!(commands("cat <<-E\\\nND\nhi\n\tEND\nrm v"), ["cat", "rm v"]);
+    // In an expanded body, a backslash-newline joins lines: `EO\⏎F` is the delimiter.
+    assert_eq!(commands("cat <<EOF\nhi\nEO\\\nF\nrm v"), ["cat", "rm v"]);
+    // …but not in a quoted one, nor after an escaped backslash.
+    assert_eq!(commands("cat <<'EOF'\nEO\\\nF\nrm v\nEOF"), ["cat"]);
+    assert_eq!(commands("cat <<EOF\nEO\\\\\nF\nrm v\nEOF"), ["cat"]);
+    // Still expanded, still scanned for substitutions.
+    assert_eq!(commands("cat <<E\\\nOF\n$(rm a)\nEOF"), ["cat", "rm a"]);
+}
+
+#[test]
+fn expansions_that_evaluate_values_are_opaque() {
+    for text in [
+        "echo $[x]",
+        "echo \"$[x + 1]\"",
+        "echo ${s:x}",
+        "echo ${s:0:n}",
+        "echo ${s:$x}",
+        "echo ${@:x}",
+        "echo ${a[@]:x}",
+        "echo ${!x}",
+        "echo ${!1}",
+        "echo ${!x[0]}",
+    ] {
+        assert!(is_opaque(text), "{text:?}");
+    }
+    for text in [
+        "echo $[1 + 2]",
+        "echo ${s:1:2} ${s: -1} ${s:(-2)}",
+        "echo ${x:-a} ${x:=b} ${x:?c} ${x:+d}",
+        "echo ${!BASH*} ${!BASH@} ${!a[@]} ${!a[*]} ${!} ${#x} ${#}",
+    ] {
+        assert!(!is_opaque(text), "{text:?}");
+    }
+}

@@ -4,14 +4,22 @@
 //! (typed feedback goes to the model). Keys: 1–3, y/n, arrows + Enter; Esc or Ctrl+C = No
 //! and stop the turn.
 //!
+//! A long preview scrolls inside the popup (PgUp/PgDn, the mouse wheel over the popup) and
+//! Ctrl+O lets it take the whole screen. A diff that does not fit loses its unchanged
+//! context first, so the hunk headers and the changed lines show; in a small window the
+//! popup covers the composer and drops its spacing so a few preview rows stay beside the
+//! options. PgUp/PgDn with nothing to scroll (or with Shift) and the wheel outside the
+//! popup scroll the transcript behind it.
+//!
 //! [`PermissionOverlay`] holds the popup with the request it answers and floats above
 //! the composer; `preview.rs` makes a request into its popup.
 
 mod preview;
 
+use std::cell::Cell;
 use std::path::Path;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -21,6 +29,7 @@ use ratatui::widgets::{Paragraph, Widget};
 pub use self::preview::permission_popup;
 use super::overlay::{AppAction, Cursor, EventResult, Overlay, Stage};
 use crate::sdk::PermissionRequest;
+use crate::tui::diff::DiffView;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::framed_box::FramedBox;
 use crate::tui::wrap::{WrapMode, sanitize, wrap_spans};
@@ -33,6 +42,8 @@ pub struct PermissionOverlay {
     popup: PermissionPopup,
     /// Taken when the user answers.
     request: Option<PermissionRequest>,
+    /// Where the popup was last drawn (for the mouse wheel).
+    drawn_at: Cell<Rect>,
 }
 
 impl PermissionOverlay {
@@ -41,19 +52,36 @@ impl PermissionOverlay {
         PermissionOverlay {
             popup: permission_popup(&request, cwd, width, theme),
             request: Some(request),
+            drawn_at: Cell::new(Rect::default()),
         }
     }
 
-    /// Just above the composer, as tall as the popup wants and the room allows.
+    /// Just above the composer, as tall as the popup wants and the room allows; when it
+    /// wants more room than there is above the composer, over the composer too.
     fn area(&self, stage: &Stage) -> Rect {
         let free = stage.free;
-        let height = self.popup.height(free.width).min(free.height);
-        Rect::new(free.x, free.bottom() - height, free.width, height)
+        let wanted = self.popup.height(free.width);
+        if wanted <= free.height {
+            return Rect::new(free.x, free.bottom() - wanted, free.width, wanted);
+        }
+        let screen = stage.screen;
+        let height = wanted.min(screen.height);
+        Rect::new(screen.x, screen.bottom() - height, screen.width, height)
     }
 }
 
 impl Overlay for PermissionOverlay {
     fn on_key(&mut self, key: KeyEvent) -> EventResult {
+        if let KeyCode::PageUp | KeyCode::PageDown = key.code {
+            let up = key.code == KeyCode::PageUp;
+            let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+            let page = self.popup.view.get().0.saturating_sub(1).max(1);
+            return if !shift && self.popup.scroll_by(page, up) {
+                EventResult::Consumed
+            } else {
+                EventResult::Ignored
+            };
+        }
         match (self.popup.handle_key(key), self.request.take()) {
             (Some(choice), Some(request)) => {
                 EventResult::Done(AppAction::Permission(Box::new(request), choice))
@@ -69,12 +97,29 @@ impl Overlay for PermissionOverlay {
         self.popup.paste(text);
     }
 
+    fn on_mouse(&mut self, mouse: &MouseEvent) -> bool {
+        let up = match mouse.kind {
+            MouseEventKind::ScrollUp => true,
+            MouseEventKind::ScrollDown => false,
+            _ => return false,
+        };
+        let over = self
+            .drawn_at
+            .get()
+            .contains(Position::new(mouse.column, mouse.row));
+        over && self
+            .popup
+            .scroll_by(crate::tui::transcript::WHEEL_LINES, up)
+    }
+
     fn is_full_screen(&self) -> bool {
         false
     }
 
     fn draw(&self, stage: &Stage, buf: &mut Buffer) {
-        self.popup.render(self.area(stage), buf);
+        let area = self.area(stage);
+        self.drawn_at.set(area);
+        self.popup.render(area, buf);
     }
 
     fn cursor(&self, stage: &Stage) -> Cursor {
@@ -119,7 +164,19 @@ pub struct PermissionPopup {
     /// `Some` while the user types feedback for "No".
     pub feedback: Option<String>,
     pub colors: bool,
+    /// An Edit's or Write's diff, fitted to the room at each draw (`preview` holds it
+    /// rendered in full).
+    diff: Option<(DiffView, Theme)>,
+    /// The first preview row shown when the preview scrolls.
+    scroll: usize,
+    /// Ctrl+O: the preview may take the whole screen.
+    expanded: bool,
+    /// Preview rows shown and preview rows in all, at the last draw.
+    view: Cell<(usize, usize)>,
 }
+
+/// Preview rows kept in a small window, at the cost of the popup's spacing.
+const MIN_PREVIEW_ROWS: usize = 4;
 
 impl PermissionPopup {
     pub fn new(
@@ -137,7 +194,32 @@ impl PermissionPopup {
             selected: 0,
             feedback: None,
             colors,
+            diff: None,
+            scroll: 0,
+            expanded: false,
+            view: Cell::new((0, 0)),
         }
+    }
+
+    /// The preview is this diff: fitted to the room, unchanged context cut first.
+    pub fn with_diff(mut self, diff: DiffView, theme: Theme) -> Self {
+        self.diff = Some((diff, theme));
+        self
+    }
+
+    /// Scrolls the preview by `rows`; returns whether it scrolls at all (is longer than
+    /// the rows it gets).
+    pub fn scroll_by(&mut self, rows: usize, up: bool) -> bool {
+        let (shown, total) = self.view.get();
+        if total <= shown {
+            return false;
+        }
+        self.scroll = if up {
+            self.scroll.saturating_sub(rows)
+        } else {
+            (self.scroll + rows).min(total - shown)
+        };
+        true
     }
 
     /// The answers offered, in order; "don't ask again" only when there is a rule to save.
@@ -218,6 +300,10 @@ impl PermissionPopup {
         }
         let last = self.options().len() - 1;
         match key.code {
+            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.expanded = !self.expanded;
+                None
+            }
             KeyCode::Char('y') => Some(PermissionChoice::Allow),
             KeyCode::Char(c @ '1'..='3') => self.pick(usize::from(c as u8 - b'1')),
             KeyCode::Char('n') => Some(PermissionChoice::Deny(None)),
@@ -238,13 +324,84 @@ impl PermissionPopup {
         }
     }
 
-    /// Height the popup wants when it is `width` columns wide (it may get less).
+    /// Height the popup wants when it is `width` columns wide (it may get less): the
+    /// preview's first [`PREVIEW_LINES`] rows, or all of them when expanded.
     pub fn height(&self, width: u16) -> u16 {
         let inner = usize::from(width.saturating_sub(2));
-        let rows = self.head_rows(inner).len()
-            + self.preview_rows(inner).len()
-            + self.tail_rows(inner).len();
+        let cap = if self.expanded {
+            usize::MAX
+        } else {
+            PREVIEW_LINES
+        };
+        let preview = self.preview_lines(inner, cap).len();
+        let preview = match preview {
+            0 => 0,
+            n if n > cap => cap + 2,
+            n => n + 1,
+        };
+        let rows = self.head_rows(inner).len() + preview + self.tail_rows(inner).len();
         u16::try_from(rows + 2).unwrap_or(u16::MAX)
+    }
+
+    /// The preview's rows at `inner` columns: a diff fitted to `room` rows (context cut
+    /// first), other previews wrapped whole.
+    fn preview_lines(&self, inner: usize, room: usize) -> Vec<Line<'static>> {
+        if let Some((diff, theme)) = &self.diff {
+            let width = u16::try_from(inner).unwrap_or(u16::MAX);
+            return diff.render_fitted(width, room, theme);
+        }
+        self.preview
+            .iter()
+            .flat_map(|line| {
+                wrapped(&line.spans, inner, 0, WrapMode::Chars)
+                    .into_iter()
+                    .map(|row| row.style(line.style))
+            })
+            .collect()
+    }
+
+    /// The preview in `room` rows: all of it and a blank row when it fits, else a window
+    /// at the scroll position and a row saying where it is and how to scroll.
+    fn preview_rows(&self, inner: usize, room: usize) -> Vec<Line<'static>> {
+        let cap = if self.expanded {
+            usize::MAX
+        } else {
+            PREVIEW_LINES
+        };
+        let avail = room.saturating_sub(1).min(cap);
+        let lines = self.preview_lines(inner, avail);
+        if lines.is_empty() || room == 0 {
+            self.view.set((0, 0));
+            return Vec::new();
+        }
+        if lines.len() <= avail {
+            self.view.set((lines.len(), lines.len()));
+            let mut rows = lines;
+            rows.push(Line::default());
+            return rows;
+        }
+        let shown = avail.max(1);
+        let total = lines.len();
+        let top = self.scroll.min(total - shown);
+        self.view.set((shown, total));
+        let mut rows: Vec<Line<'static>> = lines.into_iter().skip(top).take(shown).collect();
+        let note = format!(
+            "↕ rows {}–{} of {total} · PgUp/PgDn scroll{}",
+            top + 1,
+            top + shown,
+            if self.expanded {
+                ""
+            } else {
+                " · ctrl+o expand"
+            }
+        );
+        let dim = Style::default().add_modifier(Modifier::DIM);
+        rows.extend(
+            wrapped(&[Span::styled(note, dim)], inner, 0, WrapMode::Words)
+                .into_iter()
+                .take(1),
+        );
+        rows
     }
 
     /// The summary and a blank row.
@@ -254,31 +411,6 @@ impl PermissionPopup {
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let mut rows = wrapped(&summary, inner, 0, WrapMode::Words);
-        rows.push(Line::default());
-        rows
-    }
-
-    /// The preview (its first 20 lines, then a count of the rest) and a blank row; nothing
-    /// without a preview.
-    fn preview_rows(&self, inner: usize) -> Vec<Line<'static>> {
-        if self.preview.is_empty() {
-            return Vec::new();
-        }
-        let shown = self.preview.len().min(PREVIEW_LINES);
-        let mut rows: Vec<Line<'static>> = self.preview[..shown]
-            .iter()
-            .flat_map(|line| {
-                wrapped(&line.spans, inner, 0, WrapMode::Chars)
-                    .into_iter()
-                    .map(|row| row.style(line.style))
-            })
-            .collect();
-        if self.preview.len() > shown {
-            rows.push(Line::from(format!(
-                "… {} more lines",
-                self.preview.len() - shown
-            )));
-        }
         rows.push(Line::default());
         rows
     }
@@ -307,24 +439,38 @@ impl PermissionPopup {
         rows
     }
 
-    /// The rows shown in `inner` (width, height): the preview gives way first, then the
-    /// top, so the options and the feedback line stay visible.
+    /// The rows shown in `inner` (width, height): the preview gets the room the summary
+    /// and the options leave; when that is less than [`MIN_PREVIEW_ROWS`], the blank row
+    /// under the summary, the question and the summary's extra rows give way first. What
+    /// still does not fit is cut from the top, so the options and the feedback line stay.
     fn rows(&self, inner: Rect) -> Vec<Line<'static>> {
         let width = usize::from(inner.width);
         let height = usize::from(inner.height);
-        let head = self.head_rows(width);
-        let mut preview = self.preview_rows(width);
-        let tail = self.tail_rows(width);
-        let room = height.saturating_sub(head.len() + tail.len());
-        if preview.len() > room {
-            // Keep what fits, a count of the rest, and the blank row before the question.
-            let kept = room.saturating_sub(2);
-            let hidden = preview.len() - 1 - kept;
-            preview.truncate(kept);
-            if room >= 2 {
-                preview.push(Line::from(format!("… {hidden} more lines")));
-                preview.push(Line::default());
-            }
+        let mut head = self.head_rows(width);
+        let mut tail = self.tail_rows(width);
+        let has_preview = !self.preview.is_empty() || self.diff.is_some();
+        let room =
+            |head: &[Line<'_>], tail: &[Line<'_>]| height.saturating_sub(head.len() + tail.len());
+        let need = MIN_PREVIEW_ROWS + 1;
+        let spacer = (has_preview && room(&head, &tail) < need).then(|| head.pop());
+        let question =
+            (has_preview && room(&head, &tail) < need && tail.len() > 1).then(|| tail.remove(0));
+        if has_preview && room(&head, &tail) < need {
+            head.truncate(1);
+        }
+        let preview = self.preview_rows(width, room(&head, &tail));
+        // A preview shorter than its room gives the question and the spacing back.
+        let mut spare = height.saturating_sub(head.len() + preview.len() + tail.len());
+        if let Some(line) = question
+            && spare > 0
+        {
+            tail.insert(0, line);
+            spare -= 1;
+        }
+        if let Some(Some(line)) = spacer
+            && spare > 0
+        {
+            head.push(line);
         }
         let mut rows = head;
         rows.extend(preview);

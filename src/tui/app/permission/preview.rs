@@ -22,7 +22,8 @@ pub fn permission_popup(
     width: u16,
     theme: &Theme,
 ) -> PermissionPopup {
-    let preview = match file_preview(request, cwd) {
+    let diff = file_preview(request, cwd);
+    let preview = match &diff {
         Some(diff) => diff.render(width.saturating_sub(2).max(20), true, theme),
         None => command_preview(request),
     };
@@ -37,13 +38,17 @@ pub fn permission_popup(
     if let Some(subagent) = &request.subagent {
         summary = format!("subagent {subagent} asks — {summary}");
     }
-    PermissionPopup::new(
+    let popup = PermissionPopup::new(
         &request.tool_name,
         summary,
         preview,
         request.suggested_rule.clone(),
         theme.color,
-    )
+    );
+    match diff {
+        Some(diff) => popup.with_diff(diff, *theme),
+        None => popup,
+    }
 }
 
 /// The change the request's tool worked out (the diff of an Edit or Write, exactly what it

@@ -117,3 +117,78 @@ fn the_rule_it_saves_is_shown_and_tiny_areas_do_not_panic() {
     let mut tiny = Buffer::empty(Rect::new(0, 0, 1, 1));
     p.render(tiny.area, &mut tiny);
 }
+
+/// An Edit popup for `long.txt` ("line 1" … "line 40") with `change` applied.
+fn long_edit_popup(change: impl Fn(&str) -> String) -> PermissionPopup {
+    let before: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let after = change(&before);
+    let diff = DiffView::new("long.txt", Some(&before), &after);
+    let theme = Theme::new(false);
+    PermissionPopup::new(
+        "Edit",
+        "long.txt".into(),
+        diff.render(78, true, &theme),
+        "Edit(long.txt)".into(),
+        false,
+    )
+    .with_diff(diff, theme)
+}
+
+fn drawn(p: &PermissionPopup, width: u16, height: u16) -> String {
+    let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+    p.render(buf.area, &mut buf);
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn a_short_popup_keeps_the_changed_lines_and_cuts_their_context() {
+    let mut p = long_edit_popup(|b| b.replace("line 20\n", "LINE 20\n"));
+    let text = drawn(&p, 80, 12);
+    for wanted in ["@@ -", "- line 20", "+ LINE 20", "1. Yes", "3. No"] {
+        assert!(text.contains(wanted), "{wanted:?} missing:\n{text}");
+    }
+    assert!(!text.contains("line 17"), "context goes first:\n{text}");
+    assert!(
+        !p.scroll_by(3, false),
+        "a fitting preview has nothing to scroll"
+    );
+    // With room, the usual three lines of context come back.
+    assert!(drawn(&p, 80, 24).contains("line 17"));
+}
+
+#[test]
+fn a_long_preview_scrolls_and_ctrl_o_asks_for_its_full_height() {
+    let mut p = long_edit_popup(|b| {
+        b.lines()
+            .map(|l| {
+                let n: usize = l[5..].parse().unwrap();
+                if (5..=34).contains(&n) {
+                    format!("{}\n", l.to_uppercase())
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    });
+    let text = drawn(&p, 80, 20);
+    assert!(text.contains("- line 5 "), "{text}");
+    assert!(!text.contains("+ LINE 34"), "{text}");
+    assert!(text.contains("PgUp/PgDn scroll"), "{text}");
+    assert!(p.scroll_by(1000, false));
+    let text = drawn(&p, 80, 20);
+    assert!(text.contains("+ LINE 34"), "{text}");
+    assert!(text.contains("3. No"), "{text}");
+    let collapsed = p.height(80);
+    p.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    assert!(
+        p.height(80) > collapsed + 40,
+        "all 60 changed rows and more"
+    );
+}

@@ -1,0 +1,140 @@
+//! `git config` as a writer: a call that sets, adds, removes or edits a key (rather than
+//! reading one) changes the repository's `.git/config` — `~/.gitconfig` with `--global`,
+//! the named file with `--file` — so the protected-files guard sees it as a write there.
+//! (An alias, `core.pager` or `core.fsmonitor` set that way runs code at the next git call.)
+
+use std::path::Path;
+
+use crate::core::permission::paths::PathContext;
+use crate::core::permission::rules::basename;
+use crate::core::permission::shell::Word;
+use crate::core::permission::targets::FileTarget;
+use crate::core::permission::{PermissionPolicy, Verdict};
+
+use super::analysis::Analysis;
+
+/// Options of `git config` that only read.
+const READING: &[&str] = &[
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--get-color",
+    "--get-colorbool",
+    "-l",
+    "--list",
+    "get",
+    "list",
+];
+
+/// The guard's verdict on the `git config` writes of the line, if any asks.
+pub(super) fn config_writes(
+    analysis: &Analysis,
+    policy: &PermissionPolicy,
+    start_dir: &Path,
+    ctx: &PathContext<'_>,
+) -> Option<Verdict> {
+    let mut verdict = None;
+    for command in &analysis.commands {
+        command.tree.walk(&mut |node| {
+            if verdict.is_some() {
+                return;
+            }
+            let Some(file) = written_config(&node.words) else {
+                return;
+            };
+            let target = FileTarget::of_word(&Word::literal(&file), Some(start_dir), ctx)
+                .unwrap_or(FileTarget::Unknown);
+            verdict = policy.guard_write(&target, "Edit", ctx);
+        });
+    }
+    verdict
+}
+
+/// The config file a `git … config …` command writes, if it writes one.
+fn written_config(words: &[Word]) -> Option<String> {
+    let name = words.first()?.as_literal()?;
+    if basename(&name) != "git" {
+        return None;
+    }
+    // Global options before the subcommand; `-C dir` moves where `.git` is looked for.
+    let mut dir = String::from(".");
+    let mut rest = words[1..].iter();
+    let sub = loop {
+        let word = rest.next()?;
+        let text = word.as_literal().unwrap_or_default();
+        match text.as_str() {
+            "-C" => dir = rest.next()?.as_literal().unwrap_or_else(|| "\u{1}".into()),
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                rest.next();
+            }
+            t if t.starts_with('-') => {}
+            _ => break text,
+        }
+    };
+    if sub != "config" {
+        return None;
+    }
+    let args: Vec<String> = rest.map(|w| w.as_literal().unwrap_or_default()).collect();
+    if args.iter().any(|a| READING.contains(&a.as_str())) {
+        return None;
+    }
+    let mut file = format!("{dir}/.git/config");
+    let mut operands = 0;
+    let mut writes = false;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--global" => file = "~/.gitconfig".into(),
+            "--system" => file = "/etc/gitconfig".into(),
+            "-f" | "--file" => file = args.next().cloned().unwrap_or_default(),
+            a if a.starts_with("--file=") => file = a["--file=".len()..].to_string(),
+            "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section"
+            | "--remove-section" | "-e" | "--edit" | "set" | "unset" | "edit"
+            | "rename-section" | "remove-section" => writes = true,
+            a if a.starts_with('-') => {}
+            _ => operands += 1,
+        }
+    }
+    (writes || operands >= 2).then_some(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<Word> {
+        line.split(' ').map(Word::literal).collect()
+    }
+
+    #[test]
+    fn setting_a_key_writes_and_reading_one_does_not() {
+        let w = |l: &str| written_config(&words(l));
+        assert_eq!(
+            w("git config alias.x !rm").as_deref(),
+            Some("./.git/config")
+        );
+        assert_eq!(
+            w("git config --global core.pager evil").as_deref(),
+            Some("~/.gitconfig")
+        );
+        assert_eq!(
+            w("git -C sub config core.fsmonitor x").as_deref(),
+            Some("sub/.git/config")
+        );
+        assert_eq!(w("git config --file f.cfg a.b c").as_deref(), Some("f.cfg"));
+        assert_eq!(
+            w("git config --unset core.pager").as_deref(),
+            Some("./.git/config")
+        );
+        assert_eq!(
+            w("git config set core.pager x").as_deref(),
+            Some("./.git/config")
+        );
+        assert_eq!(w("git config user.name"), None);
+        assert_eq!(w("git config --get user.name"), None);
+        assert_eq!(w("git config --list"), None);
+        assert_eq!(w("git status"), None);
+        assert_eq!(w("echo config a b"), None);
+    }
+}
