@@ -148,7 +148,7 @@ fn main() {
                     Role::User,
                     vec![Block::ToolResult {
                         tool_use_id: call.id.clone(),
-                        content: output.content.clone(),
+                        content: output.content.clone().into(),
                         is_error: false,
                     }],
                 )

@@ -161,7 +161,7 @@ fn write_log_with(home: &Path, cwd: &Path, lines: usize, filler: usize) -> std::
             Role::User,
             vec![Block::ToolResult {
                 tool_use_id: format!("toolu_{i}"),
-                content: filler(i),
+                content: filler(i).into(),
                 is_error: false,
             }],
         );

@@ -443,3 +443,54 @@ fn todo_write_is_sent_as_the_plan() {
     );
     assert_eq!(acp.finish(), Some(0));
 }
+
+#[test]
+fn an_image_in_a_prompt_reaches_the_model_and_a_broken_one_is_refused() {
+    const PNG: &[u8] = &[
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
+        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8,
+        0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00,
+        0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, PNG);
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("A red pixel.")]);
+    let mut acp = AcpPeer::start(&p, &server, &[]);
+    let init = acp.initialize();
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    let session = acp.new_session(&p.root);
+    let broken = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [
+            {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="}]}),
+    );
+    let refused = acp.response(broken)["error"].clone();
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("image 1: image data is not a PNG"),
+        "{refused}"
+    );
+    let prompt = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "mimeType": "image/png", "data": data}]}),
+    );
+    assert_eq!(acp.result(prompt)["stopReason"], "end_turn");
+    assert_eq!(acp.finish(), Some(0));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the broken prompt sent nothing");
+    let content = requests[0].body["messages"][0]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let image = content.iter().find(|b| b["type"] == "image").unwrap();
+    assert_eq!(image["source"]["data"], data.as_str());
+    assert_eq!(image["source"]["media_type"], "image/png");
+}

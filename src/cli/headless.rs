@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::core::image::checked_base64_image;
+use crate::core::message::ImageSource;
 use crate::sdk::{SessionEvent, TurnEnd};
 
 use super::args::{Args, InputFormat, OutputFormat};
@@ -199,6 +201,30 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
         );
     }
     Ok(vec![prompt])
+}
+
+/// The text and images of a stream-json user message's content (Claude Agent SDK shape:
+/// a string, or `text` and `image` blocks with base64 sources). `Ok(None)` when it is no
+/// user message or has nothing to send; `Err` names what is wrong with an image.
+pub(super) fn user_prompt(value: &Value) -> Result<Option<(String, Vec<ImageSource>)>, String> {
+    let Some(text) = user_text(value) else {
+        return Ok(None);
+    };
+    let mut images = Vec::new();
+    let blocks = value["message"]["content"].as_array().into_iter().flatten();
+    for block in blocks.filter(|b| b["type"] == "image") {
+        let n = images.len() + 1;
+        let source: ImageSource = serde_json::from_value(block["source"].clone()).map_err(|e| {
+            format!(
+                "image {n}: its source is not {{\"type\":\"base64\",\"media_type\",\"data\"}}: {e}"
+            )
+        })?;
+        images.push(checked_base64_image(&source).map_err(|e| format!("image {n}: {e}"))?);
+    }
+    if text.trim().is_empty() && images.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((text, images)))
 }
 
 /// The text of a stream-json user message.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextState, ContextTracker, HARD_LIMIT, TOOL_RESULT_GUARD};
-use super::message::{Block, Message, MessageState, Role, Usage};
+use super::message::{Block, Message, MessageState, Role, ToolResultContent, Usage};
 use super::provider::{
     INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StopReason,
     StreamEvent,
@@ -463,15 +463,18 @@ impl Engine<'_> {
             .map(|((id, _, _), output)| {
                 let output = output.unwrap_or_else(|| ToolOutput::error(missing));
                 let mut content = truncate_middle(&output.content, TOOL_OUTPUT_CAP);
+                let mut images = output.images;
                 if over {
                     content = SKIPPED_RESULT.to_string();
+                    images.clear();
                 } else {
-                    used += super::context::chars_to_tokens(content.len());
+                    let image_chars = images.len() * super::image::IMAGE_CHARS_ESTIMATE;
+                    used += super::context::chars_to_tokens(content.len() + image_chars);
                     over = used > guard;
                 }
                 Block::ToolResult {
                     tool_use_id: id.clone(),
-                    content,
+                    content: ToolResultContent::with_images(content, images),
                     is_error: output.is_error,
                 }
             })

@@ -24,12 +24,150 @@ pub enum MessageState {
 }
 
 /// An image carried inline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageSource {
     #[serde(rename = "type")]
     pub kind: String,
     pub media_type: String,
     pub data: String,
+}
+
+impl ImageSource {
+    /// Inline base64 image data of `media_type` (`image/png`…).
+    pub fn base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        ImageSource {
+            kind: "base64".into(),
+            media_type: media_type.into(),
+            data: data.into(),
+        }
+    }
+
+    /// The image as a `data:` URL, the way OpenAI's APIs take inline images.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
+}
+
+/// What a tool result says: its text and any images it returns (Read of a picture). It
+/// reads as its text (`Deref<Target = str>`), and serialises as Claude Code writes it: a
+/// plain string, or — with images — an array of `text` and `image` blocks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResultContent {
+    pub text: String,
+    pub images: Vec<ImageSource>,
+}
+
+impl ToolResultContent {
+    pub fn with_images(text: impl Into<String>, images: Vec<ImageSource>) -> Self {
+        ToolResultContent {
+            text: text.into(),
+            images,
+        }
+    }
+}
+
+impl std::ops::Deref for ToolResultContent {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::fmt::Display for ToolResultContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl From<String> for ToolResultContent {
+    fn from(text: String) -> Self {
+        ToolResultContent {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for ToolResultContent {
+    fn from(text: &str) -> Self {
+        text.to_string().into()
+    }
+}
+
+impl PartialEq<str> for ToolResultContent {
+    fn eq(&self, other: &str) -> bool {
+        self.images.is_empty() && self.text == other
+    }
+}
+
+impl PartialEq<&str> for ToolResultContent {
+    fn eq(&self, other: &&str) -> bool {
+        self == *other
+    }
+}
+
+/// One block of an array-shaped tool result, as Claude Code and Anthropic write it.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultPart {
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    #[serde(other)]
+    Other,
+}
+
+impl Serialize for ToolResultContent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.images.is_empty() {
+            return serializer.serialize_str(&self.text);
+        }
+        let mut parts = Vec::with_capacity(self.images.len() + 1);
+        if !self.text.is_empty() {
+            parts.push(ResultPart::Text {
+                text: self.text.clone(),
+            });
+        }
+        parts.extend(self.images.iter().map(|source| ResultPart::Image {
+            source: source.clone(),
+        }));
+        parts.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolResultContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Shape {
+            Text(String),
+            Parts(Vec<ResultPart>),
+            Missing(()),
+        }
+        Ok(match Shape::deserialize(deserializer)? {
+            Shape::Text(text) => text.into(),
+            Shape::Missing(()) => ToolResultContent::default(),
+            Shape::Parts(parts) => {
+                let mut content = ToolResultContent::default();
+                for part in parts {
+                    match part {
+                        ResultPart::Text { text } => {
+                            if !content.text.is_empty() {
+                                content.text.push('\n');
+                            }
+                            content.text.push_str(&text);
+                        }
+                        ResultPart::Image { source } => content.images.push(source),
+                        ResultPart::Other => {}
+                    }
+                }
+                content
+            }
+        })
+    }
 }
 
 /// One piece of message content.
@@ -57,7 +195,8 @@ pub enum Block {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        #[serde(default)]
+        content: ToolResultContent,
         #[serde(default, skip_serializing_if = "is_false")]
         is_error: bool,
     },
@@ -96,8 +235,12 @@ impl Block {
                 tool_use_id,
                 content,
                 ..
-            } => tool_use_id.len() + content.len(),
-            Block::Image { source } => source.data.len() / 8,
+            } => {
+                tool_use_id.len()
+                    + content.len()
+                    + content.images.len() * super::image::IMAGE_CHARS_ESTIMATE
+            }
+            Block::Image { .. } => super::image::IMAGE_CHARS_ESTIMATE,
             Block::Opaque(v) => v.to_string().len(),
         }
     }
@@ -214,6 +357,58 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             json!({"type":"tool_result","tool_use_id":"t","content":"x"})
         );
+    }
+
+    #[test]
+    fn tool_results_with_images_serialise_as_claude_code_block_arrays_and_read_back() {
+        let image = ImageSource::base64("image/png", "iVBOR");
+        let r = Block::ToolResult {
+            tool_use_id: "t".into(),
+            content: ToolResultContent::with_images("a picture", vec![image.clone()]),
+            is_error: false,
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"tool_result","tool_use_id":"t","content":[
+                {"type":"text","text":"a picture"},
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBOR"}}]})
+        );
+        assert_eq!(serde_json::from_value::<Block>(v).unwrap(), r);
+        // Claude Code's own shapes: several text parts, unknown parts, no content at all.
+        let cc = json!({"type":"tool_result","tool_use_id":"t","content":[
+            {"type":"text","text":"one"},{"type":"tool_reference","tool_name":"X"},{"type":"text","text":"two"}]});
+        let Block::ToolResult { content, .. } = serde_json::from_value::<Block>(cc).unwrap() else {
+            panic!("not a tool result");
+        };
+        assert_eq!(&*content, "one\ntwo");
+        let bare = json!({"type":"tool_result","tool_use_id":"t"});
+        assert!(matches!(
+            serde_json::from_value::<Block>(bare).unwrap(),
+            Block::ToolResult { content, .. } if content.is_empty()
+        ));
+    }
+
+    #[test]
+    fn an_image_counts_the_same_in_the_estimate_whatever_its_size() {
+        use crate::core::image::IMAGE_CHARS_ESTIMATE;
+        let small = Block::Image {
+            source: ImageSource::base64("image/png", "iVBOR"),
+        };
+        let big = Block::Image {
+            source: ImageSource::base64("image/png", "A".repeat(4_000_000)),
+        };
+        assert_eq!(small.char_len(), IMAGE_CHARS_ESTIMATE);
+        assert_eq!(big.char_len(), IMAGE_CHARS_ESTIMATE);
+        let result = Block::ToolResult {
+            tool_use_id: "t".into(),
+            content: ToolResultContent::with_images(
+                "ab",
+                vec![ImageSource::base64("image/png", "x")],
+            ),
+            is_error: false,
+        };
+        assert_eq!(result.char_len(), 1 + 2 + IMAGE_CHARS_ESTIMATE);
     }
 
     #[test]

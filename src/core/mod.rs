@@ -5,6 +5,7 @@
 pub mod context;
 pub mod engine;
 pub mod hooks;
+pub mod image;
 pub mod message;
 pub mod models;
 pub mod permission;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::message::ImageSource;
 use super::provider::ToolSchema;
 
 /// What a tool can do to the world; permission modes decide by it.
@@ -97,6 +98,8 @@ pub enum ToolDisplay {
 pub struct ToolOutput {
     /// The text the model reads as the call's result.
     pub content: String,
+    /// Images the model sees with the text (Read of a picture).
+    pub images: Vec<ImageSource>,
     /// Whether the call failed (the model is told so).
     pub is_error: bool,
     /// Structured data clients show beside the text (a diff, the todo list).
@@ -108,6 +111,7 @@ impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
+            images: Vec::new(),
             is_error: false,
             display: None,
         }
@@ -117,8 +121,17 @@ impl ToolOutput {
     pub fn error(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
+            images: Vec::new(),
             is_error: true,
             display: None,
+        }
+    }
+
+    /// A successful result the model reads as `content` and sees as `images`.
+    pub fn with_images(content: impl Into<String>, images: Vec<ImageSource>) -> Self {
+        ToolOutput {
+            images,
+            ..ToolOutput::ok(content)
         }
     }
 

@@ -5,13 +5,18 @@
 //! and its content follows the prompt in the same message. A directory mention lists the
 //! directory. A mention of a path that does not exist is reported and nothing is sent for
 //! it; a file a Read deny rule protects is never attached. Mentions inside code fences and
-//! e-mail addresses are left alone.
+//! e-mail addresses are left alone. An image file mentioned is attached as the image.
+//!
+//! Also what a paste names: a pasted or dropped path to an image file
+//! ([`pasted_image_path`]) becomes the image ([`load_image`]).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::image::{has_image_extension, image_from_bytes, sniff_media_type};
+use crate::core::message::ImageSource;
 use crate::core::permission::{CallFacts, PermissionPolicy, Verdict};
 use crate::core::{Block, RiskClass, ToolContext, ToolRegistry};
 use crate::tools::resolve_path;
@@ -177,8 +182,74 @@ pub async fn attach(
             "<attached-file path=\"{shown}\">\n{}\n</attached-file>",
             output.content.trim_end()
         )));
+        // An image file comes as the image itself.
+        let images = output.images.into_iter();
+        attached
+            .blocks
+            .extend(images.map(|source| Block::Image { source }));
     }
     attached
+}
+
+/// The file a paste names when the whole paste is one path to an image — what a terminal
+/// pastes for a dropped file: plain, quoted, with `\ `-escaped spaces, `~/…` or a
+/// `file://` URL. The file must exist and be named like an image or start like one.
+pub fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
+    let text = text.trim();
+    if text.is_empty() || text.contains('\n') || text.len() > 4096 {
+        return None;
+    }
+    let unquoted = ['\'', '"']
+        .iter()
+        .find_map(|q| text.strip_prefix(*q).and_then(|t| t.strip_suffix(*q)))
+        .map(str::to_string)
+        .unwrap_or_else(|| text.replace("\\ ", " "));
+    let named = match unquoted.strip_prefix("file://") {
+        Some(url) => percent_decoded(url)?,
+        None => unquoted,
+    };
+    let path = resolve_path(cwd, &named);
+    if !path.is_file() {
+        return None;
+    }
+    let starts_like_image = || {
+        let mut head = [0u8; 16];
+        std::fs::File::open(&path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .is_ok_and(|n| sniff_media_type(&head[..n]).is_some())
+    };
+    (has_image_extension(&path) || starts_like_image()).then_some(path)
+}
+
+/// The image in the file at `path`, or why it cannot be sent (not an image, too large).
+pub fn load_image(path: &Path) -> Result<ImageSource, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    image_from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `%XX` escapes of a `file://` URL's path decoded; `None` when they are not UTF-8.
+fn percent_decoded(url: &str) -> Option<String> {
+    let path = url.strip_prefix("localhost").unwrap_or(url);
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// A directory's entries, folders marked with `/`.
@@ -216,6 +287,47 @@ fn listing(dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pasted_and_dropped_image_paths_are_recognised_in_the_shapes_terminals_paste() {
+        use crate::core::image::tests::PNG_1X1;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("my shot.png"), PNG_1X1).unwrap();
+        std::fs::write(dir.path().join("noext"), PNG_1X1).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+        let cwd = dir.path();
+        let shot = dir.path().join("my shot.png");
+        let abs = shot.display().to_string();
+        for pasted in [
+            format!("'{abs}'"),
+            format!("\"{abs}\"  "),
+            abs.replace(' ', "\\ "),
+            format!("file://{}", abs.replace(' ', "%20")),
+            "'my shot.png'".to_string(),
+        ] {
+            assert_eq!(
+                pasted_image_path(&pasted, cwd),
+                Some(shot.clone()),
+                "{pasted}"
+            );
+        }
+        // Judged by contents when the name says nothing.
+        assert_eq!(pasted_image_path("noext", cwd), Some(cwd.join("noext")));
+        // Text, a text file, a missing image, two lines: an ordinary paste.
+        for pasted in [
+            "notes.txt",
+            "gone.png",
+            "hello world",
+            &format!("{abs}\n{abs}"),
+        ] {
+            assert_eq!(pasted_image_path(pasted, cwd), None, "{pasted}");
+        }
+        let image = load_image(&shot).unwrap();
+        assert_eq!(image.media_type, "image/png");
+        std::fs::write(dir.path().join("fake.png"), "not an image").unwrap();
+        let fake = pasted_image_path("fake.png", cwd).unwrap();
+        assert!(load_image(&fake).unwrap_err().contains("not a PNG, JPEG"));
+    }
 
     #[test]
     fn mentions_are_found_where_users_type_them() {

@@ -522,7 +522,7 @@ mod tests {
             Role::User,
             vec![Block::ToolResult {
                 tool_use_id: "t1".into(),
-                content: "x".repeat(10_000),
+                content: "x".repeat(10_000).into(),
                 is_error: false,
             }],
         );

@@ -50,7 +50,7 @@ pub fn answer_orphan_tool_calls(messages: &mut Vec<Message>) -> Option<Message> 
             .filter(|id| !answered.contains(id))
             .map(|id| Block::ToolResult {
                 tool_use_id: id,
-                content: NOT_RUN_RESULT.to_string(),
+                content: NOT_RUN_RESULT.into(),
                 is_error: true,
             })
             .collect();

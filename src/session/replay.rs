@@ -649,7 +649,7 @@ mod tests {
                 Role::User,
                 vec![Block::ToolResult {
                     tool_use_id: format!("toolu_{i}"),
-                    content: "fn main() {}\n".repeat(40),
+                    content: "fn main() {}\n".repeat(40).into(),
                     is_error: false,
                 }],
             );

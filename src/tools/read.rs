@@ -1,5 +1,6 @@
 //! The Read tool: a text file as `cat -n` style numbered lines, with offset/limit paging,
-//! long lines cut, binary files, images and directories refused with a clear message, and
+//! long lines cut; a PNG, JPEG, GIF or WebP (judged by its bytes) as an image the model
+//! sees; other binary files, oversize images and directories refused with a clear message, and
 //! every successful read recorded in the shared [`FileReadTracker`]. When the host offers
 //! its files (`host`), the text is its buffer's; the path is still checked on disk.
 
@@ -12,6 +13,7 @@ use super::file_tracker::{FileReadTracker, FileStamp};
 use super::host::{HostFiles, ToolHost, host_stamp};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::paths::{resolve, similar_names};
+use crate::core::image::{has_image_extension, image_from_bytes, sniff_media_type};
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const DEFAULT_LINE_LIMIT: u64 = 2000;
@@ -21,11 +23,10 @@ pub const MAX_LINE_CHARS: usize = 2000;
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// How far into a file binary detection looks for a NUL byte.
 const BINARY_SNIFF_BYTES: usize = 8192;
-const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 
 const DESCRIPTION: &str = "Reads a text file. Relative paths resolve against the working directory. \
 Returns up to 2000 lines, numbered like `cat -n` (from 1); use offset (1-based line) and limit to page through long files. \
-Lines over 2000 characters are cut. Binary files and images are refused; for a directory use Glob or Bash `ls`. \
+Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP images (up to 5 MB) are returned as images you can see; other binary files are refused; for a directory use Glob or Bash `ls`. \
 A file must be read before Edit or Write may change it. Read several files in parallel when useful.";
 
 pub struct ReadTool {
@@ -110,7 +111,7 @@ async fn read_through_host(
     }
 }
 
-/// Refuses directories, devices, images and files too large to read.
+/// Refuses directories, devices and files too large to read.
 fn check_readable(path: &Path, metadata: &std::fs::Metadata) -> Result<(), ToolFailure> {
     if metadata.is_dir() {
         return Err(ToolFailure::failed(format!(
@@ -124,12 +125,6 @@ fn check_readable(path: &Path, metadata: &std::fs::Metadata) -> Result<(), ToolF
             path.display()
         )));
     }
-    if is_image(path) {
-        return Err(ToolFailure::failed(format!(
-            "Reading images is not supported yet: {}",
-            path.display()
-        )));
-    }
     if metadata.len() > MAX_FILE_BYTES {
         return Err(ToolFailure::failed(format!(
             "{} is too large to read ({} MB). Use Bash (`head`, `tail`, `grep`) or Grep to look at parts of it.",
@@ -140,7 +135,8 @@ fn check_readable(path: &Path, metadata: &std::fs::Metadata) -> Result<(), ToolF
     Ok(())
 }
 
-/// Refuses binary content, records the read and numbers the lines asked for.
+/// An image as an image; refuses other binary content; records the read and numbers the
+/// lines asked for.
 fn present(
     path: &Path,
     bytes: &[u8],
@@ -149,6 +145,26 @@ fn present(
     limit: u64,
     tracker: &FileReadTracker,
 ) -> Result<ToolOutput, ToolFailure> {
+    if let Some(media_type) = sniff_media_type(bytes) {
+        let image = image_from_bytes(bytes).map_err(|err| {
+            ToolFailure::failed(format!("Cannot read {}: {err}.", path.display()))
+        })?;
+        tracker.record(path, stamp);
+        return Ok(ToolOutput::with_images(
+            format!(
+                "[Image: {} ({media_type}, {} bytes)]",
+                path.display(),
+                bytes.len()
+            ),
+            vec![image],
+        ));
+    }
+    if has_image_extension(path) && !bytes.is_empty() && !bytes.is_ascii() {
+        return Err(ToolFailure::failed(format!(
+            "Cannot read {}: its name says image but its contents are not a PNG, JPEG, GIF or WebP image.",
+            path.display()
+        )));
+    }
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(ToolFailure::failed(format!(
             "Cannot read {}: it is a binary file. Use Bash (e.g. `file`, `xxd | head`, `strings`) to inspect it.",
@@ -211,12 +227,6 @@ pub fn push_numbered_line(out: &mut String, number: u64, line: &str) {
         }
     }
     out.push('\n');
-}
-
-fn is_image(path: &Path) -> bool {
-    path.extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|e| IMAGE_EXTENSIONS.contains(&e.as_str()))
 }
 
 fn missing_file(path: &Path, cwd: &Path) -> ToolFailure {
@@ -339,16 +349,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn binary_files_images_and_directories_are_refused() {
+    async fn images_are_returned_as_images_judged_by_their_bytes() {
+        use crate::core::image::tests::PNG_1X1;
+        let dir = tempfile::tempdir().unwrap();
+        // Named like text, but a PNG inside.
+        std::fs::write(dir.path().join("shot.dat"), PNG_1X1).unwrap();
+        let (read, tracker) = tool();
+        let out = call(&read, dir.path(), json!({"file_path": "shot.dat"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("image/png, 70 bytes"),
+            "{}",
+            out.content
+        );
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(out.images[0].media_type, "image/png");
+        assert_eq!(
+            out.images[0].data,
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, PNG_1X1)
+        );
+        assert!(tracker.stamp(&dir.path().join("shot.dat")).is_some());
+        // Over the 5 MB limit: refused with the size, nothing sent.
+        let mut big = PNG_1X1.to_vec();
+        big.resize(crate::core::image::MAX_IMAGE_BYTES + 10, 0);
+        std::fs::write(dir.path().join("big.png"), &big).unwrap();
+        let out = call(&read, dir.path(), json!({"file_path": "big.png"})).await;
+        assert_error_contains(&out, "images over 5 MB are not sent");
+        assert!(out.images.is_empty());
+    }
+
+    #[tokio::test]
+    async fn binary_files_fake_images_and_directories_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("blob.bin"), b"abc\0def").unwrap();
-        std::fs::write(dir.path().join("pic.PNG"), b"not really").unwrap();
+        std::fs::write(dir.path().join("pic.PNG"), b"\x01\x02\xfe\xff garbage").unwrap();
+        // A text file named like an image (a Git LFS pointer) still reads as text.
+        std::fs::write(dir.path().join("lfs.png"), "version https://git-lfs").unwrap();
         let (read, tracker) = tool();
         let out = call(&read, dir.path(), json!({"file_path": "blob.bin"})).await;
         assert_error_contains(&out, "binary file");
         assert!(tracker.stamp(&dir.path().join("blob.bin")).is_none());
         let out = call(&read, dir.path(), json!({"file_path": "pic.PNG"})).await;
-        assert_error_contains(&out, "images is not supported yet");
+        assert_error_contains(&out, "its contents are not a PNG, JPEG, GIF or WebP image");
+        let out = call(&read, dir.path(), json!({"file_path": "lfs.png"})).await;
+        assert_eq!(assert_ok(&out), "     1\tversion https://git-lfs");
         let out = call(&read, dir.path(), json!({"file_path": "."})).await;
         assert_error_contains(&out, "is a directory");
         assert_error_contains(&out, "Glob or Bash `ls`");

@@ -128,7 +128,7 @@ fn results(calls: &[(String, String, Value)], outputs: &[(&str, bool)]) -> Messa
             .zip(outputs)
             .map(|((id, _, _), (content, is_error))| Block::ToolResult {
                 tool_use_id: id.clone(),
-                content: content.to_string(),
+                content: (*content).into(),
                 is_error: *is_error,
             })
             .collect(),

@@ -123,7 +123,7 @@ async fn recorded_multi_round_conversation_is_sent_back_in_responses_shape() {
             Role::User,
             vec![Block::ToolResult {
                 tool_use_id: call_id,
-                content: result.to_string(),
+                content: (*result).into(),
                 is_error: false,
             }],
         ));

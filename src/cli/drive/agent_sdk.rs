@@ -32,7 +32,7 @@ use crate::tools::mcp::{SdkMcpAnswer, SdkMcpRouter};
 
 use super::super::args::Args;
 use super::super::assemble::assemble_in;
-use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_text};
+use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_prompt};
 use super::super::output;
 use super::super::printer::Printer;
 
@@ -54,7 +54,7 @@ struct Driver {
     printer: Printer,
     args: Args,
     /// Submitted and not yet ended (or dropped).
-    pending: HashMap<SubmissionId, (Owed, String)>,
+    pending: HashMap<SubmissionId, (Owed, Submission)>,
     /// The model the run started with (`set_model` without a model goes back to it).
     initial_model: String,
     model: String,
@@ -175,7 +175,7 @@ pub async fn run(args: Args) -> u8 {
     };
     // A prompt argument goes first, as the first user message.
     if let Some(prompt) = driver.args.prompt.clone() {
-        driver.submit(Owed::Result, prompt);
+        driver.submit(Owed::Result, Submission::parse(&prompt));
     }
     match first {
         Some(line) => driver.on_line(&line),
@@ -247,7 +247,7 @@ fn read_lines() -> mpsc::UnboundedReceiver<String> {
 }
 
 impl Driver {
-    fn submit(&mut self, owed: Owed, text: String) {
+    fn submit(&mut self, owed: Owed, submission: Submission) {
         if owed == Owed::Result && self.printer.totals.budget_exceeded {
             // The budget is spent: the message gets its result without a model call.
             let value = output::result_message(
@@ -260,8 +260,26 @@ impl Driver {
             self.printer.emit(value);
             return;
         }
-        let id = self.session.submit(Submission::parse(&text));
-        self.pending.insert(id, (owed, text));
+        let id = self.session.submit(submission.clone());
+        self.pending.insert(id, (owed, submission));
+    }
+
+    /// A user message that cannot be sent gets an error result saying why (the program
+    /// waits for one result per message) and the same line on stderr.
+    fn refuse(&mut self, problem: &str) {
+        eprintln!("robota: {problem}");
+        let end = TurnEnd::Error(crate::sdk::TurnError::new(
+            crate::sdk::ErrorKind::InvalidRequest,
+            problem,
+        ));
+        let value = output::result_message(
+            &self.printer.session_id,
+            &end,
+            "",
+            std::time::Duration::ZERO,
+            &self.printer.totals,
+        );
+        self.printer.emit(value);
     }
 
     /// One line of input: a user message, a control request, or something to skip.
@@ -277,9 +295,15 @@ impl Driver {
             }
         };
         match value.get("type").and_then(Value::as_str) {
-            Some("user") => match user_text(&value) {
-                Some(text) => self.submit(Owed::Result, text),
-                None => eprintln!("robota: skipped a user message without text content"),
+            Some("user") => match user_prompt(&value) {
+                Ok(Some((text, images))) if images.is_empty() => {
+                    self.submit(Owed::Result, Submission::parse(&text))
+                }
+                Ok(Some((text, images))) => {
+                    self.submit(Owed::Result, Submission::with_images(text, images))
+                }
+                Ok(None) => eprintln!("robota: skipped a user message without text content"),
+                Err(problem) => self.refuse(&format!("The user message was not sent: {problem}")),
             },
             Some("control_request") => {
                 let response = self.on_control(&value);
@@ -389,7 +413,7 @@ impl Driver {
             }
             Some(other) => return Err(format!("set_model: not a model name: {other}")),
         };
-        self.submit(Owed::Nothing, format!("/model {model}"));
+        self.submit(Owed::Nothing, Submission::parse(&format!("/model {model}")));
         Ok(json!({}))
     }
 
@@ -544,9 +568,10 @@ impl Driver {
                 }
             }
             SessionEvent::SubmissionEnded { id, mut outcome } => {
-                let Some((owed, text)) = self.pending.remove(&id) else {
+                let Some((owed, submission)) = self.pending.remove(&id) else {
                     return;
                 };
+                let text = submission.text();
                 (outcome.end, outcome.result) =
                     output::blocked_prompt_as_result(outcome.end, outcome.result);
                 if owed == Owed::Nothing {
@@ -585,8 +610,8 @@ impl Driver {
             // An interrupt drops the queue with the running turn; what was dropped is
             // submitted again, in order, so every message still runs and gets its result.
             SessionEvent::SubmissionDropped(queued) => {
-                if let Some((owed, text)) = self.pending.remove(&queued.id) {
-                    self.submit(owed, text);
+                if let Some((owed, submission)) = self.pending.remove(&queued.id) {
+                    self.submit(owed, submission);
                 }
             }
             SessionEvent::Usage {

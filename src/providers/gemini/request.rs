@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::parts::{self, OwnedOpaque, SKIP_SIGNATURE_VALIDATOR};
 use super::schema;
+use crate::core::message::ImageSource;
 use crate::core::{Block, Message, ProviderRequest, Role, ToolSchema};
 
 /// The JSON body for one streaming call.
@@ -100,28 +101,34 @@ fn user_parts(message: &Message, call_names: &HashMap<&str, &str>) -> Vec<Value>
                 tool_use_id,
                 content,
                 is_error,
-            } => match call_names.get(tool_use_id.as_str()) {
-                Some(name) => {
-                    let key = if *is_error { "error" } else { "content" };
-                    responses.push(json!({"functionResponse": {
-                        "name": name,
-                        "response": {key: content},
-                    }}));
+            } => {
+                match call_names.get(tool_use_id.as_str()) {
+                    Some(name) => {
+                        let key = if *is_error { "error" } else { "content" };
+                        responses.push(json!({"functionResponse": {
+                            "name": name,
+                            "response": {key: &**content},
+                        }}));
+                    }
+                    None => others.push(json!({
+                        "text": format!("[result of tool call {tool_use_id}]\n{content}")
+                    })),
                 }
-                None => others.push(json!({
-                    "text": format!("[result of tool call {tool_use_id}]\n{content}")
-                })),
-            },
+                // A function response is JSON; a tool's images ride as parts beside it.
+                others.extend(content.images.iter().map(inline_data));
+            }
             Block::Text { text, .. } if !text.is_empty() => others.push(json!({"text": text})),
-            Block::Image { source } => others.push(json!({"inlineData": {
-                "mimeType": source.media_type,
-                "data": source.data,
-            }})),
+            Block::Image { source } => others.push(inline_data(source)),
             _ => {}
         }
     }
     responses.extend(others);
     responses
+}
+
+/// An inline image part.
+fn inline_data(source: &ImageSource) -> Value {
+    json!({"inlineData": {"mimeType": source.media_type, "data": source.data}})
 }
 
 /// An assistant message as `model` parts, with each thought signature on its own part.

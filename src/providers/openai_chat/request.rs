@@ -130,8 +130,10 @@ fn arguments(input: &Value) -> String {
 }
 
 /// A user turn: one `tool` message per result (they must follow the assistant's calls
-/// directly), then the user's own text and images, if any.
+/// directly), then the user's own text and images, if any. A `tool` message carries text
+/// only, so images a tool returned (Read of a picture) go in that following user message.
 fn user_messages(content: &[Block], ids: &mut ToolIdRewriter, out: &mut Vec<Value>) {
+    let mut images: Vec<&ImageSource> = Vec::new();
     for block in content {
         if let Block::ToolResult {
             tool_use_id,
@@ -142,20 +144,18 @@ fn user_messages(content: &[Block], ids: &mut ToolIdRewriter, out: &mut Vec<Valu
             let text = if *is_error && !content.trim_start().to_lowercase().starts_with("error") {
                 format!("Error: {content}")
             } else {
-                content.clone()
+                content.to_string()
             };
+            images.extend(&content.images);
             out.push(
                 json!({"role":"tool","tool_call_id":ids.tool_result(tool_use_id),"content":text}),
             );
         }
     }
-    let images: Vec<&ImageSource> = content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Image { source } => Some(source),
-            _ => None,
-        })
-        .collect();
+    images.extend(content.iter().filter_map(|b| match b {
+        Block::Image { source } => Some(source),
+        _ => None,
+    }));
     let text = joined_text(content);
     if images.is_empty() {
         if !text.is_empty() {

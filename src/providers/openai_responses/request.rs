@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::core::message::ImageSource;
 use crate::core::{Block, INVALID_INPUT_KEY, Message, ProviderRequest, Role, ToolSchema};
 
 /// `Block::Opaque` type under which a reasoning item of this API is kept in history:
@@ -111,6 +112,7 @@ fn input_items(history: &[Message], model: &str) -> Vec<Value> {
 /// Tool results first (they answer the calls just before), then the user's own content.
 fn user_items(blocks: &[Block], ids: &mut CallIdRewriter, items: &mut Vec<Value>) {
     let mut parts = Vec::new();
+    let mut images: Vec<&ImageSource> = Vec::new();
     for block in blocks {
         match block {
             Block::ToolResult {
@@ -121,8 +123,10 @@ fn user_items(blocks: &[Block], ids: &mut CallIdRewriter, items: &mut Vec<Value>
                 let output = if *is_error && !content.to_ascii_lowercase().starts_with("error") {
                     format!("Error: {content}")
                 } else {
-                    content.clone()
+                    content.to_string()
                 };
+                // A function output is text; a tool's images follow in the user message.
+                images.extend(&content.images);
                 match ids.for_result(tool_use_id) {
                     Some(call_id) => items.push(
                         json!({"type":"function_call_output","call_id":call_id,"output":output}),
@@ -136,10 +140,12 @@ fn user_items(blocks: &[Block], ids: &mut CallIdRewriter, items: &mut Vec<Value>
             Block::Text { text, .. } if !text.is_empty() => {
                 parts.push(json!({"type":"input_text","text":text}));
             }
-            Block::Image { source } => parts.push(json!({"type":"input_image",
-                "image_url":format!("data:{};base64,{}", source.media_type, source.data)})),
+            Block::Image { source } => images.push(source),
             _ => {}
         }
+    }
+    for source in images {
+        parts.push(json!({"type":"input_image","image_url":source.data_url()}));
     }
     if !parts.is_empty() {
         items.push(json!({"role":"user","content":parts}));

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::definition::PromptCommand;
 use super::{CommandSpec, closest, find};
+use crate::core::message::ImageSource;
 
 /// Names one submission in the events it causes; ids count up from 1 in submission order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,6 +29,12 @@ impl fmt::Display for SubmissionId {
 pub enum Submission {
     /// Text for the model.
     Prompt(String),
+    /// Text for the model with images attached (pasted, dropped, or sent as image blocks
+    /// in stream-json input); the text names each one `[Image #n]`.
+    PromptWithImages {
+        text: String,
+        images: Vec<ImageSource>,
+    },
     /// A command of the registry with its argument text.
     Command {
         /// The command as the registry lists it.
@@ -80,7 +87,7 @@ impl Submission {
     /// The text as the user would type it (for queues, echoes and logs).
     pub fn text(&self) -> String {
         match self {
-            Submission::Prompt(text) => text.clone(),
+            Submission::Prompt(text) | Submission::PromptWithImages { text, .. } => text.clone(),
             Submission::Command { spec, args } if args.is_empty() => format!("/{}", spec.name),
             Submission::Command { spec, args } => format!("/{} {args}", spec.name),
             Submission::Custom { command, args } if args.is_empty() => {
@@ -97,7 +104,29 @@ impl Submission {
         match self {
             Submission::Command { spec, .. } => spec.during_turn,
             Submission::UnknownCommand { .. } => true,
-            Submission::Prompt(_) | Submission::Shell(_) | Submission::Custom { .. } => false,
+            Submission::Prompt(_)
+            | Submission::PromptWithImages { .. }
+            | Submission::Shell(_)
+            | Submission::Custom { .. } => false,
+        }
+    }
+
+    /// A prompt with `images` attached; a plain prompt when there are none.
+    pub fn with_images(text: impl Into<String>, images: Vec<ImageSource>) -> Submission {
+        let text = text.into();
+        if images.is_empty() {
+            Submission::Prompt(text)
+        } else {
+            Submission::PromptWithImages { text, images }
+        }
+    }
+
+    /// The text of a prompt for the model (with or without images); `None` for commands
+    /// and shell lines.
+    pub fn prompt(&self) -> Option<&str> {
+        match self {
+            Submission::Prompt(text) | Submission::PromptWithImages { text, .. } => Some(text),
+            _ => None,
         }
     }
 

@@ -160,7 +160,10 @@ impl<'a> Busy<'a> {
                 self.shared.command_ended(id, spec.name, output)
             }
             // `runs_during_turn` holds for none of these; the caller queues them.
-            Submission::Prompt(_) | Submission::Shell(_) | Submission::Custom { .. } => (
+            Submission::Prompt(_)
+            | Submission::PromptWithImages { .. }
+            | Submission::Shell(_)
+            | Submission::Custom { .. } => (
                 command_failed(format!(
                     "{} cannot run while a turn is in progress",
                     submission.text()

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::context::ContextState;
 use crate::core::engine::TurnStop;
+use crate::core::message::ImageSource;
 use crate::core::permission::{PermissionMode, PermissionPolicy};
 use crate::core::{Block, Role, models};
 use crate::session::Session;
@@ -662,13 +663,16 @@ impl Driver {
             submission: submission.clone(),
         });
         let (end, rounds, result) = match submission {
-            Submission::Prompt(prompt) => self.run_turn(prompt, controls).await,
+            Submission::Prompt(prompt) => self.run_turn(prompt, Vec::new(), controls).await,
+            Submission::PromptWithImages { text, images } => {
+                self.run_turn(text, images, controls).await
+            }
             Submission::Command { spec, args } if spec.name == "init" => {
                 let prompt = match args.trim() {
                     "" => commands::INIT_PROMPT.to_string(),
                     notes => format!("{}\n\nThe user adds: {notes}", commands::INIT_PROMPT),
                 };
-                self.run_turn(prompt, controls).await
+                self.run_turn(prompt, Vec::new(), controls).await
             }
             Submission::Command { spec, args } if spec.name == "rewind" => {
                 let (end, result) = self.run_rewind(id, &args, controls).await;

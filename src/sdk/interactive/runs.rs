@@ -248,7 +248,7 @@ impl Driver {
             self.session.set_model(model, window);
             previous
         });
-        let outcome = self.run_turn(prompt, controls).await;
+        let outcome = self.run_turn(prompt, Vec::new(), controls).await;
         if let Some(previous) = previous_model {
             let window = models::lookup(&previous).context_window;
             self.session.set_model(previous, window);
@@ -333,11 +333,13 @@ impl Driver {
     pub(super) async fn run_turn(
         &mut self,
         prompt: String,
+        images: Vec<ImageSource>,
         controls: &mut mpsc::UnboundedReceiver<Control>,
     ) -> (TurnEnd, u32, String) {
         let cancel = CancellationToken::new();
         let sink = self.sink();
         let mut blocks = vec![Block::text(prompt.clone())];
+        blocks.extend(images.into_iter().map(|source| Block::Image { source }));
         let attached = {
             let policy = self.session.policy_snapshot();
             let config = self.session.config();

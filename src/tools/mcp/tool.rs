@@ -2,8 +2,8 @@
 //! provider refuses in a tool name become `_`), its input schema passed through, always
 //! asking in the default mode (risk "execute": robota cannot know what a server does), and
 //! its result turned into text — text content as is, resources by their text or address,
-//! images and audio as a short placeholder (tool results carry text only), `isError`
-//! results as errors.
+//! images (PNG, JPEG, GIF, WebP up to 5 MB) as images the model sees beside a short note,
+//! other images and audio as a short placeholder, `isError` results as errors.
 
 use std::sync::Arc;
 
@@ -11,6 +11,8 @@ use async_trait::async_trait;
 use rmcp_client::model::{CallToolResult, RawContent, ResourceContents, Tool as McpToolInfo};
 use serde_json::Value;
 
+use crate::core::image::checked_base64_image;
+use crate::core::message::ImageSource;
 use crate::core::{INVALID_INPUT_KEY, RiskClass, Tool, ToolContext, ToolOutput};
 
 use super::connection::McpConnection;
@@ -114,18 +116,28 @@ impl Tool for McpTool {
     }
 }
 
-/// The text the model reads for a tool's result.
+/// The text (and images) the model reads for a tool's result.
 pub fn output_of(result: &CallToolResult) -> ToolOutput {
+    let mut images = Vec::new();
     let mut parts: Vec<String> = result
         .content
         .iter()
         .map(|c| match &c.raw {
             RawContent::Text(t) => t.text.clone(),
-            RawContent::Image(i) => format!(
-                "[image: {}, {} bytes of base64 — images from MCP tools are not shown to the model]",
-                i.mime_type,
-                i.data.len()
-            ),
+            RawContent::Image(i) => {
+                match checked_base64_image(&ImageSource::base64(&i.mime_type, &i.data)) {
+                    Ok(image) => {
+                        let note = format!("[image: {}]", image.media_type);
+                        images.push(image);
+                        note
+                    }
+                    Err(why) => format!(
+                        "[image: {}, {} bytes of base64 — not shown to the model: {why}]",
+                        i.mime_type,
+                        i.data.len()
+                    ),
+                }
+            }
             RawContent::Audio(a) => format!(
                 "[audio: {}, {} bytes of base64 — not shown to the model]",
                 a.mime_type,
@@ -154,7 +166,7 @@ pub fn output_of(result: &CallToolResult) -> ToolOutput {
             text
         })
     } else {
-        ToolOutput::ok(text)
+        ToolOutput::with_images(text, images)
     }
 }
 
@@ -191,6 +203,24 @@ mod tests {
             "{}",
             out.content
         );
+        assert!(
+            out.content.contains("not shown to the model"),
+            "{}",
+            out.content
+        );
+        assert!(out.images.is_empty());
+        // A real PNG reaches the model as an image.
+        let png = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            crate::core::image::tests::PNG_1X1,
+        );
+        let shot = CallToolResult::success(vec![
+            Content::text("the screenshot"),
+            Content::image(png.clone(), "image/png"),
+        ]);
+        let out = output_of(&shot);
+        assert_eq!(out.content, "the screenshot\n[image: image/png]");
+        assert_eq!(out.images, vec![ImageSource::base64("image/png", png)]);
         let structured = CallToolResult::structured(json!({"sum": 3}));
         assert!(output_of(&structured).content.contains("\"sum\":3"));
     }

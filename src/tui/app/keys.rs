@@ -79,6 +79,10 @@ impl App {
                 self.open_history_search();
                 return KeyOutcome::Redraw;
             }
+            KeyCode::Char('v') if ctrl => {
+                self.paste_clipboard_image();
+                return KeyOutcome::Redraw;
+            }
             KeyCode::Char('o') if ctrl => {
                 self.transcript.toggle_expanded();
                 return KeyOutcome::Redraw;
@@ -226,7 +230,7 @@ impl App {
     /// A bracketed paste: into the top overlay, else the composer.
     pub fn on_paste(&mut self, text: &str) {
         if !self.layers.on_paste(text) {
-            self.input.paste(text);
+            self.paste_into_composer(text);
         }
     }
 

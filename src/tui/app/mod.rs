@@ -6,6 +6,7 @@
 
 pub mod clipboard;
 pub mod draw;
+mod images;
 pub mod keys;
 pub mod launcher;
 mod maintenance;

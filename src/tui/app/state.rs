@@ -157,7 +157,7 @@ impl App {
     }
 
     /// The open session's project directory (the working directory before one opens).
-    fn project_dir(&self) -> PathBuf {
+    pub(super) fn project_dir(&self) -> PathBuf {
         self.live
             .as_ref()
             .map_or_else(|| self.options.cwd.clone(), |l| l.project_dir.clone())
@@ -340,10 +340,9 @@ impl App {
                 self.show_state(state);
                 return;
             }
-            SessionEvent::SubmissionStarted {
-                id,
-                submission: Submission::Prompt(_),
-            } => {
+            SessionEvent::SubmissionStarted { id, ref submission }
+                if submission.prompt().is_some() =>
+            {
                 self.running_prompt = Some(id);
                 self.transcript.scroll_to_bottom();
             }
@@ -545,6 +544,13 @@ impl App {
     /// an interactive client can run (pickers, clipboard, leaving) run here.
     pub fn submit(&mut self, text: String) {
         if text.trim().is_empty() {
+            return;
+        }
+        let images = self.input.composer_mut().take_submitted_images();
+        if !images.is_empty() {
+            if let Some(live) = &self.live {
+                live.handle.submit(Submission::with_images(text, images));
+            }
             return;
         }
         match Submission::parse(&text) {

@@ -75,6 +75,8 @@ pub struct Composer {
     shell: bool,
     colors: bool,
     hint: String,
+    /// The images of the prompt just submitted, until the owner takes them.
+    submitted_images: Vec<crate::core::message::ImageSource>,
     /// Vim mode's state, while `/vim` has it on.
     vim: Option<vim::Vim>,
     /// The collapsed pastes of the last submitted prompt, as (placeholder, text).
@@ -105,6 +107,7 @@ impl Composer {
             shell: false,
             colors: true,
             hint: DEFAULT_HINT.to_string(),
+            submitted_images: Vec::new(),
             vim: None,
             submitted_pastes: Vec::new(),
         }
@@ -201,6 +204,21 @@ impl Composer {
         }
     }
 
+    /// Attaches an image at the cursor as an atomic `[Image #N]` placeholder; Enter sends
+    /// it with the prompt ([`Composer::take_submitted_images`]).
+    pub fn attach_image(&mut self, image: crate::core::message::ImageSource) {
+        self.leave_history();
+        self.preferred_x = None;
+        let (id, label) = self.pastes.add_image(image);
+        self.buffer.insert_paste(id, &label);
+    }
+
+    /// The images of the prompt Enter last returned, in the order of their placeholders
+    /// (an image whose placeholder was deleted is not sent). Taking them leaves none.
+    pub fn take_submitted_images(&mut self) -> Vec<crate::core::message::ImageSource> {
+        std::mem::take(&mut self.submitted_images)
+    }
+
     fn apply(&mut self, command: EditCommand) -> ComposerAction {
         use EditCommand::*;
         let cursor = self.buffer.cursor();
@@ -295,7 +313,9 @@ impl Composer {
                 Atom::Paste { id, .. } => Some(*id),
                 Atom::Grapheme(_) => None,
             });
-        let pastes = self.pastes.subset(ids.collect::<Vec<_>>());
+        let ids: Vec<u32> = ids.collect();
+        self.submitted_images = self.pastes.images(ids.iter().copied());
+        let pastes = self.pastes.subset(ids);
         self.submitted_pastes = pastes
             .iter()
             .map(|(id, text)| (paste::label(*id, text), text.clone()))

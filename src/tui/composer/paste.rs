@@ -1,8 +1,13 @@
 //! Collapsed pastes: a bracketed paste longer than [`COLLAPSE_CHARS`] characters or
 //! [`COLLAPSE_LINES`] lines is kept here and shown in the composer as one atomic
 //! `[Pasted text #N +M lines]` placeholder, expanded back when the prompt is submitted.
+//! Images (a pasted or dropped image file, Ctrl+V) are kept here too, shown as
+//! `[Image #N]` — numbered from 1 in each prompt — a label that stays in the text sent,
+//! the image going beside it.
 
 use std::collections::BTreeMap;
+
+use crate::core::message::ImageSource;
 
 /// Pastes with more characters than this collapse into a placeholder.
 pub const COLLAPSE_CHARS: usize = 800;
@@ -27,6 +32,8 @@ pub fn label(id: u32, text: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PasteStore {
     contents: BTreeMap<u32, String>,
+    /// Attached images by placeholder id: their label and the image.
+    images: BTreeMap<u32, (String, ImageSource)>,
     next_id: u32,
 }
 
@@ -46,8 +53,28 @@ impl PasteStore {
         self.contents.insert(id, text);
     }
 
+    /// Keeps an image under a new id and returns the id and its `[Image #N]` label.
+    pub fn add_image(&mut self, image: ImageSource) -> (u32, String) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let label = format!("[Image #{}]", self.images.len() + 1);
+        self.images.insert(id, (label.clone(), image));
+        (id, label)
+    }
+
+    /// What placeholder `id` stands for in the text sent: a paste's text, an image's label.
     pub fn get(&self, id: u32) -> Option<&str> {
-        self.contents.get(&id).map(String::as_str)
+        self.contents
+            .get(&id)
+            .or_else(|| self.images.get(&id).map(|(label, _)| label))
+            .map(String::as_str)
+    }
+
+    /// The images of the given ids (those still in the composer), in that order.
+    pub fn images(&self, ids: impl IntoIterator<Item = u32>) -> Vec<ImageSource> {
+        ids.into_iter()
+            .filter_map(|id| self.images.get(&id).map(|(_, image)| image.clone()))
+            .collect()
     }
 
     /// The contents of the given ids (those still in the composer), for history.
@@ -60,6 +87,7 @@ impl PasteStore {
     /// Forgets every paste (the composer was submitted or cleared); numbering goes on.
     pub fn clear(&mut self) {
         self.contents.clear();
+        self.images.clear();
     }
 }
 
@@ -91,5 +119,26 @@ mod tests {
         assert_eq!(store.add("y".into()).0, 8);
         assert_eq!(store.get(7), Some("old"));
         assert_eq!(store.subset([7, 99]).len(), 1);
+    }
+
+    #[test]
+    fn images_are_numbered_per_prompt_and_keep_their_label_in_the_text() {
+        let mut store = PasteStore::default();
+        let png = ImageSource::base64("image/png", "iVBOR");
+        let (a, label_a) = store.add_image(png.clone());
+        let (b, label_b) = store.add_image(ImageSource::base64("image/gif", "R0lG"));
+        assert_eq!(
+            (label_a.as_str(), label_b.as_str()),
+            ("[Image #1]", "[Image #2]")
+        );
+        assert_eq!(store.get(a), Some("[Image #1]"));
+        // Images are not history's pastes.
+        assert!(store.subset([a, b]).is_empty());
+        assert_eq!(store.images([b, a])[1], png);
+        store.clear();
+        assert!(store.images([a]).is_empty());
+        let (c, label_c) = store.add_image(png);
+        assert!(c > b);
+        assert_eq!(label_c, "[Image #1]");
     }
 }

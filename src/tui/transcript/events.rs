@@ -74,13 +74,12 @@ impl Transcript {
     /// those elsewhere.
     pub fn apply(&mut self, event: &SessionEvent) {
         match event {
-            SessionEvent::SubmissionStarted {
-                id,
-                submission: Submission::Prompt(prompt),
-            } => {
+            SessionEvent::SubmissionStarted { id, submission }
+                if let Some(prompt) = submission.prompt() =>
+            {
                 self.close_streams();
                 self.events.side.retain(|side| side != id);
-                let index = self.push(Cell::UserPrompt(prompt.clone()));
+                let index = self.push(Cell::UserPrompt(prompt.to_string()));
                 self.attach_pastes(index);
                 self.begin_attempt();
             }

@@ -60,7 +60,11 @@ impl Transcript {
                 _ => {}
             }
         }
-        for n in 1..=images {
+        // A prompt typed with images names them already; stream-json input may not.
+        let named: Vec<bool> = (1..=images)
+            .map(|n| text.contains(&format!("[Image #{n}]")))
+            .collect();
+        for n in (1..=images).filter(|n| !named[n - 1]) {
             if !text.is_empty() {
                 text.push(' ');
             }
@@ -225,6 +229,16 @@ mod tests {
                     },
                 },
             ]),
+            // Typed with its placeholder: not named twice.
+            user(vec![
+                Block::text("[Image #1] and this?"),
+                Block::Image {
+                    source: crate::core::message::ImageSource::base64("image/png", "AAAA"),
+                },
+                Block::Image {
+                    source: crate::core::message::ImageSource::base64("image/gif", "R0lG"),
+                },
+            ]),
         ];
         let mut t = Transcript::new(Theme::new(false));
         t.replay(&history);
@@ -239,6 +253,7 @@ mod tests {
                 "answer",
                 "! ls → \"a.txt\\nwarn\" None",
                 "prompt: before after [Image #1]",
+                "prompt: [Image #1] and this? [Image #2]",
             ]
         );
         assert!(!t.has_running_tools());

@@ -35,6 +35,8 @@ use agent_client_protocol::{Agent, Client, Error, Stdio};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::core::image::checked_base64_image;
+use crate::core::message::ImageSource;
 use crate::core::permission::PermissionMode;
 use crate::core::{Block, ToolDisplay};
 use crate::sdk::commands::{Submission, SubmissionId};
@@ -207,7 +209,9 @@ impl Driver {
                 self.offered = request.client_capabilities.clone();
                 let capabilities = AgentCapabilities::new()
                     .load_session(true)
-                    .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                    .prompt_capabilities(
+                        PromptCapabilities::new().embedded_context(true).image(true),
+                    )
                     .mcp_capabilities(McpCapabilities::new().http(true).sse(true));
                 Ok(AgentResponse::InitializeResponse(
                     InitializeResponse::new(request.protocol_version)
@@ -353,11 +357,23 @@ impl Driver {
             return;
         };
         let text = prompt_text(prompt);
-        if text.trim().is_empty() {
+        let images = match prompt_images(prompt) {
+            Ok(images) => images,
+            Err(problem) => {
+                let _ = responder.respond_with_error(failure(INVALID_PARAMS, problem));
+                return;
+            }
+        };
+        if text.trim().is_empty() && images.is_empty() {
             let _ = responder.respond_with_error(failure(INVALID_PARAMS, "the prompt has no text"));
             return;
         }
-        let id = live.session.submit(Submission::parse(&text));
+        let submission = if images.is_empty() {
+            Submission::parse(&text)
+        } else {
+            Submission::with_images(text, images)
+        };
+        let id = live.session.submit(submission);
         live.prompts.insert(id, responder);
     }
 
@@ -739,10 +755,45 @@ fn prompt_text(prompt: &[ContentBlock]) -> String {
     text
 }
 
+/// A prompt's image blocks, checked (PNG, JPEG, GIF or WebP up to 5 MB); `Err` names the
+/// first that is not one.
+fn prompt_images(prompt: &[ContentBlock]) -> Result<Vec<ImageSource>, String> {
+    let mut images = Vec::new();
+    for block in prompt {
+        if let ContentBlock::Image(image) = block {
+            let n = images.len() + 1;
+            let source = ImageSource::base64(&image.mime_type, &image.data);
+            images.push(checked_base64_image(&source).map_err(|e| format!("image {n}: {e}"))?);
+        }
+    }
+    Ok(images)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol::v1::schema::{ResourceLink, TextContent};
+    use agent_client_protocol::v1::schema::{ImageContent, ResourceLink, TextContent};
+
+    #[test]
+    fn prompt_images_are_checked() {
+        let png = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            crate::core::image::tests::PNG_1X1,
+        );
+        let blocks = vec![
+            ContentBlock::Text(TextContent::new("what is it?")),
+            ContentBlock::Image(ImageContent::new(png.clone(), "image/png")),
+        ];
+        assert_eq!(
+            prompt_images(&blocks),
+            Ok(vec![ImageSource::base64("image/png", png)])
+        );
+        let bad = vec![ContentBlock::Image(ImageContent::new(
+            "aGVsbG8=",
+            "image/png",
+        ))];
+        assert!(prompt_images(&bad).unwrap_err().starts_with("image 1: "));
+    }
 
     #[test]
     fn prompt_blocks_become_one_text() {
