@@ -90,6 +90,7 @@ async fn run_with_timeout(
         args: &[],
         cwd,
         env,
+        sandbox: None,
     };
     let (stdout, mut stderr, ending) = match run_script(&script, timeout, cancel).await {
         Ok(run) => (run.stdout, run.stderr, Some(run.ending)),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::sandbox::PreparedSandbox;
 use super::shell_process::{ShellScript, shell_command};
 use crate::core::process_group::signal_group;
 
@@ -54,21 +55,10 @@ impl BackgroundJobs {
         command: &str,
         cwd: &Path,
         env: &[(String, String)],
+        sandbox: Option<&Arc<PreparedSandbox>>,
     ) -> std::io::Result<BackgroundJob> {
+        let dir = self.log_dir()?;
         let mut jobs = self.lock();
-        let dir = match &jobs.dir {
-            Some(dir) => dir.clone(),
-            None => {
-                let dir = std::env::temp_dir()
-                    .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .recursive(true)
-                    .create(&dir)?;
-                jobs.dir = Some(dir.clone());
-                dir
-            }
-        };
         jobs.next_id += 1;
         let id = format!("bash_{}", jobs.next_id);
         let output_path = dir.join(format!("{id}.log"));
@@ -78,6 +68,7 @@ impl BackgroundJobs {
             args: &[command],
             cwd,
             env,
+            sandbox,
         };
         let mut child = shell_command(&script)
             .stdout(Stdio::from(log.try_clone()?))
@@ -101,6 +92,25 @@ impl BackgroundJobs {
         });
         let snapshot = job.lock().unwrap_or_else(|p| p.into_inner()).clone();
         Ok(snapshot)
+    }
+
+    /// The directory the jobs' logs go to (made on first use), writable inside the
+    /// sandbox so that a job may reopen its own log.
+    pub fn log_dir(&self) -> std::io::Result<PathBuf> {
+        let mut jobs = self.lock();
+        match &jobs.dir {
+            Some(dir) => Ok(dir.clone()),
+            None => {
+                let dir = std::env::temp_dir()
+                    .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .recursive(true)
+                    .create(&dir)?;
+                jobs.dir = Some(dir.clone());
+                Ok(dir)
+            }
+        }
     }
 
     /// Every job started so far, oldest first.

@@ -25,6 +25,7 @@ mod input;
 pub mod mcp;
 mod paths;
 mod read;
+pub mod sandbox;
 mod shell_process;
 mod structured_output;
 mod todo;

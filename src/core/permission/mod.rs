@@ -16,6 +16,7 @@ mod path_rules;
 mod paths;
 mod pattern;
 mod rules;
+mod sandbox;
 mod shell;
 mod suggest;
 mod targets;
@@ -29,6 +30,7 @@ use super::tool::RiskClass;
 pub use mode::PermissionMode;
 pub use paths::{AnchorCache, ResolvedPath, fold};
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
+pub use sandbox::{DISABLE_SANDBOX_FIELD, SandboxPolicy, SandboxSettings, asks_to_leave};
 pub use suggest::suggested_rule;
 
 use paths::PathContext;
@@ -71,6 +73,8 @@ pub struct PermissionPolicy {
     pub home: Option<PathBuf>,
     /// Where the directories rules are anchored at really are (filled as needed).
     pub anchors: AnchorCache,
+    /// The Bash sandbox: its settings and whether this machine can run it.
+    pub sandbox: SandboxPolicy,
 }
 
 /// What the policy looks at for one call.
@@ -113,7 +117,7 @@ impl PermissionPolicy {
 
     pub fn evaluate(&self, call: &CallFacts<'_>) -> Verdict {
         if call.tool == "Bash" {
-            return bash::evaluate(self, call);
+            return self.sandbox_verdict(call, bash::evaluate(self, call));
         }
         self.evaluate_tool(call)
     }
