@@ -75,12 +75,15 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// A bind mount the child makes: `source` over `target`, then read-only, keeping the
-/// flags the kernel locks (`keep`, from the source's mount).
+/// A bind mount the child makes: `source` over `target`, then (when `read_only`)
+/// remounted read-only keeping the flags the kernel locks (`keep`, from the source's
+/// mount). A writable bind of a directory over itself only pins it: a mount point cannot
+/// be renamed or removed.
 #[derive(Debug)]
 pub struct Bind {
     pub source: CString,
     pub target: CString,
+    pub read_only: bool,
     pub keep: c_ulong,
 }
 
@@ -95,7 +98,7 @@ pub struct ChildPlan {
     pub uid_map: Vec<u8>,
     pub gid_map: Vec<u8>,
     pub root: CString,
-    /// Read-only binds of a path over itself, parents first; then the hiding binds.
+    /// The binds, shallowest target first.
     pub binds: Vec<Bind>,
     /// Bring `lo` up (in a new network namespace).
     pub loopback: bool,
@@ -161,6 +164,9 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
                 libc::MS_BIND,
                 std::ptr::null(),
             ))?;
+            if !bind.read_only {
+                continue;
+            }
             check(libc::mount(
                 std::ptr::null(),
                 bind.target.as_ptr(),

@@ -30,7 +30,9 @@
 //! them, robota says so once and the permission rules still decide.
 //!
 //! A hidden path is a mount point: a hard link to it fails (`EXDEV`), a rename fails
-//! (`EBUSY`), a copy copies an empty, unreadable placeholder. Glob deny rules are
+//! (`EBUSY`), a copy copies an empty, unreadable placeholder; every directory between
+//! the writable root and a hidden or read-only path is pinned (bound over itself) so it
+//! cannot be renamed to a name no rule matches and read by the next command. Glob deny rules are
 //! resolved to the files that exist when the command starts (`denied_paths`, a bounded
 //! walk); a file created later under a denied name is not hidden from later commands
 //! of the same shell call.
@@ -305,24 +307,43 @@ fn prepare_with(
         .filter(|p| writable.iter().any(|w| p.starts_with(w)))
         .filter(|p| !hidden.iter().any(|h| p.starts_with(h)))
         .collect();
-    let mut binds = Vec::new();
-    for path in &read_only {
-        binds.push(kernel::Bind {
-            source: c_path(path)?,
-            target: c_path(path)?,
-            keep: locked_flags(path)?,
-        });
+    // Every directory between a writable root and a hidden or read-only path is pinned
+    // (bound over itself), so that it cannot be renamed away from the rule's name with
+    // the protected file inside.
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for path in hidden.iter().chain(&read_only) {
+        let Some(root) = writable.iter().find(|w| path.starts_with(w)) else {
+            continue;
+        };
+        let mut dir = path.parent();
+        while let Some(d) = dir.filter(|d| d.starts_with(root) && *d != root.as_path()) {
+            pinned.push(d.to_path_buf());
+            dir = d.parent();
+        }
     }
+    pinned.sort();
+    pinned.dedup();
+    pinned.retain(|p| !hidden.contains(p) && !read_only.contains(p));
+    let mut planned: Vec<(&Path, &Path, bool)> = Vec::new();
+    planned.extend(pinned.iter().map(|p| (p.as_path(), p.as_path(), false)));
+    planned.extend(read_only.iter().map(|p| (p.as_path(), p.as_path(), true)));
     for path in &hidden {
         let source = if path.is_dir() {
             &dirs.empty_dir
         } else {
             &dirs.empty_file
         };
+        planned.push((source.as_path(), path.as_path(), true));
+    }
+    // Parents before children, so that no bind hides one made before it.
+    planned.sort_by_key(|(_, target, _)| target.components().count());
+    let mut binds = Vec::new();
+    for (source, target, read_only) in planned {
         binds.push(kernel::Bind {
             source: c_path(source)?,
-            target: c_path(path)?,
-            keep: locked_flags(source)?,
+            target: c_path(target)?,
+            read_only,
+            keep: if read_only { locked_flags(source)? } else { 0 },
         });
     }
     let read = kernel::read_rights(abi);
