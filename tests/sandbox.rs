@@ -48,7 +48,11 @@ fn setup(settings: Value) -> Project {
     std::fs::write(p.root.join(".env"), ENV_SECRET).unwrap();
     std::fs::create_dir_all(p.root.join(".claude")).unwrap();
     std::fs::write(p.root.join(".claude/settings.local.json"), "{}").unwrap();
-    let mut merged = json!({"permissions": {"deny": ["Read(./secrets/**)", "Read(.env)"]}});
+    // Sandboxed calls run without asking, so that every attack reaches the sandbox.
+    let mut merged = json!({
+        "permissions": {"deny": ["Read(./secrets/**)", "Read(.env)"]},
+        "sandbox": {"autoAllowBashIfSandboxed": true}
+    });
     if let (Some(m), Some(s)) = (merged.as_object_mut(), settings.as_object()) {
         for (k, v) in s {
             m.insert(k.clone(), v.clone());
@@ -169,7 +173,7 @@ const MODES: [(&str, bool); 4] = [
 
 fn settings_for(explicit: bool) -> Value {
     if explicit {
-        json!({"sandbox": {"enabled": true}})
+        json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true}})
     } else {
         json!({})
     }
@@ -420,7 +424,9 @@ fn the_network_is_off_unless_allowed() {
         ));
     }
     // Allowed: the same commands reach it.
-    let p = setup(json!({"sandbox": {"network": {"allowedDomains": ["*"]}}}));
+    let p = setup(
+        json!({"sandbox": {"autoAllowBashIfSandboxed": true, "network": {"allowedDomains": ["*"]}}}),
+    );
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let commands = network_commands(port);
@@ -467,7 +473,9 @@ fn leaving_the_sandbox_asks_and_is_denied_without_anyone_to_ask() {
         "{results:?}"
     );
     // With allowUnsandboxedCommands off it is refused outright.
-    let p = setup(json!({"sandbox": {"allowUnsandboxedCommands": false}}));
+    let p = setup(
+        json!({"sandbox": {"autoAllowBashIfSandboxed": true, "allowUnsandboxedCommands": false}}),
+    );
     let (_, results, _) = run_commands(
         &p,
         "default",

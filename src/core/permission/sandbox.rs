@@ -24,9 +24,11 @@ pub struct SandboxSettings {
     /// `enabled`: `None` = on in default, acceptEdits and plan modes; `Some(true)` = on
     /// in every mode; `Some(false)` = off.
     pub enabled: Option<bool>,
-    /// `autoAllowBashIfSandboxed` (default true): a sandboxed Bash call that would only
-    /// ask for the mode's sake runs without asking.
-    pub auto_allow: bool,
+    /// `autoAllowBashIfSandboxed`: a sandboxed Bash call that would only ask for the
+    /// mode's sake runs without asking. Unset, it follows an explicit `enabled: true` (as
+    /// in Claude Code, where turning the sandbox on is the user's choice); the sandbox robota
+    /// turns on by default is a boundary under the usual questions, not instead of them.
+    pub auto_allow: Option<bool>,
     /// `allowUnsandboxedCommands` (default true): whether `dangerouslyDisableSandbox` may
     /// be asked for at all.
     pub allow_unsandboxed: bool,
@@ -48,7 +50,7 @@ impl Default for SandboxSettings {
     fn default() -> Self {
         SandboxSettings {
             enabled: None,
-            auto_allow: true,
+            auto_allow: None,
             allow_unsandboxed: true,
             excluded_commands: Vec::new(),
             allow_write: Vec::new(),
@@ -70,7 +72,7 @@ impl SandboxSettings {
         };
         let flag = |key: &str| sandbox.get(key).and_then(Value::as_bool);
         settings.enabled = flag("enabled");
-        settings.auto_allow = flag("autoAllowBashIfSandboxed").unwrap_or(true);
+        settings.auto_allow = flag("autoAllowBashIfSandboxed");
         settings.allow_unsandboxed = flag("allowUnsandboxedCommands").unwrap_or(true);
         settings.excluded_commands = strings(sandbox.get("excludedCommands"));
         let path = |text: String| -> PathBuf {
@@ -117,6 +119,11 @@ impl SandboxSettings {
     /// Whether the sandboxed command may reach the network (`allowedDomains` has `"*"`).
     pub fn network_allowed(&self) -> bool {
         self.allowed_domains.iter().any(|d| d == "*")
+    }
+
+    /// Whether sandboxed calls skip the mode's question (see `auto_allow`).
+    pub fn auto_allows(&self) -> bool {
+        self.auto_allow.unwrap_or(self.enabled == Some(true))
     }
 
     /// Whether the sandbox is on in `mode` (support aside).
@@ -212,7 +219,7 @@ impl PermissionPolicy {
             .or_else(|| call.input_str("command"))
             .unwrap_or("");
         if let Verdict::Ask { .. } = verdict
-            && self.sandbox.settings.auto_allow
+            && self.sandbox.settings.auto_allows()
             && self.sandboxes(command, call.input)
         {
             let mut probe = self.clone();
@@ -265,7 +272,7 @@ impl PermissionPolicy {
         }
         let mut found = Vec::new();
         for root in roots {
-            if denied(&root) {
+            if denied(&root) || denied(&root.join(ANY_NAME)) {
                 found.push(root);
                 continue;
             }
@@ -301,6 +308,10 @@ impl PermissionPolicy {
     }
 }
 
+/// A name no rule names on purpose: a directory in which it would be denied has all of
+/// its entries denied.
+const ANY_NAME: &str = ".robota-sandbox-any-name";
+
 /// Depth-first walk of `root` collecting what `denied` says yes to, bounded.
 fn walk_denied(root: &Path, denied: &dyn Fn(&Path) -> bool, found: &mut Vec<PathBuf>) {
     let mut stack = vec![root.to_path_buf()];
@@ -319,11 +330,13 @@ fn walk_denied(root: &Path, denied: &dyn Fn(&Path) -> bool, found: &mut Vec<Path
                 return;
             }
             let path = entry.path();
-            if denied(&path) {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            // A directory whose every entry is denied (`secrets/**`) is hidden whole.
+            if denied(&path) || (is_dir && denied(&path.join(ANY_NAME))) {
                 found.push(path);
                 continue;
             }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if is_dir {
                 stack.push(path);
             }
         }
@@ -348,7 +361,7 @@ mod tests {
             Some(Path::new("/home/u")),
         );
         assert_eq!(s.enabled, Some(true));
-        assert!(!s.auto_allow);
+        assert!(!s.auto_allows());
         assert_eq!(
             s.allow_write,
             [PathBuf::from("/home/u/.cache"), PathBuf::from("/proj/out")]
@@ -368,6 +381,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut policy = PermissionPolicy::new(PermissionMode::Default);
         policy.sandbox.available = true;
+        assert!(
+            !policy.sandbox.settings.auto_allows(),
+            "only when asked for"
+        );
+        policy.sandbox.settings.auto_allow = Some(true);
         policy.ask = PermissionRule::parse_list("Bash(git push *)");
         let verdict = |policy: &PermissionPolicy, input: Value| {
             let command = input["command"].as_str().unwrap().to_string();
