@@ -574,3 +574,54 @@ fn background_jobs_are_sandboxed_too() {
     assert!(result_text(&results[0]).contains("bg-done"), "{results:?}");
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary");
 }
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn sandboxed_commands_die_with_robota_even_when_it_is_killed() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let command = "sleep 60 & echo $! > child.pid; echo $$ > leader.pid; wait";
+    let server = MockServer::start(vec![anthropic::tool_turn(
+        None,
+        &[("t1", "Bash", json!({"command": command}))],
+    )]);
+    let mut child = p.command(&server, &["-p", "run it"]).spawn().unwrap();
+    let read_pid = |name: &str| -> Option<i32> {
+        std::fs::read_to_string(p.root.join(name))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (leader, sleeper) = loop {
+        if let (Some(l), Some(s)) = (read_pid("leader.pid"), read_pid("child.pid")) {
+            break (l, s);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::yield_now();
+    };
+    // It really runs in the sandbox: its user namespace is not robota's.
+    let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/user")).unwrap();
+    assert_ne!(ns(leader), ns(std::process::id() as i32));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !(process_gone(leader) && process_gone(sleeper)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sandboxed command outlived robota (leader {leader}, sleep {sleeper})"
+        );
+        std::thread::yield_now();
+    }
+}
