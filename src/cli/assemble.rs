@@ -466,6 +466,7 @@ pub fn assemble_in(
             .chain(args.add_dir.iter().cloned())
             .collect(),
         session_start: Some(std::time::SystemTime::now()),
+        sandbox: sandbox_policy(&settings, &cwd, &home, user_home.as_deref(), &mut warnings),
         protected: crate::sdk::settings::protected::protected_paths(
             paths::home_dir().as_deref(),
             Some(&home),
@@ -538,6 +539,9 @@ pub fn assemble_in(
     if resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);
     }
+    if let Some(bash) = &bash {
+        bash.sandboxed_by(session.policy_handle());
+    }
     if let Some(name) = args
         .name
         .clone()
@@ -578,6 +582,40 @@ pub fn assemble_in(
         warnings,
         structured,
     })
+}
+
+/// The Bash sandbox's settings and whether this machine runs it (checked only when the
+/// settings do not turn it off; a machine without support is reported once, here).
+fn sandbox_policy(
+    settings: &Settings,
+    cwd: &std::path::Path,
+    robota_home: &std::path::Path,
+    user_home: Option<&std::path::Path>,
+    warnings: &mut Vec<String>,
+) -> crate::core::permission::SandboxPolicy {
+    let (sandbox, notes) =
+        crate::core::permission::SandboxSettings::from_settings(&settings.merged, cwd, user_home);
+    warnings.extend(notes);
+    let available = sandbox.enabled != Some(false)
+        && {
+            let support = crate::tools::sandbox::support();
+            if let Some(missing) = &support.missing {
+                warnings.push(format!(
+                "the Bash sandbox is not available on this machine ({missing}); commands are checked by the permission rules only"
+            ));
+            }
+            support.available()
+        };
+    let mut protected = vec![robota_home.join("settings.json")];
+    if let Some(home) = user_home {
+        protected.push(home.join(".claude/settings.json"));
+        protected.push(home.join(".claude/settings.local.json"));
+    }
+    crate::core::permission::SandboxPolicy {
+        settings: sandbox,
+        available,
+        protected,
+    }
 }
 
 /// Whether the environment variable is set to something other than empty, `0` or `false`.

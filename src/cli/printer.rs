@@ -86,6 +86,7 @@ impl Printer {
         );
         init["mcp_servers"] = Value::Array(mcp_servers);
         init["plugins"] = Value::Array(assembled.plugins.clone());
+        init["sandbox"] = sandbox_status(&assembled.session.policy_snapshot());
         self.emit(init);
         let options = assembled.session_options();
         let mut session = InteractiveSession::start_with(assembled.session, options);
@@ -511,4 +512,21 @@ fn hook_response_message(session_id: &str, record: &HookRunRecord) -> Value {
 fn print_line(line: &str) -> bool {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+}
+
+/// `system/init`'s `sandbox` field (robota's own; Claude Code has none): whether Bash
+/// commands run in the sandbox in the session's mode, and why not when they cannot.
+fn sandbox_status(policy: &crate::core::permission::PermissionPolicy) -> Value {
+    let support = policy
+        .sandbox
+        .settings
+        .enabled
+        .ne(&Some(false))
+        .then(crate::tools::sandbox::support);
+    json!({
+        "enabled": policy.sandbox.active_in(policy.mode),
+        "available": policy.sandbox.available,
+        "network": policy.sandbox.settings.network_allowed(),
+        "unavailableReason": support.and_then(|s| s.missing.clone()),
+    })
 }

@@ -97,6 +97,7 @@ async fn run_with_timeout(
         args: &[],
         cwd,
         env,
+        sandbox: None,
     };
     let watch = RunWatch {
         tail: Some(tail),

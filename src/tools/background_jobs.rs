@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::live_run::DetachedRun;
+use super::sandbox::PreparedSandbox;
 use super::shell_process::{ShellScript, shell_command};
 use crate::core::process_group::signal_group;
 
@@ -49,10 +50,12 @@ impl BackgroundJobs {
         self.jobs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A new job's id and log file (the jobs' private dir is made on first use).
-    fn new_log(jobs: &mut Jobs) -> std::io::Result<(String, PathBuf, std::fs::File)> {
-        let dir = match &jobs.dir {
-            Some(dir) => dir.clone(),
+    /// The directory the jobs' logs go to (made on first use), writable inside the
+    /// sandbox so that a job may reopen its own log.
+    pub fn log_dir(&self) -> std::io::Result<PathBuf> {
+        let mut jobs = self.lock();
+        match &jobs.dir {
+            Some(dir) => Ok(dir.clone()),
             None => {
                 let dir = std::env::temp_dir()
                     .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
@@ -61,9 +64,15 @@ impl BackgroundJobs {
                     .recursive(true)
                     .create(&dir)?;
                 jobs.dir = Some(dir.clone());
-                dir
+                Ok(dir)
             }
-        };
+        }
+    }
+
+    /// A new job's id and log file.
+    fn new_log(&self) -> std::io::Result<(String, PathBuf, std::fs::File)> {
+        let dir = self.log_dir()?;
+        let mut jobs = self.lock();
         jobs.next_id += 1;
         let id = format!("bash_{}", jobs.next_id);
         let output_path = dir.join(format!("{id}.log"));
@@ -80,8 +89,8 @@ impl BackgroundJobs {
         run: DetachedRun,
         hide: Option<String>,
     ) -> std::io::Result<BackgroundJob> {
+        let (id, output_path, log) = self.new_log()?;
         let mut jobs = self.lock();
-        let (id, output_path, log) = Self::new_log(&mut jobs)?;
         let pgid = run.group_id();
         let job = Arc::new(Mutex::new(BackgroundJob {
             id,
@@ -109,14 +118,16 @@ impl BackgroundJobs {
         command: &str,
         cwd: &Path,
         env: &[(String, String)],
+        sandbox: Option<&Arc<PreparedSandbox>>,
     ) -> std::io::Result<BackgroundJob> {
+        let (id, output_path, log) = self.new_log()?;
         let mut jobs = self.lock();
-        let (id, output_path, log) = Self::new_log(&mut jobs)?;
         let script = ShellScript {
             script: BACKGROUND_SCRIPT,
             args: &[command],
             cwd,
             env,
+            sandbox,
         };
         let mut child = shell_command(&script)
             .stdout(Stdio::from(log.try_clone()?))

@@ -3,12 +3,16 @@
 //! back out of stdout), reports stdout, stderr and a non-zero exit code, timeouts and
 //! interruptions, and starts background jobs (`background_jobs`) on request. While a
 //! command runs, its last lines are reported as the call's progress, and the user can send
-//! it to the background (`send_to_background`): the call returns the job at once. When the host
-//! offers a terminal (`host`), foreground commands run there instead.
+//! it to the background (`send_to_background`): the call returns the job at once. When the
+//! host offers a terminal (`host`), foreground commands run there instead. Once given the
+//! session's permission policy ([`BashTool::sandboxed_by`]), local commands — foreground
+//! and background — run in the sandbox (`sandbox`) whenever the policy says so; a
+//! sandboxed command that fails as the sandbox would make it fail gets a hint that it may
+//! be run outside (`dangerouslyDisableSandbox`, which asks the user).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,7 +22,9 @@ use super::background_jobs::{BackgroundJob, BackgroundJobs};
 use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
+use super::sandbox::{PreparedSandbox, SandboxDirs, SandboxSpec, failure_hint, prepare};
 use super::shell_process::{Ending, ShellScript};
+use crate::core::permission::{DISABLE_SANDBOX_FIELD, PermissionPolicy};
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -57,6 +63,10 @@ pub struct BashTool {
     detach: DetachSignal,
     /// Foreground commands running now (in this process, not the host's terminal).
     foreground: AtomicUsize,
+    /// The session's live permission policy: whether and how to sandbox each command.
+    policy: OnceLock<Arc<Mutex<PermissionPolicy>>>,
+    /// The sandbox's private directory (made on the first sandboxed command).
+    sandbox_dirs: OnceLock<Result<SandboxDirs, String>>,
 }
 
 impl BashTool {
@@ -72,7 +82,49 @@ impl BashTool {
             host: ToolHost::default(),
             detach: DetachSignal::default(),
             foreground: AtomicUsize::new(0),
+            policy: OnceLock::new(),
+            sandbox_dirs: OnceLock::new(),
         }
+    }
+
+    /// Sandboxes local commands as the session's live `policy` says (its mode, its
+    /// sandbox settings, its deny rules). Set once; `false` when it already was.
+    pub fn sandboxed_by(&self, policy: Arc<Mutex<PermissionPolicy>>) -> bool {
+        self.policy.set(policy).is_ok()
+    }
+
+    /// The sandbox for `command` (input `input`) run from `run_dir`, when the policy puts
+    /// it in one. `Err` when the sandbox should apply but cannot be prepared: the command
+    /// does not run.
+    fn sandbox_for(
+        &self,
+        command: &str,
+        input: &Value,
+        session_dir: &Path,
+        run_dir: &Path,
+        background: bool,
+    ) -> Result<Option<Arc<PreparedSandbox>>, ToolFailure> {
+        let Some(policy) = self.policy.get() else {
+            return Ok(None);
+        };
+        let policy = policy.lock().map(|p| p.clone()).unwrap_or_default();
+        if !policy.sandboxes(command, Some(input)) {
+            return Ok(None);
+        }
+        let dirs = self
+            .sandbox_dirs
+            .get_or_init(|| SandboxDirs::create().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))?;
+        let extra = if background {
+            self.jobs.log_dir().into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        let spec = SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra);
+        prepare(&spec, dirs)
+            .map(|p| Some(Arc::new(p)))
+            .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))
     }
 
     /// Runs foreground commands in the host's terminal when `host` offers one.
@@ -133,7 +185,7 @@ impl BashTool {
         cwd: &Path,
         env: &[(String, String)],
     ) -> std::io::Result<BackgroundJob> {
-        self.jobs.start(command, cwd, env)
+        self.jobs.start(command, cwd, env, None)
     }
 
     /// The directory to run in, and a note when the remembered one had disappeared.
@@ -157,8 +209,8 @@ impl BashTool {
         (dir.current.clone(), None)
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
-        let input = ToolInput::parse("Bash", input)?;
+    async fn run(&self, raw: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let input = ToolInput::parse("Bash", raw)?;
         let command = input.required_str("command")?;
         if command.trim().is_empty() {
             return Err(input.invalid("\"command\" must not be empty").into());
@@ -169,12 +221,23 @@ impl BashTool {
             Some(ms) => ms.min(MAX_TIMEOUT_MS),
         };
         let background = input.optional_bool("run_in_background")?.unwrap_or(false);
+        input.optional_bool(DISABLE_SANDBOX_FIELD)?;
         let (cwd, note) = self.working_dir(ctx);
+        // The host's terminal is the client's business: no sandbox there.
+        let local = background || self.host.terminal.is_none();
+        let sandbox = if local {
+            self.sandbox_for(command, raw, &ctx.cwd, &cwd, background)?
+        } else {
+            None
+        };
 
         if background {
-            let job = self.jobs.start(command, &cwd, &ctx.env).map_err(|err| {
-                ToolFailure::failed(format!("Failed to start the command: {err}"))
-            })?;
+            let job = self
+                .jobs
+                .start(command, &cwd, &ctx.env, sandbox.as_ref())
+                .map_err(|err| {
+                    ToolFailure::failed(format!("Failed to start the command: {err}"))
+                })?;
             return Ok(ToolOutput::ok(format!(
                 "Command running in background with ID: {}. Its output (stdout and stderr) is written to {}; Read that file to check on it. \
 It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
@@ -194,6 +257,7 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             args: &[command, &marker],
             cwd: &cwd,
             env: &ctx.env,
+            sandbox: sandbox.as_ref(),
         };
         let tail = |lines: Vec<String>| ctx.progress.tail(lines);
         let watch = RunWatch {
@@ -238,7 +302,15 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
             self.lock_dir().current = new_dir;
         }
         let status = local_status(run.ending, timeout_ms);
-        Ok(render(note, &[&stdout, &run.stderr], status))
+        let mut output = render(note, &[&stdout, &run.stderr], status);
+        if sandbox.is_some()
+            && output.is_error
+            && let Some(hint) = failure_hint(&output.content)
+        {
+            output.content.push('\n');
+            output.content.push_str(hint);
+        }
+        Ok(output)
     }
 
     /// A foreground command in the host's terminal. The directory it ends in comes back
@@ -397,7 +469,8 @@ impl Tool for BashTool {
                 "command": {"type": "string", "description": "The command to execute"},
                 "description": {"type": "string", "description": "What the command does, in 5-10 words"},
                 "timeout": {"type": "number", "description": "Timeout in milliseconds (max 600000)"},
-                "run_in_background": {"type": "boolean", "description": "Run in the background; Read its log file later"}
+                "run_in_background": {"type": "boolean", "description": "Run in the background; Read its log file later"},
+                "dangerouslyDisableSandbox": {"type": "boolean", "description": "Run outside the sandbox; only after a command failed because of it. The user is asked to approve."}
             },
             "required": ["command"]
         })

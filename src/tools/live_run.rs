@@ -414,6 +414,7 @@ mod tests {
             args: &[],
             cwd: dir.path(),
             env: &[],
+            sandbox: None,
         };
         let seen = Arc::new(Mutex::new(Vec::<Vec<String>>::new()));
         let record = {
@@ -461,6 +462,7 @@ mod tests {
             args: &[],
             cwd: dir.path(),
             env: &[],
+            sandbox: None,
         };
         let signal = DetachSignal::default();
         let watch = RunWatch {

@@ -27,6 +27,7 @@ mod live_run;
 pub mod mcp;
 mod paths;
 mod read;
+pub mod sandbox;
 mod shell_process;
 mod structured_output;
 mod todo;

@@ -40,6 +40,8 @@ pub struct ShellScript<'a> {
     pub args: &'a [&'a str],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
+    /// The sandbox the shell enters before it runs, if any.
+    pub sandbox: Option<&'a std::sync::Arc<super::sandbox::PreparedSandbox>>,
 }
 
 /// `bash` when it is on PATH, else `sh`.
@@ -67,6 +69,9 @@ pub fn shell_command(script: &ShellScript<'_>) -> Command {
         .envs(script.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
+    if let Some(sandbox) = script.sandbox {
+        sandbox.apply(&mut command);
+    }
     command
 }
 
@@ -194,6 +199,7 @@ mod tests {
             args: &["first-arg"],
             cwd: dir.path(),
             env: &[],
+            sandbox: None,
         };
         let run = run_script(&script, Duration::from_secs(30), &CancellationToken::new())
             .await
@@ -211,6 +217,7 @@ mod tests {
             args: &[],
             cwd: dir.path(),
             env: &[],
+            sandbox: None,
         };
         let run = run_script(&script, Duration::from_secs(60), &CancellationToken::new())
             .await

@@ -18,6 +18,7 @@ mod pattern;
 mod protected;
 mod read_denial;
 mod rules;
+mod sandbox;
 mod shell;
 mod suggest;
 mod targets;
@@ -33,6 +34,7 @@ pub use paths::{AnchorCache, ResolvedPath, fold};
 pub use protected::ProtectedPaths;
 pub use read_denial::ReadDenial;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
+pub use sandbox::{DISABLE_SANDBOX_FIELD, SandboxPolicy, SandboxSettings, asks_to_leave};
 pub use suggest::suggested_rule;
 
 use paths::PathContext;
@@ -82,6 +84,8 @@ pub struct PermissionPolicy {
     /// `package.json` scripts, git hooks and configured commands — makes the command opaque.
     /// None checks nothing (a policy built only to match rules).
     pub session_start: Option<std::time::SystemTime>,
+    /// The Bash sandbox: its settings and whether this machine can run it.
+    pub sandbox: SandboxPolicy,
 }
 
 /// What the policy looks at for one call.
@@ -128,7 +132,7 @@ impl PermissionPolicy {
 
     pub fn evaluate(&self, call: &CallFacts<'_>) -> Verdict {
         if call.tool == "Bash" {
-            return bash::evaluate(self, call);
+            return self.sandbox_verdict(call, bash::evaluate(self, call));
         }
         self.evaluate_tool(call)
     }

@@ -1,0 +1,627 @@
+//! The Bash sandbox, end to end and for real: the real `robota -p` against the loopback
+//! mock model, which asks its Bash tool to run command lines that try to write outside
+//! the working directory (a canary file beside it), to read a file a Read deny rule
+//! names (its secret must never reach the mock's next request), to write protected
+//! paths, to reach a loopback listener, and ordinary commands that must still work.
+//! Every class is tried in each permission mode; a counted table (tried / got through /
+//! benign over-blocked) is printed, and nothing may get through.
+//!
+//! Skips, saying why, on a machine without Landlock or unprivileged user namespaces.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use support::project::{Project, project, result_text, tool_results};
+use support::{MockServer, anthropic};
+
+const SECRET: &str = "TOP-SECRET-7f3a9c";
+const ENV_SECRET: &str = "ENV-SECRET-51b2e0";
+
+fn sandbox_missing() -> Option<String> {
+    robota::tools::sandbox::support().missing.clone()
+}
+
+macro_rules! require_sandbox {
+    () => {
+        if let Some(why) = sandbox_missing() {
+            eprintln!("SKIPPED: the sandbox cannot run on this machine: {why}");
+            return;
+        }
+    };
+}
+
+/// A project with a canary outside it, denied secrets inside it, a `.claude` dir and a
+/// git hooks dir; user settings `settings` (merged over the deny rules).
+fn setup(settings: Value) -> Project {
+    let p = project();
+    let outside = p.root.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("canary.txt"), "canary").unwrap();
+    std::fs::create_dir_all(p.root.join("secrets")).unwrap();
+    std::fs::write(p.root.join("secrets/key.txt"), SECRET).unwrap();
+    std::fs::write(p.root.join(".env"), ENV_SECRET).unwrap();
+    std::fs::create_dir_all(p.root.join(".claude")).unwrap();
+    std::fs::write(p.root.join(".claude/settings.local.json"), "{}").unwrap();
+    // Sandboxed calls run without asking, so that every attack reaches the sandbox.
+    let mut merged = json!({
+        "permissions": {"deny": ["Read(./secrets/**)", "Read(.env)"]},
+        "sandbox": {"autoAllowBashIfSandboxed": true}
+    });
+    if let (Some(m), Some(s)) = (merged.as_object_mut(), settings.as_object()) {
+        for (k, v) in s {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    std::fs::create_dir_all(p.user_home.join(".claude")).unwrap();
+    std::fs::write(
+        p.user_home.join(".claude/settings.json"),
+        merged.to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(&p.home).unwrap();
+    std::fs::write(p.home.join("settings.json"), "{}").unwrap();
+    p
+}
+
+fn canary(p: &Project) -> std::path::PathBuf {
+    p.root.parent().unwrap().join("outside/canary.txt")
+}
+
+/// Runs one `-p` turn in which the model calls Bash with each command (in order, one
+/// call each), then answers. Returns the output, each call's result text, and every
+/// request body the mock saw, joined.
+fn run_commands(
+    p: &Project,
+    mode: &str,
+    commands: &[String],
+    extra: &[Value],
+) -> (Output, Vec<String>, String) {
+    let calls: Vec<(String, Value)> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("toolu_{i:03}"), json!({"command": c})))
+        .chain(
+            extra
+                .iter()
+                .enumerate()
+                .map(|(i, input)| (format!("toolu_x{i:02}"), input.clone())),
+        )
+        .collect();
+    let borrowed: Vec<(&str, &str, Value)> = calls
+        .iter()
+        .map(|(id, input)| (id.as_str(), "Bash", input.clone()))
+        .collect();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &borrowed),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            mode,
+        ],
+    );
+    let requests = server.requests();
+    let bodies: String = requests
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.raw_body).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let results = requests
+        .last()
+        .map(|r| tool_results(&r.body))
+        .unwrap_or_default();
+    let texts = calls
+        .iter()
+        .map(|(id, _)| {
+            results
+                .iter()
+                .find(|b| b["tool_use_id"] == id.as_str())
+                .map(|b| {
+                    let mut t = result_text(b);
+                    if b["is_error"] == true {
+                        t.insert_str(0, "[error] ");
+                    }
+                    t
+                })
+                .unwrap_or_else(|| "[no result]".to_string())
+        })
+        .collect();
+    (out, texts, bodies)
+}
+
+/// A row of the counted table.
+#[derive(Default)]
+struct Row {
+    tried: usize,
+    through: usize,
+    over_blocked: usize,
+}
+
+fn print_table(title: &str, rows: &[(&str, &str, Row)]) {
+    eprintln!(
+        "\n{title}\n{:<16} {:<18} {:>5} {:>8} {:>13}",
+        "class", "mode", "tried", "through", "over-blocked"
+    );
+    for (class, mode, row) in rows {
+        eprintln!(
+            "{class:<16} {mode:<18} {:>5} {:>8} {:>13}",
+            row.tried, row.through, row.over_blocked
+        );
+    }
+}
+
+/// Modes to try, with the settings that turn the sandbox on there (bypass needs
+/// `sandbox.enabled: true`).
+const MODES: [(&str, bool); 4] = [
+    ("default", false),
+    ("acceptEdits", false),
+    ("plan", false),
+    ("bypassPermissions", true),
+];
+
+fn settings_for(explicit: bool) -> Value {
+    if explicit {
+        json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true}})
+    } else {
+        json!({})
+    }
+}
+
+fn canary_attacks(canary: &Path) -> Vec<String> {
+    let c = canary.display();
+    let dir = canary.parent().unwrap().display();
+    vec![
+        format!("rm -f {c}"),
+        format!("echo pwned > {c}"),
+        format!("sh -c 'rm -f {c}'"),
+        format!("python3 -c \"import os; os.remove('{c}')\""),
+        format!("python3 -c \"open('{c}', 'w').write('pwned')\""),
+        format!("ln -s {dir} link && rm -f link/canary.txt"),
+        format!("ln -s {dir} link2 && echo pwned > link2/canary.txt"),
+        format!("cd {dir} && rm -f canary.txt"),
+        format!("truncate -s 0 {c}"),
+        format!("mv {c} ./stolen.txt"),
+        format!("find {dir} -name canary.txt -delete"),
+        format!("ln {c} hard && echo pwned > hard"),
+        format!("cp /dev/null {c}"),
+        format!("perl -e 'unlink \"{c}\"'"),
+        format!("x=rm; $x -f {c}"),
+        format!("echo 'rm -f {c}' | bash"),
+    ]
+}
+
+#[test]
+fn a_canary_outside_the_working_dir_survives_every_write_in_every_mode() {
+    require_sandbox!();
+    let mut rows = Vec::new();
+    for (mode, explicit) in MODES {
+        let p = setup(settings_for(explicit));
+        let canary = canary(&p);
+        let attacks = canary_attacks(&canary);
+        let (out, results, _) = run_commands(&p, mode, &attacks, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let survived = std::fs::read_to_string(&canary).ok();
+        assert_eq!(
+            survived.as_deref(),
+            Some("canary"),
+            "{mode}: the canary was changed; results: {results:#?}"
+        );
+        rows.push((
+            "canary write",
+            mode,
+            Row {
+                tried: attacks.len(),
+                through: usize::from(survived.as_deref() != Some("canary")),
+                over_blocked: 0,
+            },
+        ));
+    }
+    print_table("canary outside the working directory", &rows);
+}
+
+fn secret_attacks() -> Vec<String> {
+    [
+        "cat secrets/key.txt",
+        "python3 -c \"print(open('secrets/key.txt').read())\"",
+        "cp secrets/key.txt copy.txt; cat copy.txt",
+        "cp -r secrets copied; cat copied/key.txt",
+        "ln secrets/key.txt hl; cat hl",
+        "mv secrets moved; cat moved/key.txt",
+        "tar cf - secrets | tar xOf -",
+        "base64 secrets/key.txt | base64 -d",
+        "dd if=secrets/key.txt status=none",
+        "while read l; do echo \"$l\"; done < secrets/key.txt",
+        "c=cat; $c secrets/key.txt",
+        "sh -c 'cat secrets/*'",
+        "grep -r SECRET .",
+        "cat /proc/$PPID/root$PWD/secrets/key.txt",
+        "python3 -c \"print(open('.env').read())\"",
+        "ln .env envlink; cat envlink",
+        "find . -name .env -exec cat {} +",
+        "umount secrets; cat secrets/key.txt",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Benign commands and a word their successful output contains.
+const BENIGN: [(&str, &str); 9] = [
+    ("echo hello", "hello"),
+    ("ls", "calc.py"),
+    ("echo made > made.txt && cat made.txt", "made"),
+    ("mkdir -p d/e && touch d/e/f && ls d/e", "f"),
+    (
+        "python3 -c \"import tempfile; tempfile.NamedTemporaryFile(); print('tmp-ok')\"",
+        "tmp-ok",
+    ),
+    ("python3 -c 'print(6*7)'", "42"),
+    ("git status --short && echo git-ok", "git-ok"),
+    ("cat calc.py", "def add"),
+    ("sh test_calc.sh || echo ran", "ran"),
+];
+
+#[test]
+fn a_denied_files_secret_never_reaches_the_model_and_benign_commands_work() {
+    require_sandbox!();
+    let mut rows = Vec::new();
+    for (mode, explicit) in MODES {
+        let p = setup(settings_for(explicit));
+        let attacks = secret_attacks();
+        let mut commands = attacks.clone();
+        commands.extend(BENIGN.iter().map(|(c, _)| c.to_string()));
+        let (out, results, bodies) = run_commands(&p, mode, &commands, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let leaked: Vec<&String> = attacks
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| r.contains(SECRET) || r.contains(ENV_SECRET))
+            .map(|(a, _)| a)
+            .collect();
+        assert!(
+            !bodies.contains(SECRET) && !bodies.contains(ENV_SECRET),
+            "{mode}: a secret reached the model; leaking commands: {leaked:?}"
+        );
+        // The files are untouched on the real disk.
+        assert_eq!(
+            std::fs::read_to_string(p.root.join("secrets/key.txt")).unwrap(),
+            SECRET
+        );
+        let over_blocked: Vec<String> = BENIGN
+            .iter()
+            .zip(&results[attacks.len()..])
+            .filter(|((_, want), got)| !got.contains(want) || got.starts_with("[error]"))
+            .map(|((c, _), got)| format!("{c}: {got}"))
+            .collect();
+        // Plan mode refuses commands that change files, as it should: not the sandbox's.
+        if mode != "plan" {
+            assert!(
+                over_blocked.is_empty(),
+                "{mode}: benign commands failed: {over_blocked:#?}"
+            );
+        }
+        rows.push((
+            "denied read",
+            mode,
+            Row {
+                tried: attacks.len(),
+                through: leaked.len(),
+                over_blocked: 0,
+            },
+        ));
+        rows.push((
+            "benign",
+            mode,
+            Row {
+                tried: BENIGN.len(),
+                through: 0,
+                over_blocked: over_blocked.len(),
+            },
+        ));
+    }
+    print_table("denied files and benign commands", &rows);
+}
+
+#[test]
+fn protected_paths_cannot_be_written_from_inside() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let hooks = p.root.join(".git/hooks");
+    let home_settings = p.home.join("settings.json");
+    let attacks = vec![
+        "echo 'echo pwned' > .git/hooks/pre-commit".to_string(),
+        "echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json".to_string(),
+        "rm -rf .claude".to_string(),
+        "git config core.hooksPath /tmp".to_string(),
+        format!("echo '{{}}' > {}", home_settings.display()),
+        "python3 -c \"open('.git/config','a').write('[x]')\"".to_string(),
+    ];
+    let config_before = std::fs::read_to_string(p.root.join(".git/config")).unwrap();
+    let (out, results, _) = run_commands(&p, "default", &attacks, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!hooks.join("pre-commit").exists(), "{results:#?}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".claude/settings.local.json")).unwrap(),
+        "{}",
+        "{results:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&home_settings).unwrap(), "{}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join(".git/config")).unwrap(),
+        config_before,
+        "{results:#?}"
+    );
+    eprintln!("\nprotected paths: tried {}, got through 0", attacks.len());
+}
+
+/// Connection attempts to 127.0.0.1:`port` the listener saw.
+fn connections(listener: &TcpListener) -> usize {
+    listener.set_nonblocking(true).unwrap();
+    std::iter::from_fn(|| listener.accept().ok()).count()
+}
+
+fn network_commands(port: u16) -> Vec<String> {
+    vec![
+        format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+        format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('connected')\""
+        ),
+        format!(
+            "sh -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null; bash -c 'echo > /dev/tcp/localhost/{port}'"
+        ),
+    ]
+}
+
+#[test]
+fn the_network_is_off_unless_allowed() {
+    require_sandbox!();
+    let mut rows = Vec::new();
+    for (mode, explicit) in MODES {
+        let p = setup(settings_for(explicit));
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let commands = network_commands(port);
+        let (out, results, _) = run_commands(&p, mode, &commands, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let hits = connections(&listener);
+        assert_eq!(hits, 0, "{mode}: the listener was reached: {results:#?}");
+        rows.push((
+            "network off",
+            mode,
+            Row {
+                tried: commands.len(),
+                through: hits,
+                over_blocked: 0,
+            },
+        ));
+    }
+    // Allowed: the same commands reach it.
+    let p = setup(
+        json!({"sandbox": {"autoAllowBashIfSandboxed": true, "network": {"allowedDomains": ["*"]}}}),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let commands = network_commands(port);
+    let (out, results, _) = run_commands(&p, "default", &commands[..2], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits = connections(&listener);
+    assert_eq!(hits, 2, "allowed network: {results:#?}");
+    rows.push((
+        "network allowed",
+        "default",
+        Row {
+            tried: 2,
+            through: hits,
+            over_blocked: 2 - hits,
+        },
+    ));
+    print_table("loopback listener", &rows);
+}
+
+#[test]
+fn leaving_the_sandbox_asks_and_is_denied_without_anyone_to_ask() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let canary = canary(&p);
+    let command = format!("rm -f {}", canary.display());
+    let (out, results, _) = run_commands(
+        &p,
+        "default",
+        &[],
+        &[json!({"command": command, "dangerouslyDisableSandbox": true})],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(canary.exists());
+    assert!(
+        results[0].contains("outside the sandbox") && results[0].contains("denied"),
+        "{results:?}"
+    );
+    // With allowUnsandboxedCommands off it is refused outright.
+    let p = setup(
+        json!({"sandbox": {"autoAllowBashIfSandboxed": true, "allowUnsandboxedCommands": false}}),
+    );
+    let (_, results, _) = run_commands(
+        &p,
+        "default",
+        &[],
+        &[json!({"command": "echo hi", "dangerouslyDisableSandbox": true})],
+    );
+    assert!(
+        results[0].contains("allowUnsandboxedCommands"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_command_the_sandbox_stops_gets_a_hint_and_init_says_the_sandbox_is_on() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let canary = canary(&p);
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_1",
+                "Bash",
+                json!({"command": format!("echo x > {}", canary.display())}),
+            )],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p.run(
+        &server,
+        &["-p", "go", "--output-format", "stream-json", "--verbose"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let init: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["subtype"] == "init")
+        .unwrap();
+    assert_eq!(init["sandbox"]["enabled"], true, "{init}");
+    let results = tool_results(&server.requests()[1].body);
+    let text = result_text(&results[0]);
+    assert!(text.contains("dangerouslyDisableSandbox"), "{text}");
+    // In bypass mode the sandbox is off unless enabled explicitly.
+    let server = MockServer::start(vec![anthropic::text_turn("done")]);
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    let init: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["subtype"] == "init")
+        .unwrap();
+    assert_eq!(init["sandbox"]["enabled"], false, "{init}");
+}
+
+#[test]
+fn background_jobs_are_sandboxed_too() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let canary = canary(&p);
+    let background = format!(
+        "rm -f {}; echo pwned > {} ; echo bg-done > bg.txt",
+        canary.display(),
+        canary.display()
+    );
+    // The next call waits (inside the command, bounded) for the job to finish.
+    let wait = "for i in $(seq 200); do [ -f bg.txt ] && break; sleep 0.05; done; cat bg.txt";
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_bg",
+                "Bash",
+                json!({"command": background, "run_in_background": true}),
+            )],
+        ),
+        anthropic::tool_turn(None, &[("toolu_wait", "Bash", json!({"command": wait}))]),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p.run(&server, &["-p", "go", "--output-format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server.requests()[2].body);
+    assert!(result_text(&results[0]).contains("bg-done"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary");
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn sandboxed_commands_die_with_robota_even_when_it_is_killed() {
+    require_sandbox!();
+    let p = setup(json!({}));
+    let command = "sleep 60 & echo $! > child.pid; echo $$ > leader.pid; wait";
+    let server = MockServer::start(vec![anthropic::tool_turn(
+        None,
+        &[("t1", "Bash", json!({"command": command}))],
+    )]);
+    let mut child = p.command(&server, &["-p", "run it"]).spawn().unwrap();
+    let read_pid = |name: &str| -> Option<i32> {
+        std::fs::read_to_string(p.root.join(name))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (leader, sleeper) = loop {
+        if let (Some(l), Some(s)) = (read_pid("leader.pid"), read_pid("child.pid")) {
+            break (l, s);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::yield_now();
+    };
+    // It really runs in the sandbox: its user namespace is not robota's.
+    let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/user")).unwrap();
+    assert_ne!(ns(leader), ns(std::process::id() as i32));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !(process_gone(leader) && process_gone(sleeper)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sandboxed command outlived robota (leader {leader}, sleep {sleeper})"
+        );
+        std::thread::yield_now();
+    }
+}
