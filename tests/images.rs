@@ -8,12 +8,11 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use support::project::{Project, project};
+use support::project::{Project, project, stream_json_lines};
 use support::{MockResponse, MockServer, anthropic, gemini, openai_chat, openai_responses};
 
 /// A valid 1×1 PNG (one red pixel).
@@ -88,32 +87,6 @@ fn select(p: &Project, wire: &Wire, server: &MockServer) {
     }
 }
 
-/// Runs `-p` with stream-json in and out, one stdin line per message.
-fn stream_json(p: &Project, server: &MockServer, extra: &[&str], lines: &[Value]) -> Output {
-    let mut args = vec![
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ];
-    args.extend_from_slice(extra);
-    let mut child = p
-        .command(server, &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for line in lines {
-        writeln!(stdin, "{line}").unwrap();
-    }
-    drop(stdin);
-    child.wait_with_output().unwrap()
-}
-
 fn user_with_image(text: &str, media_type: &str, data: &str) -> Value {
     json!({"type": "user", "message": {"role": "user", "content": [
         {"type": "text", "text": text},
@@ -186,7 +159,7 @@ fn a_stream_json_image_reaches_every_wire_in_its_own_shape() {
         let server = MockServer::start(vec![(wire.text_turn)("A red pixel.")]);
         select(&p, &wire, &server);
         // Labelled JPEG, but the bytes are a PNG: the label is corrected, not refused.
-        let out = stream_json(
+        let out = stream_json_lines(
             &p,
             &server,
             &[],
@@ -300,7 +273,7 @@ fn a_resumed_session_sends_the_image_again() {
         anthropic::text_turn("A red pixel."),
         anthropic::text_turn("Still red."),
     ]);
-    let out = stream_json(
+    let out = stream_json_lines(
         &p,
         &server,
         &[],
@@ -337,7 +310,7 @@ fn an_image_that_is_not_one_or_too_big_is_refused_with_a_reason_and_nothing_is_s
     let mut big = PNG.to_vec();
     big.resize(5 * 1024 * 1024 + 1, 0);
     let big = base64::engine::general_purpose::STANDARD.encode(&big);
-    let out = stream_json(
+    let out = stream_json_lines(
         &p,
         &server,
         &[],

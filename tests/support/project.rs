@@ -156,6 +156,21 @@ pub fn stream_json_run(
     extra: &[&str],
     prompts: &[&str],
 ) -> Output {
+    let lines: Vec<Value> = prompts
+        .iter()
+        .map(|prompt| json!({"type": "user", "message": {"role": "user", "content": prompt}}))
+        .collect();
+    stream_json_lines(p, server, extra, &lines)
+}
+
+/// Runs `robota -p` with stream-json input and output, one stdin line per message, then
+/// closes stdin; `extra` are more arguments.
+pub fn stream_json_lines(
+    p: &Project,
+    server: &MockServer,
+    extra: &[&str],
+    lines: &[Value],
+) -> Output {
     let mut args = vec![
         "-p",
         "--input-format",
@@ -173,8 +188,7 @@ pub fn stream_json_run(
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    for prompt in prompts {
-        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+    for line in lines {
         writeln!(stdin, "{line}").unwrap();
     }
     drop(stdin);

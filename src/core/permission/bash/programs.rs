@@ -6,6 +6,7 @@ use crate::core::permission::shell::Word;
 
 use super::getopt::{long_parts, long_value, names_long, short_in, short_value};
 use super::opacity::{joined, reads_stdin};
+use super::session_files::GIT_COMMAND_KEYS;
 use super::tree::CommandNode;
 
 /// The awk program text (None when it comes from a file or is computed at run time is
@@ -245,30 +246,6 @@ pub(super) fn git(node: &mut CommandNode, args: &[Option<String>]) {
                 .flatten()
                 .find(|a| !a.starts_with('-'))
                 .map(|k| k.to_ascii_lowercase());
-            const COMMAND_KEYS: &[&str] = &[
-                "pager",
-                "editor",
-                "sshcommand",
-                "askpass",
-                "fsmonitor",
-                "hookspath",
-                "textconv",
-                "command",
-                "cmd",
-                "external",
-                "program",
-                "helper",
-                "clean",
-                "smudge",
-                "process",
-                "driver",
-                "tool",
-                "receivepack",
-                "uploadpack",
-                "exec",
-                "proxy",
-                "shell",
-            ];
             let has_value = rest
                 .iter()
                 .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
@@ -276,7 +253,7 @@ pub(super) fn git(node: &mut CommandNode, args: &[Option<String>]) {
                 > 1;
             if let Some(key) = key
                 && has_value
-                && (key.starts_with("alias.") || COMMAND_KEYS.iter().any(|k| key.contains(k)))
+                && (key.starts_with("alias.") || GIT_COMMAND_KEYS.iter().any(|k| key.contains(k)))
             {
                 let value = rest.iter().flatten().filter(|a| !a.starts_with('-')).nth(1);
                 opaque(

@@ -47,10 +47,9 @@ const RECIPES: &[(&[&str], &[&str])] = &[
     (&["pytest", "py.test"], &["conftest.py", "pytest.ini"]),
 ];
 
-/// Git configuration that names commands to run (aliases with `!`, pagers, editors,
-/// hooks paths, filters, fsmonitor …), or includes other files.
-const GIT_COMMAND_KEYS: &[&str] = &[
-    "alias",
+/// Git configuration keys that name commands to run (pagers, editors, hooks paths,
+/// filters, fsmonitor …); aliases and includes are matched besides them.
+pub(super) const GIT_COMMAND_KEYS: &[&str] = &[
     "pager",
     "editor",
     "sshcommand",
@@ -73,7 +72,6 @@ const GIT_COMMAND_KEYS: &[&str] = &[
     "exec",
     "proxy",
     "shell",
-    "include",
 ];
 
 /// The project files `name` (with literal arguments `args`) would run, when run in `cwd`.
@@ -192,7 +190,10 @@ pub(super) fn written_since(path: &Path, start: SystemTime) -> bool {
         let text = std::fs::read_to_string(path)
             .unwrap_or_default()
             .to_ascii_lowercase();
-        return GIT_COMMAND_KEYS.iter().any(|k| text.contains(k));
+        return ["alias", "include"]
+            .iter()
+            .chain(GIT_COMMAND_KEYS)
+            .any(|k| text.contains(k));
     }
     true
 }
