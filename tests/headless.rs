@@ -965,6 +965,49 @@ fn commands_die_with_robota_even_when_it_is_killed() {
     }
 }
 
+#[test]
+fn background_jobs_die_with_robota_even_when_it_is_killed() {
+    let p = project();
+    let command = "echo $$ > bg.pid; exec sleep 60";
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "t1",
+                "Bash",
+                json!({"command": command, "run_in_background": true}),
+            )],
+        ),
+        anthropic::text_turn_held("Waiting for the job.", 1),
+    ]);
+    let mut child = p
+        .command(
+            &server,
+            &["-p", "start it", "--permission-mode", "bypassPermissions"],
+        )
+        .spawn()
+        .unwrap();
+    // The job runs and robota is waiting on the model's second answer: kill it outright.
+    assert!(server.wait_for_requests(2, Duration::from_secs(20)));
+    let job = std::fs::read_to_string(p.root.join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse::<i32>()
+        .unwrap();
+    assert!(!process_gone(job), "the job runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    server.release_held();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !process_gone(job) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background job {job} outlived robota"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// Reads output lines until one contains `needle` (failing if the output ends first).
 fn read_until(reader: &mut impl std::io::BufRead, needle: &str) {
     let mut seen = String::new();

@@ -1,8 +1,9 @@
 //! Bash's background mode: commands started detached in their own process group with
 //! stdout and stderr going to a log file under a private temp dir (which the model reads
 //! with Read), each with an id; a foreground command the user sent to the background is
-//! adopted the same way (`adopt`). Dropping the registry kills every job's group and removes
-//! the dir.
+//! adopted the same way (`adopt`). Jobs announce their groups to the reaper, so they die
+//! with robota even when it is killed; dropping the registry kills every job's group and
+//! removes the dir.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::live_run::DetachedRun;
 use super::sandbox::PreparedSandbox;
 use super::shell_process::{ShellScript, shell_command};
-use crate::core::process_group::signal_group;
+use crate::core::process_group::{signal_group, spawn_in_new_group};
 
 /// Appends the exit code to the log when the command ends, so a reader can tell.
 const BACKGROUND_SCRIPT: &str = "__robota_cmd=$1; shift; eval \"$__robota_cmd\"; \
@@ -129,10 +130,13 @@ impl BackgroundJobs {
             env,
             sandbox,
         };
-        let mut child = shell_command(&script)
+        let mut shell = shell_command(&script);
+        shell
             .stdout(Stdio::from(log.try_clone()?))
-            .stderr(Stdio::from(log))
-            .spawn()?;
+            .stderr(Stdio::from(log));
+        // A group of its own that announces itself to the reaper, so a job dies with robota
+        // even when robota is killed outright.
+        let (mut child, group) = spawn_in_new_group(&mut shell)?;
         let job = Arc::new(Mutex::new(BackgroundJob {
             id,
             command: command.to_string(),
@@ -147,6 +151,11 @@ impl BackgroundJobs {
             if let Ok(status) = child.wait().await {
                 let mut job = record.lock().unwrap_or_else(|p| p.into_inner());
                 job.exit_code = Some(status.code().unwrap_or(-1));
+            }
+            // The job ended by itself: like a foreground command's, what it deliberately
+            // left running stays, and the reaper forgets the group.
+            if let Some(group) = group {
+                group.release();
             }
         });
         let snapshot = job.lock().unwrap_or_else(|p| p.into_inner()).clone();
