@@ -52,7 +52,7 @@ pub struct TurnConfig {
     /// Where providers report their wire traffic; `None` unless diagnostics are on.
     pub wire: Option<super::wire::WireTap>,
     /// What deny rules keep from tools that walk directories (see [`ToolContext`]).
-    pub read_denial: Option<std::sync::Arc<super::permission::ReadDenial>>,
+    pub read_denial: Option<std::sync::Arc<super::permission::PathDenial>>,
 }
 
 /// A tool call as the gate sees it.

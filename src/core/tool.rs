@@ -40,7 +40,7 @@ pub struct ToolContext {
     pub env: Vec<(String, String)>,
     /// The files deny rules keep from reading, for tools that walk directories (Grep,
     /// Glob) and so reach files no permission check named; `None` when there are none.
-    pub read_denial: Option<std::sync::Arc<super::permission::ReadDenial>>,
+    pub read_denial: Option<std::sync::Arc<super::permission::PathDenial>>,
     /// Where the call reports what it is doing while it runs (the last lines a command
     /// printed); clients show it until the result comes.
     pub progress: ToolProgress,

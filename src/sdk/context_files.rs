@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::core::permission::ReadDenial;
+use crate::core::permission::PathDenial;
 
 /// Import depth limit, as in Claude Code.
 pub const MAX_IMPORT_DEPTH: usize = 4;
@@ -34,7 +34,7 @@ pub fn load(
     cwd: &Path,
     home: Option<&Path>,
     robota_home: &Path,
-    denial: Option<&ReadDenial>,
+    denial: Option<&PathDenial>,
 ) -> Vec<ContextFile> {
     let mut candidates = Vec::new();
     if let Some(home) = home {
@@ -47,7 +47,7 @@ pub fn load(
 
 /// Loads the project's context files only (from the filesystem root down to `cwd`), as a
 /// session built by an embedding program reads them: nothing under the user's home.
-pub(crate) fn load_project(cwd: &Path, denial: Option<&ReadDenial>) -> Vec<ContextFile> {
+pub(crate) fn load_project(cwd: &Path, denial: Option<&PathDenial>) -> Vec<ContextFile> {
     Loader::new(None, denial).read_candidates(project_candidates(cwd))
 }
 
@@ -63,14 +63,14 @@ fn project_candidates(cwd: &Path) -> Vec<PathBuf> {
 /// One load: where `~` is, what deny rules protect, and every file read so far.
 struct Loader<'a> {
     home: Option<&'a Path>,
-    denial: Option<&'a ReadDenial>,
+    denial: Option<&'a PathDenial>,
     /// Every file read so far, loaded or imported: each goes into the prompt once (a
     /// CLAUDE.md that imports `@AGENTS.md` beside a loaded AGENTS.md does not repeat it).
     included: HashSet<PathBuf>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(home: Option<&'a Path>, denial: Option<&'a ReadDenial>) -> Self {
+    fn new(home: Option<&'a Path>, denial: Option<&'a PathDenial>) -> Self {
         Loader {
             home,
             denial,

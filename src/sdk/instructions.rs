@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use super::context_files::{self, ContextFile};
 use super::settings::setup_save::{set_user_setting, user_settings_path};
 use super::system_prompt::{self, PromptParts};
-use crate::core::permission::ReadDenial;
+use crate::core::permission::PathDenial;
 
 /// The parts of a session's system prompt that do not change while it runs, and the
 /// response language, which `/language` changes.
@@ -25,7 +25,7 @@ pub struct Instructions {
     /// `--append-system-prompt` (and the structured-output instruction).
     pub append: Option<String>,
     /// Files deny rules protect: never loaded or imported into the prompt.
-    pub read_denial: Option<ReadDenial>,
+    pub read_denial: Option<PathDenial>,
     language: Mutex<Option<String>>,
 }
 

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::paths::{normalize, resolve};
 use super::walk::{collect_parallel, filter_entries, is_file};
-use crate::core::permission::ReadDenial;
+use crate::core::permission::PathDenial;
 use crate::core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const MAX_GLOB_RESULTS: usize = 100;
@@ -34,7 +34,7 @@ struct GlobPlan {
     max_depth: Option<usize>,
     include_hidden: bool,
     /// What deny rules keep from the listing.
-    denial: Option<Arc<ReadDenial>>,
+    denial: Option<Arc<PathDenial>>,
 }
 
 impl GlobTool {

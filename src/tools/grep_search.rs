@@ -21,7 +21,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
 use super::walk::{collect_parallel, filter_entries, is_file};
-use crate::core::permission::ReadDenial;
+use crate::core::permission::PathDenial;
 
 /// Content lines longer than this (in characters) are cut, like `rg --max-columns`.
 pub const MAX_LINE_CHARS: usize = 500;
@@ -51,7 +51,7 @@ pub struct SearchOptions {
     pub after_context: usize,
     pub multiline: bool,
     /// What deny rules keep from the search.
-    pub denial: Option<Arc<ReadDenial>>,
+    pub denial: Option<Arc<PathDenial>>,
 }
 
 /// What a search found, unsorted.

@@ -10,12 +10,12 @@ use ignore::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::core::permission::ReadDenial;
+use crate::core::permission::PathDenial;
 
 /// Keeps the walk from files a deny rule protects (directories wholly denied are not
 /// entered) and, when `skip_git`, from `.git`. A walker takes one entry filter, so both
 /// live here.
-pub fn filter_entries(walker: &mut WalkBuilder, denial: Option<Arc<ReadDenial>>, skip_git: bool) {
+pub fn filter_entries(walker: &mut WalkBuilder, denial: Option<Arc<PathDenial>>, skip_git: bool) {
     if denial.is_none() && !skip_git {
         return;
     }

@@ -12,11 +12,11 @@
 
 mod bash;
 mod mode;
+mod path_denial;
 mod path_rules;
 mod paths;
 mod pattern;
 mod protected;
-mod read_denial;
 mod rules;
 mod sandbox;
 mod shell;
@@ -30,9 +30,9 @@ use serde_json::Value;
 use super::tool::RiskClass;
 
 pub use mode::PermissionMode;
+pub use path_denial::PathDenial;
 pub use paths::{AnchorCache, ResolvedPath, fold};
 pub use protected::ProtectedPaths;
-pub use read_denial::ReadDenial;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use sandbox::{DISABLE_SANDBOX_FIELD, SandboxPolicy, SandboxSettings, asks_to_leave};
 pub use suggest::suggested_rule;
@@ -251,7 +251,7 @@ impl PermissionPolicy {
             return false;
         }
         let guard = list != RuleList::Allow;
-        // Grep and Glob walks skip the files deny rules protect (`ReadDenial`), so a walk
+        // Grep and Glob walks skip the files deny rules protect (`PathDenial`), so a walk
         // that only may reach one is not refused whole.
         let walk_filtered = list == RuleList::Deny && matches!(call.tool, "Grep" | "Glob");
         match rule.compiled() {

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::rules::{Compiled, PathFamily};
-use super::{CallFacts, PermissionMode, PermissionPolicy, Verdict};
-use crate::core::tool::RiskClass;
+use super::{CallFacts, PathDenial, PermissionMode, PermissionPolicy, Verdict};
 
 /// The Bash input field that asks to run a command outside the sandbox.
 pub const DISABLE_SANDBOX_FIELD: &str = "dangerouslyDisableSandbox";
@@ -237,31 +236,14 @@ impl PermissionPolicy {
     /// entered). Symlinks are not followed; their targets are matched by the rules as
     /// the file tools would see them.
     pub fn denied_paths(&self, cwd: &Path, family: PathFamily) -> Vec<PathBuf> {
+        let Some(denial) = self.path_denial(cwd, family) else {
+            return Vec::new();
+        };
         let rules: Vec<_> = self
             .deny
             .iter()
             .filter(|r| matches!(r.compiled(), Compiled::Path(f, _) if *f == family))
             .collect();
-        if rules.is_empty() {
-            return Vec::new();
-        }
-        let tool = match family {
-            PathFamily::Read => "Read",
-            PathFamily::Edit => "Edit",
-        };
-        let probe = PermissionPolicy {
-            mode: PermissionMode::BypassPermissions,
-            deny: rules.iter().map(|r| (*r).clone()).collect(),
-            additional_dirs: self.additional_dirs.clone(),
-            home: self.home.clone(),
-            anchors: self.anchors.clone(),
-            ..PermissionPolicy::default()
-        };
-        let denied = |path: &Path| -> bool {
-            let text = path.to_string_lossy();
-            let facts = CallFacts::new(tool, RiskClass::Read, Some(&text), cwd);
-            matches!(probe.evaluate_tool(&facts), Verdict::Deny { .. })
-        };
         let mut roots: Vec<PathBuf> = self.working_dirs(cwd).into_iter().map(|d| d.real).collect();
         for rule in &rules {
             if let Some(base) = self.rule_base(rule, cwd)
@@ -272,11 +254,11 @@ impl PermissionPolicy {
         }
         let mut found = Vec::new();
         for root in roots {
-            if denied(&root) || denied(&root.join(ANY_NAME)) {
+            if denial.hides(&root, true) {
                 found.push(root);
                 continue;
             }
-            walk_denied(&root, &denied, &mut found);
+            walk_denied(&root, &denial, &mut found);
         }
         found.sort();
         found.dedup();
@@ -308,12 +290,8 @@ impl PermissionPolicy {
     }
 }
 
-/// A name no rule names on purpose: a directory in which it would be denied has all of
-/// its entries denied.
-const ANY_NAME: &str = ".robota-sandbox-any-name";
-
 /// Depth-first walk of `root` collecting what `denied` says yes to, bounded.
-fn walk_denied(root: &Path, denied: &dyn Fn(&Path) -> bool, found: &mut Vec<PathBuf>) {
+fn walk_denied(root: &Path, denial: &PathDenial, found: &mut Vec<PathBuf>) {
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
@@ -332,7 +310,7 @@ fn walk_denied(root: &Path, denied: &dyn Fn(&Path) -> bool, found: &mut Vec<Path
             let path = entry.path();
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             // A directory whose every entry is denied (`secrets/**`) is hidden whole.
-            if denied(&path) || (is_dir && denied(&path.join(ANY_NAME))) {
+            if denial.hides(&path, is_dir) {
                 found.push(path);
                 continue;
             }
@@ -346,6 +324,7 @@ fn walk_denied(root: &Path, denied: &dyn Fn(&Path) -> bool, found: &mut Vec<Path
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::RiskClass;
     use crate::core::permission::PermissionRule;
     use serde_json::json;
 

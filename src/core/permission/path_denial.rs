@@ -1,19 +1,20 @@
-//! The files deny rules keep from every reader, for code that reaches files without a
-//! tool call naming them: the walks of Grep and Glob below the directory they were given,
-//! context-file `@imports`, `@file` attachments. A file is kept back when a `Read(...)`
-//! deny rule matches it as named or as it really is (symlinks followed); a directory is
-//! skipped whole when a rule covers everything below it.
+//! The files deny rules of one family keep from every reader (`Read(...)`) or writer
+//! (`Edit(...)`), for code that reaches files without a tool call naming them: the walks
+//! of Grep and Glob below the directory they were given, context-file `@imports`, and the
+//! Bash sandbox's list of what to hide or keep read-only. A file is denied when a rule
+//! matches it as named or as it really is (symlinks followed); a directory is denied
+//! whole when a rule covers everything below it.
 
 use std::path::{Path, PathBuf};
 
 use super::PermissionPolicy;
 use super::paths::{AnchorCache, PathContext, ResolvedPath};
-use super::rules::{Compiled, PermissionRule, RuleList};
+use super::rules::{Compiled, PathFamily, PermissionRule, RuleList};
 use super::targets::FileTarget;
 
-/// The `Read(...)` deny rules of a policy, with what they are anchored at.
+/// The `Read(...)` or `Edit(...)` deny rules of a policy, with what they are anchored at.
 #[derive(Debug, Clone)]
-pub struct ReadDenial {
+pub struct PathDenial {
     rules: Vec<PermissionRule>,
     cwd: PathBuf,
     home: Option<PathBuf>,
@@ -21,13 +22,13 @@ pub struct ReadDenial {
     anchors: AnchorCache,
 }
 
-impl ReadDenial {
-    /// Whether a deny rule keeps `path` (absolute) from being read.
+impl PathDenial {
+    /// Whether a deny rule names `path` (absolute).
     pub fn denies(&self, path: &Path) -> bool {
         self.matches(|ctx| FileTarget::Known(ctx.resolve(path)))
     }
 
-    /// Whether a walk must not show `path`: a denied file, or a directory that is denied
+    /// Whether a walk must leave `path` out: a denied file, or a directory that is denied
     /// or everything below which is.
     pub fn hides(&self, path: &Path, is_dir: bool) -> bool {
         self.denies(path) || (is_dir && self.denies_all_below(path))
@@ -57,17 +58,20 @@ impl ReadDenial {
 impl PermissionPolicy {
     /// The read denial of this policy for a session working in `cwd`; `None` when no deny
     /// rule names files to read.
-    pub fn read_denial(&self, cwd: &Path) -> Option<ReadDenial> {
+    pub fn read_denial(&self, cwd: &Path) -> Option<PathDenial> {
+        self.path_denial(cwd, PathFamily::Read)
+    }
+
+    /// The deny rules of `family` for a session working in `cwd`; `None` when there are
+    /// none.
+    pub fn path_denial(&self, cwd: &Path, family: PathFamily) -> Option<PathDenial> {
         let rules: Vec<PermissionRule> = self
             .deny
             .iter()
-            .filter(|rule| {
-                rule.applies_to("Read", RuleList::Deny)
-                    && matches!(rule.compiled(), Compiled::Path(..))
-            })
+            .filter(|rule| matches!(rule.compiled(), Compiled::Path(f, _) if *f == family))
             .cloned()
             .collect();
-        (!rules.is_empty()).then(|| ReadDenial {
+        (!rules.is_empty()).then(|| PathDenial {
             rules,
             cwd: cwd.to_path_buf(),
             home: self.home.clone(),
@@ -82,7 +86,7 @@ mod tests {
     use super::*;
     use crate::core::permission::PermissionMode;
 
-    fn denial(deny: &str, cwd: &Path) -> Option<ReadDenial> {
+    fn denial(deny: &str, cwd: &Path) -> Option<PathDenial> {
         PermissionPolicy {
             deny: PermissionRule::parse_list(deny),
             home: Some("/home/u".into()),
