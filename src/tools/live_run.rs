@@ -398,10 +398,9 @@ mod tests {
         assert_eq!(without_marker_line("plain", "__M__"), "plain");
     }
 
-    #[tokio::test]
-    async fn tails_are_reported_while_it_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("go");
+    /// A fifo `go` in `dir`: the script blocks reading it until the test writes a line.
+    fn fifo_in(dir: &std::path::Path) -> std::path::PathBuf {
+        let fifo = dir.join("go");
         assert!(
             std::process::Command::new("mkfifo")
                 .arg(&fifo)
@@ -409,6 +408,13 @@ mod tests {
                 .unwrap()
                 .success()
         );
+        fifo
+    }
+
+    #[tokio::test]
+    async fn tails_are_reported_while_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = fifo_in(dir.path());
         let script = ShellScript {
             script: "echo first; echo second >&2; read x < go; echo done",
             args: &[],
@@ -449,14 +455,7 @@ mod tests {
     #[tokio::test]
     async fn a_detached_run_goes_on_into_its_log() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("go");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        let fifo = fifo_in(dir.path());
         let script = ShellScript {
             script: "echo before; read x < go; echo after; exit 7",
             args: &[],
