@@ -987,13 +987,23 @@ fn background_jobs_die_with_robota_even_when_it_is_killed() {
         )
         .spawn()
         .unwrap();
-    // The job runs and robota is waiting on the model's second answer: kill it outright.
+    // The job runs (it wrote its pid) and robota is waiting on the model's second answer:
+    // kill it outright.
     assert!(server.wait_for_requests(2, Duration::from_secs(20)));
-    let job = std::fs::read_to_string(p.root.join("bg.pid"))
-        .unwrap()
-        .trim()
-        .parse::<i32>()
-        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let job = loop {
+        if let Some(pid) = std::fs::read_to_string(p.root.join("bg.pid"))
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never started"
+        );
+        std::thread::yield_now();
+    };
     assert!(!process_gone(job), "the job runs");
     child.kill().unwrap();
     child.wait().unwrap();
