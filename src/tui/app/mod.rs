@@ -113,6 +113,10 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
             // The input reader stops first, so the editor gets every key.
             drop(input);
             let result = guard.hand_over(|| maintenance::run_editor(&path))?;
+            // Dropping the stream left a wake-up pending in crossterm's poller. Taken now,
+            // before the user can type: were it still pending with their first key, the
+            // poller would return on the wake-up and never read that key.
+            let _ = crossterm::event::poll(std::time::Duration::ZERO);
             input = EventStream::new();
             app.editor_closed(&path, result);
             clear = true;
