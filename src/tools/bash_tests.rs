@@ -230,8 +230,10 @@ async fn background_commands_write_to_a_log_and_die_with_the_tool() {
     let log_dir = jobs[0].output_path.parent().unwrap().to_path_buf();
     assert!(is_running(pid));
     drop(tool);
+    // A safety net, not a timing: SIGKILL ends it at once, and a loaded machine only
+    // delays the exit being seen.
     assert!(
-        exits_within(pid, Duration::from_secs(5)),
+        exits_within(pid, Duration::from_secs(30)),
         "background sleep {pid} survived"
     );
     assert!(!log_dir.exists(), "the log dir is removed with the tool");

@@ -168,7 +168,7 @@ fn copy_uses_the_local_clipboard_tool_when_there_is_one_and_says_so() {
     pty.wait_for_text("Ask anything");
     pty.type_text("how do I test");
     pty.send(b"\r");
-    pty.wait_for_text("cargo test");
+    crate::wait_for_answer(&pty, "cargo test");
     pty.type_text("/copy 1");
     pty.send(b"\r");
     pty.wait_for_text("with xclip");
@@ -189,7 +189,7 @@ fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     pty.wait_for_text("Ask anything");
     pty.type_text("how do I test");
     pty.send(b"\r");
-    pty.wait_for_text("cargo test");
+    crate::wait_for_answer(&pty, "cargo test");
     pty.type_text("/copy 1");
     pty.send(b"\r");
     pty.wait_for_text("Copied 10 characters through the terminal (OSC 52)");

@@ -131,3 +131,13 @@ pub fn exit_cleanly(pty: &mut PtySession) {
         pty.contents()
     );
 }
+
+/// Waits until `text` is on screen and the turn that wrote it has ended (the status line no
+/// longer offers to interrupt it): text streams in before the answer is complete.
+pub fn wait_for_answer(pty: &PtySession, text: &str) {
+    pty.wait_for(
+        &format!("the finished answer with {text}"),
+        Duration::from_secs(20),
+        |screen| screen.contains(text) && !screen.contains("esc to interrupt"),
+    );
+}
