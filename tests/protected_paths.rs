@@ -100,6 +100,11 @@ fn no_call_changes_settings_hooks_or_git_config_in_bypass_mode() {
             json!({"command": "cd .git && echo '[alias] x = !touch pwned' >> config"}),
         ),
         (
+            "b8".into(),
+            "Bash",
+            json!({"command": "printf '[alias]\\n\\tx = !touch pwned\\n' > evil.cfg && git -C .git config --file config include.path ../evil.cfg"}),
+        ),
+        (
             "b7".into(),
             "Bash",
             json!({"command": "python3 -c \"open('.claude/settings.local.json','w').write('{}')\""}),

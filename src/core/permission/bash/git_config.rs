@@ -51,31 +51,36 @@ pub(super) fn config_writes(
     verdict
 }
 
+/// `path` taken from `dir`; a path known only at run time becomes one no rule names, so the
+/// guard asks.
+fn joined(dir: &str, path: Option<&str>) -> String {
+    match path {
+        Some(p) if p.starts_with('/') || dir == "." => p.to_string(),
+        Some(p) => format!("{dir}/{p}"),
+        None => "\u{1}".to_string(),
+    }
+}
+
 /// The config file a `git … config …` command writes, if it writes one.
 fn written_config(words: &[Word]) -> Option<String> {
     let name = words.first()?.as_literal()?;
     if basename(&name) != "git" {
         return None;
     }
-    // Global options before the subcommand; `-C dir` moves where `.git` is looked for.
-    let mut dir = String::from(".");
-    let mut rest = words[1..].iter();
-    let sub = loop {
-        let word = rest.next()?;
-        let text = word.as_literal().unwrap_or_default();
-        match text.as_str() {
-            "-C" => dir = rest.next()?.as_literal().unwrap_or_else(|| "\u{1}".into()),
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
-                rest.next();
-            }
-            t if t.starts_with('-') => {}
-            _ => break text,
-        }
-    };
-    if sub != "config" {
+    let words: Vec<Option<String>> = words[1..].iter().map(Word::as_literal).collect();
+    let globals = super::git_globals::read(&words);
+    if words.get(globals.subcommand)?.as_deref() != Some("config") {
         return None;
     }
-    let args: Vec<String> = rest.map(|w| w.as_literal().unwrap_or_default()).collect();
+    // `-C dir` moves where `.git` is looked for, each one from where the last left off.
+    // A `--git-dir` may name the repository's own under another name (a symlink made on
+    // the same line), so the file is taken as a `.git/config` all the same: the guard's.
+    let mut dir = String::from(".");
+    for moved in &globals.directories {
+        dir = joined(&dir, moved.as_deref());
+    }
+    let rest = words[globals.subcommand + 1..].iter();
+    let args: Vec<String> = rest.map(|w| w.clone().unwrap_or_default()).collect();
     if args.iter().any(|a| READING.contains(&a.as_str())) {
         return None;
     }
@@ -87,8 +92,8 @@ fn written_config(words: &[Word]) -> Option<String> {
         match arg.as_str() {
             "--global" => file = "~/.gitconfig".into(),
             "--system" => file = "/etc/gitconfig".into(),
-            "-f" | "--file" => file = args.next().cloned().unwrap_or_default(),
-            a if a.starts_with("--file=") => file = a["--file=".len()..].to_string(),
+            "-f" | "--file" => file = joined(&dir, args.next().map(String::as_str)),
+            a if a.starts_with("--file=") => file = joined(&dir, Some(&a["--file=".len()..])),
             "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section"
             | "--remove-section" | "-e" | "--edit" | "set" | "unset" | "edit"
             | "rename-section" | "remove-section" => writes = true,
@@ -123,6 +128,18 @@ mod tests {
             Some("sub/.git/config")
         );
         assert_eq!(w("git config --file f.cfg a.b c").as_deref(), Some("f.cfg"));
+        assert_eq!(
+            w("git -C a -C b config --file f.cfg a.b c").as_deref(),
+            Some("a/b/f.cfg")
+        );
+        assert_eq!(
+            w("git -C .git config --file config a.b c").as_deref(),
+            Some(".git/config")
+        );
+        assert_eq!(
+            w("git --git-dir=g config core.pager x").as_deref(),
+            Some("./.git/config")
+        );
         assert_eq!(
             w("git config --unset core.pager").as_deref(),
             Some("./.git/config")

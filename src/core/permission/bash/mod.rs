@@ -15,6 +15,7 @@ mod analysis;
 mod file_args;
 mod getopt;
 mod git_config;
+mod git_globals;
 mod opacity;
 mod programs;
 mod readonly;

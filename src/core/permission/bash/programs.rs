@@ -209,29 +209,13 @@ pub(super) fn sed_script(script: &str) -> SedScript {
 }
 
 pub(super) fn git(node: &mut CommandNode, args: &[Option<String>]) {
-    let mut i = 0;
-    while let Some(Some(arg)) = args.get(i) {
-        if !arg.starts_with('-') {
-            break;
-        }
-        if arg == "-c"
-            || arg.starts_with("--config-env")
-            || arg.starts_with("--exec-path")
-            || (arg.starts_with("-c") && arg.len() > 2)
-        {
-            node.opaque
-                .push("git -c can define aliases and commands to run".to_string());
-            return;
-        }
-        i += if matches!(
-            arg.as_str(),
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--attr-source"
-        ) {
-            2
-        } else {
-            1
-        };
+    let globals = super::git_globals::read(args);
+    if globals.sets_configuration {
+        node.opaque
+            .push("git -c can define aliases and commands to run".to_string());
+        return;
     }
+    let i = globals.subcommand;
     let sub = args.get(i).cloned().flatten();
     let rest = args.get(i + 1..).unwrap_or(&[]);
     let mut opaque = |reason: &str, script: Option<String>| {

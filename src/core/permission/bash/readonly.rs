@@ -214,23 +214,11 @@ pub(super) fn own_read_only(name: &str, words: &[Word]) -> bool {
 }
 
 fn git_read_only(args: &[Option<String>]) -> bool {
-    let mut i = 0;
-    while let Some(Some(arg)) = args.get(i) {
-        if !arg.starts_with('-') || arg == "--version" {
-            break;
-        }
-        if arg == "-c" || arg.starts_with("--exec-path") || arg.starts_with("--config-env") {
-            return false;
-        }
-        i += if matches!(
-            arg.as_str(),
-            "-C" | "--git-dir" | "--work-tree" | "--namespace"
-        ) {
-            2
-        } else {
-            1
-        };
+    let globals = super::git_globals::read(args);
+    if globals.sets_configuration {
+        return false;
     }
+    let i = globals.subcommand;
     let Some(Some(sub)) = args.get(i) else {
         return false;
     };

@@ -109,19 +109,6 @@ const RUNNERS: &[(&str, &str)] = &[
     ("pnpm", "dlx"),
 ];
 
-/// Git options before the subcommand, and those taking a value.
-const GIT_VALUED: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--super-prefix",
-    "--config-env",
-    "--list-cmds",
-    "--attr-source",
-];
-
 /// The commands a command starts, each with whether it inherits standard input, and which
 /// one (if any) it merely wraps.
 fn children(name: &str, words: &[Word]) -> (Vec<(Vec<Word>, bool)>, Option<usize>) {
@@ -281,17 +268,8 @@ fn find_exec(words: &[Word]) -> Vec<(Vec<Word>, bool)> {
 
 /// `git [global options] sub …` is also read as `git sub …`.
 fn git(words: &[Word]) -> (Vec<(Vec<Word>, bool)>, Option<usize>) {
-    let mut i = 1;
-    while let Some(text) = words.get(i).and_then(Word::as_literal) {
-        if !text.starts_with('-') {
-            break;
-        }
-        i += if GIT_VALUED.contains(&text.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
+    let args: Vec<Option<String>> = words.iter().skip(1).map(Word::as_literal).collect();
+    let i = 1 + super::git_globals::read(&args).subcommand;
     if i == 1 || i >= words.len() {
         return (Vec::new(), None);
     }
