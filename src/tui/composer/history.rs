@@ -11,6 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::message::ImageSource;
+
 /// Entries kept in memory and, after compaction, on disk.
 pub const HISTORY_LIMIT: usize = 1_000;
 
@@ -32,6 +34,11 @@ pub struct HistoryEntry {
     pub display: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pastes: BTreeMap<u32, String>,
+    /// The attached images by placeholder id, with their labels: kept for this run only
+    /// (they are the conversation's, and too big for the history file), so a prompt
+    /// recalled after a restart has its `[Image #N]` labels as plain text.
+    #[serde(skip)]
+    pub images: BTreeMap<u32, (String, ImageSource)>,
     /// Milliseconds since the Unix epoch.
     #[serde(default)]
     pub timestamp: u64,
@@ -45,12 +52,13 @@ impl HistoryEntry {
         HistoryEntry {
             display: display.into(),
             pastes,
+            images: BTreeMap::new(),
             timestamp,
         }
     }
 
     fn same_prompt(&self, other: &HistoryEntry) -> bool {
-        self.display == other.display && self.pastes == other.pastes
+        self.display == other.display && self.pastes == other.pastes && self.images == other.images
     }
 }
 

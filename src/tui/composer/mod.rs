@@ -315,6 +315,7 @@ impl Composer {
             });
         let ids: Vec<u32> = ids.collect();
         self.submitted_images = self.pastes.images(ids.iter().copied());
+        let images = self.pastes.image_subset(ids.iter().copied());
         let pastes = self.pastes.subset(ids);
         self.submitted_pastes = pastes
             .iter()
@@ -325,7 +326,9 @@ impl Composer {
         } else {
             display
         };
-        if let Err(e) = self.history.push(HistoryEntry::new(shown, pastes)) {
+        let mut entry = HistoryEntry::new(shown, pastes);
+        entry.images = images;
+        if let Err(e) = self.history.push(entry) {
             tracing::warn!("could not save prompt history: {e}");
         }
         let text = self.expanded_text();
@@ -403,7 +406,6 @@ impl Composer {
         }
     }
 
-    /// Puts a history entry in the composer, its pastes back as placeholders.
     /// Puts a history entry (from a search) into the composer, pastes and shell mode
     /// restored, as Up would.
     pub fn recall(&mut self, entry: &HistoryEntry) {
@@ -419,6 +421,12 @@ impl Composer {
             .pastes
             .iter()
             .map(|(id, text)| (*id, paste::label(*id, text)))
+            .chain(
+                entry
+                    .images
+                    .iter()
+                    .map(|(id, (label, _))| (*id, label.clone())),
+            )
             .collect();
         let mut buffer = TextBuffer::default();
         while !rest.is_empty() {
@@ -440,6 +448,9 @@ impl Composer {
         }
         for (id, text) in &entry.pastes {
             self.pastes.restore(*id, text.clone());
+        }
+        for (id, (label, image)) in &entry.images {
+            self.pastes.restore_image(*id, label.clone(), image.clone());
         }
         self.buffer = buffer;
         self.shell = shell;

@@ -53,6 +53,22 @@ impl PasteStore {
         self.contents.insert(id, text);
     }
 
+    /// Puts back an image recalled from history under its old id and label.
+    pub fn restore_image(&mut self, id: u32, label: String, image: ImageSource) {
+        self.next_id = self.next_id.max(id);
+        self.images.insert(id, (label, image));
+    }
+
+    /// The images of the given ids with their labels, for history.
+    pub fn image_subset(
+        &self,
+        ids: impl IntoIterator<Item = u32>,
+    ) -> BTreeMap<u32, (String, ImageSource)> {
+        ids.into_iter()
+            .filter_map(|id| self.images.get(&id).map(|entry| (id, entry.clone())))
+            .collect()
+    }
+
     /// Keeps an image under a new id and returns the id and its `[Image #N]` label.
     pub fn add_image(&mut self, image: ImageSource) -> (u32, String) {
         self.next_id += 1;

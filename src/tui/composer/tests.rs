@@ -342,3 +342,27 @@ fn completing_a_token_replaces_the_whole_word() {
     c.complete_token("/model", true);
     assert_eq!(shown(&c), "/model |");
 }
+
+#[test]
+fn a_recalled_prompt_brings_its_images_back() {
+    let png = crate::core::message::ImageSource::base64("image/png", "iVBORw0KGgo=");
+    let jpeg = crate::core::message::ImageSource::base64("image/jpeg", "/9j/4AAQ");
+    let mut c = Composer::default();
+    type_text(&mut c, "compare ");
+    c.attach_image(png.clone());
+    type_text(&mut c, " and ");
+    c.attach_image(jpeg.clone());
+    assert!(matches!(c.submit(), ComposerAction::Submit(_)));
+    assert_eq!(c.take_submitted_images(), [png.clone(), jpeg.clone()]);
+    plain(&mut c, KeyCode::Up);
+    assert_eq!(shown(&c), "|compare [Image #1] and [Image #2]");
+    // The recalled placeholders are whole atoms again: one Backspace takes an image out.
+    ctrl(&mut c, 'e');
+    plain(&mut c, KeyCode::Backspace);
+    type_text(&mut c, "itself");
+    match c.submit() {
+        ComposerAction::Submit(text) => assert_eq!(text, "compare [Image #1] and itself"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.take_submitted_images(), [png]);
+}
