@@ -34,6 +34,20 @@ impl PathDenial {
         self.denies(path) || (is_dir && self.denies_all_below(path))
     }
 
+    /// [`Self::hides`] for a path that is its own real form (found by a walk from a real
+    /// directory that does not follow symlinks): nothing is asked of the file system to
+    /// resolve it, which is most of what `hides` costs.
+    pub fn hides_real(&self, path: &Path, is_dir: bool) -> bool {
+        let known = |path: PathBuf| {
+            FileTarget::Known(ResolvedPath {
+                lexical: path.clone(),
+                real: path,
+            })
+        };
+        self.matches(|_| known(path.to_path_buf()))
+            || (is_dir && self.matches(|_| known(path.join("\u{1}"))))
+    }
+
     /// Whether every name below `dir` is denied (an arbitrary name there is).
     fn denies_all_below(&self, dir: &Path) -> bool {
         self.matches(|ctx| {

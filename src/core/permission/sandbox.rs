@@ -258,7 +258,11 @@ impl PermissionPolicy {
                 found.push(root);
                 continue;
             }
-            walk_denied(&root, &denial, &mut found);
+            // Below a real directory (the working directories' real forms are) a path
+            // found by the walk is its own real form; a rule's base named through a
+            // symlink is walked by the names the rule uses, each resolved.
+            let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
+            walk_denied(&root, real, &denial, &mut found);
         }
         found.sort();
         found.dedup();
@@ -290,8 +294,9 @@ impl PermissionPolicy {
     }
 }
 
-/// Depth-first walk of `root` collecting what `denied` says yes to, bounded.
-fn walk_denied(root: &Path, denial: &PathDenial, found: &mut Vec<PathBuf>) {
+/// Depth-first walk of `root` (`real`: its own real form) collecting what `denial` hides,
+/// bounded.
+fn walk_denied(root: &Path, real: bool, denial: &PathDenial, found: &mut Vec<PathBuf>) {
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
@@ -308,9 +313,19 @@ fn walk_denied(root: &Path, denial: &PathDenial, found: &mut Vec<PathBuf>) {
                 return;
             }
             let path = entry.path();
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            // A directory whose every entry is denied (`secrets/**`) is hidden whole.
-            if denial.hides(&path, is_dir) {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let is_dir = kind.is_dir();
+            // The walk never follows a symlink, so from a real root only a symlink's own
+            // path needs resolving. A directory whose every entry is denied (`secrets/**`)
+            // is hidden whole.
+            let hidden = if real && !kind.is_symlink() {
+                denial.hides_real(&path, is_dir)
+            } else {
+                denial.hides(&path, is_dir)
+            };
+            if hidden {
                 found.push(path);
                 continue;
             }
@@ -416,6 +431,33 @@ mod tests {
         assert_eq!(
             policy.denied_paths(&root, PathFamily::Edit),
             [root.join("ok")]
+        );
+    }
+
+    #[test]
+    fn denied_paths_see_through_symlinks_either_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let work = root.join("work");
+        std::fs::create_dir_all(work.join("a")).unwrap();
+        std::fs::write(work.join("a/.env"), "x").unwrap();
+        // A link in the working directory to a denied file is hidden too.
+        std::os::unix::fs::symlink(work.join("a/.env"), work.join("env-link")).unwrap();
+        // A rule naming files outside through a symlinked directory.
+        std::fs::create_dir_all(root.join("keys-real")).unwrap();
+        std::fs::write(root.join("keys-real/id"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("keys-real"), root.join("keys")).unwrap();
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.deny =
+            PermissionRule::parse_list(&format!("Read(.env), Read(/{}/keys/id)", root.display()));
+        let found = policy.denied_paths(&work, PathFamily::Read);
+        assert_eq!(
+            found,
+            [
+                root.join("keys/id"),
+                work.join("a/.env"),
+                work.join("env-link")
+            ]
         );
     }
 }
