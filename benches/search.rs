@@ -2,7 +2,8 @@
 //!
 //! `cargo bench --bench search -- [DIR]` (default: the cargo registry's unpacked sources).
 //! Each case runs the tool in-process and `rg` as a subprocess (when it is installed),
-//! five times after one warm-up, and prints the medians.
+//! five times after one warm-up, and prints the medians. The last case adds a glob Read
+//! deny rule, which every walked entry is checked against (`rg` walks without it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
 
@@ -10,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use robota::core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
 use robota::core::{Tool, ToolContext};
 use robota::tools::{GlobTool, GrepTool};
 use serde_json::{Value, json};
@@ -17,8 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 5;
 
-/// A case: its name, the tool and its input, and the `rg` arguments that do the same.
-type Case = (&'static str, Box<dyn Tool>, Value, Vec<&'static str>);
+/// A case: its name, the tool and its input, whether deny rules are in force, and the `rg`
+/// arguments that do the same.
+type Case = (&'static str, Box<dyn Tool>, Value, bool, Vec<&'static str>);
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -30,13 +35,19 @@ fn time_tool(
     tool: &dyn Tool,
     input: Value,
     root: &Path,
+    deny: bool,
 ) -> (Duration, usize) {
+    let read_denial = deny.then(|| {
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.deny = PermissionRule::parse_list("Read(.env), Read(./secrets/**)");
+        Arc::new(policy.read_denial(root).expect("a read deny rule"))
+    });
     let ctx = ToolContext {
         cwd: root.to_path_buf(),
         cancel: CancellationToken::new(),
         tool_use_id: "bench".into(),
         env: vec![],
-        read_denial: None,
+        read_denial,
         progress: Default::default(),
     };
     let mut lines = 0;
@@ -93,29 +104,40 @@ fn main() {
             "Grep files_with_matches `fn main`",
             Box::new(GrepTool),
             json!({"pattern": "fn main", "head_limit": 0}),
+            false,
             vec!["-l", "fn main"],
         ),
         (
             "Grep content `unsafe impl`",
             Box::new(GrepTool),
             json!({"pattern": "unsafe impl", "output_mode": "content", "head_limit": 0}),
+            false,
             vec!["-n", "unsafe impl"],
         ),
         (
             "Grep count -i `todo`",
             Box::new(GrepTool),
             json!({"pattern": "todo", "-i": true, "output_mode": "count", "head_limit": 0}),
+            false,
             vec!["-c", "-i", "todo"],
         ),
         (
             "Glob `**/*.rs` / rg --files",
             Box::new(GlobTool),
             json!({"pattern": "**/*.rs"}),
+            false,
             vec!["--files", "-g", "*.rs"],
         ),
+        (
+            "Grep files_with_matches `fn main`, 2 Read deny rules",
+            Box::new(GrepTool),
+            json!({"pattern": "fn main", "head_limit": 0}),
+            true,
+            vec!["-l", "fn main"],
+        ),
     ];
-    for (name, tool, input, rg_args) in cases {
-        let (ours, our_lines) = time_tool(&rt, tool.as_ref(), input, &root);
+    for (name, tool, input, deny, rg_args) in cases {
+        let (ours, our_lines) = time_tool(&rt, tool.as_ref(), input, &root, deny);
         match time_rg(&rg_args, &root) {
             Some((theirs, their_lines)) => println!(
                 "| {name} | {:.1} ms | {our_lines} | {:.1} ms | {their_lines} | {:.2}× |",

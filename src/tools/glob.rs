@@ -119,7 +119,7 @@ fn find(plan: &GlobPlan, cancel: &CancellationToken) -> Option<Vec<(SystemTime, 
         .max_depth(plan.max_depth);
     // When hidden files were asked for, git's own store is still never what is meant.
     let skip_git = plan.include_hidden && !plan.base.components().any(|c| c.as_os_str() == ".git");
-    filter_entries(&mut walker, plan.denial.clone(), skip_git);
+    filter_entries(&mut walker, &plan.base, plan.denial.clone(), skip_git);
     let walker = walker.build_parallel();
     collect_parallel(walker, cancel, || {
         |entry: DirEntry, found: &mut Vec<(SystemTime, PathBuf)>| {

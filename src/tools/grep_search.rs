@@ -204,7 +204,7 @@ fn build_matcher(options: &SearchOptions) -> Result<RegexMatcher, SearchError> {
 
 fn build_walker(options: &SearchOptions) -> Result<WalkBuilder, SearchError> {
     let mut walker = WalkBuilder::new(&options.root);
-    filter_entries(&mut walker, options.denial.clone(), false);
+    filter_entries(&mut walker, &options.root, options.denial.clone(), false);
     if !options.globs.is_empty() {
         let mut overrides = OverrideBuilder::new(&options.root);
         for glob in &options.globs {

@@ -3,6 +3,7 @@
 //! lists merged when the walk ends, and the walk stopped early on cancellation; and the
 //! entry filter that keeps the walk away from what deny rules protect.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use ignore::{
@@ -12,21 +13,34 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::permission::PathDenial;
 
-/// Keeps the walk from files a deny rule protects (directories wholly denied are not
-/// entered) and, when `skip_git`, from `.git`. A walker takes one entry filter, so both
+/// Keeps the walk of `root` from files a deny rule protects (directories wholly denied are
+/// not entered) and, when `skip_git`, from `.git`. A walker takes one entry filter, so both
 /// live here.
-pub fn filter_entries(walker: &mut WalkBuilder, denial: Option<Arc<PathDenial>>, skip_git: bool) {
+pub fn filter_entries(
+    walker: &mut WalkBuilder,
+    root: &Path,
+    denial: Option<Arc<PathDenial>>,
+    skip_git: bool,
+) {
     if denial.is_none() && !skip_git {
         return;
     }
+    // The walk does not follow symlinks: below a root that is its own real form, only a
+    // symlink's path needs resolving before the rules are asked.
+    let real_root = std::fs::canonicalize(root).is_ok_and(|real| real == root);
     walker.filter_entry(move |entry| {
         if skip_git && entry.file_name() == ".git" {
             return false;
         }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        denial
-            .as_ref()
-            .is_none_or(|denial| !denial.hides(entry.path(), is_dir))
+        denial.as_ref().is_none_or(|denial| {
+            let hidden = if real_root && !entry.path_is_symlink() {
+                denial.hides_real(entry.path(), is_dir)
+            } else {
+                denial.hides(entry.path(), is_dir)
+            };
+            !hidden
+        })
     });
 }
 
