@@ -160,3 +160,47 @@ fn a_pasted_path_to_a_text_file_stays_text() {
     pty.send(b"\x03"); // Ctrl+C clears the composer.
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_queued_prompt_taken_back_keeps_its_image_and_up_recalls_it_with_the_image() {
+    let project = project();
+    let shot = project.root.join("shot.png");
+    std::fs::write(&shot, PNG).unwrap();
+    let server = MockServer::start(vec![
+        crate::support::anthropic::text_turn_held("Busy for a while.", 4),
+        text_turn("It is one red pixel."),
+        text_turn("Still one red pixel."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("first");
+    pty.send(b"\r");
+    pty.wait_for_text("Busy");
+    pty.paste(&shot.display().to_string());
+    pty.wait_for_text("[Image #1]");
+    pty.type_text(" what is this?");
+    pty.send(b"\r");
+    pty.wait_for_text("queued:");
+    // Backspace on the empty composer takes it back, the image with it.
+    pty.send(b"\x7f");
+    pty.wait_for("the queue emptied", Duration::from_secs(10), |s| {
+        !s.contains("queued:") && s.contains("> [Image #1] what is this?")
+    });
+    server.release_held();
+    crate::wait_for_answer(&pty, "Busy for a while.");
+    pty.send(b"\r");
+    crate::wait_for_answer(&pty, "It is one red pixel.");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(PNG);
+    let images = sent_images(&server, 2);
+    assert_eq!(images.len(), 1, "the taken-back prompt lost its image");
+    assert_eq!(images[0]["source"]["data"], encoded.as_str());
+    // Up recalls the prompt, and the image comes back with it.
+    pty.send(b"\x1b[A");
+    pty.wait_for_text("> [Image #1] what is this?");
+    pty.send(b"\r");
+    crate::wait_for_answer(&pty, "Still one red pixel.");
+    let images = sent_images(&server, 3);
+    assert_eq!(images.len(), 1, "the recalled prompt lost its image");
+    assert_eq!(images[0]["source"]["data"], encoded.as_str());
+    exit_cleanly(&mut pty);
+}

@@ -18,6 +18,7 @@ use super::permission::{PERMISSION, PermissionChoice, PermissionOverlay};
 use super::picker::{Picker, PickerItem, PickerOverlay, PickerPurpose, age_label};
 use super::setup::SetupScreen;
 use super::trust::TrustPrompt;
+use crate::core::message::ImageSource;
 use crate::core::models;
 use crate::sdk::commands::CommandScope;
 use crate::sdk::instructions::Instructions;
@@ -68,6 +69,9 @@ pub struct App {
     session_state: Option<SessionState>,
     /// The running prompt's submission, whose result is the answer `/copy` takes.
     running_prompt: Option<SubmissionId>,
+    /// The images of prompts with images that wait in the queue, so a prompt taken back
+    /// comes back with them.
+    queued_images: Vec<(SubmissionId, Vec<ImageSource>)>,
     /// The last answer, for `/copy`.
     last_answer: String,
     /// When Ctrl+C was pressed on an idle, empty composer (a second press exits).
@@ -133,6 +137,7 @@ impl App {
             stopped_permissions: Vec::new(),
             session_state: None,
             running_prompt: None,
+            queued_images: Vec::new(),
             last_answer: String::new(),
             ctrl_c_at: None,
             esc_at: None,
@@ -310,6 +315,7 @@ impl App {
         self.layers.remove(PERMISSION);
         self.session_state = None;
         self.running_prompt = None;
+        self.queued_images.clear();
         self.live.take().map(|live| live.handle)
     }
 
@@ -325,6 +331,9 @@ impl App {
         {
             output.push_str("\n\n");
             output.push_str(&super::shortcuts::shortcuts_text());
+        }
+        if let SessionEvent::SubmissionStarted { id, .. } = &event {
+            self.queued_images.retain(|(queued, _)| queued != id);
         }
         match event {
             SessionEvent::PermissionRequest(request) => {
@@ -347,7 +356,15 @@ impl App {
                 self.transcript.scroll_to_bottom();
             }
             SessionEvent::SubmissionDropped(ref dropped) => {
-                self.restore_to_composer(&dropped.text);
+                let images = match self
+                    .queued_images
+                    .iter()
+                    .position(|(id, _)| *id == dropped.id)
+                {
+                    Some(at) => self.queued_images.remove(at).1,
+                    None => Vec::new(),
+                };
+                self.input.composer_mut().take_back(&dropped.text, images);
             }
             SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
                 self.transcript.clear();
@@ -549,7 +566,10 @@ impl App {
         let images = self.input.composer_mut().take_submitted_images();
         if !images.is_empty() {
             if let Some(live) = &self.live {
-                live.handle.submit(Submission::with_images(text, images));
+                let id = live
+                    .handle
+                    .submit(Submission::with_images(text, images.clone()));
+                self.queued_images.push((id, images));
             }
             return;
         }
@@ -590,16 +610,6 @@ impl App {
     }
 
     /// Gives text back to the user: into an empty composer, or after what is typed.
-    fn restore_to_composer(&mut self, text: &str) {
-        let composer = self.input.composer_mut();
-        if composer.is_empty() {
-            composer.set_text(text);
-        } else {
-            let draft = composer.expanded_text();
-            composer.set_text(&format!("{draft}\n{text}"));
-        }
-    }
-
     /// Interrupts the running turn.
     pub fn interrupt(&mut self) {
         if let Some(live) = &self.live {

@@ -169,6 +169,31 @@ impl Composer {
         self.buffer.insert_str(text);
     }
 
+    /// Puts a prompt taken back from the queue at the end of the composer (on a line of
+    /// its own after a draft, whose pastes and images stay as they are), its images as
+    /// placeholders again: the k-th `[Image #N]` of `text` is `images[k]`.
+    pub fn take_back(&mut self, text: &str, images: Vec<crate::core::message::ImageSource>) {
+        self.leave_history();
+        self.buffer.set_cursor(self.buffer.end());
+        if !self.is_empty() {
+            self.buffer.insert_str("\n");
+        }
+        let mut images = images.into_iter();
+        let mut rest = text;
+        while let Some((at, len)) = paste::find_image_label(rest) {
+            match images.next() {
+                Some(image) => {
+                    self.buffer.insert_str(&rest[..at]);
+                    let (id, label) = self.pastes.add_image(image);
+                    self.buffer.insert_paste(id, &label);
+                }
+                None => self.buffer.insert_str(&rest[..at + len]),
+            }
+            rest = &rest[at + len..];
+        }
+        self.buffer.insert_str(rest);
+    }
+
     /// Handles a key press; see [`ComposerAction`].
     pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
         if let Some(action) = self.vim_key(key) {

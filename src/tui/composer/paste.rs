@@ -28,6 +28,23 @@ pub fn label(id: u32, text: &str) -> String {
     }
 }
 
+/// Where the first `[Image #N]` label in `text` starts, and its length.
+pub fn find_image_label(text: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(found) = text[from..].find("[Image #") {
+        let at = from + found;
+        let digits = text[at + 8..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits > 0 && text[at + 8 + digits..].starts_with(']') {
+            return Some((at, 8 + digits + 1));
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// The contents of the placeholders in the composer, by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PasteStore {
@@ -110,6 +127,16 @@ impl PasteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_labels_are_found_whole() {
+        assert_eq!(find_image_label("a [Image #12] b"), Some((2, 11)));
+        assert_eq!(
+            find_image_label("[Image #] [Image #x] [Image #3]"),
+            Some((21, 10))
+        );
+        assert_eq!(find_image_label("[Image #4"), None);
+    }
 
     #[test]
     fn thresholds_follow_characters_and_lines() {
