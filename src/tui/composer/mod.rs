@@ -20,6 +20,7 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 pub mod vim;
+mod vim_motion;
 
 use crossterm::event::KeyEvent;
 

@@ -1,18 +1,23 @@
 //! The composer's vim mode (`/vim`): insert mode types as the plain composer does;
-//! normal mode takes the letter keys as vim commands — motions `h j k l w b e 0 $ gg G`,
-//! edits `x dd yy p P`, `u` undo, visual line mode `V` with `j k gg G` then `d`/`y`, and
-//! `i a I A o O` back to insert. Keys that are not plain characters (Enter, arrows,
-//! Ctrl+…) keep the composer's and the app's meanings, so Enter submits in both modes.
-//! One register holds what `dd`, `x`, `yy` and visual `d`/`y` took; an insert session is
-//! one undo step.
+//! normal mode takes the letter keys as vim commands, with counts (`3w`, `2dd`):
+//! motions `h j k l w b e 0 ^ $ gg G f F t T ; ,` (`vim_motion.rs`); the operators `d c y`
+//! with any motion, doubled for whole lines (`dd cc yy`) or with `iw`/`aw`; `x X D C Y s
+//! S r ~ J p P`, `u` undo and `.` to repeat the last change (an insert's text included);
+//! visual line mode `V` with motions, then `d`/`x`/`y`/`c`; and `i a I A o O` back to
+//! insert. Keys that are not plain characters (Enter, arrows, Ctrl+…) keep the composer's
+//! and the app's meanings, so Enter submits in both modes. One register holds what the
+//! last delete or yank took; an insert session is one undo step.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::buffer::{Atom, TextBuffer, TextPosition};
+use super::vim_motion::{Motion, Reach, at, first_non_blank, motion_target, word_object};
 use super::{Composer, ComposerAction};
 
 /// How many edits `u` can take back.
 const UNDO_DEPTH: usize = 100;
+/// The largest count taken (`99999dd` is as good as this).
+const MAX_COUNT: usize = 9_999;
 
 /// The vim mode the composer is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,16 +45,63 @@ struct Register {
     linewise: bool,
 }
 
+/// A key that waits for the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Awaiting {
+    /// `g`, for `gg`.
+    G,
+    /// `f F t T`, for the character to find.
+    Find(char),
+    /// `r`, for the replacing character.
+    Replace,
+    /// `i`/`a` after an operator (`around` for `a`), for the object (`w`).
+    Object { around: bool },
+}
+
+/// A waiting key with the count and operator typed before it.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    key: Awaiting,
+    count: Option<usize>,
+    operator: Option<char>,
+}
+
+/// What an operator acts on.
+#[derive(Debug, Clone, Copy)]
+enum Range {
+    /// From one position up to another, not including it.
+    Chars(TextPosition, TextPosition),
+    /// Whole lines, first to last.
+    Lines(usize, usize),
+}
+
+/// The keys of the change being typed, and the text before it (to tell whether it
+/// changed anything).
+#[derive(Debug, Clone)]
+struct Recording {
+    keys: Vec<KeyEvent>,
+    before: Vec<Vec<Atom>>,
+}
+
 /// The vim state of a composer in vim mode.
 #[derive(Debug, Clone)]
 pub struct Vim {
     mode: VimMode,
-    /// The first key of a two-key command (`g`, `d`, `y`).
-    pending: Option<char>,
+    pending: Option<Pending>,
+    /// Digits typed before a command.
+    count: Option<usize>,
+    /// An operator waiting for its motion, with the count typed before it.
+    operator: Option<(char, Option<usize>)>,
     register: Register,
     undo: Vec<TextBuffer>,
     /// The line visual mode started on.
     anchor: usize,
+    /// The last `f F t T` find, for `;` and `,`.
+    last_find: Option<Motion>,
+    recording: Option<Recording>,
+    /// The keys of the last change, for `.`.
+    last_change: Vec<KeyEvent>,
+    replaying: bool,
 }
 
 impl Default for Vim {
@@ -57,110 +109,32 @@ impl Default for Vim {
         Vim {
             mode: VimMode::Insert,
             pending: None,
+            count: None,
+            operator: None,
             register: Register::default(),
             undo: Vec::new(),
             anchor: 0,
+            last_find: None,
+            recording: None,
+            last_change: Vec::new(),
+            replaying: false,
         }
     }
 }
 
-fn at(row: usize, col: usize) -> TextPosition {
-    TextPosition { row, col }
-}
-
-/// How `w`, `b` and `e` see an atom: blank (line breaks too), word, or punctuation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Class {
-    Blank,
-    Word,
-    Punct,
-}
-
-fn class(atom: Option<&Atom>) -> Class {
-    match atom {
-        None => Class::Blank,
-        Some(a) if a.is_whitespace() => Class::Blank,
-        Some(Atom::Paste { .. }) => Class::Word,
-        Some(Atom::Grapheme(g)) => {
-            if g.chars()
-                .next()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            {
-                Class::Word
-            } else {
-                Class::Punct
-            }
-        }
+impl Vim {
+    /// Whether no command is half-typed.
+    fn idle(&self) -> bool {
+        self.pending.is_none() && self.count.is_none() && self.operator.is_none()
     }
 }
 
-/// Every position of the text in order with its class (a line end counts as blank).
-fn cells(lines: &[Vec<Atom>]) -> Vec<(TextPosition, Class)> {
-    let mut out = Vec::new();
-    for (row, line) in lines.iter().enumerate() {
-        for (col, atom) in line.iter().enumerate() {
-            out.push((at(row, col), class(Some(atom))));
-        }
-        if row + 1 < lines.len() {
-            out.push((at(row, line.len()), Class::Blank));
-        }
+/// `a × b` of two optional counts (`2d3w` deletes six words).
+fn times(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some((a.unwrap_or(1) * b.unwrap_or(1)).min(MAX_COUNT)),
     }
-    out
-}
-
-/// `w`: the start of the next word or punctuation run.
-fn word_forward(lines: &[Vec<Atom>], from: TextPosition) -> TextPosition {
-    let cells = cells(lines);
-    let Some(mut i) = cells.iter().position(|(p, _)| *p >= from) else {
-        return from;
-    };
-    let start = cells[i].1;
-    while i < cells.len() && start != Class::Blank && cells[i].1 == start {
-        i += 1;
-    }
-    while i < cells.len() && cells[i].1 == Class::Blank {
-        i += 1;
-    }
-    cells.get(i).or(cells.last()).map_or(from, |(p, _)| *p)
-}
-
-/// `e`: the last atom of this or the next word.
-fn word_end(lines: &[Vec<Atom>], from: TextPosition) -> TextPosition {
-    let cells = cells(lines);
-    let Some(mut i) = cells.iter().position(|(p, _)| *p >= from) else {
-        return from;
-    };
-    i += 1;
-    while i < cells.len() && cells[i].1 == Class::Blank {
-        i += 1;
-    }
-    let Some(&(_, kind)) = cells.get(i) else {
-        return cells.last().map_or(from, |(p, _)| *p);
-    };
-    while i + 1 < cells.len() && cells[i + 1].1 == kind {
-        i += 1;
-    }
-    cells[i].0
-}
-
-/// `b`: the start of this or the previous word.
-fn word_back(lines: &[Vec<Atom>], from: TextPosition) -> TextPosition {
-    let cells = cells(lines);
-    let Some(mut i) = cells.iter().position(|(p, _)| *p >= from) else {
-        return cells.last().map_or(from, |(p, _)| *p);
-    };
-    if i == 0 {
-        return cells[0].0;
-    }
-    i -= 1;
-    while i > 0 && cells[i].1 == Class::Blank {
-        i -= 1;
-    }
-    let kind = cells[i].1;
-    while i > 0 && kind != Class::Blank && cells[i - 1].1 == kind {
-        i -= 1;
-    }
-    cells[i].0
 }
 
 /// Removes lines `from..=to` whole and returns them; the cursor goes to the line now there.
@@ -200,13 +174,6 @@ fn put_lines(b: &mut TextBuffer, lines: &[Vec<Atom>], below: bool) {
     }
 }
 
-/// The first non-blank atom of a line (its end when it is all blank).
-fn first_non_blank(line: &[Atom]) -> usize {
-    line.iter()
-        .position(|a| !a.is_whitespace())
-        .unwrap_or(line.len())
-}
-
 impl Composer {
     /// Turns vim mode on (starting in insert mode) or off.
     pub fn set_vim(&mut self, on: bool) {
@@ -237,21 +204,28 @@ impl Composer {
         if let Some(vim) = &mut self.vim {
             vim.mode = VimMode::Insert;
             vim.pending = None;
+            vim.count = None;
+            vim.operator = None;
+            vim.recording = None;
             vim.undo.clear();
         }
     }
 
     /// Esc in insert mode: to normal mode, the cursor onto the character it followed, as
-    /// vim does; in visual mode, back to normal mode. Returns whether it did either (in
-    /// normal mode Esc keeps the app's meanings).
+    /// vim does; in visual mode, or with a command half-typed, back to plain normal mode.
+    /// Returns whether it did any of these (otherwise Esc keeps the app's meanings).
     pub fn vim_escape(&mut self) -> bool {
         let Some(vim) = &mut self.vim else {
             return false;
         };
         match vim.mode {
-            VimMode::Normal => return false,
-            VimMode::VisualLine => {
+            VimMode::Normal if vim.idle() => return false,
+            VimMode::Normal | VimMode::VisualLine => {
                 vim.mode = VimMode::Normal;
+                vim.pending = None;
+                vim.count = None;
+                vim.operator = None;
+                vim.recording = None;
                 return true;
             }
             VimMode::Insert => {}
@@ -259,6 +233,16 @@ impl Composer {
         vim.mode = VimMode::Normal;
         if vim.undo.last() == Some(&self.buffer) {
             vim.undo.pop();
+        }
+        // The insert ends the change it belongs to (`cw…`, `o…`): `.` repeats all of it.
+        if let Some(mut recording) = vim.recording.take()
+            && !vim.replaying
+            && recording.before != self.buffer.lines()
+        {
+            recording
+                .keys
+                .push(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            vim.last_change = recording.keys;
         }
         self.buffer.move_left_in_line();
         self.clamp_normal();
@@ -268,24 +252,55 @@ impl Composer {
     /// A key in normal or visual mode; `None` when the composer's usual handling applies
     /// (insert mode, and keys that are not plain characters).
     pub(super) fn vim_key(&mut self, key: KeyEvent) -> Option<ComposerAction> {
-        let mode = self.vim.as_ref()?.mode;
-        if mode == VimMode::Insert {
+        let vim = self.vim.as_mut()?;
+        if vim.mode == VimMode::Insert {
+            if let Some(recording) = &mut vim.recording
+                && !vim.replaying
+            {
+                recording.keys.push(key);
+            }
             return None;
         }
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Char(c) if plain => {
-                self.preferred_x = None;
-                self.vim_char(c);
-                Some(ComposerAction::Handled)
+        let c = match key.code {
+            KeyCode::Char(c) if plain => c,
+            KeyCode::Backspace if plain => 'h',
+            _ => return None,
+        };
+        if !vim.replaying {
+            if vim.idle() {
+                vim.recording = Some(Recording {
+                    keys: Vec::new(),
+                    before: self.buffer.lines().to_vec(),
+                });
             }
-            KeyCode::Backspace if plain => {
-                self.vim_char('h');
-                Some(ComposerAction::Handled)
+            if let Some(recording) = &mut vim.recording {
+                recording.keys.push(key);
             }
-            _ => None,
+        }
+        self.preferred_x = None;
+        self.vim_char(c);
+        self.finish_recording(c);
+        Some(ComposerAction::Handled)
+    }
+
+    /// After a normal-mode key: a change that ended here becomes what `.` repeats; one
+    /// that went on into insert mode goes on recording until Esc.
+    fn finish_recording(&mut self, key: char) {
+        let lines_now = self.buffer.lines().to_vec();
+        let Some(vim) = &mut self.vim else {
+            return;
+        };
+        if vim.replaying || !vim.idle() || vim.mode == VimMode::Insert {
+            return;
+        }
+        if let Some(recording) = vim.recording.take()
+            && key != '.'
+            && recording.before != lines_now
+        {
+            vim.last_change = recording.keys;
         }
     }
 
@@ -324,97 +339,412 @@ impl Composer {
         let Some(vim) = &mut self.vim else {
             return;
         };
-        let pending = vim.pending.take();
-        let visual = vim.mode == VimMode::VisualLine;
-        let anchor = vim.anchor;
-        let pos = self.buffer.cursor();
+        if let Some(pending) = vim.pending.take() {
+            self.complete_pending(pending, c);
+        } else if c.is_ascii_digit() && (c != '0' || vim.count.is_some()) {
+            let digit = c as usize - '0' as usize;
+            let count = vim.count.unwrap_or(0).saturating_mul(10) + digit;
+            vim.count = Some(count.min(MAX_COUNT));
+            return;
+        } else {
+            let count = vim.count.take();
+            match vim.operator.take() {
+                Some((op, before)) => self.operator_key(op, times(before, count), c),
+                None => self.command(c, count),
+            }
+        }
+        if self.vim_mode() != Some(VimMode::Insert) {
+            self.clamp_normal();
+        }
+    }
+
+    fn await_key(&mut self, key: Awaiting, count: Option<usize>, operator: Option<char>) {
+        if let Some(vim) = &mut self.vim {
+            vim.pending = Some(Pending {
+                key,
+                count,
+                operator,
+            });
+        }
+    }
+
+    /// The key after `g`, `f`…, `r`, or an operator's `i`/`a`.
+    fn complete_pending(&mut self, pending: Pending, c: char) {
+        let Pending {
+            key,
+            count,
+            operator,
+        } = pending;
+        match key {
+            Awaiting::G if c == 'g' => self.motion(operator, Motion::FirstLine, count),
+            Awaiting::Find(kind) => {
+                let motion = Motion::Find {
+                    target: c,
+                    forward: kind.is_ascii_lowercase(),
+                    till: kind.eq_ignore_ascii_case(&'t'),
+                };
+                if let Some(vim) = &mut self.vim {
+                    vim.last_find = Some(motion);
+                }
+                self.motion(operator, motion, count);
+            }
+            Awaiting::Replace => self.replace_chars(c, count.unwrap_or(1)),
+            Awaiting::Object { around } if matches!(c, 'w' | 'W') => {
+                let pos = self.buffer.cursor();
+                if let (Some(op), Some((from, to))) =
+                    (operator, word_object(self.buffer.lines(), pos, around))
+                {
+                    self.operate(op, Range::Chars(from, to));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A key after an operator: the same operator again (whole lines), a motion, or the
+    /// start of a text object or a two-key motion.
+    fn operator_key(&mut self, op: char, count: Option<usize>, c: char) {
+        let row = self.buffer.cursor().row;
         let last_row = self.buffer.lines().len() - 1;
-        match (pending, c) {
-            (None, 'g' | 'd' | 'y') if !(visual && c != 'g') => {
-                if let Some(vim) = &mut self.vim {
-                    vim.pending = Some(c);
+        match c {
+            _ if c == op => {
+                let to = (row + count.unwrap_or(1) - 1).min(last_row);
+                self.operate(op, Range::Lines(row, to));
+            }
+            'i' | 'a' => self.await_key(Awaiting::Object { around: c == 'a' }, count, Some(op)),
+            'g' => self.await_key(Awaiting::G, count, Some(op)),
+            'f' | 'F' | 't' | 'T' => self.await_key(Awaiting::Find(c), count, Some(op)),
+            ';' | ',' => self.repeat_find(Some(op), count, c == ','),
+            _ => {
+                if let Some(motion) = Motion::of_key(c) {
+                    self.motion(Some(op), motion, count);
                 }
             }
-            (Some('g'), 'g') => self.buffer.set_cursor(at(0, 0)),
-            (_, 'G') => self.buffer.set_cursor(at(last_row, 0)),
-            (_, 'h') => self.buffer.move_left_in_line(),
-            (_, 'l') => {
-                let len = self.buffer.lines()[pos.row].len();
-                if pos.col + 1 < len {
-                    self.buffer.set_cursor(at(pos.row, pos.col + 1));
+        }
+    }
+
+    /// A motion: moves the cursor, or gives `op` its range.
+    fn motion(&mut self, op: Option<char>, motion: Motion, count: Option<usize>) {
+        let lines = self.buffer.lines();
+        let pos = self.buffer.cursor();
+        let mut motion = motion;
+        // `cw` on a word changes to its end, as vim does (`ce`).
+        if op == Some('c')
+            && motion == Motion::WordForward
+            && lines[pos.row]
+                .get(pos.col)
+                .is_some_and(|a| !a.is_whitespace())
+        {
+            motion = Motion::WordEnd;
+            if word_end_is_here(lines, pos) && count.unwrap_or(1) == 1 {
+                self.operate('c', Range::Chars(pos, at(pos.row, pos.col + 1)));
+                return;
+            }
+        }
+        let Some((target, reach)) = motion_target(lines, pos, motion, count) else {
+            return;
+        };
+        let Some(op) = op else {
+            self.buffer.set_cursor(target);
+            return;
+        };
+        let (from, to) = (pos.min(target), pos.max(target));
+        let range = match reach {
+            Reach::Lines => Range::Lines(from.row, to.row),
+            Reach::Inclusive => {
+                let len = lines[to.row].len();
+                Range::Chars(from, at(to.row, (to.col + 1).min(len)))
+            }
+            // `dw` on a line's last word stops at the line's end.
+            Reach::Exclusive if motion == Motion::WordForward && to.row > from.row => {
+                let end = if first_non_blank(&lines[to.row]) < to.col {
+                    to
+                } else {
+                    at(to.row - 1, lines[to.row - 1].len())
+                };
+                Range::Chars(from, end.max(from))
+            }
+            Reach::Exclusive => Range::Chars(from, to),
+        };
+        self.operate(op, range);
+    }
+
+    /// `;` (or `,`, `reverse`): the last find again.
+    fn repeat_find(&mut self, op: Option<char>, count: Option<usize>, reverse: bool) {
+        let Some(last) = self.vim.as_ref().and_then(|v| v.last_find) else {
+            return;
+        };
+        let motion = if reverse { last.reversed() } else { last };
+        // A `t` repeated from right before its match looks past it.
+        if let Motion::Find {
+            till: true,
+            forward,
+            ..
+        } = motion
+        {
+            let pos = self.buffer.cursor();
+            let nudged = if forward {
+                at(pos.row, pos.col + 1)
+            } else {
+                at(pos.row, pos.col.saturating_sub(1))
+            };
+            let lines = self.buffer.lines();
+            if let Some((target, _)) = motion_target(lines, nudged, motion, count)
+                && target != pos
+                && op.is_none()
+            {
+                self.buffer.set_cursor(target);
+                return;
+            }
+        }
+        self.motion(op, motion, count);
+    }
+
+    /// What an operator does to its range: `d` deletes, `y` copies, `c` deletes and
+    /// starts inserting. The register takes the text either way.
+    fn operate(&mut self, op: char, range: Range) {
+        match (op, range) {
+            ('y', Range::Lines(from, to)) => self.take_lines(from, to, false),
+            ('d', Range::Lines(from, to)) => self.take_lines(from, to, true),
+            ('c', Range::Lines(from, to)) => {
+                self.checkpoint();
+                self.leave_history();
+                let removed = self.buffer.lines()[from..=to].to_vec();
+                let end = at(to, self.buffer.lines()[to].len());
+                self.buffer.delete_range(at(from, 0), end);
+                self.set_register(removed, true);
+                self.set_mode(VimMode::Insert);
+            }
+            ('y', Range::Chars(from, to)) => {
+                let mut copy = self.buffer.clone();
+                let taken = copy.delete_range(from, to);
+                self.set_register(taken, false);
+                self.buffer.set_cursor(from);
+            }
+            (_, Range::Chars(from, to)) => {
+                if from == to && op == 'd' {
+                    return;
                 }
-            }
-            (_, 'j') if pos.row < last_row => self.buffer.set_cursor(at(pos.row + 1, pos.col)),
-            (_, 'k') if pos.row > 0 => self.buffer.set_cursor(at(pos.row - 1, pos.col)),
-            (_, 'w') => self
-                .buffer
-                .set_cursor(word_forward(self.buffer.lines(), pos)),
-            (_, 'b') => self.buffer.set_cursor(word_back(self.buffer.lines(), pos)),
-            (_, 'e') => self.buffer.set_cursor(word_end(self.buffer.lines(), pos)),
-            (_, '0') => self.buffer.line_start(),
-            (_, '$') => self.buffer.line_end(),
-            (_, 'V') if visual => self.set_mode(VimMode::Normal),
-            (_, 'V') => {
-                if let Some(vim) = &mut self.vim {
-                    vim.mode = VimMode::VisualLine;
-                    vim.anchor = pos.row;
-                }
-            }
-            (None, 'd' | 'y') if visual => {
-                let (from, to) = (anchor.min(pos.row), anchor.max(pos.row));
-                self.take_lines(from, to, c == 'd');
-                self.set_mode(VimMode::Normal);
-            }
-            (Some('d'), 'd') => self.take_lines(pos.row, pos.row, true),
-            (Some('y'), 'y') => self.take_lines(pos.row, pos.row, false),
-            (_, _) if visual => {}
-            (_, 'x') => {
-                let len = self.buffer.lines()[pos.row].len();
-                if pos.col < len {
-                    self.checkpoint();
-                    let taken = self.buffer.delete_range(pos, at(pos.row, pos.col + 1));
-                    self.leave_history();
+                self.checkpoint();
+                self.leave_history();
+                let taken = self.buffer.delete_range(from, to);
+                if !taken.is_empty() {
                     self.set_register(taken, false);
                 }
-            }
-            (_, 'p' | 'P') => self.put(c == 'p'),
-            (_, 'u') => {
-                if let Some(previous) = self.vim.as_mut().and_then(|v| v.undo.pop()) {
-                    self.leave_history();
-                    self.buffer = previous;
+                if op == 'c' {
+                    self.set_mode(VimMode::Insert);
                 }
             }
-            (_, 'i') => self.enter_insert(),
-            (_, 'a') => {
-                if !self.buffer.lines()[pos.row].is_empty() {
+            _ => {}
+        }
+    }
+
+    /// A key with no operator before it.
+    fn command(&mut self, c: char, count: Option<usize>) {
+        let visual = self.vim_mode() == Some(VimMode::VisualLine);
+        let pos = self.buffer.cursor();
+        let row_len = self.buffer.lines()[pos.row].len();
+        let n = count.unwrap_or(1);
+        if visual {
+            let anchor = self.vim.as_ref().map_or(pos.row, |v| v.anchor);
+            let (from, to) = (anchor.min(pos.row), anchor.max(pos.row));
+            match c {
+                'd' | 'x' | 'y' | 'c' => {
+                    self.set_mode(VimMode::Normal);
+                    let op = if c == 'x' { 'd' } else { c };
+                    self.operate(op, Range::Lines(from, to));
+                }
+                'V' => self.set_mode(VimMode::Normal),
+                'g' => self.await_key(Awaiting::G, count, None),
+                _ => {
+                    if let Some(motion) = Motion::of_key(c) {
+                        self.motion(None, motion, count);
+                    }
+                }
+            }
+            return;
+        }
+        match c {
+            'd' | 'c' | 'y' => {
+                if let Some(vim) = &mut self.vim {
+                    vim.operator = Some((c, count));
+                }
+            }
+            'g' => self.await_key(Awaiting::G, count, None),
+            'f' | 'F' | 't' | 'T' => self.await_key(Awaiting::Find(c), count, None),
+            'r' => self.await_key(Awaiting::Replace, count, None),
+            ';' | ',' => self.repeat_find(None, count, c == ','),
+            'x' if row_len > 0 => {
+                let end = at(pos.row, (pos.col + n).min(row_len));
+                self.operate('d', Range::Chars(pos, end));
+            }
+            'X' if pos.col > 0 => {
+                self.operate(
+                    'd',
+                    Range::Chars(at(pos.row, pos.col.saturating_sub(n)), pos),
+                );
+            }
+            'D' => self.motion(Some('d'), Motion::LineEnd, count),
+            'C' => {
+                if row_len == 0 {
+                    self.enter_insert();
+                } else {
+                    self.motion(Some('c'), Motion::LineEnd, count);
+                }
+            }
+            's' => {
+                let end = at(pos.row, (pos.col + n).min(row_len));
+                self.operate('c', Range::Chars(pos, end));
+            }
+            'Y' | 'S' => {
+                let last_row = self.buffer.lines().len() - 1;
+                let to = (pos.row + n - 1).min(last_row);
+                self.operate(if c == 'Y' { 'y' } else { 'c' }, Range::Lines(pos.row, to));
+            }
+            '~' if row_len > 0 => self.toggle_case(n),
+            'J' => self.join_lines(n.max(2) - 1),
+            'p' | 'P' => self.put(c == 'p', n),
+            'u' => {
+                for _ in 0..n {
+                    if let Some(previous) = self.vim.as_mut().and_then(|v| v.undo.pop()) {
+                        self.leave_history();
+                        self.buffer = previous;
+                    }
+                }
+            }
+            '.' => self.repeat_change(),
+            'i' => self.enter_insert(),
+            'a' => {
+                if row_len > 0 {
                     self.buffer.set_cursor(at(pos.row, pos.col + 1));
                 }
                 self.enter_insert();
             }
-            (_, 'I') => {
+            'I' => {
                 let col = first_non_blank(&self.buffer.lines()[pos.row]);
                 self.buffer.set_cursor(at(pos.row, col));
                 self.enter_insert();
             }
-            (_, 'A') => {
+            'A' => {
                 self.buffer.line_end();
                 self.enter_insert();
             }
-            (_, 'o') => {
+            'o' => {
                 self.enter_insert();
                 self.buffer.line_end();
                 self.edit(|b| b.insert_str("\n"));
             }
-            (_, 'O') => {
+            'O' => {
                 self.enter_insert();
                 self.buffer.line_start();
                 self.edit(|b| b.insert_str("\n"));
                 self.buffer.set_cursor(at(pos.row, 0));
             }
-            _ => {}
+            'V' => {
+                if let Some(vim) = &mut self.vim {
+                    vim.mode = VimMode::VisualLine;
+                    vim.anchor = pos.row;
+                }
+            }
+            _ => {
+                if let Some(motion) = Motion::of_key(c) {
+                    self.motion(None, motion, count);
+                }
+            }
         }
-        if self.vim_mode() != Some(VimMode::Insert) {
-            self.clamp_normal();
+    }
+
+    /// `.`: the keys of the last change again.
+    fn repeat_change(&mut self) {
+        let Some(keys) = self.vim.as_mut().map(|v| {
+            v.replaying = true;
+            v.last_change.clone()
+        }) else {
+            return;
+        };
+        for key in keys {
+            if key.code == KeyCode::Esc {
+                self.vim_escape();
+            } else {
+                self.handle_key(key);
+            }
+        }
+        if let Some(vim) = &mut self.vim {
+            vim.replaying = false;
+        }
+    }
+
+    /// `r`: the `count` characters from the cursor become `with`.
+    fn replace_chars(&mut self, with: char, count: usize) {
+        let pos = self.buffer.cursor();
+        let len = self.buffer.lines()[pos.row].len();
+        if pos.col + count > len {
+            return;
+        }
+        self.checkpoint();
+        self.leave_history();
+        self.buffer.delete_range(pos, at(pos.row, pos.col + count));
+        self.buffer.insert_str(&with.to_string().repeat(count));
+        self.buffer.set_cursor(at(pos.row, pos.col + count - 1));
+    }
+
+    /// `~`: the case of `count` characters from the cursor swapped; the cursor after them.
+    fn toggle_case(&mut self, count: usize) {
+        let pos = self.buffer.cursor();
+        let len = self.buffer.lines()[pos.row].len();
+        let end = at(pos.row, (pos.col + count).min(len));
+        self.checkpoint();
+        self.leave_history();
+        let taken = self.buffer.delete_range(pos, end);
+        let swapped: Vec<Atom> = taken
+            .into_iter()
+            .flatten()
+            .map(|atom| match atom {
+                Atom::Grapheme(g) => {
+                    let swapped: String = g
+                        .chars()
+                        .flat_map(|c| {
+                            if c.is_uppercase() {
+                                c.to_lowercase().collect::<Vec<_>>()
+                            } else {
+                                c.to_uppercase().collect::<Vec<_>>()
+                            }
+                        })
+                        .collect();
+                    Atom::Grapheme(swapped.into())
+                }
+                paste => paste,
+            })
+            .collect();
+        self.buffer.insert_lines(vec![swapped]);
+    }
+
+    /// `J`: `joins` following lines onto this one, their leading blanks replaced by one
+    /// space (none before an empty line or a `)`).
+    fn join_lines(&mut self, joins: usize) {
+        let row = self.buffer.cursor().row;
+        if row + 1 >= self.buffer.lines().len() {
+            return;
+        }
+        self.checkpoint();
+        self.leave_history();
+        for _ in 0..joins {
+            let lines = self.buffer.lines();
+            if row + 1 >= lines.len() {
+                break;
+            }
+            let end = lines[row].len();
+            let next = &lines[row + 1];
+            let skip = first_non_blank(next);
+            let space = end > 0
+                && skip < next.len()
+                && !lines[row][end - 1].is_whitespace()
+                && !matches!(&next[skip], Atom::Grapheme(g) if g.as_ref() == ")");
+            self.buffer.delete_range(at(row, end), at(row + 1, skip));
+            if space {
+                self.buffer.insert_str(" ");
+            }
+            self.buffer.set_cursor(at(row, end));
         }
     }
 
@@ -437,13 +767,26 @@ impl Composer {
         }
     }
 
-    /// `p` (after the cursor or below its line) and `P` (before it or above).
-    fn put(&mut self, after: bool) {
-        let Some(register) = self.vim.as_ref().map(|v| v.register.clone()) else {
+    /// `p` (after the cursor or below its line) and `P` (before it or above), the
+    /// register `times` over as one block.
+    fn put(&mut self, after: bool, times: usize) {
+        let Some(mut register) = self.vim.as_ref().map(|v| v.register.clone()) else {
             return;
         };
         if register.lines.is_empty() {
             return;
+        }
+        let once = std::mem::take(&mut register.lines);
+        for _ in 0..times {
+            match register.lines.last_mut() {
+                // A run of text joins the copy before it.
+                Some(last) if !register.linewise => {
+                    let mut copy = once.clone();
+                    last.append(&mut copy[0]);
+                    register.lines.extend(copy.into_iter().skip(1));
+                }
+                _ => register.lines.extend(once.iter().cloned()),
+            }
         }
         self.checkpoint();
         self.leave_history();
@@ -458,6 +801,12 @@ impl Composer {
         self.buffer.insert_lines(register.lines);
         self.buffer.move_left_in_line();
     }
+}
+
+/// Whether the word under `pos` ends right there (`cw` on a word's last letter changes
+/// just that letter).
+fn word_end_is_here(lines: &[Vec<Atom>], pos: TextPosition) -> bool {
+    word_object(lines, pos, false).is_some_and(|(_, end)| end.col == pos.col + 1)
 }
 
 #[cfg(test)]
@@ -667,5 +1016,189 @@ mod tests {
         assert_eq!(shown(&c), "안녕 |세상");
         keys(&mut c, "x");
         assert_eq!(shown(&c), "안녕 |상");
+    }
+    #[test]
+    fn counts_repeat_motions_and_edits() {
+        let mut c = normal("one two three four five");
+        keys(&mut c, "0");
+        keys(&mut c, "3w");
+        assert_eq!(shown(&c), "one two three |four five");
+        keys(&mut c, "2b");
+        assert_eq!(shown(&c), "one |two three four five");
+        keys(&mut c, "3x");
+        assert_eq!(shown(&c), "one | three four five");
+        keys(&mut c, "u0");
+        keys(&mut c, "10l");
+        assert_eq!(shown(&c), "one two th|ree four five");
+        let mut c = normal("a\nb\nc\nd\ne");
+        keys(&mut c, "gg2dd");
+        assert_eq!(c.display_text(), "c\nd\ne");
+        keys(&mut c, "2j");
+        assert_eq!(shown(&c), "c\nd\n|e");
+        keys(&mut c, "2gg");
+        assert_eq!(shown(&c), "c\n|d\ne", "a count before gg names the line");
+        keys(&mut c, "3p");
+        assert_eq!(c.display_text(), "c\nd\na\nb\na\nb\na\nb\ne");
+        let mut c = normal("ab");
+        keys(&mut c, "0x3p");
+        assert_eq!(shown(&c), "baa|a");
+    }
+
+    #[test]
+    fn operators_take_any_motion() {
+        let mut c = normal("alpha beta gamma delta");
+        keys(&mut c, "0dw");
+        assert_eq!(shown(&c), "|beta gamma delta");
+        keys(&mut c, "d2w");
+        assert_eq!(shown(&c), "|delta");
+        keys(&mut c, "u");
+        assert_eq!(c.display_text(), "beta gamma delta");
+        keys(&mut c, "0wd$");
+        assert_eq!(shown(&c), "beta| ");
+        keys(&mut c, "u0de");
+        assert_eq!(shown(&c), "| gamma delta");
+        keys(&mut c, "u$db");
+        assert_eq!(shown(&c), "beta gamma |a");
+        keys(&mut c, "u$d0");
+        assert_eq!(shown(&c), "|a");
+        // `y` copies without changing the text; `P` puts it back before the cursor.
+        let mut c = normal("copy me");
+        keys(&mut c, "0yeP");
+        assert_eq!(shown(&c), "cop|ycopy me");
+        // `dj` and `dk` take whole lines.
+        let mut c = normal("1\n2\n3\n4");
+        keys(&mut c, "ggjdj");
+        assert_eq!(c.display_text(), "1\n4");
+        keys(&mut c, "jdk");
+        assert_eq!(c.display_text(), "");
+        // `dw` on a line's last word keeps the line break.
+        let mut c = normal("end here\nnext");
+        keys(&mut c, "gg$bdw");
+        assert_eq!(c.display_text(), "end \nnext");
+    }
+
+    #[test]
+    fn change_operators_enter_insert_as_one_undo_step() {
+        let mut c = normal("say hello world");
+        keys(&mut c, "0wcw");
+        assert_eq!(c.vim_mode(), Some(VimMode::Insert));
+        type_text(&mut c, "goodbye");
+        c.vim_escape();
+        assert_eq!(
+            c.display_text(),
+            "say goodbye world",
+            "cw stops at the word's end"
+        );
+        keys(&mut c, "u");
+        assert_eq!(c.display_text(), "say hello world");
+        keys(&mut c, "0wC");
+        type_text(&mut c, "there");
+        c.vim_escape();
+        assert_eq!(c.display_text(), "say there");
+        keys(&mut c, "cc");
+        type_text(&mut c, "new");
+        c.vim_escape();
+        assert_eq!(c.display_text(), "new");
+        keys(&mut c, "0s");
+        type_text(&mut c, "N");
+        c.vim_escape();
+        assert_eq!(c.display_text(), "New");
+        keys(&mut c, "S");
+        type_text(&mut c, "all new");
+        c.vim_escape();
+        assert_eq!(c.display_text(), "all new");
+        keys(&mut c, "0ciw");
+        type_text(&mut c, "every");
+        c.vim_escape();
+        assert_eq!(c.display_text(), "every new");
+        keys(&mut c, "0daw");
+        assert_eq!(c.display_text(), "new");
+    }
+
+    #[test]
+    fn finds_move_within_the_line_and_repeat() {
+        let mut c = normal("a,b,c,d");
+        keys(&mut c, "0f,");
+        assert_eq!(shown(&c), "a|,b,c,d");
+        keys(&mut c, ";");
+        assert_eq!(shown(&c), "a,b|,c,d");
+        keys(&mut c, ",");
+        assert_eq!(shown(&c), "a|,b,c,d");
+        keys(&mut c, "2f,");
+        assert_eq!(shown(&c), "a,b,c|,d");
+        keys(&mut c, "F,");
+        assert_eq!(shown(&c), "a,b|,c,d");
+        keys(&mut c, "0t,");
+        assert_eq!(shown(&c), "|a,b,c,d", "t stops before the match");
+        keys(&mut c, ";");
+        assert_eq!(
+            shown(&c),
+            "a,|b,c,d",
+            "a repeated t looks past the match beside it"
+        );
+        keys(&mut c, "fz");
+        assert_eq!(shown(&c), "a,|b,c,d", "no match, no move");
+        keys(&mut c, "0dt,");
+        assert_eq!(c.display_text(), ",b,c,d");
+        keys(&mut c, "df,");
+        assert_eq!(
+            c.display_text(),
+            "c,d",
+            "f looks past the character under the cursor"
+        );
+    }
+
+    #[test]
+    fn dot_repeats_the_last_change_with_its_insert() {
+        let mut c = normal("x x x x");
+        keys(&mut c, "0cw");
+        type_text(&mut c, "yes");
+        c.vim_escape();
+        keys(&mut c, "w.w.");
+        assert_eq!(c.display_text(), "yes yes yes x");
+        // Motions and yanks in between do not replace what `.` repeats.
+        keys(&mut c, "0yw$.");
+        assert_eq!(c.display_text(), "yes yes yes yes");
+        let mut c = normal("1\n2\n3\n4");
+        keys(&mut c, "ggdd..");
+        assert_eq!(c.display_text(), "4");
+        keys(&mut c, "A");
+        type_text(&mut c, "!");
+        c.vim_escape();
+        keys(&mut c, ".");
+        assert_eq!(c.display_text(), "4!!");
+    }
+
+    #[test]
+    fn small_edits_replace_swap_case_join_and_delete_to_the_end() {
+        let mut c = normal("abc def");
+        keys(&mut c, "0rX");
+        assert_eq!(shown(&c), "|Xbc def");
+        keys(&mut c, "2rY");
+        assert_eq!(shown(&c), "Y|Yc def");
+        keys(&mut c, "0~~");
+        assert_eq!(shown(&c), "yy|c def");
+        keys(&mut c, "4~");
+        assert_eq!(c.display_text(), "yyC DEf");
+        keys(&mut c, "0wD");
+        assert_eq!(c.display_text(), "yyC ");
+        let mut c = normal("first\n    second\n\nlast");
+        keys(&mut c, "ggJ");
+        assert_eq!(shown(&c), "first| second\n\nlast");
+        keys(&mut c, "3J");
+        assert_eq!(c.display_text(), "first second last");
+        keys(&mut c, "$X");
+        assert_eq!(c.display_text(), "first second lat");
+    }
+
+    #[test]
+    fn esc_cancels_a_half_typed_command() {
+        let mut c = normal("keep this");
+        keys(&mut c, "0d");
+        assert!(c.vim_escape(), "Esc takes back the pending d");
+        keys(&mut c, "w");
+        assert_eq!(shown(&c), "keep |this");
+        assert_eq!(c.display_text(), "keep this");
+        assert!(!c.vim_escape(), "idle normal mode leaves Esc to the app");
     }
 }
