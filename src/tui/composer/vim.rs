@@ -270,8 +270,9 @@ impl Composer {
             _ => return None,
         };
         if !vim.replaying {
+            // What visual mode does is not repeated by `.` (it needs the selection).
             if vim.idle() {
-                vim.recording = Some(Recording {
+                vim.recording = (vim.mode == VimMode::Normal).then(|| Recording {
                     keys: Vec::new(),
                     before: self.buffer.lines().to_vec(),
                 });
@@ -1167,6 +1168,10 @@ mod tests {
         c.vim_escape();
         keys(&mut c, ".");
         assert_eq!(c.display_text(), "4!!");
+        // A visual delete is not what `.` repeats: the `x` before it is.
+        let mut c = normal("a\nb\nc");
+        keys(&mut c, "ggxVd.");
+        assert_eq!(c.display_text(), "\nc");
     }
 
     #[test]
