@@ -1,7 +1,8 @@
 //! The Bash sandbox's start-up cost per call: the Bash tool running `true` through
 //! `BashTool::call` unsandboxed, sandboxed (user, mount and network namespaces, Landlock),
 //! and sandboxed with Read deny rules whose glob is resolved by walking a working
-//! directory of 2,000 files at every call. The difference is what the sandbox adds.
+//! directory of 2,000 files at every call, and with allowed domains (the proxy's relay is
+//! forked for each command). The difference is what the sandbox adds.
 //!
 //! `cargo bench --bench sandbox -- [RUNS]` (default 200). Prints median and p95 per case.
 
@@ -61,13 +62,19 @@ fn time_calls(
 }
 
 fn sandboxed(dir: &std::path::Path, deny: &str) -> BashTool {
+    sandboxed_with(dir, deny, &[])
+}
+
+fn sandboxed_with(dir: &std::path::Path, deny: &str, domains: &[&str]) -> BashTool {
     let bash = BashTool::new(dir);
+    let mut sandbox = SandboxPolicy {
+        available: true,
+        ..SandboxPolicy::default()
+    };
+    sandbox.settings.allowed_domains = domains.iter().map(|d| d.to_string()).collect();
     let policy = PermissionPolicy {
         deny: PermissionRule::parse_list(deny),
-        sandbox: SandboxPolicy {
-            available: true,
-            ..SandboxPolicy::default()
-        },
+        sandbox,
         ..PermissionPolicy::new(PermissionMode::Default)
     };
     bash.sandboxed_by(Arc::new(Mutex::new(policy)));
@@ -110,9 +117,19 @@ fn main() {
         "Bash `true`, sandboxed, Read(.env) over 2,000 files",
         time_calls(&rt, &sandboxed(dir.path(), "Read(.env)"), dir.path(), runs),
     );
+    let proxied = report(
+        "Bash `true`, sandboxed, allowedDomains (relay)",
+        time_calls(
+            &rt,
+            &sandboxed_with(dir.path(), "", &["github.com"]),
+            dir.path(),
+            runs,
+        ),
+    );
     println!(
-        "sandbox start-up cost per call (median difference): {:.3} ms; with the deny-rule walk: {:.3} ms",
+        "sandbox start-up cost per call (median difference): {:.3} ms; with the deny-rule walk: {:.3} ms; with the domain proxy's relay: {:.3} ms",
         (boxed.as_secs_f64() - plain.as_secs_f64()) * 1000.0,
-        (walked.as_secs_f64() - plain.as_secs_f64()) * 1000.0
+        (walked.as_secs_f64() - plain.as_secs_f64()) * 1000.0,
+        (proxied.as_secs_f64() - plain.as_secs_f64()) * 1000.0
     );
 }

@@ -450,6 +450,113 @@ fn the_network_is_off_unless_allowed() {
     print_table("loopback listener", &rows);
 }
 
+/// A loopback HTTP server that answers `ok` and records each connection's request path
+/// (`""` for a connection that sent no request).
+fn recording_http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let path = line.split(' ').nth(1).unwrap_or("").to_string();
+            record.lock().unwrap().push(path);
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                    break;
+                }
+            }
+            let _ = (&stream)
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    (port, seen)
+}
+
+/// A client that speaks to the proxy the sandbox names in `HTTP_PROXY`: `get URL` sends
+/// an absolute-form request, `connect HOST:PORT PATH` opens a tunnel and sends a request
+/// through it, `urllib URL` has Python's urllib use the proxy variable. Prints the
+/// response, or the error.
+const PROXY_CLIENT: &str = r#"
+import os, socket, sys, urllib.parse, urllib.request
+proxy = urllib.parse.urlparse(os.environ["HTTP_PROXY"])
+def talk(first, then=None):
+    s = socket.create_connection((proxy.hostname, proxy.port), 5)
+    s.sendall(first.encode())
+    reply = s.recv(4096).decode()
+    if then is not None and reply.startswith("HTTP/1.1 200"):
+        s.sendall(then.encode())
+        reply = s.recv(4096).decode()
+    print(reply.replace("\r\n", " | "))
+kind, target = sys.argv[1], sys.argv[2]
+if kind == "get":
+    talk(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+elif kind == "connect":
+    talk(f"CONNECT {target} HTTP/1.1\r\n\r\n", f"GET {sys.argv[3]} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+else:
+    # localhost is in NO_PROXY (servers the command starts itself): not for this test.
+    os.environ.pop("no_proxy"); os.environ.pop("NO_PROXY")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": os.environ["HTTP_PROXY"]}))
+    print(opener.open(target, timeout=5).read().decode())
+"#;
+
+#[test]
+fn allowed_domains_are_reached_through_the_proxy_and_nothing_else_is() {
+    require_sandbox!();
+    let p = setup(json!({"sandbox": {"autoAllowBashIfSandboxed": true,
+        "network": {"allowedDomains": ["localhost", "*.example.org"]}}}));
+    std::fs::write(p.root.join("proxy_client.py"), PROXY_CLIENT).unwrap();
+    let (port, seen) = recording_http_server();
+    let commands = vec![
+        format!("python3 proxy_client.py get http://localhost:{port}/via-get"),
+        format!("python3 proxy_client.py connect localhost:{port} /via-connect"),
+        format!("python3 proxy_client.py urllib http://localhost:{port}/via-urllib"),
+        // Refused by the proxy: hosts the list does not name.
+        format!("python3 proxy_client.py get http://127.0.0.1:{port}/by-ip"),
+        format!("python3 proxy_client.py connect 127.0.0.1:{port} /tunnel-by-ip"),
+        format!("python3 proxy_client.py get http://localhost.evil:{port}/lookalike"),
+        format!("python3 proxy_client.py get http://x@127.0.0.1:{port}/userinfo"),
+        // Around the proxy: nothing is reachable.
+        format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('connected')\""
+        ),
+        format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+    ];
+    let (out, results, _) = run_commands(&p, "default", &commands, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (i, expected) in ["200 OK", "200 OK", "ok"].iter().enumerate() {
+        assert!(
+            results[i].contains(expected),
+            "{}: {results:#?}",
+            commands[i]
+        );
+    }
+    for i in 3..7 {
+        assert!(
+            results[i].contains("403 Forbidden"),
+            "{}: {results:#?}",
+            commands[i]
+        );
+        assert!(results[i].contains("allowedDomains"), "{results:#?}");
+    }
+    let mut paths = seen.lock().unwrap().clone();
+    paths.sort();
+    assert_eq!(
+        paths,
+        ["/via-connect", "/via-get", "/via-urllib"],
+        "what reached the server: {results:#?}"
+    );
+}
+
 #[test]
 fn leaving_the_sandbox_asks_and_is_denied_without_anyone_to_ask() {
     require_sandbox!();

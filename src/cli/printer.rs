@@ -527,6 +527,7 @@ fn sandbox_status(policy: &crate::core::permission::PermissionPolicy) -> Value {
         "enabled": policy.sandbox.active_in(policy.mode),
         "available": policy.sandbox.available,
         "network": policy.sandbox.settings.network_allowed(),
+        "allowedDomains": policy.sandbox.settings.proxied_domains(),
         "unavailableReason": support.and_then(|s| s.missing.clone()),
     })
 }

@@ -22,6 +22,7 @@ use super::background_jobs::{BackgroundJob, BackgroundJobs};
 use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
+use super::sandbox::proxy::{DomainCheck, DomainProxy, domain_allowed};
 use super::sandbox::{PreparedSandbox, SandboxDirs, SandboxSpec, failure_hint, prepare};
 use super::shell_process::{Ending, ShellScript};
 use crate::core::permission::{DISABLE_SANDBOX_FIELD, PermissionPolicy};
@@ -67,6 +68,8 @@ pub struct BashTool {
     policy: OnceLock<Arc<Mutex<PermissionPolicy>>>,
     /// The sandbox's private directory (made on the first sandboxed command).
     sandbox_dirs: OnceLock<Result<SandboxDirs, String>>,
+    /// The domain proxy (started on the first sandboxed command that needs it).
+    proxy: OnceLock<Result<DomainProxy, String>>,
 }
 
 impl BashTool {
@@ -84,6 +87,7 @@ impl BashTool {
             foreground: AtomicUsize::new(0),
             policy: OnceLock::new(),
             sandbox_dirs: OnceLock::new(),
+            proxy: OnceLock::new(),
         }
     }
 
@@ -121,7 +125,28 @@ impl BashTool {
         } else {
             Vec::new()
         };
-        let spec = SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra);
+        let mut spec = SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra);
+        if policy.sandbox.settings.proxied_domains().is_some() {
+            let proxy = self
+                .proxy
+                .get_or_init(|| {
+                    let live = Arc::clone(self.policy.get().ok_or("no policy")?);
+                    let check: DomainCheck = Arc::new(move |host: &str| {
+                        live.lock().is_ok_and(|p| {
+                            p.sandbox
+                                .settings
+                                .proxied_domains()
+                                .is_some_and(|domains| domain_allowed(domains, host))
+                        })
+                    });
+                    DomainProxy::start(&dirs.proxy_socket(), check).map_err(|e| e.to_string())
+                })
+                .as_ref()
+                .map_err(|e| {
+                    ToolFailure::failed(format!("Cannot start the sandbox's domain proxy: {e}"))
+                })?;
+            spec.proxy_socket = Some(proxy.socket().to_path_buf());
+        }
         prepare(&spec, dirs)
             .map(|p| Some(Arc::new(p)))
             .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))

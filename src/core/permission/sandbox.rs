@@ -40,8 +40,8 @@ pub struct SandboxSettings {
     pub deny_write: Vec<PathBuf>,
     /// `filesystem.denyRead`: hidden.
     pub deny_read: Vec<PathBuf>,
-    /// `network.allowedDomains`. Only `"*"` turns the network on (no filtering proxy):
-    /// any other list leaves it off, which robota says once.
+    /// `network.allowedDomains`: `"*"` turns the network on; other names are reached
+    /// through robota's domain proxy, and nothing else is.
     pub allowed_domains: Vec<String>,
 }
 
@@ -96,12 +96,6 @@ impl SandboxSettings {
         settings.deny_read = fs_paths("denyRead");
         let network = sandbox.get("network");
         settings.allowed_domains = strings(network.and_then(|n| n.get("allowedDomains")));
-        if !settings.allowed_domains.is_empty() && !settings.network_allowed() {
-            notes.push(format!(
-                "sandbox.network.allowedDomains ({}): robota has no filtering proxy, so the sandbox keeps the network off; \"*\" turns it on for every domain",
-                settings.allowed_domains.join(", ")
-            ));
-        }
         for key in ["allowUnixSockets", "httpProxyPort", "socksProxyPort"] {
             if network
                 .and_then(|n| n.get(key))
@@ -118,6 +112,13 @@ impl SandboxSettings {
     /// Whether the sandboxed command may reach the network (`allowedDomains` has `"*"`).
     pub fn network_allowed(&self) -> bool {
         self.allowed_domains.iter().any(|d| d == "*")
+    }
+
+    /// The domains sandboxed commands may reach through the domain proxy: `allowedDomains`
+    /// when it names some and not `"*"`.
+    pub fn proxied_domains(&self) -> Option<&[String]> {
+        (!self.allowed_domains.is_empty() && !self.network_allowed())
+            .then_some(self.allowed_domains.as_slice())
     }
 
     /// Whether sandboxed calls skip the mode's question (see `auto_allow`).
@@ -362,7 +363,8 @@ mod tests {
         );
         assert_eq!(s.deny_read, [PathBuf::from("/etc/x")]);
         assert!(!s.network_allowed());
-        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(s.proxied_domains(), Some(&["example.com".to_string()][..]));
+        assert!(notes.is_empty(), "{notes:?}");
         assert!(s.excludes("docker ps") && !s.excludes("dockerd"));
         assert!(s.on_in(PermissionMode::BypassPermissions));
         let default = SandboxSettings::default();

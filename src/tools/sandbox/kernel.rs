@@ -1,7 +1,7 @@
 //! The sandbox's system calls, run in the forked child between fork and exec: a new user,
 //! mount and (when the network is off) network namespace, the mounts that hide denied
 //! paths and make protected ones read-only, a loopback brought up, every capability
-//! dropped, and a Landlock domain that lets the command read everywhere but write only
+//! dropped, the domain proxy's relay started (`relay.rs`), and a Landlock domain that lets the command read everywhere but write only
 //! where it was given. Everything the child needs is prepared by the parent
 //! ([`ChildPlan`]); the child only makes system calls (no allocation, no locks), as code
 //! between fork and exec in a threaded program must.
@@ -106,6 +106,8 @@ pub struct ChildPlan {
     pub landlock_abi: u32,
     /// Landlock rules: path and the rights under it.
     pub rules: Vec<(CString, u64)>,
+    /// The domain proxy's relay to start in the new network namespace, if any.
+    pub relay: Option<super::relay::RelayPlan>,
 }
 
 fn check(result: c_int) -> io::Result<()> {
@@ -187,7 +189,11 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
             0 as c_ulong,
         ))?;
         restrict_self(plan)?;
-        drop_capabilities()
+        drop_capabilities()?;
+        if let Some(relay) = &plan.relay {
+            super::relay::start(relay)?;
+        }
+        Ok(())
     }
 }
 

@@ -9,7 +9,8 @@
 //!
 //! 1. enters a new **user + mount namespace** (mapping only the caller's uid and gid, so
 //!    root and non-root work alike) — and a new **network namespace** with only its own
-//!    loopback when the network is off;
+//!    loopback when the network is off, where a relay (`relay.rs`) carries
+//!    `127.0.0.1:3128` to the domain proxy (`proxy.rs`) when domains are allowed;
 //! 2. **hides** what Read deny rules and `sandbox.filesystem.denyRead` name — an empty
 //!    directory or file, mode 000, bound read-only over each — and **binds read-only**
 //!    what Edit deny rules, `filesystem.denyWrite` and the protected paths name
@@ -38,6 +39,8 @@
 //! of the same shell call.
 
 mod kernel;
+pub mod proxy;
+mod relay;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -102,6 +105,7 @@ fn probe(abi: u32) -> Result<(), String> {
         hidden: vec![dirs.tmp.join("probe-hidden")],
         read_only: Vec::new(),
         network: false,
+        proxy_socket: None,
     };
     let _ = std::fs::write(dirs.tmp.join("probe-hidden"), "");
     let plan = Arc::new(prepare_with(&spec, &dirs, abi).map_err(|e| e.to_string())?);
@@ -163,6 +167,12 @@ impl SandboxDirs {
     pub fn tmp(&self) -> &Path {
         &self.tmp
     }
+
+    /// Where the domain proxy listens: beside the temp directory, where sandboxed
+    /// commands cannot write.
+    pub fn proxy_socket(&self) -> PathBuf {
+        self.root.join("proxy.sock")
+    }
 }
 
 impl Drop for SandboxDirs {
@@ -185,6 +195,9 @@ pub struct SandboxSpec {
     pub read_only: Vec<PathBuf>,
     /// Whether the network is reachable.
     pub network: bool,
+    /// With the network off: the domain proxy's socket, reached through a relay at
+    /// `127.0.0.1:3128` that the proxy variables name.
+    pub proxy_socket: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -223,6 +236,7 @@ impl SandboxSpec {
             hidden,
             read_only,
             network: settings.network_allowed(),
+            proxy_socket: None,
         }
     }
 }
@@ -372,6 +386,29 @@ fn prepare_with(
         (read | kernel::FS_WRITE_FILE) & all,
     ));
     let cwd = spec.cwd.canonicalize().unwrap_or_else(|_| spec.cwd.clone());
+    let relay = match &spec.proxy_socket {
+        Some(socket) if !spec.network => Some(
+            relay::RelayPlan::new(socket, proxy::PROXY_PORT).ok_or_else(|| {
+                std::io::Error::other(format!("{} is too long for a socket", socket.display()))
+            })?,
+        ),
+        _ => None,
+    };
+    let mut env = vec![
+        ("TMPDIR".to_string(), dirs.tmp.display().to_string()),
+        ("ROBOTA_SANDBOX".to_string(), "1".to_string()),
+    ];
+    if relay.is_some() {
+        let url = format!("http://127.0.0.1:{}", proxy::PROXY_PORT);
+        for key in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+            env.push((key.to_string(), url.clone()));
+            env.push((key.to_ascii_lowercase(), url.clone()));
+        }
+        // Servers the command starts itself are reached directly.
+        for key in ["NO_PROXY", "no_proxy"] {
+            env.push((key.to_string(), "localhost,127.0.0.1,::1".to_string()));
+        }
+    }
     Ok(PreparedSandbox {
         child: kernel::ChildPlan {
             unshare,
@@ -386,11 +423,9 @@ fn prepare_with(
             cwd: c_path(&cwd)?,
             landlock_abi: abi,
             rules,
+            relay,
         },
-        env: vec![
-            ("TMPDIR".to_string(), dirs.tmp.display().to_string()),
-            ("ROBOTA_SANDBOX".to_string(), "1".to_string()),
-        ],
+        env,
     })
 }
 
@@ -409,6 +444,6 @@ const SANDBOX_SYMPTOMS: [&str; 7] = [
 /// sandbox stopped it.
 pub fn failure_hint(output: &str) -> Option<&'static str> {
     SANDBOX_SYMPTOMS.iter().any(|s| output.contains(s)).then_some(
-        "(This command ran in robota's sandbox: it can write only in the working directories and $TMPDIR, cannot read denied files and has no network. If the sandbox caused this failure, you may run it again with \"dangerouslyDisableSandbox\": true — the user will be asked to approve running it outside the sandbox.)",
+        "(This command ran in robota's sandbox: it can write only in the working directories and $TMPDIR, cannot read denied files and reaches no network (or, when sandbox.network.allowedDomains names domains, only those, through the proxy in $HTTP_PROXY). If the sandbox caused this failure, you may run it again with \"dangerouslyDisableSandbox\": true — the user will be asked to approve running it outside the sandbox.)",
     )
 }
