@@ -51,9 +51,11 @@ impl DomainProxy {
     /// Listens on `socket` (a path sandboxed commands cannot replace) on the current
     /// tokio runtime.
     pub fn start(socket: &Path, allowed: DomainCheck) -> std::io::Result<DomainProxy> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
         let _ = std::fs::remove_file(socket);
+        let _entered = runtime.enter();
         let listener = UnixListener::bind(socket)?;
-        let task = tokio::spawn(async move {
+        let task = runtime.spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let allowed = Arc::clone(&allowed);
                 tokio::spawn(async move {
