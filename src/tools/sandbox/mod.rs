@@ -430,7 +430,7 @@ fn prepare_with(
 }
 
 /// Error text that suggests the sandbox stopped a command.
-const SANDBOX_SYMPTOMS: [&str; 7] = [
+const SANDBOX_SYMPTOMS: [&str; 9] = [
     "Permission denied",
     "Read-only file system",
     "Operation not permitted",
@@ -438,6 +438,10 @@ const SANDBOX_SYMPTOMS: [&str; 7] = [
     "Could not resolve host",
     "Temporary failure in name resolution",
     "Invalid cross-device link",
+    // The domain proxy refused a host (curl's words for a refused tunnel, and the
+    // proxy's own).
+    "CONNECT tunnel failed",
+    "sandbox.network.allowedDomains",
 ];
 
 /// The note a failed sandboxed command's result gets when its output looks like the
@@ -446,4 +450,21 @@ pub fn failure_hint(output: &str) -> Option<&'static str> {
     SANDBOX_SYMPTOMS.iter().any(|s| output.contains(s)).then_some(
         "(This command ran in robota's sandbox: it can write only in the working directories and $TMPDIR, cannot read denied files and reaches no network (or, when sandbox.network.allowedDomains names domains, only those, through the proxy in $HTTP_PROXY). If the sandbox caused this failure, you may run it again with \"dangerouslyDisableSandbox\": true — the user will be asked to approve running it outside the sandbox.)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_that_look_like_the_sandbox_get_the_hint() {
+        for output in [
+            "rm: cannot remove '/etc/x': Read-only file system",
+            "curl: (56) CONNECT tunnel failed, response 403",
+            "robota's sandbox: example.com is not in sandbox.network.allowedDomains",
+        ] {
+            assert!(failure_hint(output).is_some(), "{output}");
+        }
+        assert!(failure_hint("error: test failed, to rerun pass `--lib`").is_none());
+    }
 }
