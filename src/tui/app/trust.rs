@@ -213,16 +213,9 @@ mod tests {
     fn the_choices_stay_visible_on_a_short_screen() {
         let mut p = prompt();
         p.held_back = (0..30).map(|i| format!("allow rule {i}")).collect();
-        let mut buf = Buffer::empty(Rect::new(0, 0, 40, 10));
-        p.render(buf.area, &mut buf);
-        let text: String = (0..10)
-            .map(|y| {
-                (0..40)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let buf =
+            crate::tui::composer::test_support::render(40, 10, |area, buf| p.render(area, buf));
+        let text = crate::tui::composer::test_support::rows_text(&buf);
         assert!(text.contains("1. Yes, trust this folder"), "{text}");
         assert!(text.contains("2. No, continue without them"), "{text}");
         assert!(text.contains('…'), "the cut list is marked: {text}");

@@ -37,6 +37,20 @@ pub(crate) fn screen(buf: &Buffer, cursor: Option<Position>) -> String {
     out
 }
 
+/// The buffer's rows as plain text, each ending in a line break (wide clusters keep the
+/// blank cell after them).
+pub(crate) fn rows_text(buf: &Buffer) -> String {
+    let area = buf.area;
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
 /// Renders with `draw` into a fresh `width`×`height` buffer.
 pub(crate) fn render(width: u16, height: u16, draw: impl FnOnce(Rect, &mut Buffer)) -> Buffer {
     let area = Rect::new(0, 0, width, height);

@@ -135,16 +135,9 @@ fn long_edit_popup(change: impl Fn(&str) -> String) -> PermissionPopup {
 }
 
 fn drawn(p: &PermissionPopup, width: u16, height: u16) -> String {
-    let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
-    p.render(buf.area, &mut buf);
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect::<String>()
-                + "\n"
-        })
-        .collect()
+    let buf =
+        crate::tui::composer::test_support::render(width, height, |area, buf| p.render(area, buf));
+    crate::tui::composer::test_support::rows_text(&buf)
 }
 
 #[test]

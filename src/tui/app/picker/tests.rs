@@ -45,16 +45,10 @@ fn ids(picker: &Picker) -> Vec<&str> {
 }
 
 fn screen_text(picker: &Picker, width: u16, height: u16) -> String {
-    let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
-    picker.render(buf.area, &mut buf);
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect::<String>()
-                + "\n"
-        })
-        .collect()
+    let buf = crate::tui::composer::test_support::render(width, height, |area, buf| {
+        picker.render(area, buf)
+    });
+    crate::tui::composer::test_support::rows_text(&buf)
 }
 
 #[test]

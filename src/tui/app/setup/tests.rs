@@ -23,16 +23,9 @@ fn type_text(s: &mut SetupScreen, text: &str) {
 }
 
 fn screen_text(s: &SetupScreen, width: u16, height: u16) -> String {
-    let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
-    s.render(buf.area, &mut buf);
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect::<String>()
-                + "\n"
-        })
-        .collect()
+    let buf =
+        crate::tui::composer::test_support::render(width, height, |area, buf| s.render(area, buf));
+    crate::tui::composer::test_support::rows_text(&buf)
 }
 
 #[test]
