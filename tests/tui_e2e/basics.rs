@@ -142,25 +142,16 @@ fn esc_stops_a_running_bang_command() {
 #[test]
 fn copy_uses_the_local_clipboard_tool_when_there_is_one_and_says_so() {
     let project = project();
-    let bin = project.user_home.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
     let copied = project.user_home.join("copied.txt");
-    let xclip = bin.join("xclip");
-    std::fs::write(
-        &xclip,
-        format!(
+    let (_, path) = crate::stand_in_program(
+        &project,
+        "xclip",
+        &format!(
             "#!/bin/sh\n[ \"$1 $2\" = \"-selection clipboard\" ] || exit 3\ncat > {}\n",
             copied.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&xclip, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
     );
+    let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);
     let mut pty = start_with(&project, &server, &[], |cmd| {
         cmd.env("PATH", &path);
         cmd.env("DISPLAY", ":99");

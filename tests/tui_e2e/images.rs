@@ -92,29 +92,19 @@ fn a_pasted_image_path_is_sent_as_an_image_block_and_shown_as_a_placeholder() {
 #[test]
 fn ctrl_v_pastes_the_clipboards_image_through_the_platform_tool() {
     let project = project();
-    let bin = project.user_home.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
     let clip = project.user_home.join("clipboard.png");
     // A stand-in xclip: prints the clipboard file when there is one, else fails as xclip
     // does when the clipboard has no image/png target.
-    let xclip = bin.join("xclip");
-    std::fs::write(
-        &xclip,
-        format!(
+    let (_, path) = crate::stand_in_program(
+        &project,
+        "xclip",
+        &format!(
             "#!/bin/sh\necho \"$@\" >> '{log}'\n[ -f '{clip}' ] && exec cat '{clip}'\nexit 1\n",
             log = project.user_home.join("xclip.log").display(),
             clip = clip.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let server = MockServer::start(vec![text_turn("Pasted pixel seen.")]);
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
     );
+    let server = MockServer::start(vec![text_turn("Pasted pixel seen.")]);
     let mut pty = start_with(&project, &server, &[], |cmd| {
         cmd.env("PATH", &path);
         cmd.env("DISPLAY", ":99");

@@ -141,3 +141,24 @@ pub fn wait_for_answer(pty: &PtySession, text: &str) {
         |screen| screen.contains(text) && !screen.contains("esc to interrupt"),
     );
 }
+
+/// Writes an executable stand-in for `name` (a clipboard tool, an editor) into the
+/// project's `user_home/bin` and returns its path and a `PATH` that finds it first.
+pub fn stand_in_program(
+    project: &Project,
+    name: &str,
+    script: &str,
+) -> (std::path::PathBuf, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = project.user_home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let program = bin.join(name);
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (program, path)
+}

@@ -18,13 +18,11 @@ fn system_text(server: &MockServer, n: usize) -> String {
 #[test]
 fn memory_opens_the_editor_with_the_keyboard_and_the_edit_reaches_the_next_request() {
     let project = project();
-    let editor = project.user_home.join("fake-editor");
-    std::fs::write(
-        &editor,
+    let (editor, _) = crate::stand_in_program(
+        &project,
+        "fake-editor",
         "#!/bin/sh\nprintf 'EDITING %s> ' \"$(basename \"$1\")\"\nread line\necho \"$line\" >> \"$1\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let server = MockServer::start(vec![text_turn("Noted.")]);
     let mut pty = start_with(&project, &server, &[], |cmd| {
         cmd.env("EDITOR", &editor);
