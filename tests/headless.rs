@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::process::process_gone;
 use support::project::{json_result, log_lines, project, result_text, tool_results};
 use support::{MockServer, anthropic};
 
@@ -910,16 +911,6 @@ fn a_run_killed_during_a_tool_call_resumes_with_every_call_answered() {
     assert!(!stderr.contains("marked as not run"), "{stderr}");
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet).
-fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[test]
 fn commands_die_with_robota_even_when_it_is_killed() {
     let p = project();
@@ -936,7 +927,7 @@ fn commands_die_with_robota_even_when_it_is_killed() {
         .spawn()
         .unwrap();
     // Both pid files written means the command runs; then robota is killed outright.
-    let read_pid = |name: &str| -> Option<i32> {
+    let read_pid = |name: &str| -> Option<u32> {
         std::fs::read_to_string(p.root.join(name))
             .ok()
             .and_then(|t| t.trim().parse().ok())
@@ -994,7 +985,7 @@ fn background_jobs_die_with_robota_even_when_it_is_killed() {
     let job = loop {
         if let Some(pid) = std::fs::read_to_string(p.root.join("bg.pid"))
             .ok()
-            .and_then(|t| t.trim().parse::<i32>().ok())
+            .and_then(|t| t.trim().parse::<u32>().ok())
         {
             break pid;
         }

@@ -17,6 +17,7 @@ use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
+use support::process::process_gone;
 use support::project::{Project, project, result_text, tool_results};
 use support::{MockServer, anthropic};
 
@@ -682,16 +683,6 @@ fn background_jobs_are_sandboxed_too() {
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary");
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet).
-fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[test]
 fn sandboxed_commands_die_with_robota_even_when_it_is_killed() {
     require_sandbox!();
@@ -702,7 +693,7 @@ fn sandboxed_commands_die_with_robota_even_when_it_is_killed() {
         &[("t1", "Bash", json!({"command": command}))],
     )]);
     let mut child = p.command(&server, &["-p", "run it"]).spawn().unwrap();
-    let read_pid = |name: &str| -> Option<i32> {
+    let read_pid = |name: &str| -> Option<u32> {
         std::fs::read_to_string(p.root.join(name))
             .ok()
             .and_then(|t| t.trim().parse().ok())
@@ -719,8 +710,8 @@ fn sandboxed_commands_die_with_robota_even_when_it_is_killed() {
         std::thread::yield_now();
     };
     // It really runs in the sandbox: its user namespace is not robota's.
-    let ns = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/user")).unwrap();
-    assert_ne!(ns(leader), ns(std::process::id() as i32));
+    let ns = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/user")).unwrap();
+    assert_ne!(ns(leader), ns(std::process::id()));
     child.kill().unwrap();
     child.wait().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

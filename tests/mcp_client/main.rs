@@ -123,16 +123,7 @@ pub fn init_tools(init: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Whether the process `pid` is gone (or a zombie nobody reaped yet).
-pub fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
+pub use crate::support::process::process_gone;
 
 /// The pid a fake server wrote.
 pub fn pid_in(file: &Path) -> u32 {

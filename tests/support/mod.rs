@@ -13,6 +13,7 @@ pub mod gemini;
 pub mod harness;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod process;
 pub mod project;
 pub mod pty;
 pub mod python;
