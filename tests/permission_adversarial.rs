@@ -11,9 +11,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+
+mod support;
+use support::process::{have, run_bash};
 
 use robota::core::RiskClass;
 use robota::core::permission::{
@@ -355,42 +355,6 @@ fn benign_lines_still_run_in_bypass_mode() {
     for line in BENIGN {
         assert_eq!(evaluate(&p, line), Verdict::Allow, "{line:?}");
     }
-}
-
-/// Runs `command` under bash in `dir` (stdin closed), waiting at most 20 s.
-fn run_bash(command: &str, dir: &Path) -> bool {
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("bash runs");
-    let (tx, rx) = mpsc::channel();
-    let id = child.id();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    match rx.recv_timeout(Duration::from_secs(20)) {
-        Ok(status) => status.is_ok(),
-        Err(_) => {
-            // Safety net only: end the one process we started.
-            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-            false
-        }
-    }
-}
-
-fn have(program: &str) -> bool {
-    Command::new("bash")
-        .arg("-c")
-        .arg(format!("command -v {program}"))
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

@@ -13,9 +13,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
+
+mod support;
+use support::process::{have, run_bash};
 
 use robota::core::RiskClass;
 use robota::core::permission::{
@@ -452,43 +453,6 @@ fn evaluate(p: &PermissionPolicy, command: &str, cwd: &Path) -> Verdict {
         Some(command),
         cwd,
     ))
-}
-
-/// Runs `command` under bash in `dir` (stdin closed), waiting at most 30 s.
-fn run_bash(command: &str, dir: &Path) {
-    if command.is_empty() {
-        return;
-    }
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("npm_config_cache", dir.join(".npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("bash runs");
-    let (tx, rx) = mpsc::channel();
-    let id = child.id();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    if rx.recv_timeout(Duration::from_secs(30)).is_err() {
-        // Safety net only: end the one process we started.
-        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-    }
-}
-
-fn have(program: &str) -> bool {
-    Command::new("bash")
-        .arg("-c")
-        .arg(format!("command -v {program}"))
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Dates every file below `dir` an hour back (before the session).

@@ -1,4 +1,11 @@
-//! What tests ask of processes the real binary started: whether one is gone.
+//! Processes in tests: whether one the real binary started is gone, and running an attack
+//! line under real bash (HOME and npm's cache kept in the test's directory) with a
+//! safety-net timeout.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Whether the process `pid` is gone (or a zombie nobody reaped yet).
 pub fn process_gone(pid: u32) -> bool {
@@ -8,4 +15,44 @@ pub fn process_gone(pid: u32) -> bool {
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
+}
+
+/// Runs `command` under bash in `dir` (stdin closed, `HOME` there); whether it ended within
+/// the 30 s safety net (otherwise it is killed).
+pub fn run_bash(command: &str, dir: &Path) -> bool {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("npm_config_cache", dir.join(".npm-cache"))
+        .env("npm_config_update_notifier", "false")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bash runs");
+    let (tx, rx) = mpsc::channel();
+    let id = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(status) => status.is_ok(),
+        Err(_) => {
+            // Safety net only: end the one process we started.
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+            false
+        }
+    }
+}
+
+/// Whether `program` is on the PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
