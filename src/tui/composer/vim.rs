@@ -290,7 +290,7 @@ impl Composer {
     /// After a normal-mode key: a change that ended here becomes what `.` repeats; one
     /// that went on into insert mode goes on recording until Esc.
     fn finish_recording(&mut self, key: char) {
-        let lines_now = self.buffer.lines().to_vec();
+        let lines_now = self.buffer.lines();
         let Some(vim) = &mut self.vim else {
             return;
         };
