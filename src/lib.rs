@@ -1,16 +1,19 @@
 //! robota — a full-screen terminal coding agent.
 //!
-//! Layers (DESIGN §2), each a top-level module; `tests/layers.rs` enforces who may use whom:
+//! The layers of DESIGN §2 are crates of this workspace; their dependencies are the layer
+//! table, so the compiler enforces it (`tests/layers.rs` checks the manifests too):
 //!
-//! | module | may use |
+//! | crate | may use |
 //! |---|---|
-//! | `core` | nothing of the crate |
-//! | `providers`, `tools` | `core` |
-//! | `session` | `core` (provider and tools are injected) |
-//! | `sdk` | `core`, `session`, `tools` |
-//! | `tui` | `sdk`, `core` |
-//! | `cli` | everything |
-
+//! | `robota-permission` | nothing of the workspace |
+//! | `robota-core` | `robota-permission` |
+//! | `robota-sandbox` | `robota-permission` |
+//! | `robota-providers` | `robota-core` |
+//! | `robota-tools` | `robota-core`, `robota-sandbox` |
+//! | `robota-session` | `robota-core` (provider and tools are injected) |
+//! | `robota-sdk` | `robota-core`, `robota-session`, `robota-tools` |
+//! | `robota-tui` | `robota-sdk`, `robota-core` |
+//! | `robota` (this crate) | everything: the binary's flags, headless mode and drivers |
 //!
 //! The library's API is [`sdk`] (sessions, one-shot queries, events), with [`providers`]
 //! to build the provider a session talks to, [`core`] for the types the API speaks
@@ -21,11 +24,11 @@
 
 #[doc(hidden)]
 pub mod cli;
-pub mod core;
-pub mod providers;
-pub mod sdk;
+pub use robota_core as core;
+pub use robota_providers as providers;
+pub use robota_sdk as sdk;
 #[doc(hidden)]
-pub mod session;
-pub mod tools;
+pub use robota_session as session;
+pub use robota_tools as tools;
 #[doc(hidden)]
-pub mod tui;
+pub use robota_tui as tui;

@@ -1,3 +1,5 @@
+//! The `robota` binary: everything it does is `robota::cli::main`.
+
 fn main() -> std::process::ExitCode {
     robota::cli::main()
 }

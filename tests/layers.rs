@@ -1,26 +1,63 @@
-//! The layer rule of DESIGN §2, checked from the source so it cannot rot: every
-//! `use crate::…` / `crate::…` path in a module may only reach the layers it is allowed to.
+//! The layer rule of DESIGN §2/§16, checked from the manifests so it cannot rot: each
+//! crate of the workspace may depend only on the crates the table allows, the workspace
+//! has no crate the table does not name, and every source file opens with a `//!` header
+//! saying what it owns. The compiler enforces the rest: a crate cannot name what it does
+//! not depend on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+/// Each crate of the workspace and the workspace crates it may depend on.
 const RULES: &[(&str, &[&str])] = &[
-    ("core", &[]),
-    ("providers", &["core"]),
-    ("tools", &["core"]),
-    ("session", &["core"]),
-    ("sdk", &["core", "session", "tools"]),
-    ("tui", &["sdk", "core"]),
+    ("robota-permission", &[]),
+    ("robota-core", &["robota-permission"]),
+    ("robota-sandbox", &["robota-permission"]),
+    ("robota-providers", &["robota-core"]),
+    ("robota-tools", &["robota-core", "robota-sandbox"]),
+    ("robota-session", &["robota-core"]),
     (
-        "cli",
-        &["core", "providers", "tools", "session", "sdk", "tui"],
+        "robota-sdk",
+        &["robota-core", "robota-session", "robota-tools"],
     ),
+    ("robota-tui", &["robota-sdk", "robota-core"]),
 ];
 
-const LAYERS: &[&str] = &["core", "providers", "tools", "session", "sdk", "tui", "cli"];
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+/// Development-only dependencies the table allows beside it: the SDK's documentation
+/// examples build the provider a program hands to it.
+const DEV_ONLY: &[(&str, &[&str])] = &[("robota-sdk", &["robota-providers"])];
+
+/// The workspace crates a manifest depends on, each with whether it is for development
+/// only (`[dev-dependencies]`).
+fn workspace_dependencies(manifest: &str) -> Vec<(String, bool)> {
+    let mut found = Vec::new();
+    let mut section = "";
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        if !section.ends_with("dependencies]") {
+            continue;
+        }
+        let name = line
+            .split(['=', '.', ' '])
+            .next()
+            .unwrap_or("")
+            .trim_matches('"');
+        if name.starts_with("robota-") {
+            found.push((name.to_string(), section == "[dev-dependencies]"));
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -31,67 +68,24 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Layers named by `crate::<layer>` anywhere in the text (use lines and inline paths).
-fn referenced_layers(text: &str) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            let after = &rest[i + "crate::".len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if LAYERS.contains(&name.as_str()) {
-                found.push((n + 1, name));
-            }
-            rest = after;
-        }
-        // `use crate::{core::x, session::y}` groups.
-        if let Some(i) = code.find("crate::{") {
-            for part in code[i + "crate::{".len()..].split([',', '{', '}']) {
-                let name = part.trim().split("::").next().unwrap_or("");
-                if LAYERS.contains(&name) {
-                    found.push((n + 1, name.to_string()));
-                }
-            }
-        }
-    }
-    found
-}
-
 #[test]
-fn every_module_uses_only_the_layers_below_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+fn every_crate_depends_only_on_the_layers_below_it() {
     let mut violations = Vec::new();
-    let mut checked = 0;
-    for (layer, allowed) in RULES {
-        let mut files = Vec::new();
-        rust_files(&src.join(layer), &mut files);
-        assert!(!files.is_empty(), "layer {layer} has no source files");
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            assert!(
-                text.trim_start().starts_with("//!"),
-                "{} must open with a //! header saying what it owns",
-                file.display()
-            );
-            for (line, used) in referenced_layers(&text) {
-                checked += 1;
-                if used != *layer && !allowed.contains(&used.as_str()) {
-                    violations.push(format!(
-                        "{}:{line}: {layer} may not use {used}",
-                        file.display()
-                    ));
-                }
+    for (name, allowed) in RULES {
+        let manifest = std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml"))
+            .unwrap_or_else(|e| panic!("crate {name} has no manifest: {e}"));
+        let dev_only = DEV_ONLY
+            .iter()
+            .find(|(crate_name, _)| crate_name == name)
+            .map_or(&[][..], |(_, extra)| extra);
+        for (used, dev) in workspace_dependencies(&manifest) {
+            let allowed =
+                allowed.contains(&used.as_str()) || (dev && dev_only.contains(&used.as_str()));
+            if !allowed {
+                violations.push(format!("{name} may not depend on {used}"));
             }
         }
     }
-    assert!(
-        checked > 10,
-        "the scan found too few crate paths to be real"
-    );
     assert!(
         violations.is_empty(),
         "layer violations:\n{}",
@@ -100,14 +94,53 @@ fn every_module_uses_only_the_layers_below_it() {
 }
 
 #[test]
-fn the_scanner_sees_grouped_and_inline_paths() {
-    let text = "use crate::{core::Message, session::Session};\nfn f() { crate::providers::x(); }\n// crate::tui ignored";
-    let layers: Vec<String> = referenced_layers(text)
-        .into_iter()
-        .map(|(_, l)| l)
+fn the_workspace_has_no_crate_the_table_does_not_name() {
+    let mut unknown = Vec::new();
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !RULES.iter().any(|(known, _)| *known == name) {
+            unknown.push(name);
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "crates missing from the layer table: {unknown:?}"
+    );
+}
+
+#[test]
+fn every_source_file_opens_with_a_header_saying_what_it_owns() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for (name, _) in RULES {
+        rust_files(&root().join("crates").join(name).join("src"), &mut files);
+    }
+    assert!(files.len() > 200, "the scan found too few files to be real");
+    let headless: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|file| file.display().to_string())
         .collect();
-    assert!(layers.contains(&"core".to_string()));
-    assert!(layers.contains(&"session".to_string()));
-    assert!(layers.contains(&"providers".to_string()));
-    assert!(!layers.contains(&"tui".to_string()));
+    assert!(
+        headless.is_empty(),
+        "files without a //! header: {headless:?}"
+    );
+}
+
+#[test]
+fn the_manifest_reader_sees_every_dependency_form() {
+    let manifest = "[package]\nname = \"robota-x\"\n\n[dependencies]\nrobota-core.workspace = true\nrobota-sdk = { path = \"../robota-sdk\" }\nserde = \"1\"\n\n[dev-dependencies]\nrobota-tui = { workspace = true }\n\n[features]\nrobota-fake = []\n";
+    let found = workspace_dependencies(manifest);
+    let expected = [
+        ("robota-core", false),
+        ("robota-sdk", false),
+        ("robota-tui", true),
+    ];
+    assert_eq!(
+        found,
+        expected.map(|(name, dev)| (name.to_string(), dev)).to_vec()
+    );
 }

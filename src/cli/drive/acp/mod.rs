@@ -778,7 +778,7 @@ mod tests {
     fn prompt_images_are_checked() {
         let png = base64::Engine::encode(
             &base64::engine::general_purpose::STANDARD,
-            crate::core::image::tests::PNG_1X1,
+            crate::core::image::fixtures::PNG_1X1,
         );
         let blocks = vec![
             ContentBlock::Text(TextContent::new("what is it?")),

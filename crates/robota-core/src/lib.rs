@@ -1,0 +1,26 @@
+//! The provider-neutral heart of robota: messages, the provider and tool contracts, the
+//! execution loop, permission evaluation, context estimation and the model table. It knows
+//! no provider, no terminal and no file format of ours; everything else builds on it.
+
+pub mod context;
+pub mod engine;
+pub mod hooks;
+pub mod image;
+pub mod message;
+pub mod models;
+pub use robota_permission as permission;
+pub mod process_group;
+pub mod provider;
+pub mod tool;
+pub mod truncate;
+pub mod wire;
+
+pub use message::{Block, Message, MessageState, Role, Usage};
+pub use provider::{
+    AssistantTurn, INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest,
+    ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
+};
+pub use tool::{
+    RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolProgress, ToolRegistry,
+    ToolSource,
+};

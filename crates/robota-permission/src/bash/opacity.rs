@@ -1,0 +1,699 @@
+//! Commands whose effect cannot be read from their words: shells and interpreters fed a
+//! string or standard input, `eval`, `trap`, `source` of a computed file, aliases,
+//! arithmetic that can run code hidden in a value, programs told to run a command by an
+//! option (`git -c`, `git rebase --exec`, `tar --to-command`, `ssh -o ProxyCommand`,
+//! `awk 'system(…)'`, `sed 's/…/…/e'`, …). Such a command is opaque; when it hands a
+//! literal script to a shell, the script is kept so deny rules can still be checked on it.
+
+use crate::shell::{Piece, Word};
+
+use super::getopt::{long_parts, long_value, names_long, short_in, short_value};
+use super::programs::{
+    arithmetic_on_values, awk_program, awk_runs_commands, git, sed_script, sed_scripts, ssh,
+};
+use super::tree::CommandNode;
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh",
+    "rbash", "oksh", "loksh", "pdksh", "elvish", "nu", "xonsh",
+];
+
+/// Interpreters and the options that hand them code on the command line.
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("Rscript", &["-e"]),
+    ("R", &["-e"]),
+    ("julia", &["-e"]),
+    ("osascript", &["-e"]),
+    ("expect", &["-c"]),
+    ("tclsh", &[]),
+    ("wish", &[]),
+    ("irb", &[]),
+    ("pwsh", &["-c", "-Command", "-EncodedCommand", "-ec", "-e"]),
+    (
+        "powershell",
+        &["-c", "-Command", "-EncodedCommand", "-ec", "-e"],
+    ),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("deno", &["eval"]),
+];
+
+/// Short options of interpreters that take a value (the rest of a cluster, or the next
+/// word), so a later letter in the same word is not an option. (`perl -l`, `-0` take
+/// only digits: `-lne` is `-l -n -e`.)
+const INTERPRETER_VALUED: &[(&str, &str)] = &[
+    ("perl", "IMmixdD"),
+    ("ruby", "ICEFrx"),
+    ("node", "rC"),
+    ("nodejs", "rC"),
+    ("bun", "r"),
+    ("php", "cdfz"),
+    ("lua", "l"),
+    ("luajit", "lj"),
+    ("expect", "fbD"),
+    ("python", "WXm"),
+];
+
+/// Long options, per program, whose value is a command, script or file the program runs;
+/// any unambiguous prefix names them as well (getopt_long, git's parse-options).
+const LONG_COMMAND_OPTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &["tar", "gtar", "bsdtar"],
+        &[
+            "to-command",
+            "use-compress-program",
+            "checkpoint-action",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "rmt-command",
+        ],
+    ),
+    (&["sort"], &["compress-program"]),
+    (&["rsync"], &["rsh", "rsync-path"]),
+    (&["rg"], &["pre"]),
+    (
+        &["gdb"],
+        &["eval-command", "command", "init-eval-command", "args"],
+    ),
+    (&["nc", "ncat", "netcat"], &["sh-exec", "lua-exec", "exec"]),
+    (&["man"], &["pager"]),
+    (&["flock"], &["command"]),
+    (&["split"], &["filter"]),
+    (&["nix-shell"], &["run", "command"]),
+    (&["emacs"], &["eval", "load", "funcall"]),
+    (&["zip"], &["unzip-command"]),
+    (&["sudo"], &["shell", "login"]),
+    (&["make", "gmake"], &["eval"]),
+    (&["env"], &["split-string"]),
+];
+
+/// Options, for any program, whose value is a command the program runs.
+const COMMAND_OPTIONS: &[&str] = &[
+    "--to-command",
+    "--use-compress-program",
+    "--compress-program",
+    "--checkpoint-action",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh",
+    "--upload-pack",
+    "--receive-pack",
+    "--pre",
+    "--exec",
+    "--pager",
+    "--editor",
+    "--unzip-command",
+    "--open-files-in-pager",
+    "--extcmd",
+    "--tool-cmd",
+    "--sh-exec",
+    "--lua-exec",
+    "--eval-command",
+];
+
+/// Options meaning "run this", per program.
+const PROGRAM_COMMAND_OPTIONS: &[(&[&str], &[&str])] = &[
+    (&["tar", "bsdtar", "gtar"], &["-I", "-F"]),
+    (&["tcpdump"], &["-z"]),
+    (&["man"], &["-P"]),
+    (&["zip"], &["-TT"]),
+    (&["split"], &["--filter"]),
+    (&["nix-shell"], &["--run", "--command"]),
+    (&["nc", "ncat", "netcat"], &["-e", "-c"]),
+    (
+        &["vim", "vi", "nvim", "ex", "view", "vimdiff"],
+        &["-c", "--cmd", "-S"],
+    ),
+    (&["emacs"], &["--eval", "-l", "--load", "-f", "--funcall"]),
+    (&["gdb"], &["-ex", "-x", "--command", "-iex"]),
+    (&["rsync"], &["-e"]),
+    (&["git"], &["-O"]),
+    (&["entr", "doas"], &["-s"]),
+    (&["sudo"], &["-s", "-i", "--shell", "--login"]),
+    (&["flock"], &["-c", "--command"]),
+    (&["xterm", "uxterm", "urxvt", "rxvt"], &["-e"]),
+    (&["make", "gmake"], &["-E"]),
+];
+
+/// Programs that run what they are given through a shell or schedule it.
+const SHELL_RUNNERS: &[&str] = &[
+    "su",
+    "runuser",
+    "sg",
+    "script",
+    "watch",
+    "parallel",
+    "at",
+    "batch",
+    "ssh-agent",
+    "hyperfine",
+    "capsh",
+    "concurrently",
+    "npm-run-all",
+    "run-p",
+    "run-s",
+    "watchexec",
+    "nodemon",
+];
+
+/// Programs that run whatever programs a directory or their own arguments hold, or open a
+/// terminal running a shell.
+const FILE_RUNNERS: &[&str] = &[
+    "run-parts",
+    "gnome-terminal",
+    "konsole",
+    "kitty",
+    "alacritty",
+    "wezterm",
+    "foot",
+    "terminator",
+    "tilix",
+    "xfce4-terminal",
+    "lxterminal",
+    "mate-terminal",
+];
+
+/// Builtins taking variable names, where `name[$(…)]` would run code.
+const NAME_BUILTINS: &[&str] = &[
+    "printf",
+    "read",
+    "unset",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "mapfile",
+    "readarray",
+    "wait",
+    "getopts",
+    "test",
+    "[",
+    "[[",
+];
+
+/// Marks `node` opaque (with scripts) when its effect cannot be read from its words.
+pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
+    let words: Vec<Option<String>> = node.words.iter().map(Word::as_literal).collect();
+    let args = words.get(1..).unwrap_or_default();
+    let opaque = |node: &mut CommandNode, reason: &str| {
+        if !node.opaque.iter().any(|r| r == reason) {
+            node.opaque.push(reason.to_string());
+        }
+    };
+
+    for (i, arg) in args.iter().enumerate() {
+        let Some(arg) = arg else { continue };
+        let option = arg.split('=').next().unwrap_or(arg);
+        let by_prefix = LONG_COMMAND_OPTIONS
+            .iter()
+            .filter(|(programs, _)| programs.contains(&name))
+            .flat_map(|(_, options)| options.iter())
+            .find_map(|o| long_value(args, i, o, 2));
+        if COMMAND_OPTIONS.contains(&option) || by_prefix.is_some() {
+            opaque(node, "an option makes the program run another command");
+            if let Some(Some(script)) = by_prefix {
+                node.scripts.push(script);
+            }
+        }
+        if contains_ignore_case(arg, "proxycommand")
+            || contains_ignore_case(arg, "localcommand")
+            || contains_ignore_case(arg, "knownhostscommand")
+        {
+            opaque(node, "an ssh option runs a local command");
+        }
+    }
+    for (programs, options) in PROGRAM_COMMAND_OPTIONS {
+        if programs.contains(&name) {
+            for i in 0..args.len() {
+                if let Some(value) = options.iter().find_map(|o| option_value(args, i, o)) {
+                    opaque(node, "an option makes the program run another command");
+                    if let Some(script) = value {
+                        node.scripts.push(script);
+                    }
+                }
+            }
+        }
+    }
+    if FILE_RUNNERS.contains(&name) {
+        opaque(node, "the program runs programs it finds or a shell");
+    }
+
+    if SHELLS.contains(&name) {
+        shell(node, args, stdin_fed);
+    } else if let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == name) {
+        interpreter(node, args, inline, valued_letters(name), stdin_fed);
+    } else if is_python(name) {
+        interpreter(node, args, &["-c"], valued_letters("python"), stdin_fed);
+    }
+    match name {
+        "eval" => {
+            opaque(node, "eval runs text as a command");
+            if let Some(text) = joined(args) {
+                node.scripts.push(text);
+            }
+        }
+        "source" | "." => match args.first() {
+            Some(Some(path)) if !reads_stdin(path) => node.executes.push(path.clone()),
+            Some(_) => opaque(
+                node,
+                "the file sourced is computed at run time or is standard input",
+            ),
+            None => {}
+        },
+        "trap" => {
+            opaque(node, "trap stores a command to run later");
+            if let Some(Some(text)) = args.first() {
+                node.scripts.push(text.clone());
+            }
+        }
+        "alias"
+            if args
+                .iter()
+                .any(|a| a.as_deref().is_none_or(|a| a.contains('='))) =>
+        {
+            opaque(node, "alias can make one command name run another");
+        }
+        "hash" if args.iter().flatten().any(|a| a.starts_with("-p")) => {
+            opaque(node, "hash -p makes one command name run another program");
+        }
+        "enable"
+            if args
+                .iter()
+                .flatten()
+                .any(|a| !matches!(a.as_str(), "-a" | "-p")) =>
+        {
+            opaque(node, "enable changes which builtins exist");
+        }
+        "fc" | "let" | "coproc" => opaque(node, "the command evaluates text at run time"),
+        "mapfile" | "readarray" | "compgen" | "complete" => {
+            for (i, arg) in args.iter().enumerate() {
+                if matches!(arg.as_deref(), Some("-C" | "-F")) {
+                    opaque(node, "a callback command runs at run time");
+                    if let Some(Some(text)) = args.get(i + 1) {
+                        node.scripts.push(text.clone());
+                    }
+                }
+            }
+        }
+        "env" => {
+            for (i, arg) in args.iter().enumerate() {
+                let Some(arg) = arg else { continue };
+                let attached = short_in(arg, 'S', "uCSa").or_else(|| {
+                    names_long(arg, "split-string", 1)
+                        .then(|| long_parts(arg).and_then(|(_, v)| v).map(str::to_string))
+                });
+                match attached {
+                    Some(Some(rest)) => {
+                        opaque(node, "env -S splits a string into a command");
+                        let mut text = vec![Some(rest)];
+                        text.extend_from_slice(&args[i + 1..]);
+                        if let Some(text) = joined(&text) {
+                            node.scripts.push(text);
+                        }
+                    }
+                    Some(None) => {
+                        opaque(node, "env -S splits a string into a command");
+                        if let Some(text) = joined(&args[i + 1..]) {
+                            node.scripts.push(text);
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" => {
+            let runs = if name == "sed" {
+                sed_scripts(args)
+                    .iter()
+                    .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
+            } else {
+                awk_program(args).is_none_or(|p| awk_runs_commands(&p))
+            };
+            if runs {
+                opaque(node, "the awk or sed program may run commands");
+            }
+            for i in 0..args.len() {
+                let file = short_value(args, i, 'f', "fFvieElLW")
+                    .or_else(|| long_value(args, i, "file", 2));
+                if let Some(Some(file)) = file {
+                    node.executes.push(file);
+                }
+            }
+        }
+        "git" => git(node, args),
+        "make" | "gmake" => {
+            for (i, arg) in args.iter().enumerate() {
+                let Some(arg) = arg else { continue };
+                if names_long(arg, "eval", 2) {
+                    opaque(node, "make --eval runs recipes given on the command line");
+                }
+                let file = short_value(args, i, 'f', "CfIoWEjlO")
+                    .or_else(|| long_value(args, i, "file", 2))
+                    .or_else(|| long_value(args, i, "makefile", 1));
+                match file {
+                    Some(Some(file)) if !reads_stdin(&file) => node.executes.push(file),
+                    Some(_) => opaque(
+                        node,
+                        "the makefile is computed at run time or is standard input",
+                    ),
+                    None => {}
+                }
+            }
+        }
+        "npx" | "pnpx" | "bunx" | "npm" => {
+            let exec = name != "npm"
+                || matches!(args.first(), Some(Some(sub)) if sub == "exec" || sub == "x");
+            for (i, arg) in args.iter().enumerate() {
+                if exec && matches!(arg.as_deref(), Some("-c" | "--call")) {
+                    opaque(
+                        node,
+                        "the package runner runs a command line through a shell",
+                    );
+                    if let Some(Some(text)) = args.get(i + 1) {
+                        node.scripts.push(text.clone());
+                    }
+                }
+            }
+        }
+        "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff"
+            if args.iter().flatten().any(|a| a.starts_with('+')) =>
+        {
+            opaque(
+                node,
+                "an editor command given on the command line can run anything",
+            );
+        }
+        "ssh" => ssh(node, args),
+        "tmux"
+            if !matches!(
+                args.first().and_then(|a| a.as_deref()),
+                Some(
+                    "ls" | "list-sessions"
+                        | "list-windows"
+                        | "list-panes"
+                        | "has-session"
+                        | "capture-pane"
+                        | "display-message"
+                        | "show-options"
+                        | "-V"
+                )
+            ) =>
+        {
+            opaque(node, "tmux can run commands in another shell")
+        }
+        "screen"
+            if !matches!(
+                args.first().and_then(|a| a.as_deref()),
+                Some("-ls" | "-list")
+            ) =>
+        {
+            opaque(node, "screen can run commands in another shell")
+        }
+        "crontab" if !matches!(args.first().and_then(|a| a.as_deref()), Some("-l")) => {
+            opaque(node, "crontab installs commands to run later")
+        }
+        "socat"
+            if args.iter().flatten().any(|a| {
+                a.to_ascii_uppercase().contains("EXEC:")
+                    || a.to_ascii_uppercase().contains("SYSTEM:")
+            }) =>
+        {
+            opaque(node, "socat runs a command")
+        }
+        _ => {}
+    }
+    if SHELL_RUNNERS.contains(&name) {
+        opaque(node, "the program runs a command line through a shell");
+        let operands: Vec<Option<String>> = args
+            .iter()
+            .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
+            .cloned()
+            .collect();
+        if let Some(text) = joined(&operands) {
+            node.scripts.push(text);
+        }
+    }
+    if NAME_BUILTINS.contains(&name) && computed_variable_name(name, &node.words) {
+        opaque(
+            node,
+            "a variable name is computed at run time (a name like `a[$(…)]` runs code)",
+        );
+    }
+    if NAME_BUILTINS.contains(&name) {
+        let hidden_code = args.iter().flatten().any(|a| {
+            a.find('[')
+                .is_some_and(|open| a[open..].contains('$') || a[open..].contains('`'))
+        });
+        let integer_attribute = matches!(name, "declare" | "typeset" | "local")
+            && args
+                .iter()
+                .flatten()
+                .any(|a| a.starts_with('-') && (a.contains('i') || a.contains('n')));
+        if hidden_code || integer_attribute {
+            opaque(
+                node,
+                "an array subscript or integer variable is evaluated at run time",
+            );
+        }
+        if name == "[[" && arithmetic_on_values(&node.words) {
+            opaque(node, "arithmetic comparison on run-time values");
+        }
+    }
+}
+
+/// The value of `option` (`-x`, `-ex`, `--long`) at `args[i]`, read as getopt reads it:
+/// `Some(None)` when present with a value computed at run time or missing.
+fn option_value(args: &[Option<String>], i: usize, option: &str) -> Option<Option<String>> {
+    if let Some(long) = option.strip_prefix("--") {
+        return long_value(args, i, long, 2);
+    }
+    let arg = args.get(i)?.as_deref()?;
+    let letter = option.strip_prefix('-').filter(|l| l.len() == 1);
+    match letter.and_then(|l| l.chars().next()) {
+        Some(letter) => short_value(args, i, letter, ""),
+        // Single-dash words like `-ex`, `-TT`: whole, `=value` or the value attached.
+        None if arg == option => Some(args.get(i + 1).cloned().flatten()),
+        None => arg
+            .strip_prefix(option)
+            .filter(|rest| !rest.is_empty())
+            .map(|rest| Some(rest.trim_start_matches('=').to_string())),
+    }
+}
+
+/// Whether a builtin is handed a variable name computed at run time: `printf -v "$n"`,
+/// `read "$n"`, `test -v "$n"`, `[[ -v $n ]]`, `declare "$n=1"`, `mapfile "$n"`,
+/// `getopts o "$n"`, `wait -p "$n"`.
+fn computed_variable_name(name: &str, words: &[Word]) -> bool {
+    let args = words.get(1..).unwrap_or_default();
+    // The part before a literal `=` holds a run-time piece.
+    let dynamic_name = |w: &Word| {
+        w.pieces
+            .iter()
+            .take_while(|p| **p != Piece::Lit('='))
+            .any(|p| !p.is_literal())
+    };
+    let literal = |w: &Word| w.as_literal();
+    // The word after option `flag` (or attached to it) is dynamic.
+    let option_dynamic = |flag: char, valued: &str| {
+        args.iter().enumerate().any(|(i, w)| {
+            let text = w.display();
+            if !text.starts_with('-') || text.starts_with("--") {
+                return false;
+            }
+            match literal(w) {
+                Some(t) => short_in(&t, flag, valued).is_some_and(|attached| {
+                    attached.is_none() && args.get(i + 1).is_some_and(Word::is_dynamic)
+                }),
+                // `-v"$n"`: the option letters are literal, the name is not.
+                None => w.pieces.get(1) == Some(&Piece::Lit(flag)),
+            }
+        })
+    };
+    let operands_dynamic = |valued: &str| {
+        let mut i = 0;
+        while let Some(w) = args.get(i) {
+            match literal(w) {
+                Some(t) if t == "--" => return args[i + 1..].iter().any(Word::is_dynamic),
+                Some(t) if t.starts_with('-') && t.len() > 1 => {
+                    let takes_next = t[1..]
+                        .char_indices()
+                        .find(|(_, c)| valued.contains(*c))
+                        .is_some_and(|(k, c)| k + c.len_utf8() == t.len() - 1);
+                    i += if takes_next { 2 } else { 1 };
+                }
+                Some(_) => i += 1,
+                None if w.display().starts_with('-') => i += 1,
+                None => return true,
+            }
+        }
+        false
+    };
+    match name {
+        "printf" => option_dynamic('v', "v"),
+        "read" => option_dynamic('a', "adinNptu") || operands_dynamic("adinNptu"),
+        "test" | "[" | "[[" => args
+            .windows(2)
+            .any(|w| matches!(literal(&w[0]).as_deref(), Some("-v" | "-R")) && w[1].is_dynamic()),
+        "declare" | "typeset" | "local" | "export" | "readonly" => args
+            .iter()
+            .any(|w| !w.display().starts_with('-') && dynamic_name(w)),
+        "mapfile" | "readarray" => operands_dynamic("dnOsuCc"),
+        "getopts" => args.get(1).is_some_and(Word::is_dynamic),
+        "wait" => option_dynamic('p', "p"),
+        _ => false,
+    }
+}
+
+fn valued_letters(name: &str) -> &'static str {
+    INTERPRETER_VALUED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, v)| v)
+}
+
+fn contains_ignore_case(text: &str, needle: &str) -> bool {
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+pub(super) fn joined(args: &[Option<String>]) -> Option<String> {
+    let parts: Option<Vec<&str>> = args.iter().map(|a| a.as_deref()).collect();
+    parts.map(|p| p.join(" ")).filter(|t| !t.is_empty())
+}
+
+pub(super) fn reads_stdin(path: &str) -> bool {
+    path == "-"
+        || path == "/dev/stdin"
+        || path.starts_with("/dev/fd/")
+        || path.starts_with("/proc/self/fd/")
+}
+
+fn is_python(name: &str) -> bool {
+    ["python", "pypy"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
+}
+
+/// `sh -c '…'`, `bash -s`, `bash` reading a pipe, `sh <(…)`.
+fn shell(node: &mut CommandNode, args: &[Option<String>], _stdin_fed: bool) {
+    let mut i = 0;
+    let mut command_string = false;
+    let mut from_stdin = false;
+    while let Some(arg) = args.get(i) {
+        let Some(arg) = arg else {
+            node.opaque
+                .push("a shell argument is computed at run time".to_string());
+            return;
+        };
+        if arg == "--" || arg == "-" {
+            i += 1;
+            break;
+        }
+        if arg.starts_with("--") {
+            i += if matches!(arg.as_str(), "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if (arg.starts_with('-') || arg.starts_with('+')) && arg.len() > 1 {
+            let letters = &arg[1..];
+            command_string |= arg.starts_with('-') && letters.contains('c');
+            from_stdin |= letters.contains('s');
+            i += if letters.contains('o') || letters.contains('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    let operand = args.get(i);
+    if command_string {
+        node.opaque
+            .push("a shell runs a command string".to_string());
+        if let Some(Some(script)) = operand {
+            node.scripts.push(script.clone());
+        }
+        return;
+    }
+    match operand {
+        None => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(_) if from_stdin => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(None) => node
+            .opaque
+            .push("the script a shell runs is computed at run time".to_string()),
+        Some(Some(path)) if reads_stdin(path) => node
+            .opaque
+            .push("a shell reads commands from its standard input".to_string()),
+        Some(Some(path)) => node.executes.push(path.clone()),
+    }
+}
+
+/// `python -c`, `perl -e`, `node -e`, code piped into an interpreter. Options are read
+/// as getopt reads them: `-e'code'`, `-we 'code'`, `--ev='code'` all run inline code.
+fn interpreter(
+    node: &mut CommandNode,
+    args: &[Option<String>],
+    inline: &[&str],
+    valued: &str,
+    stdin_fed: bool,
+) {
+    let mut operand = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(arg) = arg else {
+            node.opaque
+                .push("the interpreter's code is computed at run time".to_string());
+            return;
+        };
+        let inline_hit = inline.contains(&arg.as_str())
+            || inline
+                .iter()
+                .filter(|f| f.len() == 2 && f.starts_with('-'))
+                .filter_map(|f| f.chars().nth(1))
+                .any(|letter| short_in(arg, letter, valued).is_some())
+            || inline
+                .iter()
+                .filter_map(|f| f.strip_prefix("--"))
+                .any(|long| names_long(arg, long, 2));
+        if inline_hit {
+            node.opaque
+                .push("the interpreter runs inline code".to_string());
+            return;
+        }
+        if !arg.starts_with('-') || arg == "-" || arg == "-m" {
+            operand = Some(arg.clone());
+            break;
+        }
+        // `-I dir`: the next word is the option's value, not the script.
+        let takes_next = arg.len() == 2
+            && !arg.starts_with("--")
+            && arg[1..].chars().all(|c| valued.contains(c) && c != 'm');
+        i += if takes_next { 2 } else { 1 };
+    }
+    if let Some(script) = operand.as_deref().filter(|o| !o.starts_with('-')) {
+        node.executes.push(script.to_string());
+    }
+    let reads_input = operand.as_deref().is_none_or(reads_stdin);
+    if reads_input && stdin_fed {
+        node.opaque
+            .push("code is fed to an interpreter's standard input".to_string());
+    }
+}

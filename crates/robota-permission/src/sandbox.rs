@@ -1,0 +1,465 @@
+//! The Bash sandbox as the permission policy sees it: the `sandbox` settings (Claude Code's
+//! keys), in which modes it is on, whether a given Bash call runs inside it, what a
+//! sandboxed call no longer needs to ask, what asking to leave it (`dangerouslyDisableSandbox`)
+//! costs, and the concrete files the Read and Edit deny rules name (what the sandbox hides
+//! or makes read-only). The sandbox itself — the kernel side — is `tools::sandbox`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::rules::{Compiled, PathFamily};
+use super::{CallFacts, PathDenial, PermissionMode, PermissionPolicy, Verdict};
+
+/// The Bash input field that asks to run a command outside the sandbox.
+pub const DISABLE_SANDBOX_FIELD: &str = "dangerouslyDisableSandbox";
+
+/// How many entries the walk for deny-rule files looks at, per walk root.
+pub const DENIED_PATH_WALK_LIMIT: usize = 20_000;
+
+/// The `sandbox` settings, Claude Code's keys. Unknown keys are ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `enabled`: `None` = on in default, acceptEdits and plan modes; `Some(true)` = on
+    /// in every mode; `Some(false)` = off.
+    pub enabled: Option<bool>,
+    /// `autoAllowBashIfSandboxed`: a sandboxed Bash call that would only ask for the
+    /// mode's sake runs without asking. Unset, it follows an explicit `enabled: true` (as
+    /// in Claude Code, where turning the sandbox on is the user's choice); the sandbox robota
+    /// turns on by default is a boundary under the usual questions, not instead of them.
+    pub auto_allow: Option<bool>,
+    /// `allowUnsandboxedCommands` (default true): whether `dangerouslyDisableSandbox` may
+    /// be asked for at all.
+    pub allow_unsandboxed: bool,
+    /// `excludedCommands`: commands (first word, or a prefix of the command line) that
+    /// always run outside the sandbox, asking as any command outside it does.
+    pub excluded_commands: Vec<String>,
+    /// `filesystem.allowWrite`: writable besides the working and temp directories.
+    pub allow_write: Vec<PathBuf>,
+    /// `filesystem.denyWrite`: read-only even inside writable places.
+    pub deny_write: Vec<PathBuf>,
+    /// `filesystem.denyRead`: hidden.
+    pub deny_read: Vec<PathBuf>,
+    /// `network.allowedDomains`: `"*"` turns the network on; other names are reached
+    /// through robota's domain proxy, and nothing else is.
+    pub allowed_domains: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            enabled: None,
+            auto_allow: None,
+            allow_unsandboxed: true,
+            excluded_commands: Vec::new(),
+            allow_write: Vec::new(),
+            deny_write: Vec::new(),
+            deny_read: Vec::new(),
+            allowed_domains: Vec::new(),
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// Reads the `sandbox` object of merged settings (`~/` expanded with `home`, relative
+    /// paths taken from `cwd`), with a note for each value robota cannot honour.
+    pub fn from_settings(merged: &Value, cwd: &Path, home: Option<&Path>) -> (Self, Vec<String>) {
+        let mut settings = SandboxSettings::default();
+        let mut notes = Vec::new();
+        let Some(sandbox) = merged.get("sandbox") else {
+            return (settings, notes);
+        };
+        let flag = |key: &str| sandbox.get(key).and_then(Value::as_bool);
+        settings.enabled = flag("enabled");
+        settings.auto_allow = flag("autoAllowBashIfSandboxed");
+        settings.allow_unsandboxed = flag("allowUnsandboxedCommands").unwrap_or(true);
+        settings.excluded_commands = strings(sandbox.get("excludedCommands"));
+        let path = |text: String| -> PathBuf {
+            match (text.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => cwd.join(
+                    text.strip_prefix("//")
+                        .map(|r| format!("/{r}"))
+                        .unwrap_or(text),
+                ),
+            }
+        };
+        let fs = sandbox.get("filesystem");
+        let fs_paths = |key: &str| -> Vec<PathBuf> {
+            strings(fs.and_then(|f| f.get(key)))
+                .into_iter()
+                .map(path)
+                .collect()
+        };
+        settings.allow_write = fs_paths("allowWrite");
+        settings.deny_write = fs_paths("denyWrite");
+        settings.deny_read = fs_paths("denyRead");
+        let network = sandbox.get("network");
+        settings.allowed_domains = strings(network.and_then(|n| n.get("allowedDomains")));
+        for key in ["allowUnixSockets", "httpProxyPort", "socksProxyPort"] {
+            if network
+                .and_then(|n| n.get(key))
+                .is_some_and(|v| !v.is_null())
+            {
+                notes.push(format!(
+                    "sandbox.network.{key} is not supported by robota's sandbox and is ignored"
+                ));
+            }
+        }
+        (settings, notes)
+    }
+
+    /// Whether the sandboxed command may reach the network (`allowedDomains` has `"*"`).
+    pub fn network_allowed(&self) -> bool {
+        self.allowed_domains.iter().any(|d| d == "*")
+    }
+
+    /// The domains sandboxed commands may reach through the domain proxy: `allowedDomains`
+    /// when it names some and not `"*"`.
+    pub fn proxied_domains(&self) -> Option<&[String]> {
+        (!self.allowed_domains.is_empty() && !self.network_allowed())
+            .then_some(self.allowed_domains.as_slice())
+    }
+
+    /// Whether sandboxed calls skip the mode's question (see `auto_allow`).
+    pub fn auto_allows(&self) -> bool {
+        self.auto_allow.unwrap_or(self.enabled == Some(true))
+    }
+
+    /// Whether the sandbox is on in `mode` (support aside).
+    pub fn on_in(&self, mode: PermissionMode) -> bool {
+        match self.enabled {
+            Some(on) => on,
+            None => mode != PermissionMode::BypassPermissions,
+        }
+    }
+
+    /// Whether `command` is one of `excludedCommands` (its first word, or the line starting
+    /// with the entry followed by a space or the end).
+    pub fn excludes(&self, command: &str) -> bool {
+        let command = command.trim_start();
+        let first = command.split_whitespace().next().unwrap_or("");
+        self.excluded_commands.iter().any(|entry| {
+            let entry = entry.trim().trim_end_matches(":*").trim_end_matches(" *");
+            !entry.is_empty()
+                && (first == entry
+                    || command == entry
+                    || command
+                        .strip_prefix(entry)
+                        .is_some_and(|r| r.starts_with(' ')))
+        })
+    }
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The sandbox's state in a policy: its settings and whether this machine can run it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    pub settings: SandboxSettings,
+    /// Whether the kernel supports the sandbox (checked once by the tools layer).
+    pub available: bool,
+    /// Files read-only inside the sandbox wherever they are (the settings files robota
+    /// and Claude Code read), besides the protected paths of each working directory.
+    pub protected: Vec<PathBuf>,
+}
+
+impl SandboxPolicy {
+    /// Whether the sandbox is on for Bash in `mode` on this machine.
+    pub fn active_in(&self, mode: PermissionMode) -> bool {
+        self.available && self.settings.on_in(mode)
+    }
+}
+
+/// Whether a Bash input asks to leave the sandbox.
+pub fn asks_to_leave(input: Option<&Value>) -> bool {
+    input
+        .and_then(|i| i.get(DISABLE_SANDBOX_FIELD))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+impl PermissionPolicy {
+    /// Whether the Bash call with this input and command runs inside the sandbox.
+    pub fn sandboxes(&self, command: &str, input: Option<&Value>) -> bool {
+        self.sandbox.active_in(self.mode)
+            && !asks_to_leave(input)
+            && !self.sandbox.settings.excludes(command)
+    }
+
+    /// The sandbox's say on a Bash call's verdict: leaving the sandbox always asks (or is
+    /// refused when `allowUnsandboxedCommands` is false); a sandboxed call that asks only
+    /// because of the mode runs when `autoAllowBashIfSandboxed` is on. Deny verdicts and
+    /// what deny and ask rules catch stand.
+    pub(super) fn sandbox_verdict(&self, call: &CallFacts<'_>, verdict: Verdict) -> Verdict {
+        if !self.sandbox.active_in(self.mode) || matches!(verdict, Verdict::Deny { .. }) {
+            return verdict;
+        }
+        if asks_to_leave(call.input) {
+            if !self.sandbox.settings.allow_unsandboxed {
+                return Verdict::Deny {
+                    reason: "running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".to_string(),
+                };
+            }
+            return Verdict::Ask {
+                reason: "the command asks to run outside the sandbox (dangerouslyDisableSandbox)"
+                    .to_string(),
+            };
+        }
+        let command = call
+            .argument
+            .or_else(|| call.input_str("command"))
+            .unwrap_or("");
+        if let Verdict::Ask { .. } = verdict
+            && self.sandbox.settings.auto_allows()
+            && self.sandboxes(command, call.input)
+        {
+            let mut probe = self.clone();
+            probe.mode = PermissionMode::BypassPermissions;
+            if super::bash::evaluate(&probe, call) == Verdict::Allow {
+                return Verdict::Allow;
+            }
+        }
+        verdict
+    }
+
+    /// The existing files and directories the `family` deny rules (Read or Edit) name,
+    /// found by walking the working directories and each absolute rule's literal base
+    /// (at most [`DENIED_PATH_WALK_LIMIT`] entries each; a denied directory is not
+    /// entered). Symlinks are not followed; their targets are matched by the rules as
+    /// the file tools would see them.
+    pub fn denied_paths(&self, cwd: &Path, family: PathFamily) -> Vec<PathBuf> {
+        let Some(denial) = self.path_denial(cwd, family) else {
+            return Vec::new();
+        };
+        let rules: Vec<_> = self
+            .deny
+            .iter()
+            .filter(|r| matches!(r.compiled(), Compiled::Path(f, _) if *f == family))
+            .collect();
+        let mut roots: Vec<PathBuf> = self.working_dirs(cwd).into_iter().map(|d| d.real).collect();
+        for rule in &rules {
+            if let Some(base) = self.rule_base(rule, cwd)
+                && !roots.iter().any(|r| base.starts_with(r))
+            {
+                roots.push(base);
+            }
+        }
+        let mut found = Vec::new();
+        for root in roots {
+            if denial.hides(&root, true) {
+                found.push(root);
+                continue;
+            }
+            // Below a real directory (the working directories' real forms are) a path
+            // found by the walk is its own real form; a rule's base named through a
+            // symlink is walked by the names the rule uses, each resolved.
+            let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
+            walk_denied(&root, real, &denial, &mut found);
+        }
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    /// Where an absolute or home-anchored rule's literal part ends (its parent when the
+    /// literal part is not a directory).
+    fn rule_base(&self, rule: &super::PermissionRule, cwd: &Path) -> Option<PathBuf> {
+        let spec = rule.specifier.as_deref()?;
+        let (anchor, rest) = if let Some(rest) = spec.strip_prefix("//") {
+            (PathBuf::from("/"), rest)
+        } else if let Some(rest) = spec.strip_prefix("~/") {
+            (self.home.clone()?, rest)
+        } else if let Some(rest) = spec.strip_prefix('/') {
+            (rule.base.clone().unwrap_or_else(|| cwd.to_path_buf()), rest)
+        } else {
+            return None;
+        };
+        let literal: String = rest
+            .chars()
+            .take_while(|c| !matches!(c, '*' | '?' | '[' | '{' | '\\'))
+            .collect();
+        let mut base = anchor.join(literal.trim_end_matches('/'));
+        while !base.is_dir() {
+            base = base.parent()?.to_path_buf();
+        }
+        (base != Path::new("/")).then_some(base)
+    }
+}
+
+/// Depth-first walk of `root` (`real`: its own real form) collecting what `denial` hides,
+/// bounded.
+fn walk_denied(root: &Path, real: bool, denial: &PathDenial, found: &mut Vec<PathBuf>) {
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > DENIED_PATH_WALK_LIMIT {
+                tracing::warn!(
+                    "sandbox: stopped looking for denied files under {} after {DENIED_PATH_WALK_LIMIT} entries",
+                    root.display()
+                );
+                return;
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let is_dir = kind.is_dir();
+            // The walk never follows a symlink, so from a real root only a symlink's own
+            // path needs resolving. A directory whose every entry is denied (`secrets/**`)
+            // is hidden whole.
+            let hidden = if real && !kind.is_symlink() {
+                denial.hides_real(&path, is_dir)
+            } else {
+                denial.hides(&path, is_dir)
+            };
+            if hidden {
+                found.push(path);
+                continue;
+            }
+            if is_dir {
+                stack.push(path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PermissionRule;
+    use crate::RiskClass;
+    use serde_json::json;
+
+    #[test]
+    fn settings_read_claude_code_keys() {
+        let cwd = Path::new("/proj");
+        let (s, notes) = SandboxSettings::from_settings(
+            &json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false,
+                "excludedCommands": ["docker"],
+                "filesystem": {"allowWrite": ["~/.cache", "out"], "denyRead": ["//etc/x"]},
+                "network": {"allowedDomains": ["example.com"]}}}),
+            cwd,
+            Some(Path::new("/home/u")),
+        );
+        assert_eq!(s.enabled, Some(true));
+        assert!(!s.auto_allows());
+        assert_eq!(
+            s.allow_write,
+            [PathBuf::from("/home/u/.cache"), PathBuf::from("/proj/out")]
+        );
+        assert_eq!(s.deny_read, [PathBuf::from("/etc/x")]);
+        assert!(!s.network_allowed());
+        assert_eq!(s.proxied_domains(), Some(&["example.com".to_string()][..]));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(s.excludes("docker ps") && !s.excludes("dockerd"));
+        assert!(s.on_in(PermissionMode::BypassPermissions));
+        let default = SandboxSettings::default();
+        assert!(default.on_in(PermissionMode::Plan));
+        assert!(!default.on_in(PermissionMode::BypassPermissions));
+    }
+
+    #[test]
+    fn sandboxed_calls_skip_the_mode_question_but_not_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.sandbox.available = true;
+        assert!(
+            !policy.sandbox.settings.auto_allows(),
+            "only when asked for"
+        );
+        policy.sandbox.settings.auto_allow = Some(true);
+        policy.ask = PermissionRule::parse_list("Bash(git push *)");
+        let verdict = |policy: &PermissionPolicy, input: Value| {
+            let command = input["command"].as_str().unwrap().to_string();
+            let facts = CallFacts {
+                input: Some(&input),
+                ..CallFacts::new("Bash", RiskClass::Execute, Some(&command), dir.path())
+            };
+            policy.evaluate(&facts)
+        };
+        assert_eq!(verdict(&policy, json!({"command": "make"})), Verdict::Allow);
+        assert!(matches!(
+            verdict(&policy, json!({"command": "git push origin"})),
+            Verdict::Ask { .. }
+        ));
+        assert!(matches!(
+            verdict(
+                &policy,
+                json!({"command": "ls", DISABLE_SANDBOX_FIELD: true})
+            ),
+            Verdict::Ask { .. }
+        ));
+        policy.sandbox.settings.allow_unsandboxed = false;
+        assert!(matches!(
+            verdict(
+                &policy,
+                json!({"command": "ls", DISABLE_SANDBOX_FIELD: true})
+            ),
+            Verdict::Deny { .. }
+        ));
+        policy.sandbox.available = false;
+        assert!(matches!(
+            verdict(&policy, json!({"command": "make"})),
+            Verdict::Ask { .. }
+        ));
+    }
+
+    #[test]
+    fn denied_paths_are_found_in_the_working_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/secrets")).unwrap();
+        std::fs::write(root.join("a/secrets/k"), "x").unwrap();
+        std::fs::write(root.join("a/.env"), "x").unwrap();
+        std::fs::write(root.join("ok"), "x").unwrap();
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.deny = PermissionRule::parse_list("Read(secrets/**), Read(.env), Edit(ok)");
+        let found = policy.denied_paths(&root, PathFamily::Read);
+        assert_eq!(found, [root.join("a/.env"), root.join("a/secrets")]);
+        assert_eq!(
+            policy.denied_paths(&root, PathFamily::Edit),
+            [root.join("ok")]
+        );
+    }
+
+    #[test]
+    fn denied_paths_see_through_symlinks_either_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let work = root.join("work");
+        std::fs::create_dir_all(work.join("a")).unwrap();
+        std::fs::write(work.join("a/.env"), "x").unwrap();
+        // A link in the working directory to a denied file is hidden too.
+        std::os::unix::fs::symlink(work.join("a/.env"), work.join("env-link")).unwrap();
+        // A rule naming files outside through a symlinked directory.
+        std::fs::create_dir_all(root.join("keys-real")).unwrap();
+        std::fs::write(root.join("keys-real/id"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("keys-real"), root.join("keys")).unwrap();
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.deny =
+            PermissionRule::parse_list(&format!("Read(.env), Read(/{}/keys/id)", root.display()));
+        let found = policy.denied_paths(&work, PathFamily::Read);
+        assert_eq!(
+            found,
+            [
+                root.join("keys/id"),
+                work.join("a/.env"),
+                work.join("env-link")
+            ]
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! `/doctor`: checks what a session needs — a key, a provider that answers on the network,
+//! settings and definitions without errors, MCP servers that connected, a session log,
+//! git — and says for each problem what to do about it. The full-screen UI adds what it
+//! knows of the terminal.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::errors::ProviderEndpoint;
+use crate::mcp::{ServerReport, ServerStatus};
+
+/// How long the reachability check waits for a connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What `/doctor` looks at.
+pub struct DoctorFacts<'a> {
+    pub endpoint: &'a ProviderEndpoint,
+    /// The provider the session talks to (when the endpoint does not say).
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub startup_warnings: &'a [String],
+    pub mcp: Vec<ServerReport>,
+    pub log: Option<PathBuf>,
+}
+
+/// One line of the report: ok, a warning or a problem, and what to do.
+fn line(out: &mut String, ok: Option<bool>, text: &str) {
+    let mark = match ok {
+        Some(true) => "✓",
+        Some(false) => "✗",
+        None => "!",
+    };
+    let _ = writeln!(out, "{mark} {text}");
+}
+
+/// Runs every check and returns the report; the last line counts the problems.
+pub async fn doctor_report(facts: DoctorFacts<'_>) -> String {
+    let mut out = format!(
+        "robota {} — checking this session\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut problems = 0;
+    let mut warnings = 0;
+    let endpoint = facts.endpoint;
+    let provider = if endpoint.provider.is_empty() {
+        facts.provider
+    } else {
+        endpoint.provider.as_str()
+    };
+    line(
+        &mut out,
+        Some(true),
+        &format!("Provider {provider}, model {}", facts.model),
+    );
+    let local = is_loopback(&endpoint.base_url);
+    match &endpoint.key_source {
+        Some(source) => line(&mut out, Some(true), &format!("API key from {source}")),
+        None if local || provider == "openai-compatible" => line(
+            &mut out,
+            Some(true),
+            "No API key (none needed for a local server)",
+        ),
+        None => {
+            problems += 1;
+            line(
+                &mut out,
+                Some(false),
+                &format!(
+                    "No API key: set {} or choose a provider in robota's setup screen",
+                    key_variable(provider)
+                ),
+            );
+        }
+    }
+    if endpoint.base_url.is_empty() {
+        line(
+            &mut out,
+            None,
+            "Provider address unknown here: reachability not checked",
+        );
+        warnings += 1;
+    } else {
+        match reach(&endpoint.base_url).await {
+            Ok(took) => line(
+                &mut out,
+                Some(true),
+                &format!(
+                    "{} answers (connected in {} ms)",
+                    endpoint.base_url,
+                    took.as_millis()
+                ),
+            ),
+            Err(why) => {
+                problems += 1;
+                let source = endpoint
+                    .base_url_source
+                    .as_deref()
+                    .map(|s| format!(" (set by {s})"))
+                    .unwrap_or_default();
+                line(
+                    &mut out,
+                    Some(false),
+                    &format!(
+                        "{} cannot be reached: {why}. Check the network, a proxy (HTTPS_PROXY) or the base URL{source}",
+                        endpoint.base_url
+                    ),
+                );
+            }
+        }
+    }
+    if facts.startup_warnings.is_empty() {
+        line(
+            &mut out,
+            Some(true),
+            "Settings, commands, skills and subagents loaded without problems",
+        );
+    } else {
+        warnings += 1;
+        line(
+            &mut out,
+            None,
+            &format!(
+                "{} problem(s) while loading settings and definitions:",
+                facts.startup_warnings.len()
+            ),
+        );
+        for warning in facts.startup_warnings {
+            let _ = writeln!(out, "    {}", warning.lines().next().unwrap_or(""));
+        }
+    }
+    for server in &facts.mcp {
+        match server.status {
+            ServerStatus::Connected => line(
+                &mut out,
+                Some(true),
+                &format!(
+                    "MCP server {} connected ({} tools)",
+                    server.name,
+                    server.tools.len()
+                ),
+            ),
+            ServerStatus::Pending => line(
+                &mut out,
+                None,
+                &format!("MCP server {} is still connecting", server.name),
+            ),
+            ServerStatus::Failed | ServerStatus::NeedsAuth => {
+                problems += 1;
+                line(
+                    &mut out,
+                    Some(false),
+                    &format!(
+                        "MCP server {} ({}): {} — fix its entry in {} and run /mcp reconnect {}",
+                        server.name,
+                        server.status.as_str(),
+                        server.error.as_deref().unwrap_or("no reason given"),
+                        server.source,
+                        server.name
+                    ),
+                );
+            }
+        }
+    }
+    match &facts.log {
+        Some(path) => line(
+            &mut out,
+            Some(true),
+            &format!("Session log {}", path.display()),
+        ),
+        None => {
+            warnings += 1;
+            line(
+                &mut out,
+                None,
+                "No session log: this session cannot be resumed (is ROBOTA_HOME writable?)",
+            );
+        }
+    }
+    match git_version().await {
+        Some(version) => line(&mut out, Some(true), &version),
+        None => {
+            warnings += 1;
+            line(
+                &mut out,
+                None,
+                "git was not found: the prompt carries no branch or status; install git",
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "{}",
+        match (problems, warnings) {
+            (0, 0) => "Everything looks right.".to_string(),
+            (0, w) => format!("No problems; {w} thing(s) to look at."),
+            (p, w) => format!("{p} problem(s) to fix, {w} thing(s) to look at."),
+        }
+    );
+    out
+}
+
+/// The variable that holds `provider`'s key.
+fn key_variable(provider: &str) -> &'static str {
+    match provider {
+        "openai" => "OPENAI_API_KEY",
+        "google" | "gemini" => "GEMINI_API_KEY",
+        _ => "ANTHROPIC_API_KEY",
+    }
+}
+
+fn is_loopback(base_url: &str) -> bool {
+    url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
+}
+
+/// Opens a TCP connection to the host and port of `base_url` (nothing is sent).
+async fn reach(base_url: &str) -> Result<Duration, String> {
+    let url = url::Url::parse(base_url).map_err(|e| format!("not a URL ({e})"))?;
+    let host = url.host_str().ok_or("the URL names no host")?.to_string();
+    let port = url.port_or_known_default().ok_or("the URL names no port")?;
+    let started = Instant::now();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok(started.elapsed()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
+    }
+}
+
+async fn git_version() -> Option<String> {
+    let output = tokio::process::Command::new("git")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(endpoint: &ProviderEndpoint) -> DoctorFacts<'_> {
+        DoctorFacts {
+            endpoint,
+            provider: "anthropic",
+            model: "claude-sonnet-4-5",
+            startup_warnings: &[],
+            mcp: Vec::new(),
+            log: Some(PathBuf::from("/tmp/s.jsonl")),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_listening_provider_and_a_key_pass() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = tokio::spawn(async move { listener.accept().await.is_ok() });
+        let endpoint = ProviderEndpoint {
+            provider: "anthropic".into(),
+            base_url: format!("http://127.0.0.1:{port}"),
+            base_url_source: None,
+            key_source: Some("ANTHROPIC_API_KEY".into()),
+        };
+        let report = doctor_report(facts(&endpoint)).await;
+        assert!(
+            report.contains("✓ API key from ANTHROPIC_API_KEY"),
+            "{report}"
+        );
+        assert!(
+            report.contains(&format!("✓ http://127.0.0.1:{port} answers")),
+            "{report}"
+        );
+        assert!(!report.contains('✗'), "{report}");
+        assert!(accepted.await.unwrap(), "the check really connected");
+    }
+
+    #[tokio::test]
+    async fn a_missing_key_and_a_closed_port_are_problems_with_what_to_do() {
+        // A port that was free a moment ago: nothing listens on it.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let endpoint = ProviderEndpoint {
+            provider: "openai".into(),
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            base_url_source: Some("OPENAI_BASE_URL".into()),
+            key_source: None,
+        };
+        let warnings = vec!["settings.json: \"permissions.allow\" must be a list".to_string()];
+        let report = doctor_report(DoctorFacts {
+            startup_warnings: &warnings,
+            log: None,
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(report.contains("cannot be reached"), "{report}");
+        assert!(report.contains("(set by OPENAI_BASE_URL)"), "{report}");
+        assert!(report.contains("must be a list"), "{report}");
+        assert!(report.contains("cannot be resumed"), "{report}");
+        // A loopback server needs no key: only the connection is a problem.
+        assert!(
+            report.ends_with("1 problem(s) to fix, 2 thing(s) to look at."),
+            "{report}"
+        );
+        let remote = ProviderEndpoint {
+            base_url: String::new(),
+            ..endpoint
+        };
+        let report = doctor_report(facts(&remote)).await;
+        assert!(
+            report.contains("✗ No API key: set OPENAI_API_KEY"),
+            "{report}"
+        );
+    }
+}

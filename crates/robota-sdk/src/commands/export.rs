@@ -1,0 +1,142 @@
+//! `/export [file]`: the conversation as a Markdown transcript — each prompt and answer,
+//! tool calls with their input and (shortened) results — written to `file` (relative to
+//! the session's directory; default `robota-<session id prefix>.md` there).
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use robota_core::{Block, Message, Role};
+use robota_session::Session;
+
+/// Characters of a tool result kept in the transcript.
+const RESULT_CHARS: usize = 2_000;
+
+/// Writes the transcript; returns the message for the user.
+pub fn export(session: &Session, args: &str) -> Result<String, String> {
+    let cwd = &session.config().cwd;
+    let path = match args.trim() {
+        "" => cwd.join(format!(
+            "robota-{}.md",
+            session.id().chars().take(8).collect::<String>()
+        )),
+        name => {
+            let name = PathBuf::from(name);
+            if name.is_absolute() {
+                name
+            } else {
+                cwd.join(name)
+            }
+        }
+    };
+    let text = transcript(
+        session.name(),
+        session.id(),
+        &session.config().model,
+        session.history(),
+    );
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(format!("Exported the conversation to {}", path.display()))
+}
+
+/// The Markdown transcript of `history`.
+pub fn transcript(name: Option<&str>, id: &str, model: &str, history: &[Message]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", name.unwrap_or("robota session"));
+    let _ = writeln!(out, "- Session: `{id}`\n- Model: `{model}`\n");
+    for message in history {
+        let heading = match message.role {
+            Role::User
+                if message
+                    .content
+                    .iter()
+                    .all(|b| matches!(b, Block::ToolResult { .. })) =>
+            {
+                None
+            }
+            Role::User => Some("## You"),
+            Role::Assistant => Some("## robota"),
+        };
+        if let Some(heading) = heading {
+            let _ = writeln!(out, "{heading}\n");
+        }
+        for block in &message.content {
+            match block {
+                Block::Text { text, .. } if !text.trim().is_empty() => {
+                    let _ = writeln!(out, "{}\n", text.trim_end());
+                }
+                Block::ToolUse { name, input, .. } => {
+                    let _ = writeln!(out, "**{name}** `{input}`\n");
+                }
+                Block::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let shown: String = content.chars().take(RESULT_CHARS).collect();
+                    let more = if shown.len() < content.len() {
+                        "\n…"
+                    } else {
+                        ""
+                    };
+                    let label = if *is_error { "Error" } else { "Result" };
+                    let _ = writeln!(out, "{label}:\n\n```\n{}{more}\n```\n", shown.trim_end());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prompts_answers_and_tool_calls_in_order() {
+        let history = vec![
+            Message::user_text("what is in a.txt?"),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    Block::text("Reading."),
+                    Block::ToolUse {
+                        id: "t1".into(),
+                        name: "Read".into(),
+                        input: json!({"file_path": "a.txt"}),
+                    },
+                ],
+            ),
+            Message::new(
+                Role::User,
+                vec![Block::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "alpha".into(),
+                    is_error: false,
+                }],
+            ),
+            Message::new(Role::Assistant, vec![Block::text("It says alpha.")]),
+        ];
+        let text = transcript(Some("my task"), "abc", "m", &history);
+        let order = [
+            "# my task",
+            "## You",
+            "what is in a.txt?",
+            "## robota",
+            "**Read** `{\"file_path\":\"a.txt\"}`",
+            "Result:\n\n```\nalpha\n```",
+            "It says alpha.",
+        ];
+        let mut at = 0;
+        for needle in order {
+            let found = text[at..]
+                .find(needle)
+                .unwrap_or_else(|| panic!("{needle} in {text}"));
+            at += found + needle.len();
+        }
+        assert_eq!(
+            text.matches("## You").count(),
+            1,
+            "tool results are no prompt"
+        );
+    }
+}

@@ -1,0 +1,750 @@
+//! `InteractiveSession`: the one client API. It owns a `Session` on its own task and takes
+//! typed submissions (prompts, slash commands, `!commands`) and controls (abort, take back
+//! a queued submission, mode changes) while work runs. Each submission gets an id and is
+//! bracketed by `SubmissionStarted`/`SubmissionEnded`; while one runs, the others wait in
+//! the one queue (a command that reads nothing the turn holds, like `/help` or `/mode`,
+//! runs at once). `/compact` runs here too, interruptible like a turn. State that changes
+//! comes back as `SessionEvent::State`. SessionStart
+//! hooks fire when the task starts, SessionEnd hooks when it is closed (and both around
+//! `/clear`).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use robota_core::context::ContextState;
+use robota_core::engine::TurnStop;
+use robota_core::message::ImageSource;
+use robota_core::permission::{PermissionMode, PermissionPolicy};
+use robota_core::{Block, Role, models};
+use robota_session::Session;
+use robota_session::compact::CompactError;
+use robota_session::conversation::CompactTrigger;
+
+use super::agents::{
+    AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, ParentNow, SubagentTask,
+};
+use super::attachments;
+use super::checkpoint::{self, Checkpointer, RewindAction, Rewound};
+use super::commands::expand::{ExpandContext, expand};
+use super::commands::grants::TurnGrants;
+use super::commands::{
+    self, CommandEffect, CommandRegistry, CommandScope, PromptCommand, Submission, SubmissionId,
+};
+use super::errors::{ErrorKind, ProviderEndpoint, TurnError};
+use super::events::{Outcome, QueuedSubmission, SessionEvent, SessionState, TurnEnd};
+use super::instructions::Instructions;
+use super::mcp::McpManager;
+use super::shell_command::run_shell_command;
+use super::skills::{SkillTool, SkillToolSource};
+use super::tasks::TaskBoard;
+use super::translate::translate;
+
+mod busy;
+mod rewind;
+mod runs;
+
+use busy::Busy;
+
+/// How a session is presented to its clients.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Where the provider is reached and what configured it, for error messages.
+    pub endpoint: ProviderEndpoint,
+    /// The session's MCP servers: `/mcp` reports on them, and they are shut down when the
+    /// session ends.
+    pub mcp: Option<Arc<McpManager>>,
+    /// The commands beside the built-ins (custom commands, skills); the model gets the
+    /// `Skill` tool when some of them are for it.
+    pub commands: Arc<CommandRegistry>,
+    /// The subagents the model may start through the `Agent` tool (`None`: no Agent tool).
+    pub agents: Option<Arc<AgentCatalog>>,
+    /// The project's checkpoint store: each prompt opens a checkpoint and `/rewind` can
+    /// put files back (`None`: no checkpoints, `/rewind` rewinds the conversation only).
+    pub checkpoints: Option<Checkpointer>,
+    /// What the system prompt is built from: `/language` and `/memory` rebuild it (`None`:
+    /// the prompt stays as the session was given it).
+    pub instructions: Option<Arc<Instructions>>,
+    /// The Bash tool whose background jobs `/tasks` lists and stops.
+    pub bash: Option<Arc<robota_tools::BashTool>>,
+    /// What went wrong while the session was put together (settings, definitions), for
+    /// `/doctor`.
+    pub startup_warnings: Vec<String>,
+    /// Where `/plugin …` installs and records plugins (`None`: `/plugin` says it is not
+    /// available in this client).
+    pub plugins: Option<crate::plugins::PluginPlaces>,
+}
+
+enum Control {
+    Submit(SubmissionId, Submission),
+    /// A prompt for the running turn's next model call ("send now").
+    Steer(SubmissionId, String),
+    Abort,
+    TakeBackQueued,
+    CancelQueue,
+    SetMode(PermissionMode),
+    CycleMode,
+    ReloadInstructions,
+}
+
+/// A running session driven by submissions and observed through events.
+///
+/// Build one with [`SessionBuilder`](super::SessionBuilder). Take its event stream once
+/// with [`events`](Self::events); everything the session does arrives there in order, each
+/// submission bracketed by [`SessionEvent::SubmissionStarted`] and
+/// [`SessionEvent::SubmissionEnded`] carrying the [`SubmissionId`] that
+/// [`submit`](Self::submit) returned. Submissions made while one runs wait in a queue;
+/// [`abort`](Self::abort) interrupts, [`cancel_queue`](Self::cancel_queue) empties the
+/// queue. Controls never block: they are sent to the session's task, which must run on a
+/// tokio runtime. Dropping it (or [`close`](Self::close)) ends that task.
+pub struct InteractiveSession {
+    controls: mpsc::UnboundedSender<Control>,
+    events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
+    id: String,
+    commands: Arc<CommandRegistry>,
+    next_id: AtomicU64,
+    /// The state as the driver last sent it (only the state: holding the event sender
+    /// here would keep the event stream open after the task ends).
+    state: Arc<Mutex<SessionState>>,
+    task: JoinHandle<()>,
+    /// Background jobs and subagents (Ctrl+B and the status line ask it directly).
+    tasks: Arc<TaskBoard>,
+}
+
+impl InteractiveSession {
+    /// Starts the session's task on the current tokio runtime.
+    pub fn start(session: Session) -> Self {
+        Self::start_with(session, SessionOptions::default())
+    }
+
+    /// Starts the session's task on the current tokio runtime, presented as `options`
+    /// describe (commands, subagents, checkpoints, MCP servers). Embedding programs
+    /// usually start one with [`SessionBuilder`](super::SessionBuilder) instead.
+    pub fn start_with(mut session: Session, options: SessionOptions) -> Self {
+        let (controls, control_rx) = mpsc::unbounded_channel();
+        let (event_tx, events) = mpsc::unbounded_channel();
+        let id = session.id().to_string();
+        let commands = options.commands.clone();
+        let grants = TurnGrants::default();
+        let mut skill_tool = None;
+        if commands.model_invocable().next().is_some() {
+            let tool = Arc::new(SkillTool::new(
+                commands.clone(),
+                session.policy_handle(),
+                grants.clone(),
+                id.clone(),
+            ));
+            session.add_tool_source(Arc::new(SkillToolSource(tool.clone())));
+            skill_tool = Some(tool);
+        }
+        let shared = Arc::new(Shared {
+            events: event_tx,
+            state: Arc::new(Mutex::new(initial_state(&session))),
+            reload_instructions: std::sync::atomic::AtomicBool::new(false),
+        });
+        let tasks = Arc::new(TaskBoard::new(options.bash.clone()));
+        let mut subagents = None;
+        if let Some(catalog) = options.agents.clone() {
+            let runtime = AgentRuntime {
+                provider: session.provider(),
+                tools: session.tools().clone(),
+                policy: session.policy_handle(),
+                hooks: session.shared_hooks(),
+                config: session.config().clone(),
+                builtin_prompt: super::system_prompt::BUILT_IN.to_string(),
+                sessions_dir: session
+                    .log_path()
+                    .and_then(|path| path.parent().map(std::path::Path::to_path_buf)),
+                diagnostics: session.diagnostics_on(),
+                sink: Arc::new(update_sink(shared.clone())),
+                parent_now: {
+                    let shared = shared.clone();
+                    let started = ParentNow {
+                        session_id: session.id().to_string(),
+                        model: session.config().model.clone(),
+                    };
+                    Arc::new(move || {
+                        shared
+                            .state
+                            .lock()
+                            .map(|s| ParentNow {
+                                session_id: s.session_id.clone(),
+                                model: s.model.clone(),
+                            })
+                            .unwrap_or_else(|_| started.clone())
+                    })
+                },
+                catalog,
+                tasks: tasks.clone(),
+            };
+            let tool = Arc::new(AgentTool::new(runtime));
+            session.add_tool_source(Arc::new(AgentToolSource(tool.clone())));
+            if let Some(skill_tool) = &skill_tool {
+                skill_tool.set_subagents(tool.clone());
+            }
+            subagents = Some(tool);
+        }
+        let state = shared.state.clone();
+        let task = tokio::spawn(drive(
+            session,
+            options,
+            grants,
+            subagents,
+            tasks.clone(),
+            shared,
+            control_rx,
+        ));
+        InteractiveSession {
+            controls,
+            events: Some(events),
+            id,
+            commands,
+            next_id: AtomicU64::new(1),
+            state,
+            task,
+            tasks,
+        }
+    }
+
+    /// Ends the session: a running turn is interrupted, SessionEnd hooks run (their events
+    /// still arrive), and this returns when the session's task is done.
+    pub async fn close(self) {
+        drop(self.controls);
+        let _ = self.task.await;
+    }
+
+    /// The id the session started with (`/clear` starts a new one: `SessionState` says
+    /// which is current).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Takes the event stream (once).
+    pub fn events(&mut self) -> Option<mpsc::UnboundedReceiver<SessionEvent>> {
+        self.events.take()
+    }
+
+    /// Submits typed text (parsed once: `/name args` is a command, anything else a prompt)
+    /// or a [`Submission`]; the names of the session's custom commands and skills are
+    /// resolved here. It runs now when the session is idle, else waits in the queue.
+    pub fn submit(&self, submission: impl Into<Submission>) -> SubmissionId {
+        let id = SubmissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let submission = self.commands.resolve(submission.into());
+        let _ = self.controls.send(Control::Submit(id, submission));
+        id
+    }
+
+    /// Sends a prompt to the running turn ("send now"): it joins the results of the tool
+    /// calls running now, so the model reads it with its next call
+    /// (`SessionEvent::SteeringSent`), and it is in the session log with them. When the
+    /// turn makes no further call, or nothing runs, or `text` is a command, it is
+    /// submitted as [`submit`](Self::submit) does.
+    pub fn steer(&self, text: impl Into<String>) -> SubmissionId {
+        let text = text.into();
+        match self.commands.resolve(Submission::from(text.as_str())) {
+            Submission::Prompt(prompt) => {
+                let id = SubmissionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+                let _ = self.controls.send(Control::Steer(id, prompt));
+                id
+            }
+            _ => self.submit(text),
+        }
+    }
+
+    /// The session's commands: the built-ins and its custom commands and skills.
+    pub fn commands(&self) -> &Arc<CommandRegistry> {
+        &self.commands
+    }
+
+    /// Runs a `!command` (without the `!`) in the session's directory with its settings'
+    /// environment, stdin closed, for at most two minutes; `abort` stops it. Its output
+    /// comes as `SessionEvent::ShellOutput`, and the command with its output joins the
+    /// conversation for the model's next turn.
+    pub fn run_shell(&self, command: impl Into<String>) -> SubmissionId {
+        self.submit(Submission::Shell(command.into()))
+    }
+
+    /// Interrupts the running submission (a turn's partial answer is kept) and drops the
+    /// queue (each dropped submission is reported).
+    pub fn abort(&self) {
+        let _ = self.controls.send(Control::Abort);
+    }
+
+    /// Sends the Bash commands running in the foreground now to the background: each call
+    /// returns to the model at once with the job's id and log file, and the command goes
+    /// on (`/tasks` lists it). Returns whether one was running.
+    pub fn send_to_background(&self) -> bool {
+        self.tasks.send_bash_to_background()
+    }
+
+    /// How many background jobs are still running.
+    pub fn running_background_jobs(&self) -> usize {
+        self.tasks.running_jobs()
+    }
+
+    /// Drops the newest queued submission (reported as `SubmissionDropped`).
+    pub fn take_back_queued(&self) {
+        let _ = self.controls.send(Control::TakeBackQueued);
+    }
+
+    /// Drops every queued submission (each reported as `SubmissionDropped`) and lets the
+    /// running one finish.
+    pub fn cancel_queue(&self) {
+        let _ = self.controls.send(Control::CancelQueue);
+    }
+
+    /// Runs slash command `name` (without the `/`) with `args`, as submitting
+    /// `/name args` does: a built-in, or one of the session's custom commands and skills.
+    /// Its output comes as `SessionEvent::CommandOutput` and is the result of its
+    /// `SubmissionEnded`; an unknown name ends it with [`ErrorKind::UnknownCommand`].
+    pub fn execute_command(&self, name: &str, args: &str) -> SubmissionId {
+        let name = name.trim_start_matches('/');
+        match args.trim() {
+            "" => self.submit(format!("/{name}")),
+            args => self.submit(format!("/{name} {args}")),
+        }
+    }
+
+    /// Every command this session runs: the built-ins, then its custom commands and
+    /// skills, with their descriptions (what `/help` lists).
+    pub fn list_commands(&self) -> Vec<super::commands::CommandEntry> {
+        self.commands.entries()
+    }
+
+    /// The session's state as the latest `SessionEvent::State` sent it: model, mode,
+    /// usage and cost, context estimate, the running submission and the queue.
+    pub fn state(&self) -> SessionState {
+        match self.state.lock() {
+            Ok(state) => state.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Whether a submission is running now.
+    pub fn is_running(&self) -> bool {
+        self.state().running.is_some()
+    }
+
+    /// Sets the permission mode; a running turn's next tool call sees it.
+    pub fn set_mode(&self, mode: PermissionMode) {
+        let _ = self.controls.send(Control::SetMode(mode));
+    }
+
+    /// Moves to the next mode of the Shift+Tab cycle.
+    pub fn cycle_mode(&self) {
+        let _ = self.controls.send(Control::CycleMode);
+    }
+
+    /// Reads the context files again (one was edited, as by `/memory`): the system prompt
+    /// is rebuilt before the next submission runs (after the running turn, if one runs).
+    pub fn reload_instructions(&self) {
+        let _ = self.controls.send(Control::ReloadInstructions);
+    }
+
+    /// Asks for the prompts this session can rewind to: they come as
+    /// `SessionEvent::RewindPoints` (the same as submitting `/rewind`).
+    pub fn list_rewind_points(&self) -> SubmissionId {
+        self.submit("/rewind")
+    }
+
+    /// Rewinds to prompt `message_id` (a [`checkpoint::RewindPoint`]'s): puts back the
+    /// code, the conversation or both as they were before it, or summarises from it on.
+    /// Reported as `SessionEvent::Rewound`; waits behind a running turn like a prompt.
+    pub fn rewind(&self, message_id: &str, action: RewindAction) -> SubmissionId {
+        self.submit(format!("/rewind {message_id} {}", action.as_str()))
+    }
+}
+
+/// What the driver and the running turn's event sink share: the event channel and the
+/// state clients are sent.
+struct Shared {
+    events: mpsc::UnboundedSender<SessionEvent>,
+    state: Arc<Mutex<SessionState>>,
+    /// A context file changed (`/memory`): the system prompt is rebuilt before the next
+    /// submission runs.
+    reload_instructions: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    fn emit(&self, event: SessionEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Sends the end of submission `id`, begun at `started`.
+    fn ended(&self, id: SubmissionId, started: Instant, end: TurnEnd, rounds: u32, result: String) {
+        self.emit(SessionEvent::SubmissionEnded {
+            id,
+            outcome: Outcome {
+                end,
+                rounds,
+                duration: started.elapsed(),
+                result,
+            },
+        });
+    }
+
+    /// A command's end: its output is sent (and is the result), or it failed.
+    fn command_ended(
+        &self,
+        id: SubmissionId,
+        command: &str,
+        output: Result<String, String>,
+    ) -> (TurnEnd, String) {
+        match output {
+            Ok(output) => {
+                self.emit(SessionEvent::CommandOutput {
+                    id,
+                    command: command.to_string(),
+                    output: output.clone(),
+                });
+                (TurnEnd::Success, output)
+            }
+            Err(message) => (command_failed(message), String::new()),
+        }
+    }
+
+    /// Changes the state and sends it whole.
+    fn update_state(&self, change: impl FnOnce(&mut SessionState)) {
+        let snapshot = match self.state.lock() {
+            Ok(mut state) => {
+                change(&mut state);
+                state.clone()
+            }
+            Err(_) => return,
+        };
+        self.emit(SessionEvent::State(snapshot));
+    }
+}
+
+struct Driver {
+    session: Session,
+    shared: Arc<Shared>,
+    queue: VecDeque<(SubmissionId, Submission)>,
+    options: SessionOptions,
+    /// Shift+Tab reaches `bypassPermissions` only when the session started in it.
+    bypass_in_cycle: bool,
+    /// Rules a command or skill granted for the running turn.
+    grants: TurnGrants,
+    /// Runs `context: fork` commands and skills as subagents.
+    subagents: Option<Arc<AgentTool>>,
+    /// Background jobs and running subagents, for `/tasks`.
+    tasks: Arc<TaskBoard>,
+}
+
+async fn drive(
+    session: Session,
+    options: SessionOptions,
+    grants: TurnGrants,
+    subagents: Option<Arc<AgentTool>>,
+    tasks: Arc<TaskBoard>,
+    shared: Arc<Shared>,
+    mut controls: mpsc::UnboundedReceiver<Control>,
+) {
+    let bypass_in_cycle = session.mode() == PermissionMode::BypassPermissions;
+    let mut driver = Driver {
+        session,
+        shared,
+        queue: VecDeque::new(),
+        options,
+        bypass_in_cycle,
+        grants,
+        subagents,
+        tasks,
+    };
+    driver.shared.update_state(|_| {});
+    if let Some(checkpoints) = &driver.options.checkpoints {
+        checkpoints.prepare();
+    }
+    let source = driver.session.start_source().to_string();
+    driver.fire_session_start(&source).await;
+    loop {
+        let next = match driver.queue.pop_front() {
+            Some(next) => Some(next),
+            None => match controls.recv().await {
+                None => break,
+                Some(control) => driver.idle_control(control),
+            },
+        };
+        if let Some((id, submission)) = next {
+            if driver.shared.reload_instructions.load(Ordering::Relaxed) {
+                driver.rebuild_system_prompt();
+            }
+            driver.run(id, submission, &mut controls).await;
+        }
+    }
+    driver.fire_session_end("other").await;
+    if let Some(mcp) = &driver.options.mcp {
+        mcp.shutdown().await;
+    }
+}
+
+fn initial_state(session: &Session) -> SessionState {
+    let mut state = SessionState {
+        session_id: session.id().to_string(),
+        name: session.name().map(str::to_string),
+        model: session.config().model.clone(),
+        mode: session.mode(),
+        usage: robota_core::Usage::default(),
+        cost_usd: Some(0.0),
+        models: Vec::new(),
+        context: None,
+        running: None,
+        queue: Vec::new(),
+        steering: Vec::new(),
+    };
+    add_session_usage(&mut state, session);
+    state
+}
+
+/// A sink that turns session updates into events for `shared`'s clients, keeping usage
+/// (a subagent's included) and context in the state as they arrive.
+fn update_sink(shared: Arc<Shared>) -> impl Fn(robota_session::SessionUpdate) + Send + Sync {
+    move |update| {
+        if let robota_session::SessionUpdate::ModeChanged(mode) = update {
+            shared.update_state(|s| s.mode = mode);
+            return;
+        }
+        let Some(event) = translate(update) else {
+            return;
+        };
+        let usage = match &event {
+            SessionEvent::Usage {
+                usage,
+                cost_usd,
+                model,
+                ..
+            } => Some((*usage, *cost_usd, model.clone())),
+            SessionEvent::Subagent { event, .. } => match event.as_ref() {
+                SessionEvent::Usage {
+                    usage,
+                    cost_usd,
+                    model,
+                    ..
+                } => Some((*usage, *cost_usd, model.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        match (&event, usage) {
+            (_, Some((usage, cost, model))) => {
+                shared.emit(event);
+                shared.update_state(|s| s.add_usage(&model, &usage, cost));
+            }
+            (SessionEvent::SteeringSent(sent), None) => {
+                let sent: Vec<SubmissionId> = sent.iter().map(|s| s.id).collect();
+                shared.emit(event);
+                shared.update_state(|s| s.steering.retain(|q| !sent.contains(&q.id)));
+            }
+            (SessionEvent::Context(context), None) => {
+                let context = *context;
+                shared.emit(event);
+                shared.update_state(|s| s.context = Some(context));
+            }
+            _ => shared.emit(event),
+        }
+    }
+}
+
+/// Puts the session's usage per model (and its cost) into `state`'s totals.
+fn add_session_usage(state: &mut SessionState, session: &Session) {
+    for (model, usage) in session.usage_by_model() {
+        let cost = models::lookup(&model).price.map(|p| p.cost(&usage));
+        state.add_usage(&model, &usage, cost);
+    }
+}
+
+impl Driver {
+    fn emit(&self, event: SessionEvent) {
+        self.shared.emit(event);
+    }
+
+    /// A control while nothing runs: a submission to run, or a change applied at once.
+    fn idle_control(&mut self, control: Control) -> Option<(SubmissionId, Submission)> {
+        match control {
+            Control::Submit(id, submission) => return Some((id, submission)),
+            Control::Steer(id, text) => return Some((id, Submission::Prompt(text))),
+            Control::Abort | Control::TakeBackQueued | Control::CancelQueue => {}
+            Control::SetMode(mode) => self.set_mode(mode),
+            Control::CycleMode => {
+                self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
+            }
+            Control::ReloadInstructions => self.rebuild_system_prompt(),
+        }
+        None
+    }
+
+    /// Builds the system prompt again from its parts (context files read afresh, the
+    /// response language as it is now); without parts the prompt stays as given.
+    fn rebuild_system_prompt(&mut self) {
+        self.shared
+            .reload_instructions
+            .store(false, Ordering::Relaxed);
+        if let Some(instructions) = &self.options.instructions {
+            let built = instructions.build(&self.session.config().model);
+            self.session.set_system_prompt(built.prompt);
+        }
+    }
+
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.session.set_mode(mode);
+        self.shared.update_state(|s| s.mode = mode);
+    }
+
+    /// What handles controls while work cancelled by `cancel` runs, and the session the
+    /// work runs on.
+    fn busy<'a>(&'a mut self, cancel: &'a CancellationToken) -> (Busy<'a>, &'a mut Session) {
+        let policy = self.session.policy_handle();
+        let busy = Busy::new(
+            self.bypass_in_cycle,
+            &mut self.queue,
+            &self.shared,
+            policy,
+            &self.options.commands,
+            &self.tasks,
+            cancel,
+        );
+        (busy, &mut self.session)
+    }
+
+    /// Records the mode set while the work ran (it already applied to the work).
+    fn keep_mode(&mut self, mode_change: Option<PermissionMode>) {
+        if let Some(mode) = mode_change {
+            self.session.set_mode(mode);
+        }
+    }
+
+    /// The session's own state after a command may have changed it.
+    fn refresh_state(&self) {
+        let mut fresh = initial_state(&self.session);
+        self.shared.update_state(|s| {
+            fresh.running = s.running;
+            fresh.queue = std::mem::take(&mut s.queue);
+            fresh.steering = std::mem::take(&mut s.steering);
+            fresh.context = s.context;
+            *s = fresh;
+        });
+    }
+
+    async fn fire_session_start(&mut self, source: &str) {
+        let sink = self.sink();
+        self.session.fire_session_start(source, &sink).await;
+    }
+
+    async fn fire_session_end(&mut self, reason: &str) {
+        let sink = self.sink();
+        self.session.fire_session_end(reason, &sink).await;
+    }
+
+    /// A sink that turns session updates into events, keeping usage and context in the
+    /// state as they arrive.
+    fn sink(&self) -> impl Fn(robota_session::SessionUpdate) + Send + Sync + use<> {
+        update_sink(self.shared.clone())
+    }
+
+    /// Runs one submission from its start event to its end event.
+    async fn run(
+        &mut self,
+        id: SubmissionId,
+        submission: Submission,
+        controls: &mut mpsc::UnboundedReceiver<Control>,
+    ) {
+        let started = Instant::now();
+        self.shared.update_state(|s| {
+            s.running = Some(id);
+            s.queue.retain(|q| q.id != id);
+        });
+        self.emit(SessionEvent::SubmissionStarted {
+            id,
+            submission: submission.clone(),
+        });
+        let (end, rounds, result) = match submission {
+            Submission::Prompt(prompt) => self.run_turn(prompt, Vec::new(), controls).await,
+            Submission::PromptWithImages { text, images } => {
+                self.run_turn(text, images, controls).await
+            }
+            Submission::Command { spec, args } if spec.name == "init" => {
+                let prompt = match args.trim() {
+                    "" => commands::INIT_PROMPT.to_string(),
+                    notes => format!("{}\n\nThe user adds: {notes}", commands::INIT_PROMPT),
+                };
+                self.run_turn(prompt, Vec::new(), controls).await
+            }
+            Submission::Command { spec, args } if spec.name == "rewind" => {
+                let (end, result) = self.run_rewind(id, &args, controls).await;
+                (end, 0, result)
+            }
+            Submission::Command { spec, args } if spec.name == "compact" => {
+                let (end, result) = self.run_compact(&args, controls).await;
+                (end, 0, result)
+            }
+            Submission::Command { spec, args } => {
+                let (end, output) = self.run_command(id, spec.name, spec.scope, &args).await;
+                (end, 0, output)
+            }
+            Submission::Custom { command, args } => {
+                self.run_prompt_command(id, &command, &args, controls).await
+            }
+            Submission::UnknownCommand {
+                name, suggestions, ..
+            } => (unknown_command(&name, &suggestions), 0, String::new()),
+            Submission::Shell(command) => self.run_shell(id, command, controls).await,
+        };
+        let end = self.with_log_failure(end);
+        self.shared.ended(id, started, end, rounds, result);
+        self.shared.update_state(|s| s.running = None);
+    }
+
+    /// A session log that stopped being written is never reported as a success: a
+    /// successful end becomes a write failure; any other end keeps its kind and a warning
+    /// says it.
+    fn with_log_failure(&self, end: TurnEnd) -> TurnEnd {
+        let Some(failure) = self.session.take_log_failure() else {
+            return end;
+        };
+        let hint = "free disk space or fix the permissions of ROBOTA_HOME; this session goes on in memory but may not resume";
+        if end.is_success() {
+            let message = format!("The session log could not be written: {failure}");
+            return TurnEnd::Error(
+                TurnError::new(ErrorKind::WriteFailure, message).with_hint(hint),
+            );
+        }
+        self.emit(SessionEvent::Warning(format!(
+            "The session log could not be written: {failure} — {hint}"
+        )));
+        end
+    }
+}
+
+fn command_failed(message: impl Into<String>) -> TurnEnd {
+    TurnEnd::Error(TurnError::new(ErrorKind::CommandFailed, message))
+}
+
+fn unknown_command(name: &str, suggestions: &[String]) -> TurnEnd {
+    TurnEnd::Error(TurnError::new(
+        ErrorKind::UnknownCommand,
+        Submission::unknown_message(name, suggestions),
+    ))
+}
+
+/// The last assistant text of the latest turn.
+fn last_answer(history: &[robota_core::Message]) -> String {
+    history
+        .iter()
+        .rev()
+        .take_while(|m| m.role == Role::Assistant || has_tool_results(m))
+        .find(|m| m.role == Role::Assistant && !m.text().is_empty())
+        .map(|m| m.text())
+        .unwrap_or_default()
+}
+
+fn has_tool_results(message: &robota_core::Message) -> bool {
+    message
+        .content
+        .iter()
+        .any(|b| matches!(b, Block::ToolResult { .. }))
+}

@@ -1,0 +1,99 @@
+//! The embedding API: robota as a library. A program creates a provider (from
+//! [`robota_providers`], or its own implementation of [`robota_core::Provider`]) and hands
+//! it to the SDK, which stays provider-neutral: it never builds one.
+//!
+//! Two ways in:
+//!
+//! - [`query`]: one prompt, one answer — the model may run tools for as many rounds as it
+//!   needs. Options ([`QueryOptions`]) set the working directory, permission mode, turn
+//!   limit, extra tools, and callbacks for streamed text, compaction and permission
+//!   questions.
+//! - [`InteractiveSession`], built with [`SessionBuilder`]: a long-lived session that takes
+//!   prompts, slash commands and `!commands` ([`InteractiveSession::submit`]), queues them
+//!   while one runs, can be interrupted ([`InteractiveSession::abort`]), and reports
+//!   everything that happens as a stream of [`SessionEvent`]s. robota's own terminal UI
+//!   and headless mode are clients of this same type.
+//!
+//! A program adds its own tools by implementing [`robota_core::Tool`] and passing them to
+//! [`SessionBuilder::tool`] or [`QueryOptions::tool`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use robota_providers::{AnthropicConfig, AnthropicProvider};
+//! use robota_sdk::{SessionBuilder, SessionEvent};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let key = std::env::var("ANTHROPIC_API_KEY")?;
+//! let provider = Arc::new(AnthropicProvider::new(AnthropicConfig::new(key))?);
+//! let mut session = SessionBuilder::new(provider, "claude-sonnet-4-6", ".").start()?;
+//! let mut events = session.events().ok_or("the event stream was taken")?;
+//! let id = session.submit("Summarise README.md in one sentence");
+//! while let Some(event) = events.recv().await {
+//!     match event {
+//!         SessionEvent::TextDelta(text) => print!("{text}"),
+//!         SessionEvent::SubmissionEnded { id: ended, outcome } if ended == id => {
+//!             println!("\n[{:?} after {} provider calls]", outcome.end, outcome.rounds);
+//!             break;
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! session.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The modules marked hidden below are how robota's own command line assembles a session
+//! (settings, plugins, MCP servers, subagents …); they are not part of the embedding API.
+
+#![deny(missing_docs)]
+
+mod builder;
+mod errors;
+mod events;
+mod interactive;
+mod query;
+
+#[doc(hidden)]
+pub mod agents;
+#[doc(hidden)]
+pub mod attachments;
+#[doc(hidden)]
+pub mod checkpoint;
+#[doc(hidden)]
+pub mod commands;
+#[doc(hidden)]
+pub mod context_files;
+#[doc(hidden)]
+pub mod frontmatter;
+#[doc(hidden)]
+pub mod instructions;
+#[doc(hidden)]
+pub mod mcp;
+#[doc(hidden)]
+pub mod plugins;
+#[doc(hidden)]
+pub mod settings;
+#[doc(hidden)]
+pub mod shell_command;
+#[doc(hidden)]
+pub mod skills;
+#[doc(hidden)]
+pub mod system_prompt;
+#[doc(hidden)]
+pub mod tasks;
+mod translate;
+
+pub use builder::SessionBuilder;
+pub use checkpoint::{RewindAction, RewindPoint, Rewound};
+pub use commands::{CommandEntry, CommandScope, Submission, SubmissionId};
+pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
+pub use events::{
+    CONTEXT_SUMMARY_PREFIX, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
+    PermissionRequest, QueuedSubmission, SessionEvent, SessionState, TurnEnd,
+};
+pub use interactive::{InteractiveSession, SessionOptions};
+pub use query::{Compaction, QueryAnswer, QueryOptions, query};
+pub use robota_core::permission::PermissionMode;
+/// How a client answers a permission request.
+pub use robota_session::PermissionAnswer;

@@ -1,0 +1,301 @@
+//! Which MCP servers a session has, from Claude Code's places, lowest to highest (a later
+//! entry of the same name replaces the whole earlier one): `~/.claude.json`'s top-level
+//! `mcpServers` (user), `mcpServers` in the settings files, the project's `.mcp.json`
+//! (only in a trusted directory; `enabledMcpjsonServers` / `disabledMcpjsonServers`
+//! pick among its servers), `~/.claude.json`'s `projects[<cwd>].mcpServers` (local), then
+//! each `--mcp-config` (a file or inline JSON). `--strict-mcp-config` keeps only the
+//! last. Files come wrapped (`{"mcpServers": …}`) or bare; `${VAR}` and `${VAR:-default}`
+//! expand in every string of an entry.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::settings::Settings;
+use crate::settings::expand::expand_value;
+use robota_tools::mcp::{McpServerConfig, server_map};
+
+/// Where the servers are looked for.
+pub struct McpSources<'a> {
+    pub cwd: &'a Path,
+    /// The user's home (for `~/.claude.json`).
+    pub home: Option<&'a Path>,
+    pub settings: &'a Settings,
+    /// `--mcp-config` values: paths or inline JSON.
+    pub flag_configs: &'a [String],
+    pub strict: bool,
+}
+
+/// One configured server; `config` is `Err` when its entry is broken (it is listed as
+/// failed, with the reason).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfiguredServer {
+    pub name: String,
+    pub config: Result<McpServerConfig, String>,
+    /// The file (or flag) it came from.
+    pub source: String,
+}
+
+/// The servers found, and notes for stderr (what an untrusted project held back).
+#[derive(Debug, Clone, Default)]
+pub struct ServerList {
+    pub servers: Vec<ConfiguredServer>,
+    pub held_back: Vec<String>,
+}
+
+impl ServerList {
+    /// Adds one server from elsewhere (a plugin), `${VAR}` expanded; it replaces an
+    /// earlier one of the same name.
+    pub fn add(&mut self, name: &str, entry: &Value, source: &str) {
+        self.put(name, entry, source, true);
+    }
+
+    fn put(&mut self, name: &str, entry: &Value, source: &str, expand: bool) {
+        let mut entry = entry.clone();
+        if expand {
+            expand_value(&mut entry, &|n| std::env::var(n).ok());
+        }
+        // An SDK server is asked for under the key it is configured under.
+        let config = McpServerConfig::parse(&entry).map(|config| match config {
+            McpServerConfig::Sdk { .. } => McpServerConfig::Sdk {
+                name: name.to_string(),
+            },
+            other => other,
+        });
+        let server = ConfiguredServer {
+            name: name.to_string(),
+            config,
+            source: source.to_string(),
+        };
+        match self.servers.iter_mut().find(|s| s.name == name) {
+            Some(existing) => *existing = server,
+            None => self.servers.push(server),
+        }
+    }
+
+    fn put_all(&mut self, file: &Value, source: &str, expand: bool, keep: impl Fn(&str) -> bool) {
+        if let Ok(map) = server_map(file) {
+            for (name, entry) in map.iter().filter(|(n, _)| keep(n)) {
+                self.put(name, entry, source, expand);
+            }
+        }
+    }
+}
+
+/// Gathers the servers. `Err` is a `--mcp-config` that cannot be read or parsed (the run
+/// stops, as Claude Code's does); a broken file elsewhere is skipped with a note.
+pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, String> {
+    let mut list = ServerList::default();
+    if !sources.strict {
+        let claude_json = sources.home.map(|h| h.join(".claude.json"));
+        let user_state = claude_json.as_deref().and_then(|p| read_json(p, &mut list));
+        if let (Some(state), Some(path)) = (&user_state, &claude_json)
+            && let Some(servers) = state.get("mcpServers")
+        {
+            list.put_all(servers, &path.display().to_string(), true, |_| true);
+        }
+        if let Some(servers) = sources.settings.merged.get("mcpServers") {
+            let source = sources
+                .settings
+                .source_of("/mcpServers")
+                .unwrap_or("settings")
+                .to_string();
+            // Settings strings were expanded when the files were read.
+            list.put_all(servers, &source, false, |_| true);
+        }
+        let project = sources.cwd.join(".mcp.json");
+        if project.is_file() {
+            if sources.settings.trusted {
+                if let Some(file) = read_json(&project, &mut list) {
+                    let merged = &sources.settings.merged;
+                    let names = |key: &str| -> Option<Vec<String>> {
+                        merged.get(key).and_then(Value::as_array).map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .map(String::from)
+                                .collect()
+                        })
+                    };
+                    let enabled = names("enabledMcpjsonServers");
+                    let disabled = names("disabledMcpjsonServers").unwrap_or_default();
+                    let all = merged.get("enableAllProjectMcpServers") == Some(&Value::Bool(true));
+                    list.put_all(&file, &project.display().to_string(), true, |name| {
+                        !disabled.iter().any(|d| d == name)
+                            && (all || enabled.as_ref().is_none_or(|e| e.iter().any(|n| n == name)))
+                    });
+                }
+            } else {
+                list.held_back
+                    .push(format!("MCP servers of {}", project.display()));
+            }
+        }
+        if let (Some(state), Some(path)) = (&user_state, &claude_json)
+            && let Some(servers) = state
+                .get("projects")
+                .and_then(|p| p.get(sources.cwd.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("mcpServers"))
+        {
+            list.put_all(servers, &path.display().to_string(), true, |_| true);
+        }
+    }
+    for value in sources.flag_configs {
+        let (label, text) = if value.trim_start().starts_with('{') {
+            ("--mcp-config".to_string(), value.clone())
+        } else {
+            let text = std::fs::read_to_string(value)
+                .map_err(|e| format!("cannot read --mcp-config file {value}: {e}"))?;
+            (value.clone(), text)
+        };
+        let file: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("--mcp-config {label}: invalid JSON: {e}"))?;
+        server_map(&file).map_err(|e| format!("--mcp-config {label}: {e}"))?;
+        list.put_all(&file, &label, true, |_| true);
+    }
+    Ok(list)
+}
+
+/// A JSON file, or `None` (missing, or broken — then a note says so).
+fn read_json(path: &Path, list: &mut ServerList) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    match serde_json::from_str(&text) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            list.held_back.push(format!(
+                "{} is not valid JSON ({e}); its MCP servers were skipped",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::LoadOptions;
+    use serde_json::json;
+
+    fn settings(cwd: &Path, robota_home: &Path, home: &Path) -> Settings {
+        Settings::load(&LoadOptions {
+            cwd,
+            home: Some(home),
+            robota_home,
+            extra: None,
+            interactive: false,
+        })
+        .unwrap()
+    }
+
+    fn names(list: &ServerList) -> Vec<(String, String)> {
+        list.servers
+            .iter()
+            .map(|s| {
+                let what = match &s.config {
+                    Ok(McpServerConfig::Stdio { command, .. }) => command.clone(),
+                    Ok(other) => other.transport().to_string(),
+                    Err(e) => format!("error: {e}"),
+                };
+                (s.name.clone(), what)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_place_contributes_and_later_places_win() {
+        let home = tempfile::tempdir().unwrap();
+        let robota = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let cwd_key = cwd.path().to_string_lossy().to_string();
+        std::fs::write(
+            home.path().join(".claude.json"),
+            json!({
+                "mcpServers": {"user": {"command": "u"}, "shared": {"command": "from-user"}},
+                "projects": {cwd_key: {"mcpServers": {"local": {"command": "${ROBOTA_MCP_TEST_UNSET:-l}"}}}}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.path().join(".mcp.json"),
+            json!({"mcpServers": {"shared": {"command": "from-project"}, "off": {"command": "x"}, "bad": {"url": "http://h"}}}).to_string(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(cwd.path().join(".claude")).unwrap();
+        std::fs::write(
+            cwd.path().join(".claude/settings.json"),
+            json!({"disabledMcpjsonServers": ["off"]}).to_string(),
+        )
+        .unwrap();
+        let flag =
+            vec![json!({"flagged": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}).to_string()];
+
+        // Untrusted: .mcp.json is held back.
+        let s = settings(cwd.path(), robota.path(), home.path());
+        let sources = McpSources {
+            cwd: cwd.path(),
+            home: Some(home.path()),
+            settings: &s,
+            flag_configs: &flag,
+            strict: false,
+        };
+        let list = collect(&sources).unwrap();
+        assert_eq!(
+            names(&list),
+            [
+                ("user".into(), "u".into()),
+                ("shared".into(), "from-user".into()),
+                ("local".into(), "l".into()),
+                ("flagged".into(), "http".into()),
+            ]
+        );
+        assert_eq!(list.held_back.len(), 1, "{:?}", list.held_back);
+
+        // Trusted: the project's servers join, minus the disabled one.
+        crate::settings::trust::TrustStore::load(robota.path())
+            .trust(cwd.path())
+            .unwrap();
+        let s = settings(cwd.path(), robota.path(), home.path());
+        let list = collect(&McpSources {
+            settings: &s,
+            ..sources
+        })
+        .unwrap();
+        let got = names(&list);
+        assert!(
+            got.contains(&("shared".into(), "from-project".into())),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(n, _)| n == "off"), "{got:?}");
+        assert!(
+            got.iter()
+                .any(|(n, w)| n == "bad" && w.contains("needs a `type`"))
+        );
+
+        // Strict: only the flag's.
+        let list = collect(&McpSources {
+            settings: &s,
+            strict: true,
+            ..sources
+        })
+        .unwrap();
+        assert_eq!(names(&list), [("flagged".into(), "http".into())]);
+    }
+
+    #[test]
+    fn a_broken_flag_config_stops_the_run() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let s = settings(cwd.path(), home.path(), home.path());
+        for bad in ["{not json", "/no/such/file.json", "{\"mcpServers\": 3}"] {
+            let flag = vec![bad.to_string()];
+            let sources = McpSources {
+                cwd: cwd.path(),
+                home: Some(home.path()),
+                settings: &s,
+                flag_configs: &flag,
+                strict: false,
+            };
+            assert!(collect(&sources).unwrap_err().contains("--mcp-config"));
+        }
+    }
+}

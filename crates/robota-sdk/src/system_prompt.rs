@@ -1,0 +1,206 @@
+//! The system prompt: the built-in text (`assets/system_prompt.md`), an environment block
+//! (working directory, git branch and status, platform, date, model) and the context
+//! files, in that order; `--system-prompt` replaces the built-in text,
+//! `--append-system-prompt` adds to the end, and the response language (settings
+//! `language`) comes last.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::process::Command;
+
+use super::context_files::ContextFile;
+
+pub const BUILT_IN: &str = include_str!("../assets/system_prompt.md");
+
+/// At most this many changed files are listed in the git summary.
+const GIT_STATUS_LINES: usize = 20;
+
+/// What the prompt is built from.
+#[derive(Debug, Clone)]
+pub struct PromptParts<'a> {
+    pub cwd: &'a Path,
+    pub model: &'a str,
+    pub date: &'a str,
+    /// Replaces the built-in text when set.
+    pub replace: Option<&'a str>,
+    pub append: Option<&'a str>,
+    pub context_files: &'a [ContextFile],
+    /// The language answers are written in (settings `language`, `/language`).
+    pub language: Option<&'a str>,
+}
+
+pub fn build(parts: &PromptParts<'_>) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str(parts.replace.unwrap_or(BUILT_IN).trim_end());
+    out.push_str("\n\n# Environment\n");
+    let _ = writeln!(out, "- Working directory: {}", parts.cwd.display());
+    match git_summary(parts.cwd) {
+        Some(git) => out.push_str(&git),
+        None => out.push_str("- Not a git repository\n"),
+    }
+    let _ = writeln!(
+        out,
+        "- Platform: {} {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    let _ = writeln!(out, "- Date: {}", parts.date);
+    let _ = writeln!(out, "- Model: {}", parts.model);
+    if !parts.context_files.is_empty() {
+        out.push_str(
+            "\n# Project instructions\nThese files hold the user's and the project's instructions. Follow them; they override the defaults above.\n",
+        );
+        for file in parts.context_files {
+            let _ = write!(
+                out,
+                "\n<context-file path=\"{}\">\n{}\n</context-file>\n",
+                file.path.display(),
+                file.content.trim_end()
+            );
+        }
+    }
+    if let Some(append) = parts.append.filter(|a| !a.trim().is_empty()) {
+        out.push('\n');
+        out.push_str(append.trim_end());
+        out.push('\n');
+    }
+    if let Some(language) = parts.language.map(str::trim).filter(|l| !l.is_empty()) {
+        let _ = write!(
+            out,
+            "\n# Response language\nAlways write your answers to the user in {language}, whatever language the files and tool output are in. Code, identifiers and commands stay as they are.\n"
+        );
+    }
+    out
+}
+
+/// Branch and a short status, or `None` outside a repository.
+fn git_summary(cwd: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .args([
+            "status",
+            "--porcelain=v1",
+            "--branch",
+            "--untracked-files=normal",
+        ])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut lines = text.lines();
+    let branch = lines
+        .next()
+        .and_then(|l| l.strip_prefix("## "))
+        .map(|b| {
+            let b = b
+                .strip_prefix("No commits yet on ")
+                .or_else(|| b.strip_prefix("Initial commit on "))
+                .unwrap_or(b);
+            b.split("...").next().unwrap_or(b).to_string()
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    let changed: Vec<&str> = lines.collect();
+    let mut out = format!("- Git branch: {branch}\n");
+    if changed.is_empty() {
+        out.push_str("- Git status: clean\n");
+    } else {
+        let _ = writeln!(out, "- Git status: {} changed file(s)", changed.len());
+        for line in changed.iter().take(GIT_STATUS_LINES) {
+            let _ = writeln!(out, "  {line}");
+        }
+        if changed.len() > GIT_STATUS_LINES {
+            let _ = writeln!(out, "  … and {} more", changed.len() - GIT_STATUS_LINES);
+        }
+    }
+    Some(out)
+}
+
+/// Current git branch of `cwd`, if any (for status displays).
+pub fn git_branch(cwd: &Path) -> Option<String> {
+    git_summary(cwd)?
+        .lines()
+        .next()?
+        .strip_prefix("- Git branch: ")
+        .map(str::to_string)
+}
+
+/// The branch checked out in `cwd` (one cheap `git symbolic-ref`, no status walk); `None`
+/// outside a repository or on a detached HEAD. Recorded in a new session's header.
+pub fn checked_out_branch(cwd: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .args(["symbolic-ref", "--short", "-q", "HEAD"])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let branch = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !branch.is_empty()).then_some(branch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_has_builtin_environment_context_and_append_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = vec![ContextFile {
+            path: dir.path().join("AGENTS.md"),
+            content: "Use tabs.".into(),
+        }];
+        let prompt = build(&PromptParts {
+            cwd: dir.path(),
+            model: "claude-x",
+            date: "2026-11-22",
+            replace: None,
+            append: Some("Answer in French."),
+            context_files: &files,
+            language: Some("Korean"),
+        });
+        let i_builtin = prompt.find("You are robota").unwrap();
+        let i_env = prompt.find("# Environment").unwrap();
+        let i_ctx = prompt.find("Use tabs.").unwrap();
+        let i_append = prompt.find("Answer in French.").unwrap();
+        let i_language = prompt.find("# Response language").unwrap();
+        assert!(i_builtin < i_env && i_env < i_ctx && i_ctx < i_append && i_append < i_language);
+        assert!(prompt.contains("- Not a git repository"));
+        assert!(prompt.contains("- Model: claude-x"));
+        assert!(prompt.contains("- Date: 2026-11-22"));
+    }
+
+    #[test]
+    fn git_repositories_show_branch_and_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        git(&["init", "-q", "-b", "feature-x"]);
+        std::fs::write(dir.path().join("new.txt"), "x").unwrap();
+        let prompt = build(&PromptParts {
+            cwd: dir.path(),
+            model: "m",
+            date: "d",
+            replace: Some("CUSTOM"),
+            append: None,
+            context_files: &[],
+            language: None,
+        });
+        assert!(prompt.starts_with("CUSTOM\n"));
+        assert!(!prompt.contains("You are robota"));
+        assert!(prompt.contains("- Git branch: feature-x"), "{prompt}");
+        assert!(prompt.contains("?? new.txt"));
+        assert_eq!(git_branch(dir.path()).as_deref(), Some("feature-x"));
+        assert_eq!(checked_out_branch(dir.path()).as_deref(), Some("feature-x"));
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(checked_out_branch(elsewhere.path()), None);
+    }
+}

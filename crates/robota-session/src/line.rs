@@ -1,0 +1,617 @@
+//! The session log's line format, one typed enum shared by the writer (`log`), the replay
+//! and the session store: [`LogLine`] is tagged by `type` — the `session` header, `user` /
+//! `assistant` message lines in Claude Code's transcript shape, and `event` lines whose
+//! [`LogEvent`] is tagged by `event`. Line and event types this version does not know
+//! (a later version's, or another tool's such as Claude Code's `summary`) read as
+//! `Unknown` and are skipped. Also the one header constructor and the one timestamp format
+//! (RFC 3339 UTC with milliseconds, as Claude Code writes it).
+
+use std::path::{Path, PathBuf};
+
+use serde::de::{Deserializer, Error as _};
+use serde::ser::{Error as _, SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use robota_core::{Block, Message, MessageState, ProviderErrorKind, Role, TodoItem, Usage};
+
+/// How the compaction summary is introduced at the head of the history (Claude Code's
+/// words, so a model trained on its sessions reads it as it is meant).
+pub const CONTEXT_SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
+
+/// Keys of an event line that are the line's, not the event's.
+const EVENT_LINE_KEYS: [&str; 4] = ["type", "event", "sessionId", "timestamp"];
+
+/// One line of a session log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LogLine {
+    /// The first line.
+    Session(SessionHeader),
+    User(MessageLine),
+    Assistant(MessageLine),
+    Event(EventLine),
+    /// A line type this version does not know; never written.
+    #[serde(other, skip_serializing)]
+    Unknown,
+}
+
+impl LogLine {
+    /// Reads one line. The same as deserialising a `LogLine`, but without first buffering
+    /// the whole line to find its `type` (replay reads thousands of message lines).
+    pub fn from_slice(line: &[u8]) -> serde_json::Result<LogLine> {
+        #[derive(Deserialize)]
+        struct Kind<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        let kind = serde_json::from_slice::<Kind>(line)?.kind;
+        Ok(match kind.as_deref() {
+            Some("session") => LogLine::Session(serde_json::from_slice(line)?),
+            Some("user") => LogLine::User(serde_json::from_slice(line)?),
+            Some("assistant") => LogLine::Assistant(serde_json::from_slice(line)?),
+            Some("event") => LogLine::Event(serde_json::from_slice(line)?),
+            Some(_) => LogLine::Unknown,
+            None => {
+                return Err(<serde_json::Error as serde::de::Error>::custom(
+                    "the line has no type",
+                ));
+            }
+        })
+    }
+}
+
+/// The first line of every log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    pub cwd: PathBuf,
+    /// RFC 3339 (written with milliseconds, UTC).
+    #[serde(default)]
+    pub created: String,
+    /// The robota version that created the log.
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub provider: String,
+    #[serde(
+        rename = "forkedFrom",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub forked_from: Option<String>,
+    /// The git branch checked out when the session began (shown by the picker). Claude
+    /// Code writes it on every message line instead; older logs have neither.
+    #[serde(rename = "gitBranch", default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+}
+
+impl SessionHeader {
+    /// The header of a session created now by this version of robota: the one constructor
+    /// every new log (and fork) uses.
+    pub fn new(session_id: &str, cwd: &Path, model: &str, provider: &str) -> Self {
+        SessionHeader {
+            session_id: session_id.to_string(),
+            cwd: cwd.to_path_buf(),
+            created: now_rfc3339(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            model: model.to_string(),
+            provider: provider.to_string(),
+            forked_from: None,
+            git_branch: None,
+        }
+    }
+
+    /// Reads a header line; the error says what is wrong with it.
+    pub fn from_line(line: &Value) -> Result<SessionHeader, String> {
+        match LogLine::deserialize(line) {
+            Ok(LogLine::Session(header)) => header.checked(),
+            Ok(_) => Err("the first line is not of type \"session\"".into()),
+            Err(e) => Err(format!(
+                "the first line is not a valid session header ({e})"
+            )),
+        }
+    }
+
+    /// Reads the header from the first line's bytes; the error says what is wrong with it.
+    pub fn parse(line: &[u8]) -> Result<SessionHeader, String> {
+        let line = serde_json::from_slice::<Value>(line)
+            .map_err(|e| format!("line 1 is not JSON ({e})"))?;
+        SessionHeader::from_line(&line)
+    }
+
+    fn checked(self) -> Result<SessionHeader, String> {
+        if self.session_id.is_empty() {
+            return Err("the header has no sessionId".into());
+        }
+        Ok(self)
+    }
+}
+
+/// A `user` or `assistant` line: Claude Code's transcript shape plus our `seq` (message
+/// lines ever written, compaction or not) and `state` (only when interrupted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageLine {
+    pub uuid: String,
+    #[serde(rename = "parentUuid", default)]
+    pub parent_uuid: Option<String>,
+    #[serde(rename = "sessionId", default)]
+    pub session_id: String,
+    #[serde(default)]
+    pub timestamp: String,
+    #[serde(default)]
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    pub message: MessageBody,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<MessageState>,
+}
+
+/// The `message` of a message line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageBody {
+    /// Written always; when absent the line's type says the role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Claude Code may write plain string content: it reads as one text block.
+    #[serde(deserialize_with = "blocks_or_text")]
+    pub content: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// A usage this version cannot read is dropped, not the message.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_usage"
+    )]
+    pub usage: Option<Usage>,
+}
+
+/// Assistant extras written inside `message` next to the content.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageExtra {
+    pub model: Option<String>,
+    pub stop_reason: Option<String>,
+}
+
+impl MessageLine {
+    /// The line of `message`, in its place in the chain.
+    pub fn new(message: &Message, extra: MessageExtra, place: LinePlace<'_>) -> Self {
+        MessageLine {
+            uuid: message.id.clone(),
+            parent_uuid: place.parent_uuid.map(str::to_string),
+            session_id: place.session_id.to_string(),
+            timestamp: now_rfc3339(),
+            cwd: place.cwd.to_string(),
+            seq: Some(place.seq),
+            message: MessageBody {
+                role: Some(message.role),
+                content: message.content.clone(),
+                model: extra.model,
+                stop_reason: extra.stop_reason,
+                usage: message.usage,
+            },
+            state: (message.state == MessageState::Interrupted)
+                .then_some(MessageState::Interrupted),
+        }
+    }
+
+    /// The message this line holds; `role` is the line's type, used when the body has none.
+    pub fn into_message(self, role: Role) -> Message {
+        Message {
+            id: self.uuid,
+            role: self.message.role.unwrap_or(role),
+            content: self.message.content,
+            state: self.state.unwrap_or_default(),
+            usage: self.message.usage,
+        }
+    }
+
+    /// The `user` or `assistant` line of this message line, by its role.
+    pub fn into_log_line(self) -> LogLine {
+        match self.message.role {
+            Some(Role::Assistant) => LogLine::Assistant(self),
+            _ => LogLine::User(self),
+        }
+    }
+}
+
+/// Where a message line sits: its session, its parent in the chain, its number.
+#[derive(Debug, Clone, Copy)]
+pub struct LinePlace<'a> {
+    pub session_id: &'a str,
+    pub cwd: &'a str,
+    pub parent_uuid: Option<&'a str>,
+    pub seq: u64,
+}
+
+/// An `event` line: the event, stamped with the session and the time. Written as
+/// `{"type":"event","event":kind,"sessionId","timestamp",…the event's fields}` (the
+/// session store finds renames by that prefix).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLine {
+    pub session_id: String,
+    pub timestamp: String,
+    pub event: LogEvent,
+}
+
+impl EventLine {
+    /// `event` stamped now.
+    pub fn new(session_id: &str, event: LogEvent) -> Self {
+        EventLine {
+            session_id: session_id.to_string(),
+            timestamp: now_rfc3339(),
+            event,
+        }
+    }
+}
+
+impl Serialize for EventLine {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = serde_json::to_value(&self.event).map_err(S::Error::custom)?
+        else {
+            return Err(S::Error::custom("an event must serialise to an object"));
+        };
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(kind) = fields.get("event") {
+            map.serialize_entry("event", kind)?;
+        }
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("timestamp", &self.timestamp)?;
+        for (key, value) in &fields {
+            if !EVENT_LINE_KEYS.contains(&key.as_str()) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for EventLine {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(rename = "sessionId", default)]
+            session_id: String,
+            #[serde(default)]
+            timestamp: String,
+            #[serde(flatten)]
+            event: LogEvent,
+        }
+        let raw = Raw::deserialize(deserializer)?;
+        Ok(EventLine {
+            session_id: raw.session_id,
+            timestamp: raw.timestamp,
+            event: raw.event,
+        })
+    }
+}
+
+/// What an event line records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LogEvent {
+    /// A tool call began (after the gate allowed it).
+    ToolStart {
+        tool: String,
+        tool_use_id: String,
+        input: Value,
+    },
+    ToolEnd {
+        tool: String,
+        tool_use_id: String,
+        is_error: bool,
+        duration_ms: u64,
+        output_chars: usize,
+    },
+    /// A gate decision that was not the policy's silent allow.
+    Permission {
+        tool: String,
+        tool_use_id: String,
+        decision: PermissionDecision,
+        reason: String,
+    },
+    /// One finished hook run.
+    Hook(HookRun),
+    /// One provider call's tokens.
+    Usage {
+        model: String,
+        usage: Usage,
+        api_duration_ms: u64,
+    },
+    Context {
+        used_tokens: u64,
+        window: u64,
+    },
+    /// The provider call is retried after an error.
+    Retry {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error: String,
+        status: Option<u16>,
+    },
+    /// Everything before is summarised by `summary`; replay starts here, with the last
+    /// `kept` messages before the line (the unfinished turn's) after the summary.
+    CompactBoundary {
+        summary: String,
+        /// The id of the summary message (a new one when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uuid: Option<String>,
+        /// `manual` or `auto`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger: Option<String>,
+        /// The context estimate before and after, in tokens.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pre_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        post_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        kept: usize,
+    },
+    /// The session's name (empty clears it). Repeated so it stays in the file's tail.
+    Rename {
+        #[serde(default)]
+        name: String,
+    },
+    Mode {
+        mode: String,
+    },
+    Model {
+        model: String,
+    },
+    /// TodoWrite's list after a call.
+    Todos {
+        todos: Vec<TodoItem>,
+    },
+    /// The conversation was emptied (the log keeps what was said).
+    Clear {},
+    /// The conversation goes on from message `to` (inclusive; with `before`, from just
+    /// before it): what came after is left out from here on (the log keeps it).
+    /// `--resume-session-at` and `/rewind` write it.
+    Rewind {
+        to: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        before: bool,
+    },
+    /// A user prompt opened a checkpoint: `snapshot` (in the project's checkpoint store)
+    /// holds the files as they were before prompt `message` ran.
+    Checkpoint {
+        message: String,
+        snapshot: String,
+        /// What the snapshot left out (too many files, unreadable paths).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        incomplete: Option<String>,
+    },
+    /// The turn of prompt `message` ended with the files as in `snapshot`; `files` changed
+    /// during it, of which `not_restorable` cannot be put back (too large, unreadable).
+    CheckpointFiles {
+        message: String,
+        snapshot: String,
+        #[serde(default)]
+        files: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_restorable: Vec<String>,
+    },
+    /// The user interrupted the turn.
+    Interrupted {},
+    /// A provider error ended the turn.
+    Error {
+        message: String,
+        kind: ProviderErrorKind,
+        status: Option<u16>,
+    },
+    /// The turn hit its round limit.
+    MaxTurns {
+        rounds: u32,
+    },
+    ContextFull {},
+    /// A hook said `continue: false`.
+    HookStopped {
+        reason: String,
+    },
+    /// A UserPromptSubmit hook refused the prompt.
+    PromptBlocked {
+        reason: String,
+    },
+    /// An event this version does not know; never written.
+    #[serde(other, skip_serializing)]
+    Unknown,
+}
+
+/// What the gate decided about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionDecision {
+    Allow,
+    Deny,
+    /// A hook replaced the call's input (the policy judges the new input).
+    InputUpdated,
+}
+
+/// A `hook` event: one finished run, its output cut to an excerpt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookRun {
+    pub hook_id: String,
+    pub hook_event: String,
+    pub hook_name: String,
+    pub hook_type: String,
+    /// The command, URL or prompt.
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub outcome: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub notice: Option<String>,
+}
+
+/// The user message that stands for everything before a compaction boundary.
+pub fn compact_summary_message(summary: &str, id: &str) -> Message {
+    Message {
+        id: id.to_string(),
+        role: Role::User,
+        content: vec![Block::text(format!("{CONTEXT_SUMMARY_PREFIX}{summary}"))],
+        state: MessageState::Complete,
+        usage: None,
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The current time, RFC 3339 UTC with milliseconds, as Claude Code writes it.
+pub fn now_rfc3339() -> String {
+    format!("{:.3}", jiff::Timestamp::now())
+}
+
+fn blocks_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Block>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Content {
+        Text(String),
+        Blocks(Vec<Block>),
+    }
+    match Content::deserialize(deserializer) {
+        Ok(Content::Text(text)) => Ok(vec![Block::text(text)]),
+        Ok(Content::Blocks(blocks)) => Ok(blocks),
+        Err(_) => Err(D::Error::custom("content is neither text nor blocks")),
+    }
+}
+
+fn lenient_usage<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Usage>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Both ways of reading a line, which must agree.
+    fn parse(line: &str) -> LogLine {
+        let derived: LogLine = serde_json::from_str(line).unwrap();
+        assert_eq!(LogLine::from_slice(line.as_bytes()).unwrap(), derived);
+        derived
+    }
+
+    #[test]
+    fn event_lines_keep_their_key_order_and_round_trip() {
+        let line = LogLine::Event(EventLine {
+            session_id: "s".into(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            event: LogEvent::Rename {
+                name: "work".into(),
+            },
+        });
+        let text = serde_json::to_string(&line).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"event","event":"rename","sessionId":"s","timestamp":"2026-01-01T00:00:00.000Z","name":"work"}"#
+        );
+        assert_eq!(parse(&text), line);
+        let clear = serde_json::to_string(&LogLine::Event(EventLine {
+            event: LogEvent::Clear {},
+            ..match line {
+                LogLine::Event(e) => e,
+                _ => unreachable!(),
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            clear,
+            r#"{"type":"event","event":"clear","sessionId":"s","timestamp":"2026-01-01T00:00:00.000Z"}"#
+        );
+    }
+
+    #[test]
+    fn unknown_line_and_event_types_read_as_unknown() {
+        assert_eq!(
+            parse(r#"{"type":"summary","summary":"x"}"#),
+            LogLine::Unknown
+        );
+        assert_eq!(
+            parse(r#"{"type":"event","event":"bookmark","sessionId":"s","files":3}"#),
+            LogLine::Event(EventLine {
+                session_id: "s".into(),
+                timestamp: String::new(),
+                event: LogEvent::Unknown,
+            })
+        );
+        assert!(serde_json::to_string(&LogLine::Unknown).is_err());
+    }
+
+    #[test]
+    fn the_header_has_one_constructor_with_millisecond_utc_timestamps() {
+        let header = SessionHeader::new("id", Path::new("/p"), "m", "anthropic");
+        assert!(header.created.parse::<jiff::Timestamp>().is_ok());
+        assert!(
+            header.created.ends_with('Z') && header.created.len() == 24,
+            "{}",
+            header.created
+        );
+        let line = serde_json::to_value(LogLine::Session(header.clone())).unwrap();
+        assert_eq!(
+            line.as_object().unwrap().keys().collect::<Vec<_>>(),
+            [
+                "type",
+                "sessionId",
+                "cwd",
+                "created",
+                "version",
+                "model",
+                "provider"
+            ]
+        );
+        assert_eq!(SessionHeader::from_line(&line), Ok(header));
+        // Headers written before (nanoseconds) still read.
+        let old = json!({"type":"session","sessionId":"a","cwd":"/p",
+            "created":"2026-11-23T21:45:15.327768236Z","version":"0.1.0"});
+        assert_eq!(
+            SessionHeader::from_line(&old).unwrap().created,
+            "2026-11-23T21:45:15.327768236Z"
+        );
+        for bad in [
+            json!({"type":"user"}),
+            json!({"type":"session","cwd":"/"}),
+            json!({"type":"session","sessionId":"","cwd":"/"}),
+            json!({"type":"session","sessionId":"a"}),
+        ] {
+            assert!(SessionHeader::from_line(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn message_lines_read_claude_code_string_content_and_tolerate_odd_usage() {
+        let line = parse(
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":"hello","usage":"n/a"}}"#,
+        );
+        let LogLine::User(line) = line else {
+            panic!("{line:?}")
+        };
+        let message = line.into_message(Role::User);
+        assert_eq!(message.text(), "hello");
+        assert_eq!(message.usage, None);
+        for bad in [
+            r#"{"type":"user","uuid":7,"message":{}}"#,
+            r#"{"uuid":"u"}"#,
+            "[1,2]",
+            r#"{"type":"assis"#,
+        ] {
+            assert!(serde_json::from_str::<LogLine>(bad).is_err(), "{bad}");
+            assert!(LogLine::from_slice(bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
+}

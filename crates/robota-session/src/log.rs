@@ -1,0 +1,763 @@
+//! The append-only JSONL session log: one file per session under
+//! `$ROBOTA_HOME/projects/<project>/<session-id>.jsonl`, a `session` header line, then
+//! message lines in Claude Code's transcript shape (so hooks reading `transcript_path` work)
+//! and `event` lines for everything else — all [`LogLine`]s (see `session::line`). Each line
+//! is redacted, written with one `write_all` and flushed, so a crash loses at most the line
+//! being written. Also where logs live (`project_dir`) and how their files are created.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::diagnostics::Diagnostics;
+use crate::redact::redact;
+use crate::replay::ReplayedSession;
+use robota_core::{Message, TodoItem};
+
+pub use crate::error::{LogAction, LogError};
+use crate::line::{EventLine, LinePlace, MessageLine, compact_summary_message};
+pub use crate::line::{LogEvent, LogLine, MessageExtra, SessionHeader, now_rfc3339};
+
+/// Bytes at the end of a log file that the session list reads. The log re-appends the
+/// session's name whenever its last `rename` line would fall out of half this window, so a
+/// listing that reads only headers and tails still sees every name.
+pub(crate) const TAIL_WINDOW: u64 = 64 * 1024;
+const NAME_REAPPEND_AFTER: u64 = TAIL_WINDOW / 2;
+
+/// An open session log. `Send + Sync`: share it behind an `Arc`; each append is one small
+/// synchronous write under a mutex.
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    session_id: String,
+    cwd: String,
+    state: Mutex<WriterState>,
+    /// The replay-grade diagnostics log beside this one, when diagnostics are on.
+    diagnostics: Option<Arc<Diagnostics>>,
+}
+
+#[derive(Debug)]
+struct WriterState {
+    file: File,
+    last_uuid: Option<String>,
+    /// Message lines written so far (before and after compaction); each carries its `seq`.
+    message_lines: usize,
+    /// The session's current name, re-appended so it stays in the file's tail.
+    name: Option<String>,
+    bytes_since_name: u64,
+    /// A write failed part way: start the next line on a fresh line.
+    broken_line: bool,
+    /// The first failed write not yet reported to a client.
+    unreported_failure: Option<String>,
+}
+
+impl SessionLog {
+    /// Creates `<home>/projects/<project>/<session-id>.jsonl` and writes the header. Fails
+    /// if the file exists.
+    pub fn create(home: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        Self::create_in(&project_dir(home, &header.cwd), header)
+    }
+
+    /// Creates the log of another session in this log's directory (`/clear` starts one),
+    /// with diagnostics when this one has them.
+    pub fn create_beside(&self, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let log = Self::create_in(dir, header)?;
+        if self.diagnostics.is_some() {
+            return log.with_diagnostics();
+        }
+        Ok(log)
+    }
+
+    /// Turns on replay-grade diagnostics: `<id>.diagnostics.jsonl` beside this log
+    /// (appended to when it exists) and its `<id>.payloads/` directory.
+    pub fn with_diagnostics(mut self) -> Result<SessionLog, LogError> {
+        self.diagnostics = Some(Arc::new(Diagnostics::open(&self.path)?));
+        Ok(self)
+    }
+
+    /// The diagnostics log, when diagnostics are on.
+    pub fn diagnostics(&self) -> Option<&Arc<Diagnostics>> {
+        self.diagnostics.as_ref()
+    }
+
+    fn create_in(dir: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        check_session_id(&header.session_id)?;
+        Self::create_file(&dir.join(format!("{}.jsonl", header.session_id)), header)
+    }
+
+    /// Creates a log at `path` (a subagent's transcript beside its session's log) and
+    /// writes the header. Fails if the file exists.
+    pub fn create_file(path: &Path, header: &SessionHeader) -> Result<SessionLog, LogError> {
+        let path = path.to_path_buf();
+        create_private_dir(path.parent().unwrap_or(Path::new(".")))?;
+        let file = create_private_file(&path)?;
+        lock_writer(&file, &path)?;
+        let log = SessionLog::with_file(path, header, file, None, 0, None);
+        let written = log.write_line(&mut log.lock(), &LogLine::Session(header.clone()));
+        if let Err(e) = written {
+            // Best effort: a log without its header could never be resumed.
+            let _ = fs::remove_file(&log.path);
+            return Err(e);
+        }
+        Ok(log)
+    }
+
+    /// Continues an existing log after `replay`: the `parentUuid` chain, message numbering
+    /// and name carry on. A truncated last line is closed so the next line starts fresh.
+    pub fn open_append(path: &Path, replayed: &ReplayedSession) -> Result<SessionLog, LogError> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| LogError::io(path, LogAction::Open, e))?;
+        lock_writer(&file, path)?;
+        let broken_line =
+            !ends_with_newline(&mut file).map_err(|e| LogError::io(path, LogAction::Read, e))?;
+        let log = SessionLog::with_file(
+            path.to_path_buf(),
+            &replayed.header,
+            file,
+            replayed.last_uuid.clone(),
+            replayed.message_lines,
+            replayed.name.clone(),
+        );
+        let mut state = log.lock();
+        state.broken_line = broken_line;
+        // The last rename may lie anywhere in the file: repeat it with the next line.
+        state.bytes_since_name = NAME_REAPPEND_AFTER;
+        drop(state);
+        Ok(log)
+    }
+
+    fn with_file(
+        path: PathBuf,
+        header: &SessionHeader,
+        file: File,
+        last_uuid: Option<String>,
+        message_lines: usize,
+        name: Option<String>,
+    ) -> SessionLog {
+        SessionLog {
+            path,
+            session_id: header.session_id.clone(),
+            cwd: header.cwd.to_string_lossy().into_owned(),
+            state: Mutex::new(WriterState {
+                file,
+                last_uuid,
+                message_lines,
+                name,
+                bytes_since_name: 0,
+                broken_line: false,
+                unreported_failure: None,
+            }),
+            diagnostics: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Appends a user or assistant message in Claude Code's transcript shape.
+    pub fn append_message(&self, message: &Message, extra: MessageExtra) -> Result<(), LogError> {
+        let mut state = self.lock();
+        let seq = state.message_lines + 1;
+        let place = LinePlace {
+            session_id: &self.session_id,
+            cwd: &self.cwd,
+            parent_uuid: state.last_uuid.as_deref(),
+            seq: seq as u64,
+        };
+        let line = MessageLine::new(message, extra, place).into_log_line();
+        self.write_line(&mut state, &line)?;
+        state.message_lines = seq;
+        state.last_uuid = Some(message.id.clone());
+        drop(state);
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_append(message);
+        }
+        Ok(())
+    }
+
+    /// Appends an event line, stamped with the session id and the time.
+    pub fn append_event(&self, event: LogEvent) -> Result<(), LogError> {
+        let mut state = self.lock();
+        if let LogEvent::Rename { name } = &event {
+            // This line is the newest mention of the name.
+            state.name = Some(name.clone());
+            state.bytes_since_name = 0;
+        }
+        let line = LogLine::Event(EventLine::new(&self.session_id, event));
+        self.write_line(&mut state, &line)
+    }
+
+    /// Records a rewind (see [`LogEvent::Rewind`]); the next message line's `parentUuid` is
+    /// `parent`, the last message kept, so the chain branches there as Claude Code's does.
+    pub fn append_rewind(
+        &self,
+        to: &str,
+        before: bool,
+        parent: Option<String>,
+    ) -> Result<(), LogError> {
+        self.append_event(LogEvent::Rewind {
+            to: to.to_string(),
+            before,
+        })?;
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_rewind(to, before);
+        }
+        self.lock().last_uuid = parent;
+        Ok(())
+    }
+
+    pub fn append_rename(&self, name: &str) -> Result<(), LogError> {
+        self.append_event(LogEvent::Rename {
+            name: name.to_string(),
+        })
+    }
+
+    pub fn append_mode(&self, mode: &str) -> Result<(), LogError> {
+        self.append_event(LogEvent::Mode {
+            mode: mode.to_string(),
+        })
+    }
+
+    pub fn append_model(&self, model: &str) -> Result<(), LogError> {
+        self.append_event(LogEvent::Model {
+            model: model.to_string(),
+        })
+    }
+
+    pub fn append_todos(&self, todos: &[TodoItem]) -> Result<(), LogError> {
+        self.append_event(LogEvent::Todos {
+            todos: todos.to_vec(),
+        })
+    }
+
+    /// Records a compaction. Returns the summary message exactly as `replay` will rebuild
+    /// it (same id), to put at the head of the live history.
+    pub fn append_compact_boundary(&self, summary: &str) -> Result<Message, LogError> {
+        let message = compact_summary_message(summary, &uuid::Uuid::new_v4().to_string());
+        self.append_event(LogEvent::CompactBoundary {
+            summary: summary.to_string(),
+            uuid: Some(message.id.clone()),
+            trigger: None,
+            pre_tokens: None,
+            post_tokens: None,
+            kept: 0,
+        })?;
+        if let Some(diagnostics) = &self.diagnostics {
+            diagnostics.history_compact(&message);
+        }
+        Ok(message)
+    }
+
+    /// Redacts, serialises and writes one line with a single `write_all`, then re-appends
+    /// the session name if its last mention is about to leave the tail window.
+    fn write_line(&self, state: &mut WriterState, line: &LogLine) -> Result<(), LogError> {
+        let mut bytes = Vec::with_capacity(256);
+        if state.broken_line {
+            bytes.push(b'\n');
+        }
+        self.serialise_line(&mut bytes, line)?;
+        self.write_bytes(state, &bytes)?;
+        state.bytes_since_name = state.bytes_since_name.saturating_add(bytes.len() as u64);
+
+        if state.bytes_since_name >= NAME_REAPPEND_AFTER
+            && let Some(name) = state.name.clone()
+        {
+            let again = LogLine::Event(EventLine::new(&self.session_id, LogEvent::Rename { name }));
+            let mut bytes = Vec::with_capacity(128);
+            self.serialise_line(&mut bytes, &again)?;
+            self.write_bytes(state, &bytes)?;
+            state.bytes_since_name = 0;
+        }
+        Ok(())
+    }
+
+    /// `line`, redacted, as JSON and a newline at the end of `out`.
+    fn serialise_line(&self, out: &mut Vec<u8>, line: &LogLine) -> Result<(), LogError> {
+        let mut value = serde_json::to_value(line).map_err(|e| self.ser_error(e))?;
+        redact(&mut value);
+        serde_json::to_writer(&mut *out, &value).map_err(|e| self.ser_error(e))?;
+        out.push(b'\n');
+        Ok(())
+    }
+
+    fn write_bytes(&self, state: &mut WriterState, bytes: &[u8]) -> Result<(), LogError> {
+        let written = state
+            .file
+            .write_all(bytes)
+            .and_then(|()| state.file.flush());
+        state.broken_line = written.is_err();
+        written.map_err(|e| {
+            let error = LogError::io(&self.path, LogAction::Write, e);
+            if state.unreported_failure.is_none() {
+                state.unreported_failure = Some(error.to_string());
+            }
+            error
+        })
+    }
+
+    /// The first write that failed since the last call, as a message naming the file and
+    /// what failed; a client must be told (the conversation goes on in memory).
+    pub fn take_failure(&self) -> Option<String> {
+        self.lock().unreported_failure.take()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, WriterState> {
+        // A panic while holding the lock cannot leave the file in a state worse than a
+        // failed write, which `broken_line` already covers.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn ser_error(&self, source: serde_json::Error) -> LogError {
+        LogError::Serialize {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+/// Makes this process the log's one writer: an exclusive advisory lock on the file, held
+/// until the file is closed (the kernel drops it when the process dies, however it dies).
+/// A log another process holds is refused, naming that process where Linux tells it.
+fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if locked {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+        // A file system without locks: write as before rather than refuse the session.
+        tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
+        return Ok(());
+    }
+    Err(LogError::InUse {
+        path: path.to_path_buf(),
+        holder: lock_holder(file),
+    })
+}
+
+/// The pid holding a `flock` on `file`, from `/proc/locks` (Linux), matched by inode.
+fn lock_holder(file: &File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let inode = file.metadata().ok()?.ino();
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF`
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (kind, pid, device_inode) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
+        let lock_inode: u64 = device_inode.rsplit(':').next()?.parse().ok()?;
+        (*kind == "FLOCK" && lock_inode == inode)
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
+}
+
+/// Longest project directory name kept as is; longer ones are cut and given a hash of the
+/// whole name, since file systems refuse names over 255 bytes.
+const MAX_PROJECT_DIR_NAME: usize = 200;
+
+/// The directory name of a project: the cwd with every character other than an ASCII
+/// letter, digit or '-' replaced by '-' (`/home/u/my_repo` → `-home-u-my-repo`).
+pub fn project_dir_name(cwd: &Path) -> String {
+    let name: String = cwd
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    if name.len() <= MAX_PROJECT_DIR_NAME {
+        return name;
+    }
+    // FNV-1a: stable across builds and platforms, unlike std's hasher.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}-{hash:016x}", &name[..MAX_PROJECT_DIR_NAME])
+}
+
+/// `<home>/projects/<project_dir_name(cwd)>`.
+pub fn project_dir(home: &Path, cwd: &Path) -> PathBuf {
+    home.join("projects").join(project_dir_name(cwd))
+}
+
+pub(crate) fn check_session_id(id: &str) -> Result<(), LogError> {
+    let valid_chars = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if id.is_empty() || !valid_chars || id.starts_with('.') {
+        return Err(LogError::InvalidSessionId { id: id.to_string() });
+    }
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents with mode 0700.
+pub fn create_private_dir(dir: &Path) -> Result<(), LogError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| LogError::io(dir, LogAction::CreateDir, e))
+}
+
+/// Creates a new file with mode 0600, failing if it exists.
+pub(crate) fn create_private_file(path: &Path) -> Result<File, LogError> {
+    let mut options = OpenOptions::new();
+    options.create_new(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => LogError::AlreadyExists {
+            path: path.to_path_buf(),
+        },
+        _ => LogError::io(path, LogAction::Create, e),
+    })
+}
+
+/// Whether the file is empty or its last byte is a newline.
+fn ends_with_newline(file: &mut File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::line::PermissionDecision;
+    use crate::replay::replay;
+    use robota_core::{Block, MessageState, Role, Usage};
+    use serde_json::{Value, json};
+
+    fn header(id: &str) -> SessionHeader {
+        SessionHeader::new(id, Path::new("/home/u/my_repo"), "m", "anthropic")
+    }
+
+    fn lines(log: &SessionLog) -> Vec<Value> {
+        let text = fs::read_to_string(log.path()).unwrap();
+        assert!(text.ends_with('\n'));
+        text.lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_log_has_one_writer_until_it_is_closed() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("locked-1")).unwrap();
+        let path = log.path().to_path_buf();
+        let replayed = replay(&path).unwrap();
+        let err = SessionLog::open_append(&path, &replayed).unwrap_err();
+        assert!(matches!(err, LogError::InUse { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("this robota process"), "{text}");
+        assert!(text.contains("--fork-session"), "{text}");
+        drop(log);
+        let again = SessionLog::open_append(&path, &replayed).unwrap();
+        again.append_rename("reopened").unwrap();
+        assert!(fs::read_to_string(&path).unwrap().contains("reopened"));
+    }
+
+    #[test]
+    fn create_writes_the_header_under_the_project_dir_and_refuses_to_overwrite() {
+        let home = tempfile::tempdir().unwrap();
+        let mut h = header("abc-1");
+        h.forked_from = Some("parent".into());
+        let log = SessionLog::create(home.path(), &h).unwrap();
+        assert_eq!(
+            log.path(),
+            home.path().join("projects/-home-u-my-repo/abc-1.jsonl")
+        );
+        let first = &lines(&log)[0];
+        assert_eq!(first["type"], "session");
+        assert_eq!(first["sessionId"], "abc-1");
+        assert_eq!(first["cwd"], "/home/u/my_repo");
+        assert_eq!(first["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(first["forkedFrom"], "parent");
+        let created = first["created"].as_str().unwrap();
+        assert!(created.parse::<jiff::Timestamp>().is_ok(), "{created}");
+        assert!(created.ends_with('Z') && created.len() == 24, "{created}");
+        assert_eq!(SessionHeader::from_line(first).unwrap(), h);
+
+        let again = SessionLog::create(home.path(), &h).unwrap_err();
+        assert!(matches!(again, LogError::AlreadyExists { .. }));
+        assert!(again.to_string().contains("abc-1.jsonl"), "{again}");
+        for bad in ["", "../x", "a/b", ".hidden"] {
+            let err = SessionLog::create(home.path(), &header(bad)).unwrap_err();
+            assert!(matches!(err, LogError::InvalidSessionId { .. }), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_log_can_be_shared_between_tasks() {
+        fn shareable<T: Send + Sync + 'static>(_: &T) {}
+        let home = tempfile::tempdir().unwrap();
+        let log = std::sync::Arc::new(SessionLog::create(home.path(), &header("t")).unwrap());
+        shareable(&log);
+        let writers: Vec<_> = (0..4)
+            .map(|i| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    for j in 0..50 {
+                        let m = Message::user_text(format!("{i}-{j}"));
+                        log.append_message(&m, MessageExtra::default()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        let all = lines(&log);
+        assert_eq!(all.len(), 201);
+        let seqs: Vec<u64> = all[1..]
+            .iter()
+            .map(|l| l["seq"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs, (1..=200).collect::<Vec<u64>>());
+        for pair in all[1..].windows(2) {
+            assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"]);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_0600_and_directories_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("p")).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(log.path()), 0o600);
+        assert_eq!(mode(log.path().parent().unwrap()), 0o700);
+        assert_eq!(mode(&home.path().join("projects")), 0o700);
+    }
+
+    #[test]
+    fn project_dir_names_follow_claude_code() {
+        assert_eq!(
+            project_dir_name(Path::new("/home/user/work/my-repo")),
+            "-home-user-work-my-repo"
+        );
+        assert_eq!(project_dir_name(Path::new("/a b/c_d.e/한")), "-a-b-c-d-e--");
+        let deep = format!("/{}", "segment/".repeat(60));
+        let name = project_dir_name(Path::new(&deep));
+        assert_eq!(name.len(), MAX_PROJECT_DIR_NAME + 17);
+        assert_ne!(name, project_dir_name(Path::new(&format!("{deep}x"))));
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(
+            home.path(),
+            &SessionHeader::new("d", Path::new(&deep), "m", "p"),
+        );
+        assert!(log.is_ok(), "{log:?}");
+    }
+
+    #[test]
+    fn message_lines_have_claude_codes_shape_and_chain() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("s")).unwrap();
+        let ask = Message::user_text("hi");
+        let mut answer = Message::new(Role::Assistant, vec![Block::text("hello")]);
+        answer.state = MessageState::Interrupted;
+        log.append_message(&ask, MessageExtra::default()).unwrap();
+        let extra = MessageExtra {
+            model: Some("m".into()),
+            stop_reason: Some("end_turn".into()),
+        };
+        log.append_message(&answer, extra).unwrap();
+        let all = lines(&log);
+        assert_eq!(all[1]["type"], "user");
+        assert_eq!(all[1]["uuid"], ask.id.as_str());
+        assert_eq!(all[1]["parentUuid"], Value::Null);
+        assert_eq!(all[1]["sessionId"], "s");
+        assert_eq!(all[1]["cwd"], "/home/u/my_repo");
+        assert_eq!(
+            all[1]["message"],
+            json!({"role":"user","content":[{"type":"text","text":"hi"}]})
+        );
+        assert!(all[1].get("state").is_none());
+        assert_eq!(all[2]["parentUuid"], ask.id.as_str());
+        assert_eq!(all[2]["message"]["model"], "m");
+        assert_eq!(all[2]["message"]["stop_reason"], "end_turn");
+        assert_eq!(all[2]["state"], "interrupted");
+    }
+
+    /// ralph-wiggum's stop hook: `grep '"role":"assistant"' | tail -1`, then
+    /// `.message.content[] | select(.type=="text") | .text`.
+    #[test]
+    fn a_stop_hook_greps_the_last_assistant_text() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("r")).unwrap();
+        for text in [
+            "first answer",
+            "said \"role\":\"assistant\" inside",
+            "last answer",
+        ] {
+            let ask = Message::user_text(format!("user quoting \"role\":\"assistant\" {text}"));
+            log.append_message(&ask, MessageExtra::default()).unwrap();
+            let answer = Message::new(
+                Role::Assistant,
+                vec![
+                    Block::Thinking {
+                        thinking: "hm".into(),
+                        signature: String::new(),
+                    },
+                    Block::text(text),
+                ],
+            );
+            log.append_message(&answer, MessageExtra::default())
+                .unwrap();
+            log.append_event(LogEvent::Usage {
+                model: "m".into(),
+                usage: Usage::default(),
+                api_duration_ms: 1,
+            })
+            .unwrap();
+        }
+        let out = std::process::Command::new("grep")
+            .arg(r#""role":"assistant""#)
+            .arg(log.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 3, "{stdout}");
+        let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let texts: Vec<&str> = last["message"]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|block| block["type"] == "text")
+            .map(|block| block["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, vec!["last answer"]);
+    }
+
+    #[test]
+    fn events_lead_with_type_event_session_and_time_then_their_fields() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("e")).unwrap();
+        log.append_event(LogEvent::Permission {
+            tool: "Bash".into(),
+            tool_use_id: "t1".into(),
+            decision: PermissionDecision::Deny,
+            reason: "user refused".into(),
+        })
+        .unwrap();
+        let event = &lines(&log)[1];
+        let keys: Vec<&String> = event.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "type",
+                "event",
+                "sessionId",
+                "timestamp",
+                "tool",
+                "tool_use_id",
+                "decision",
+                "reason"
+            ]
+        );
+        assert_eq!(event["type"], "event");
+        assert_eq!(event["event"], "permission");
+        assert_eq!(event["sessionId"], "e");
+        assert_eq!(event["decision"], "deny");
+        let stamp = event["timestamp"].as_str().unwrap();
+        assert!(stamp.ends_with('Z') && stamp.len() == 24, "{stamp}");
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_and_the_action() {
+        let home = tempfile::tempdir().unwrap();
+        let blocker = home.path().join("projects");
+        fs::write(&blocker, "a file where the directory should be").unwrap();
+        let err = SessionLog::create(home.path(), &header("w")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LogError::Io {
+                    action: LogAction::CreateDir,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.path().unwrap().starts_with(&blocker), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("projects") && text.contains("cannot create its directory"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_messages_and_events_and_nothing_else_changes() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("x")).unwrap();
+        let call = Message::new(
+            Role::Assistant,
+            vec![Block::ToolUse {
+                id: "t1".into(),
+                name: "WebFetch".into(),
+                input: json!({"url": "https://a", "headers": {"Authorization": "Bearer abc"}}),
+            }],
+        );
+        log.append_message(&call, MessageExtra::default()).unwrap();
+        log.append_event(LogEvent::ToolStart {
+            tool: "Bash".into(),
+            tool_use_id: "t2".into(),
+            input: json!({"env": {"OPENAI_API_KEY": "x"}, "n": 1}),
+        })
+        .unwrap();
+        log.append_event(LogEvent::Error {
+            message: "key sk-ant-api03-abcdef123456 failed".into(),
+            kind: robota_core::ProviderErrorKind::Auth,
+            status: Some(401),
+        })
+        .unwrap();
+        let all = lines(&log);
+        assert_eq!(
+            all[1]["message"]["content"][0],
+            json!({"type":"tool_use","id":"t1","name":"WebFetch",
+                   "input":{"url":"https://a","headers":{"Authorization":"[REDACTED]"}}})
+        );
+        assert_eq!(
+            all[2]["input"],
+            json!({"env": {"OPENAI_API_KEY": "[REDACTED]"}, "n": 1})
+        );
+        assert_eq!(all[3]["message"], "key [REDACTED] failed");
+    }
+
+    #[test]
+    fn the_name_is_repeated_so_it_stays_in_the_tail_window() {
+        let home = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(home.path(), &header("n")).unwrap();
+        log.append_rename("my work").unwrap();
+        let big = "z".repeat(10_000);
+        for _ in 0..40 {
+            log.append_message(&Message::user_text(big.clone()), MessageExtra::default())
+                .unwrap();
+        }
+        let text = fs::read_to_string(log.path()).unwrap();
+        let last_rename = text.rfind(r#""event":"rename""#).unwrap();
+        assert!(text.len() - last_rename < NAME_REAPPEND_AFTER as usize + 11_000);
+        assert!(text.matches(r#""name":"my work""#).count() > 5);
+        assert_eq!(replay(log.path()).unwrap().name.as_deref(), Some("my work"));
+    }
+}

@@ -1,0 +1,741 @@
+//! The session store: every session log under `$ROBOTA_HOME/projects/`, listed for the
+//! picker from each file's head (header, first prompt) and tail (name, message count) only,
+//! found by id, name or id prefix, and forked into a new id. All calls do blocking file
+//! I/O; from async code run them in `spawn_blocking`.
+
+use std::cmp::Reverse;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::diagnostics;
+use crate::error::{LogAction, LogError};
+use crate::line::{LogEvent, LogLine, MessageLine, SessionHeader};
+use crate::log::{
+    TAIL_WINDOW, check_session_id, create_private_dir, create_private_file, project_dir,
+};
+use robota_core::{Block, Role};
+
+/// Bytes at the start of a log read for the header and the first prompt.
+const HEAD_WINDOW: u64 = 64 * 1024;
+/// The first prompt is cut to this many characters in a summary.
+const FIRST_PROMPT_CHARS: usize = 500;
+/// Ambiguity errors name at most this many candidates.
+const MAX_LISTED_CANDIDATES: usize = 10;
+
+/// One session as the picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub path: PathBuf,
+    pub cwd: PathBuf,
+    pub name: Option<String>,
+    pub first_prompt: Option<String>,
+    pub created: String,
+    pub modified: SystemTime,
+    pub message_count: usize,
+    /// The git branch the session began on, when the log says.
+    pub git_branch: Option<String>,
+}
+
+/// Why `SessionStore::find` found no single session.
+#[derive(Debug, Error)]
+pub enum FindError {
+    #[error("no session matches {query:?} (searched {})", searched.display())]
+    NotFound { query: String, searched: PathBuf },
+    /// The log of that id exists and cannot be read as a session; nothing was changed.
+    #[error("session log {} cannot be resumed: {reason}", path.display())]
+    Damaged { path: PathBuf, reason: String },
+    #[error(
+        "{query:?} matches several sessions: {}; give more of the id",
+        candidates.join(", ")
+    )]
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
+}
+
+/// The session logs under one `$ROBOTA_HOME`.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    home: PathBuf,
+}
+
+impl SessionStore {
+    pub fn new(home: PathBuf) -> Self {
+        SessionStore { home }
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Where the logs of sessions started in `cwd` live.
+    pub fn project_dir(&self, cwd: &Path) -> PathBuf {
+        project_dir(&self.home, cwd)
+    }
+
+    /// Sessions of the project at `cwd`, newest first. Unreadable files are left out.
+    pub fn list(&self, cwd: &Path) -> Vec<SessionSummary> {
+        summaries_in(&self.project_dir(cwd))
+    }
+
+    /// The most recently modified session of the project at `cwd`; among sessions modified
+    /// at the same instant (file-system clocks are coarse: `/clear` creates the next session
+    /// within the same tick), the one created last.
+    pub fn latest(&self, cwd: &Path) -> Option<SessionSummary> {
+        let mut logs = log_files(&self.project_dir(cwd));
+        logs.sort_by_key(|(_, modified)| Reverse(*modified));
+        let mut best: Option<SessionSummary> = None;
+        for (path, modified) in &logs {
+            if best.as_ref().is_some_and(|b| *modified < b.modified) {
+                break;
+            }
+            if let Some(summary) = summarize(path)
+                && best.as_ref().is_none_or(|b| summary.created > b.created)
+            {
+                best = Some(summary);
+            }
+        }
+        best
+    }
+
+    /// Finds one session by exact id, then exact name (latest rename wins; the newest
+    /// session if several share it), then unique id prefix — each in this project first,
+    /// then in all projects.
+    pub fn find(&self, cwd: &Path, query: &str) -> Result<SessionSummary, FindError> {
+        let not_found = || FindError::NotFound {
+            query: query.to_string(),
+            searched: self.home.join("projects"),
+        };
+        if query.is_empty() {
+            return Err(not_found());
+        }
+        let here = self.project_dir(cwd);
+        let mut dirs = vec![here.clone()];
+        dirs.extend(self.project_dirs().into_iter().filter(|dir| *dir != here));
+
+        if check_session_id(query).is_ok() {
+            let mut damaged = None;
+            for path in dirs.iter().map(|dir| dir.join(format!("{query}.jsonl"))) {
+                if fs::symlink_metadata(&path).is_err() {
+                    continue;
+                }
+                match read_summary(&path) {
+                    Ok(found) => return Ok(found),
+                    Err(e) => {
+                        damaged.get_or_insert(FindError::Damaged {
+                            path,
+                            reason: e.to_string(),
+                        });
+                    }
+                }
+            }
+            if let Some(damaged) = damaged {
+                return Err(damaged);
+            }
+        }
+
+        let scopes = [&dirs[..1], &dirs[..]];
+        for scope in scopes {
+            let named = scope
+                .iter()
+                .flat_map(|dir| summaries_in(dir))
+                .filter(|summary| summary.name.as_deref() == Some(query))
+                .max_by_key(|summary| summary.modified);
+            if let Some(found) = named {
+                return Ok(found);
+            }
+        }
+
+        for scope in scopes {
+            let mut candidates: Vec<(String, PathBuf)> = scope
+                .iter()
+                .flat_map(|dir| log_files(dir))
+                .filter_map(|(path, _)| Some((session_id_of(&path)?, path)))
+                .filter(|(id, _)| id.starts_with(query))
+                .collect();
+            candidates.sort();
+            match candidates.len() {
+                0 => continue,
+                1 => {
+                    if let Some(found) = summarize(&candidates[0].1) {
+                        return Ok(found);
+                    }
+                }
+                count => {
+                    let mut listed: Vec<String> = candidates
+                        .into_iter()
+                        .take(MAX_LISTED_CANDIDATES)
+                        .map(|(id, _)| id)
+                        .collect();
+                    if count > MAX_LISTED_CANDIDATES {
+                        listed.push(format!("and {} more", count - MAX_LISTED_CANDIDATES));
+                    }
+                    return Err(FindError::Ambiguous {
+                        query: query.to_string(),
+                        candidates: listed,
+                    });
+                }
+            }
+        }
+        Err(not_found())
+    }
+
+    /// Copies the log at `source` into a new session `new_id` of the project at `cwd`: a
+    /// new header (created now, `forkedFrom` the source id) and every later line with its
+    /// `sessionId` rewritten — lines of kinds this version does not know are copied as they
+    /// are. Unreadable lines of the source are dropped.
+    pub fn fork(&self, source: &Path, new_id: &str, cwd: &Path) -> Result<PathBuf, LogError> {
+        check_session_id(new_id)?;
+        let bytes = fs::read(source).map_err(|e| LogError::io(source, LogAction::Read, e))?;
+        let mut lines = bytes.split(|b| *b == b'\n');
+        let old = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
+            LogError::InvalidHeader {
+                path: source.to_path_buf(),
+                reason,
+            }
+        })?;
+        let mut header = SessionHeader::new(new_id, cwd, &old.model, &old.provider);
+        header.forked_from = Some(old.session_id);
+        header.git_branch = old.git_branch;
+        let serialise_error = |e| LogError::Serialize {
+            path: source.to_path_buf(),
+            source: e,
+        };
+        let mut out = Vec::with_capacity(bytes.len() + 256);
+        serde_json::to_writer(&mut out, &LogLine::Session(header)).map_err(serialise_error)?;
+        out.push(b'\n');
+        for raw in lines.filter(|raw| !raw.iter().all(u8::is_ascii_whitespace)) {
+            let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(raw) else {
+                tracing::warn!(source = %source.display(), "fork drops an unreadable line");
+                continue;
+            };
+            if line.contains_key("sessionId") {
+                line.insert("sessionId".into(), new_id.into());
+            }
+            serde_json::to_writer(&mut out, &line).map_err(serialise_error)?;
+            out.push(b'\n');
+        }
+
+        let dir = self.project_dir(cwd);
+        create_private_dir(&dir)?;
+        let target = dir.join(format!("{new_id}.jsonl"));
+        let mut file = create_private_file(&target)?;
+        if let Err(e) = file.write_all(&out).and_then(|()| file.flush()) {
+            // Best effort: a half-written fork is worse than none.
+            let _ = fs::remove_file(&target);
+            return Err(LogError::io(&target, LogAction::Write, e));
+        }
+        Ok(target)
+    }
+
+    /// Removes the logs of every project last written more than `max_age` ago
+    /// (`cleanupPeriodDays`), except `keep` (the session being opened) and logs another
+    /// process has open; returns how many were removed.
+    pub fn remove_older_than(&self, max_age: std::time::Duration, keep: Option<&Path>) -> usize {
+        let Some(cutoff) = SystemTime::now().checked_sub(max_age) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for dir in self.project_dirs() {
+            for (path, modified) in log_files(&dir) {
+                if modified >= cutoff || keep == Some(path.as_path()) || in_use(&path) {
+                    continue;
+                }
+                match fs::remove_file(&path) {
+                    Ok(()) => {
+                        removed += 1;
+                        // Its diagnostics go with it (absent unless they were on).
+                        let _ = fs::remove_file(diagnostics::diagnostics_path(&path));
+                        let _ = fs::remove_dir_all(diagnostics::payloads::payload_dir(&path));
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "cannot remove an old session log")
+                    }
+                }
+            }
+        }
+        removed
+    }
+
+    fn project_dirs(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.home.join("projects")) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .map(|entry| entry.path())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+}
+
+/// Whether another process holds the log open for writing (its writer lock).
+fn in_use(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this `File` owns; the probe lock goes with the file.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+}
+
+/// `<id>` of `<dir>/<id>.jsonl`.
+fn session_id_of(path: &Path) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    Some(path.file_stem()?.to_str()?.to_string())
+}
+
+/// The `.jsonl` files directly in `dir` with their modification times.
+fn log_files(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter(|entry| !diagnostics::is_diagnostics_path(&entry.path()))
+        .filter_map(|entry| {
+            let meta = entry.metadata().ok()?;
+            meta.is_file().then(|| {
+                (
+                    entry.path(),
+                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Summaries of the logs in `dir`, newest first.
+fn summaries_in(dir: &Path) -> Vec<SessionSummary> {
+    let mut summaries: Vec<SessionSummary> = log_files(dir)
+        .iter()
+        .filter_map(|(path, _)| summarize(path))
+        .collect();
+    summaries.sort_by(|a, b| (b.modified, &b.created, &b.id).cmp(&(a.modified, &a.created, &a.id)));
+    summaries
+}
+
+/// Reads a log's head and tail into its summary; `None` if it cannot be read or has no
+/// valid header.
+fn summarize(path: &Path) -> Option<SessionSummary> {
+    match read_summary(path) {
+        Ok(summary) => Some(summary),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read session log");
+            None
+        }
+    }
+}
+
+/// A log's summary from its head and tail; the error says what is wrong with the file
+/// (a directory in its place, empty, no header, unreadable).
+fn read_summary(path: &Path) -> io::Result<SessionSummary> {
+    let damaged = |reason: String| io::Error::new(io::ErrorKind::InvalidData, reason);
+    if fs::metadata(path)?.is_dir() {
+        return Err(damaged("a directory is in its place".to_string()));
+    }
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    let len = meta.len();
+    if len == 0 {
+        return Err(damaged("the file is empty".to_string()));
+    }
+    let head = read_window(&mut file, 0, HEAD_WINDOW.min(len))?;
+    let head_lines = complete_lines(&head, 0);
+    let header = match head_lines.first() {
+        None => return Err(damaged("its session header is cut short".to_string())),
+        Some(line) => SessionHeader::parse(line).map_err(|reason| {
+            damaged(format!("its first line is not a session header: {reason}"))
+        })?,
+    };
+    let body = &head_lines[1..];
+    let first_prompt = body.iter().find_map(|line| first_prompt_of(line));
+
+    let tail_start = len.saturating_sub(TAIL_WINDOW).max(head.len() as u64);
+    let tail = read_window(&mut file, tail_start, len - tail_start)?;
+    let tail_lines = complete_lines(&tail, tail_start);
+
+    let name = latest_rename(&tail_lines)
+        .or_else(|| latest_rename(body))
+        .flatten();
+    let message_count = tail_lines
+        .iter()
+        .rev()
+        .chain(body.iter().rev())
+        .find(|line| is_message_line(line))
+        .and_then(|line| message_line(line))
+        .and_then(|(line, _)| line.seq)
+        .map(|seq| seq as usize)
+        .unwrap_or_else(|| {
+            let in_head = body.iter().filter(|line| is_message_line(line)).count();
+            in_head
+                + tail_lines
+                    .iter()
+                    .filter(|line| is_message_line(line))
+                    .count()
+        });
+
+    Ok(SessionSummary {
+        id: header.session_id,
+        path: path.to_path_buf(),
+        cwd: header.cwd,
+        name,
+        first_prompt,
+        created: header.created,
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        message_count,
+        git_branch: header.git_branch,
+    })
+}
+
+fn read_window(file: &mut File, start: u64, len: u64) -> io::Result<Vec<u8>> {
+    let mut buffer = Vec::with_capacity(len as usize);
+    file.seek(SeekFrom::Start(start))?;
+    Read::by_ref(file).take(len).read_to_end(&mut buffer)?;
+    Ok(buffer)
+}
+
+/// The whole lines of a window that starts at byte `start` of the file: a first line cut
+/// by the window start and a last line cut by the window end (or never terminated, as a
+/// crash leaves it) are dropped.
+fn complete_lines(window: &[u8], start: u64) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = window.split(|b| *b == b'\n').collect();
+    // The last piece is either empty (window ends at a newline) or cut short.
+    lines.pop();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0);
+    }
+    lines
+        .into_iter()
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .collect()
+}
+
+/// Whether a line starts as every message line robota writes does (a cheap test before
+/// parsing; the writer puts `type` first).
+fn is_message_line(line: &[u8]) -> bool {
+    line.starts_with(br#"{"type":"user""#) || line.starts_with(br#"{"type":"assistant""#)
+}
+
+/// A `user` or `assistant` line with the role its type gives.
+fn message_line(line: &[u8]) -> Option<(MessageLine, Role)> {
+    match LogLine::from_slice(line).ok()? {
+        LogLine::User(line) => Some((line, Role::User)),
+        LogLine::Assistant(line) => Some((line, Role::Assistant)),
+        _ => None,
+    }
+}
+
+/// The last `rename` among `lines`: `Some(None)` when it cleared the name.
+fn latest_rename(lines: &[&[u8]]) -> Option<Option<String>> {
+    lines
+        .iter()
+        .rev()
+        .filter(|line| line.starts_with(br#"{"type":"event","event":"rename""#))
+        .find_map(|line| match LogLine::from_slice(line) {
+            Ok(LogLine::Event(event)) => match event.event {
+                LogEvent::Rename { name } => Some(Some(name).filter(|name| !name.is_empty())),
+                _ => None,
+            },
+            _ => None,
+        })
+}
+
+/// The text the user typed, if `line` is a user message that has some.
+fn first_prompt_of(line: &[u8]) -> Option<String> {
+    if !line.starts_with(br#"{"type":"user""#) {
+        return None;
+    }
+    let (line, role) = message_line(line)?;
+    let message = line.into_message(role);
+    message.content.iter().find_map(|block| match block {
+        Block::Text { text, .. } if !text.trim().is_empty() => {
+            Some(text.trim().chars().take(FIRST_PROMPT_CHARS).collect())
+        }
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{MessageExtra, SessionLog};
+    use crate::replay::replay;
+    use robota_core::{Message, Role};
+    use std::time::Duration;
+
+    const HERE: &str = "/work/here";
+    const THERE: &str = "/work/there";
+
+    /// A session with one prompt, an answer and a tool result; its mtime set to `age_secs`
+    /// seconds after the epoch so ordering needs no sleeping.
+    fn session(home: &Path, cwd: &str, id: &str, prompt: &str, age_secs: u64) -> SessionLog {
+        let header = SessionHeader::new(id, Path::new(cwd), "m", "p");
+        let log = SessionLog::create(home, &header).unwrap();
+        let result = Message::new(
+            Role::User,
+            vec![Block::ToolResult {
+                tool_use_id: "t".into(),
+                content: "out".into(),
+                is_error: false,
+            }],
+        );
+        log.append_message(&result, MessageExtra::default())
+            .unwrap();
+        log.append_message(&Message::user_text(prompt), MessageExtra::default())
+            .unwrap();
+        let answer = Message::new(Role::Assistant, vec![Block::text("ok")]);
+        log.append_message(&answer, MessageExtra::default())
+            .unwrap();
+        set_age(log.path(), age_secs);
+        log
+    }
+
+    fn set_age(path: &Path, secs: u64) {
+        let file = File::options().append(true).open(path).unwrap();
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + secs))
+            .unwrap();
+    }
+
+    fn ids(summaries: &[SessionSummary]) -> Vec<&str> {
+        summaries.iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn list_is_newest_first_with_name_prompt_and_count() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        session(home.path(), HERE, "old", "first task", 10);
+        let named = session(home.path(), HERE, "new", "  second task\n", 30);
+        named.append_rename("temp").unwrap();
+        named.append_rename("release prep").unwrap();
+        set_age(named.path(), 30);
+        session(home.path(), HERE, "mid", "third", 20);
+        session(home.path(), THERE, "elsewhere", "x", 40);
+        let dir = store.project_dir(Path::new(HERE));
+        fs::write(dir.join("broken.jsonl"), "{\"type\":\"user\"}\n").unwrap();
+        fs::write(dir.join("notes.txt"), "ignored").unwrap();
+
+        let list = store.list(Path::new(HERE));
+        assert_eq!(ids(&list), vec!["new", "mid", "old"]);
+        assert_eq!(list[0].name.as_deref(), Some("release prep"));
+        assert_eq!(list[0].first_prompt.as_deref(), Some("second task"));
+        assert_eq!(list[0].message_count, 3);
+        assert_eq!(list[0].cwd, Path::new(HERE));
+        assert_eq!(list[0].path, dir.join("new.jsonl"));
+        assert!(!list[0].created.is_empty());
+        assert_eq!(list[1].name, None);
+        assert_eq!(store.latest(Path::new(HERE)).unwrap().id, "new");
+        assert!(store.latest(Path::new("/nowhere")).is_none());
+        assert!(store.list(Path::new("/nowhere")).is_empty());
+    }
+
+    #[test]
+    fn a_large_log_is_summarised_from_its_head_and_tail() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let log = session(home.path(), HERE, "big", "the first prompt", 0);
+        log.append_rename("early name").unwrap();
+        let filler = "f".repeat(4_000);
+        for i in 0..100 {
+            if i == 30 {
+                // Neither in the head window nor, without its repeats, in the tail one.
+                log.append_rename("long haul").unwrap();
+            }
+            log.append_message(&Message::user_text(filler.clone()), MessageExtra::default())
+                .unwrap();
+        }
+        // A crash mid-line at the end must not hide anything either.
+        File::options()
+            .append(true)
+            .open(log.path())
+            .unwrap()
+            .write_all(b"{\"type\":\"event\",\"event\":\"rena")
+            .unwrap();
+        assert!(fs::metadata(log.path()).unwrap().len() > 3 * TAIL_WINDOW);
+        let summary = &store.list(Path::new(HERE))[0];
+        assert_eq!(summary.name.as_deref(), Some("long haul"));
+        assert_eq!(summary.first_prompt.as_deref(), Some("the first prompt"));
+        assert_eq!(summary.message_count, 103);
+    }
+
+    #[test]
+    fn find_by_id_name_and_prefix_here_then_everywhere() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let here = Path::new(HERE);
+        session(home.path(), HERE, "abc111", "a", 10);
+        session(home.path(), HERE, "abc222", "b", 20);
+        let renamed = session(home.path(), HERE, "def333", "c", 30);
+        renamed.append_rename("old name").unwrap();
+        renamed.append_rename("bugfix").unwrap();
+        session(home.path(), THERE, "abc999", "d", 40);
+        session(home.path(), THERE, "xyz444", "e", 50)
+            .append_rename("far away")
+            .unwrap();
+
+        assert_eq!(store.find(here, "abc222").unwrap().id, "abc222");
+        assert_eq!(store.find(here, "bugfix").unwrap().id, "def333");
+        assert_eq!(store.find(here, "de").unwrap().id, "def333");
+        assert_eq!(store.find(here, "abc9").unwrap().id, "abc999");
+        assert_eq!(
+            store.find(here, "xyz444").unwrap().path.parent(),
+            Some(store.project_dir(Path::new(THERE)).as_path())
+        );
+        assert_eq!(store.find(here, "far away").unwrap().id, "xyz444");
+
+        match store.find(here, "abc").unwrap_err() {
+            FindError::Ambiguous { candidates, .. } => {
+                assert_eq!(candidates, vec!["abc111", "abc222"]);
+            }
+            other => panic!("{other}"),
+        }
+        let there = Path::new(THERE);
+        assert_eq!(store.find(there, "abc").unwrap().id, "abc999");
+        let err = store.find(Path::new("/third"), "abc").unwrap_err();
+        assert!(err.to_string().contains("abc111, abc222, abc999"), "{err}");
+
+        for missing in ["old name", "nope", ""] {
+            let err = store.find(here, missing).unwrap_err();
+            assert!(matches!(err, FindError::NotFound { .. }), "{missing:?}");
+            assert!(err.to_string().contains("projects"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_log_is_reported_by_file_and_fault_and_left_as_it_was() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let dir = store.project_dir(Path::new(HERE));
+        fs::create_dir_all(&dir).unwrap();
+        let cases: [(&str, &[u8], &str); 3] = [
+            ("empty-log", b"", "the file is empty"),
+            (
+                "cut-log",
+                br#"{"type":"session","sessi"#,
+                "header is cut short",
+            ),
+            ("garbage-log", b"hello world\n", "not a session header"),
+        ];
+        for (id, bytes, fault) in cases {
+            let path = dir.join(format!("{id}.jsonl"));
+            fs::write(&path, bytes).unwrap();
+            let err = store.find(Path::new(HERE), id).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, FindError::Damaged { .. }), "{id}: {text}");
+            assert!(text.contains(&path.display().to_string()), "{text}");
+            assert!(text.contains(fault), "{id}: {text}");
+            assert_eq!(fs::read(&path).unwrap(), bytes, "{id} was changed");
+        }
+        fs::create_dir_all(dir.join("dir-log.jsonl")).unwrap();
+        let err = store.find(Path::new(HERE), "dir-log").unwrap_err();
+        assert!(
+            err.to_string().contains("a directory is in its place"),
+            "{err}"
+        );
+        // Only an id that names no file is "no session matches".
+        let err = store.find(Path::new(HERE), "no-such-log").unwrap_err();
+        assert!(matches!(err, FindError::NotFound { .. }), "{err}");
+        // Damaged logs stay out of the picker's list.
+        assert!(store.list(Path::new(HERE)).is_empty());
+    }
+
+    #[test]
+    fn old_logs_are_removed_except_the_kept_one_and_one_in_use() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        // `session` dates every log in 1970; `fresh` is then written now.
+        let old_here = session(home.path(), HERE, "old-here", "a", 1);
+        let old_there = session(home.path(), THERE, "old-there", "b", 2);
+        let kept = session(home.path(), HERE, "old-kept", "c", 3);
+        let fresh = session(home.path(), HERE, "fresh", "d", 4);
+        File::options()
+            .append(true)
+            .open(fresh.path())
+            .unwrap()
+            .set_modified(SystemTime::now())
+            .unwrap();
+        let paths: Vec<PathBuf> = [&old_here, &old_there, &kept]
+            .iter()
+            .map(|log| log.path().to_path_buf())
+            .collect();
+        // Closed logs can go; `fresh` stays open (its writer's lock) for the last check.
+        drop((old_here, old_there, kept));
+        let thirty_days = Duration::from_secs(30 * 24 * 3600);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 2);
+        assert!(!paths[0].exists() && !paths[1].exists());
+        assert!(paths[2].exists(), "the session being opened was removed");
+        assert!(fresh.path().exists(), "a recent session was removed");
+        // A log another writer holds stays, however old.
+        set_age(fresh.path(), 5);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 0);
+        assert!(fresh.path().exists(), "a log in use was removed");
+        drop(fresh);
+        assert_eq!(store.remove_older_than(thirty_days, Some(&paths[2])), 1);
+    }
+
+    #[test]
+    fn a_name_shared_by_two_sessions_finds_the_newest() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        for (id, age) in [("one", 10), ("two", 20)] {
+            let log = session(home.path(), HERE, id, "p", age);
+            log.append_rename("same").unwrap();
+            set_age(log.path(), age);
+        }
+        assert_eq!(store.find(Path::new(HERE), "same").unwrap().id, "two");
+    }
+
+    #[test]
+    fn fork_copies_into_a_new_id_with_rewritten_session_ids() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(home.path().to_path_buf());
+        let source = session(home.path(), HERE, "orig", "task", 0);
+        source.append_mode("plan").unwrap();
+        File::options()
+            .append(true)
+            .open(source.path())
+            .unwrap()
+            .write_all(b"{\"type\":\"assis")
+            .unwrap();
+
+        let path = store.fork(source.path(), "copy", Path::new(THERE)).unwrap();
+        assert_eq!(path, store.project_dir(Path::new(THERE)).join("copy.jsonl"));
+        let forked = replay(&path).unwrap();
+        let original = replay(source.path()).unwrap();
+        assert_eq!(forked.header.session_id, "copy");
+        assert_eq!(forked.header.forked_from.as_deref(), Some("orig"));
+        assert_eq!(forked.header.cwd, Path::new(THERE));
+        assert_eq!(forked.messages, original.messages);
+        assert_eq!(forked.mode.as_deref(), Some("plan"));
+        assert!(forked.warnings.is_empty(), "{:?}", forked.warnings);
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 5);
+        for line in text.lines() {
+            let line: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(line["sessionId"], "copy");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let again = store.fork(source.path(), "copy", Path::new(THERE));
+        assert!(matches!(again, Err(LogError::AlreadyExists { .. })));
+        let bad = store.fork(source.path(), "../escape", Path::new(THERE));
+        assert!(matches!(bad, Err(LogError::InvalidSessionId { .. })));
+    }
+}

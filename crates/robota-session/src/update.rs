@@ -1,0 +1,104 @@
+//! What a session reports to its client while it runs: [`SessionUpdate`]s through an
+//! [`UpdateSink`], and the [`PermissionAnswer`] a client gives when the policy says ask.
+//! Every part of the session (turn runner, tool gate, hooks, compaction) reports through
+//! these; [`CompactTrigger`] and [`CompactReport`] say what a compaction was and did.
+
+use tokio::sync::oneshot;
+
+use robota_core::engine::{EngineEvent, ToolCall};
+use robota_core::hooks::HookProgress;
+
+/// The user's answer to a permission request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// Allow this call once.
+    Allow,
+    /// Allow, and switch the session to this permission mode (approving a plan).
+    AllowWithMode(robota_core::permission::PermissionMode),
+    /// Allow, running the call with this input instead (the Agent SDK's `updatedInput`);
+    /// the new input is judged again by the deny rules.
+    AllowWithInput(serde_json::Value),
+    /// Allow, and allow calls matching this rule for the rest of the session.
+    AllowAlways(String),
+    /// Refuse; the feedback, if any, goes to the model.
+    Deny(Option<String>),
+}
+
+/// What a session reports while a turn runs.
+#[derive(Debug)]
+pub enum SessionUpdate {
+    Engine(EngineEvent),
+    /// The policy says ask: the client must answer through `responder`.
+    PermissionAsked {
+        call: ToolCall,
+        reason: String,
+        /// The narrow rule "don't ask again" would add.
+        suggested_rule: String,
+        /// What the call would change, worked out by its tool.
+        preview: Option<robota_core::ToolDisplay>,
+        responder: oneshot::Sender<PermissionAnswer>,
+    },
+    /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
+    PermissionDenied {
+        call: ToolCall,
+        reason: String,
+    },
+    /// A warning that does not stop the turn (e.g. the log could not be written, a hook
+    /// failed or timed out).
+    Warning(String),
+    /// The permission mode changed during the turn (an approved plan left plan mode).
+    ModeChanged(robota_core::permission::PermissionMode),
+    /// Something to tell the user (a hook's `systemMessage`, a Stop hook continuing).
+    Notice(String),
+    /// A hook started or finished.
+    Hook(HookProgress),
+    /// A compaction began (its PreCompact hooks let it): the summary call follows.
+    CompactStarted {
+        trigger: CompactTrigger,
+    },
+    /// The history was replaced by a summary.
+    Compacted(CompactReport),
+    /// Something a subagent's session reported while the parent's Agent call
+    /// `parent_tool_use_id` runs it.
+    Subagent {
+        parent_tool_use_id: String,
+        /// The agent definition it runs (`general-purpose`, `Explore`, a custom one).
+        agent_type: String,
+        /// The Agent call's short description.
+        description: String,
+        update: Box<SessionUpdate>,
+    },
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTrigger {
+    /// `/compact`.
+    Manual,
+    /// The context estimate passed the threshold before a user turn, or the provider
+    /// answered that the conversation is too long.
+    Auto,
+}
+
+impl CompactTrigger {
+    /// As hooks and Claude Code's `compact_metadata` name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactTrigger::Manual => "manual",
+            CompactTrigger::Auto => "auto",
+        }
+    }
+}
+
+/// What a compaction did: the context estimate before and after (tokens), and the summary
+/// that now stands for the earlier conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactReport {
+    pub trigger: CompactTrigger,
+    pub pre_tokens: u64,
+    pub post_tokens: u64,
+    pub summary: String,
+}
+
+/// Receives session updates.
+pub type UpdateSink<'a> = &'a (dyn Fn(SessionUpdate) + Send + Sync);

@@ -1,0 +1,369 @@
+//! A live connection to one MCP server over rmcp: starting it (a child process in a process
+//! group of its own for stdio; a reqwest client with the configured headers for streamable
+//! HTTP and SSE), the `initialize` handshake, listing its tools and prompts, calling them,
+//! and shutting it down (the stdio server sees its stdin close, then its whole group is
+//! stopped).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp_client::model::{
+    CallToolRequestParam, CallToolResult, ClientCapabilities, ClientInfo, GetPromptRequestParam,
+    GetPromptResult, Implementation, Prompt, Tool as McpToolInfo,
+};
+use rmcp_client::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp_client::transport::sse_client::SseClientConfig;
+use rmcp_client::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp_client::transport::{SseClientTransport, StreamableHttpClientTransport};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+use crate::web::fetch::chain;
+use robota_core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
+
+use super::sdk_transport::SdkMcpRouter;
+use super::server_config::McpServerConfig;
+
+/// How much of a stdio server's stderr is kept for error messages.
+const STDERR_TAIL: usize = 2_000;
+/// How long a stdio server has to exit by itself once its stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_millis(300);
+
+/// Why a server could not be connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectError {
+    /// The server answered 401: it wants credentials (OAuth or a header).
+    NeedsAuth(String),
+    Failed(String),
+}
+
+impl ConnectError {
+    pub fn message(&self) -> &str {
+        match self {
+            ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => m,
+        }
+    }
+
+    fn from_message(message: String) -> Self {
+        let lower = message.to_ascii_lowercase();
+        if lower.contains("401")
+            || lower.contains("unauthorized")
+            || lower.contains("auth required")
+        {
+            ConnectError::NeedsAuth(message)
+        } else {
+            ConnectError::Failed(message)
+        }
+    }
+}
+
+/// What the server said about itself and offers.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOffer {
+    pub tools: Vec<McpToolInfo>,
+    pub prompts: Vec<Prompt>,
+    /// The server's `instructions`, if any.
+    pub instructions: Option<String>,
+}
+
+/// The child process of a stdio server.
+struct ServerProcess {
+    child: Child,
+    group: Option<ProcessGroup>,
+}
+
+/// A connected server.
+pub struct McpConnection {
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientInfo>>>,
+    process: tokio::sync::Mutex<Option<ServerProcess>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl McpConnection {
+    /// Starts (stdio) or reaches (http, sse) the server and completes the handshake, then
+    /// lists what it offers. `env` is the session's extra environment for a stdio server,
+    /// below the server's own `env`; it starts in `cwd`.
+    pub async fn connect(
+        config: &McpServerConfig,
+        cwd: &Path,
+        env: &[(String, String)],
+        sdk: Option<&Arc<dyn SdkMcpRouter>>,
+    ) -> Result<(McpConnection, ServerOffer), ConnectError> {
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (service, process) = match config {
+            McpServerConfig::Stdio {
+                command,
+                args,
+                env: own,
+            } => {
+                let mut cmd = Command::new(command);
+                cmd.args(args)
+                    .current_dir(cwd)
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .env("CLAUDE_PROJECT_DIR", cwd)
+                    .env("ROBOTA_PROJECT_DIR", cwd)
+                    .envs(own)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let (mut child, group) = spawn_in_new_group(&mut cmd)
+                    .map_err(|e| ConnectError::Failed(format!("cannot start `{command}`: {e}")))?;
+                if let Some(err) = child.stderr.take() {
+                    keep_stderr_tail(err, stderr.clone());
+                }
+                let (Some(out), Some(inp)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(ConnectError::Failed(
+                        "the server's pipes are missing".into(),
+                    ));
+                };
+                let mut process = ServerProcess { child, group };
+                match client_info().serve((out, inp)).await {
+                    Ok(service) => (service, Some(process)),
+                    Err(e) => {
+                        let status = tokio::time::timeout(EXIT_GRACE, process.child.wait())
+                            .await
+                            .ok()
+                            .and_then(Result::ok);
+                        stop(&mut process).await;
+                        let mut message = chain(&e);
+                        if let Some(status) = status {
+                            message = format!("the server exited ({status}) during the handshake");
+                        }
+                        let tail = tail_of(&stderr);
+                        if !tail.is_empty() {
+                            message.push_str(&format!("; its stderr: {tail}"));
+                        }
+                        return Err(ConnectError::Failed(message));
+                    }
+                }
+            }
+            McpServerConfig::Http { url, headers } => {
+                let client = http_client(headers)?;
+                let transport = StreamableHttpClientTransport::with_client(
+                    client,
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+                );
+                let service = client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::from_message(chain(&e)))?;
+                (service, None)
+            }
+            McpServerConfig::Sdk { name } => {
+                let router = sdk.ok_or_else(|| {
+                    ConnectError::Failed(
+                        "an SDK server is reachable only when an Agent SDK program runs robota"
+                            .into(),
+                    )
+                })?;
+                let service = client_info()
+                    .serve(super::sdk_transport::connect(name, router.clone()))
+                    .await
+                    .map_err(|e| ConnectError::Failed(chain(&e)))?;
+                (service, None)
+            }
+            McpServerConfig::Sse { url, headers } => {
+                let client = http_client(headers)?;
+                let config = SseClientConfig {
+                    sse_endpoint: url.as_str().into(),
+                    ..SseClientConfig::default()
+                };
+                let transport = SseClientTransport::start_with_client(client, config)
+                    .await
+                    .map_err(|e| ConnectError::from_message(chain(&e)))?;
+                let service = client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::from_message(chain(&e)))?;
+                (service, None)
+            }
+        };
+        let peer = service.peer().clone();
+        let connection = McpConnection {
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            process: tokio::sync::Mutex::new(process),
+            stderr,
+        };
+        match connection.offer().await {
+            Ok(offer) => Ok((connection, offer)),
+            Err(message) => {
+                connection.shutdown().await;
+                Err(ConnectError::from_message(message))
+            }
+        }
+    }
+
+    async fn offer(&self) -> Result<ServerOffer, String> {
+        let info = self.peer.peer_info().cloned();
+        let capabilities = info.as_ref().map(|i| i.capabilities.clone());
+        let tools = match capabilities.as_ref().and_then(|c| c.tools.as_ref()) {
+            Some(_) => self
+                .peer
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list failed: {}", chain(&e)))?,
+            None => Vec::new(),
+        };
+        // Prompts are extras: a server that fails to list them still serves its tools.
+        let prompts = match capabilities.as_ref().and_then(|c| c.prompts.as_ref()) {
+            Some(_) => self.peer.list_all_prompts().await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Ok(ServerOffer {
+            tools,
+            prompts,
+            instructions: info.and_then(|i| i.instructions),
+        })
+    }
+
+    /// Calls a tool; `Err` is a protocol or transport failure (a tool's own failure is a
+    /// result with `is_error`).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<CallToolResult, String> {
+        self.peer
+            .call_tool(CallToolRequestParam {
+                name: name.to_string().into(),
+                arguments,
+            })
+            .await
+            .map_err(|e| chain(&e))
+    }
+
+    /// Expands a prompt with its arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<GetPromptResult, String> {
+        self.peer
+            .get_prompt(GetPromptRequestParam {
+                name: name.to_string(),
+                arguments,
+            })
+            .await
+            .map_err(|e| chain(&e))
+    }
+
+    /// Whether the connection has ended (the server exited or hung up).
+    pub fn is_closed(&self) -> bool {
+        self.peer.is_transport_closed()
+    }
+
+    /// The last lines the server wrote to stderr (stdio servers).
+    pub fn stderr_tail(&self) -> String {
+        tail_of(&self.stderr)
+    }
+
+    /// Ends the connection: the session is cancelled (a stdio server's stdin closes); a
+    /// server process that does not exit at once is stopped with its whole group.
+    pub async fn shutdown(&self) {
+        if let Some(service) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(EXIT_GRACE, service.cancel()).await;
+        }
+        if let Some(mut process) = self.process.lock().await.take() {
+            stop(&mut process).await;
+        }
+    }
+}
+
+/// Stops a server process: a moment to exit by itself, then SIGTERM and SIGKILL to its
+/// group.
+async fn stop(process: &mut ServerProcess) {
+    let exited = tokio::time::timeout(EXIT_GRACE, process.child.wait()).await;
+    match process.group.take() {
+        Some(group) if exited.is_err() => {
+            group
+                .stop(&mut process.child, StopPolicy::TermThenKill(EXIT_GRACE))
+                .await;
+        }
+        // The leader is gone; anything it left in its group goes with it.
+        Some(group) => drop(group),
+        None => {
+            let _ = process.child.start_kill();
+            let _ = process.child.wait().await;
+        }
+    }
+}
+
+fn client_info() -> ClientInfo {
+    ClientInfo {
+        protocol_version: Default::default(),
+        capabilities: ClientCapabilities::default(),
+        client_info: Implementation {
+            name: "robota".into(),
+            title: None,
+            version: env!("CARGO_PKG_VERSION").into(),
+            icons: None,
+            website_url: None,
+        },
+    }
+}
+
+fn http_client(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<reqwest::Client, ConnectError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ConnectError::Failed(format!("header name {name:?} is not valid")))?;
+        let value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+            ConnectError::Failed(format!("the value of header {name} is not valid"))
+        })?;
+        map.insert(name, value);
+    }
+    reqwest::Client::builder()
+        .default_headers(map)
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| ConnectError::Failed(format!("cannot build an HTTP client: {e}")))
+}
+
+/// Reads the server's stderr to its end in the background, keeping the last
+/// [`STDERR_TAIL`] bytes.
+fn keep_stderr_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(mut t) = tail.lock() {
+                t.push_str(&line);
+                t.push('\n');
+                if t.len() > STDERR_TAIL * 2 {
+                    let cut = t.len() - STDERR_TAIL;
+                    let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(0);
+                    t.drain(..cut);
+                }
+            }
+        }
+    });
+}
+
+fn tail_of(tail: &Mutex<String>) -> String {
+    let text = tail.lock().map(|t| t.clone()).unwrap_or_default();
+    let text = text.trim();
+    let start = text.len().saturating_sub(STDERR_TAIL);
+    let start = (start..text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    text[start..].replace('\n', " | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unauthorized_answers_are_told_apart() {
+        let e = ConnectError::from_message("HTTP status client error (401 Unauthorized)".into());
+        assert!(matches!(e, ConnectError::NeedsAuth(_)));
+        let e = ConnectError::from_message("connection refused".into());
+        assert_eq!(e, ConnectError::Failed("connection refused".into()));
+        assert_eq!(e.message(), "connection refused");
+    }
+}

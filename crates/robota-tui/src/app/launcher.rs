@@ -1,0 +1,85 @@
+//! What the app asks of the composition root: opening a session (new, as the command line
+//! says, or resumed by id), the sessions and models to pick from, the workspace-trust
+//! question, and saving the first-run setup. The CLI implements [`Launcher`]; the app
+//! never sees providers, settings files or the session log.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use robota_core::Message;
+use robota_core::permission::PermissionMode;
+use robota_sdk::InteractiveSession;
+use robota_sdk::instructions::Instructions;
+use robota_sdk::settings::setup_save::SetupProfile;
+
+/// Which session to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenTarget {
+    /// What the command line asked for: a new session, `--continue`, or `--resume <id>`.
+    FromArgs,
+    /// A session picked in the app.
+    Resume(String),
+}
+
+/// A started session and what the screen shows about it.
+pub struct OpenedSession {
+    pub session: InteractiveSession,
+    /// The conversation so far (resumed sessions), rendered before anything else.
+    pub history: Vec<Message>,
+    pub model: String,
+    /// The provider type (`anthropic`, `openai`, …), for the welcome header.
+    pub provider: String,
+    pub mode: PermissionMode,
+    pub name: Option<String>,
+    pub git_branch: Option<String>,
+    /// The project directory "don't ask again" rules are saved under.
+    pub project_dir: PathBuf,
+    /// Lines shown as notices at the top (zero-config choice, held-back settings, …).
+    pub notices: Vec<String>,
+    /// What its system prompt is built from: the files `/memory` edits, the user
+    /// settings `/reset` moves aside.
+    pub instructions: Option<Arc<Instructions>>,
+}
+
+/// Why a session could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchError {
+    /// No provider is configured: the setup screen should run.
+    NeedsSetup(String),
+    /// Anything else (bad settings, unknown session, …): shown, and the app exits.
+    Failed(String),
+}
+
+/// A session of this directory, for the picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEntry {
+    pub id: String,
+    /// Its name, or its first prompt.
+    pub title: String,
+    pub modified: SystemTime,
+    pub turns: usize,
+    /// The git branch it began on, when known.
+    pub git_branch: Option<String>,
+}
+
+/// The composition root's side of the app.
+pub trait Launcher {
+    /// Builds and starts a session (on the current tokio runtime).
+    fn open(&mut self, target: OpenTarget) -> Result<OpenedSession, LaunchError>;
+    /// Sessions of the working directory, newest first.
+    fn sessions(&self) -> Vec<SessionEntry>;
+    /// Models offered by `/model` for the current provider (the app adds the current one).
+    fn models(&self) -> Vec<String>;
+    /// What the untrusted project's settings would add, when the question must be asked.
+    fn trust_question(&self) -> Option<(PathBuf, Vec<String>)>;
+    /// Remembers that the working directory is trusted.
+    fn trust(&mut self) -> Result<(), String>;
+    /// Saves the setup screen's choice; returns the file written.
+    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String>;
+    /// Remembers that the user saved `rule` for the working directory ("don't ask
+    /// again"), so it applies at the next start without the trust question.
+    fn rule_saved(&mut self, _rule: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
