@@ -1,8 +1,9 @@
 //! The programs in `examples/` run as an embedding program runs them, over the real
 //! Anthropic adapter against a loopback mock: the one-shot query returns and streams the
 //! scripted answer, the interactive loop prints the events of a tool turn and asks about
-//! its permission on its input, and the custom tool writes its note — or, not allowed,
-//! writes nothing.
+//! its permission on its input, the custom tool writes its note — or, not allowed,
+//! writes nothing — and the project session gets what the command line would read in the
+//! directory (settings' rules and hooks, custom commands, the session log).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -19,6 +20,10 @@ mod interactive_loop;
 #[allow(dead_code)]
 #[path = "../examples/custom_tool.rs"]
 mod custom_tool;
+
+#[allow(dead_code)]
+#[path = "../examples/project_session.rs"]
+mod project_session;
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -252,4 +257,103 @@ async fn custom_tool_that_changes_files_is_refused_without_a_rule() {
     assert_eq!(results.len(), 1);
     assert!(results[0].1);
     assert!(results[0].0.contains("denied"), "{:?}", results[0]);
+}
+
+/// A project as a Claude Code user has it: settings with an allow rule and a
+/// UserPromptSubmit hook, a custom command.
+fn claude_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = dir.path().join(".claude");
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    std::fs::write(
+        claude.join("settings.json"),
+        json!({
+            "permissions": {"allow": ["Bash(touch:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "echo hook-context-5521"}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        claude.join("commands/greet.md"),
+        "---\ndescription: Greets someone\n---\nGreet $ARGUMENTS warmly (marker-cmd-4410).\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_session_builds_the_session_the_command_line_would() {
+    let project = claude_project();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[
+                ("t1", "Bash", json!({"command": "touch allowed.txt"})),
+                ("t2", "Bash", json!({"command": "mkdir not-allowed"})),
+            ],
+        ),
+        anthropic::text_turn("Hello, Ana!"),
+    ]);
+    let provider = project_session::provider("sk-test", Some(&server.base_url())).unwrap();
+    let paths = robota::sdk::ProjectPaths {
+        cwd: project.path().to_path_buf(),
+        home: Some(state.path().join("home")),
+        robota_home: state.path().join("robota"),
+    };
+    // As `robota trust` does: a project's allow rules wait for the directory's trust.
+    robota::sdk::settings::trust::TrustStore::load(&paths.robota_home)
+        .trust(&paths.cwd)
+        .unwrap();
+
+    let answer = project_session::run(provider, MODEL, paths, "/greet Ana")
+        .await
+        .unwrap();
+
+    assert_eq!(answer.text, "Hello, Ana!");
+    assert_eq!(answer.end, TurnEnd::Success);
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("Greet Ana warmly (marker-cmd-4410)"),
+        "the project's custom command ran: {first}"
+    );
+    assert!(
+        first.contains("hook-context-5521"),
+        "the project's UserPromptSubmit hook ran: {first}"
+    );
+    let results = tool_results(&requests[1].body);
+    assert!(
+        project.path().join("allowed.txt").exists(),
+        "the project's allow rule let its call run: {results:?}"
+    );
+    assert!(
+        !project.path().join("not-allowed").exists(),
+        "a call no rule allows is denied with nobody to ask"
+    );
+    let log = find_file(
+        &state.path().join("robota"),
+        &format!("{}.jsonl", answer.session_id),
+    );
+    let log = log.expect("the session log is under the robota home");
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(text.contains("Hello, Ana!"), "{text}");
+}
+
+/// The file named `name` anywhere below `dir`.
+fn find_file(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
 }

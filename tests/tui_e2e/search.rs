@@ -36,6 +36,8 @@ fn slash_searches_the_scrolled_transcript_and_n_steps_through_matches() {
     pty.send(b"/");
     pty.wait_for_text("Enter to keep");
     pty.type_text("needle");
+    // "nee" already has both matches: wait for the whole query before reading the screen.
+    pty.wait_for_text("/needle");
     let screen = pty.wait_for_text("1/2");
     assert!(screen.contains("needle alpha"), "{screen}");
     assert_eq!(pty.reversed_text(), vec!["needle"], "{screen}");

@@ -56,6 +56,7 @@ mod query;
 
 #[doc(hidden)]
 pub mod agents;
+pub mod assembly;
 #[doc(hidden)]
 pub mod attachments;
 #[doc(hidden)]
@@ -84,6 +85,9 @@ pub mod system_prompt;
 pub mod tasks;
 mod translate;
 
+pub use assembly::{
+    AssemblyError, ChosenProvider, ProjectOptions, ProjectPaths, ProjectSession, ProviderSource,
+};
 pub use builder::SessionBuilder;
 pub use checkpoint::{RewindAction, RewindPoint, Rewound};
 pub use commands::{CommandEntry, CommandScope, Submission, SubmissionId};

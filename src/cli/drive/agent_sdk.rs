@@ -31,10 +31,12 @@ use crate::session::PermissionAnswer;
 use crate::tools::mcp::{SdkMcpAnswer, SdkMcpRouter};
 
 use super::super::args::Args;
-use super::super::assemble::assemble_in;
+use super::super::assemble::{assemble_in, options};
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_prompt};
 use super::super::output;
 use super::super::printer::Printer;
+use crate::sdk::ProjectOptions;
+use crate::sdk::assembly::CallbackHooks;
 
 /// Control request subtypes this driver answers.
 const HANDLED: &str = "initialize, interrupt, set_permission_mode, set_model";
@@ -102,38 +104,31 @@ pub async fn run(args: Args) -> u8 {
         .map(|hooks| HookConfig::from_callbacks(&hooks));
     let (mcp_tx, mut mcp_rx) = mpsc::unbounded_channel();
     let router: Arc<dyn SdkMcpRouter> = Arc::new(McpBridge { asks: mcp_tx });
-    let assembled = std::env::current_dir()
-        .map_err(|e| format!("cannot read the working directory: {e}"))
-        .and_then(|cwd| {
-            assemble_in(
-                &args,
-                cwd,
-                false,
-                ask,
-                Some(router),
-                &crate::tools::ToolHost::default(),
-            )
+    let (callback_tx, mut callback_rx) = mpsc::unbounded_channel();
+    let mut hook_warnings = Vec::new();
+    let assembled = options(&args, false, ask).and_then(|options| {
+        let callback_hooks = registered.map(|(config, warnings)| {
+            hook_warnings = warnings;
+            CallbackHooks {
+                config,
+                callbacks: Arc::new(CallbackBridge { asks: callback_tx }),
+            }
         });
+        let options = ProjectOptions {
+            sdk_mcp: Some(router),
+            callback_hooks,
+            program_agents: first.as_deref().and_then(initialize_agents),
+            ..options
+        };
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("cannot read the working directory: {e}"))?;
+        assemble_in(&args, cwd, options)
+    });
     let mut assembled = match assembled {
         Ok(a) => a,
         Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
     };
-    if let Some(agents) = first.as_deref().and_then(initialize_agents) {
-        let mut catalog = (*assembled.agents).clone();
-        catalog.add_program_agents(&agents);
-        assembled.warnings.append(&mut catalog.warnings);
-        assembled.agents = Arc::new(catalog);
-    }
-    let (callback_tx, mut callback_rx) = mpsc::unbounded_channel();
-    if let Some((hooks, warnings)) = registered {
-        assembled.warnings.extend(warnings);
-        let cwd = assembled.session.config().cwd.clone();
-        assembled.session = assembled.session.with_callback_hooks(
-            hooks,
-            Arc::new(CallbackBridge { asks: callback_tx }),
-            cwd,
-        );
-    }
+    assembled.warnings.extend(hook_warnings);
     for warning in &assembled.warnings {
         eprintln!("robota: warning: {warning}");
     }

@@ -19,7 +19,7 @@ use crate::sdk::{InteractiveSession, SessionEvent};
 use crate::tools::ToolHost;
 
 use super::super::super::args::Args;
-use super::super::super::assemble::assemble_in;
+use super::super::super::assemble::{assemble_in, options};
 
 /// The id of the model option.
 pub const MODEL_OPTION: &str = "model";
@@ -62,7 +62,11 @@ pub fn open(
     if let Some(config) = client_servers(servers) {
         args.mcp_config.push(config);
     }
-    let mut assembled = assemble_in(&args, cwd.to_path_buf(), false, true, None, host)?;
+    let options = crate::sdk::ProjectOptions {
+        host: host.clone(),
+        ..options(&args, false, true)?
+    };
+    let mut assembled = assemble_in(&args, cwd.to_path_buf(), options)?;
     let options = assembled.session_options();
     let session = assembled.session;
     let id = session.id().to_string();

@@ -1,0 +1,190 @@
+//! The permission stage: the mode (options, `permissions.defaultMode`, a resumed
+//! session's), the allow/ask/deny rules of the settings and the options, and the policy
+//! with its sandbox and protected paths.
+
+use std::path::{Path, PathBuf};
+
+use robota_core::permission::{
+    PermissionMode, PermissionPolicy, PermissionRule, RuleList, SandboxPolicy, SandboxSettings,
+};
+
+use super::{AssemblyError, ProjectOptions, ProjectPaths};
+use crate::settings::Settings;
+
+/// The mode and rules the settings and options give, before a resumed session's mode is
+/// known.
+pub(super) struct Rules {
+    mode: PermissionMode,
+    allow: Vec<PermissionRule>,
+    ask: Vec<PermissionRule>,
+    deny: Vec<PermissionRule>,
+}
+
+impl Rules {
+    pub(super) fn gather(
+        settings: &Settings,
+        options: &ProjectOptions,
+    ) -> Result<Rules, AssemblyError> {
+        let mode = match options.permission_mode {
+            Some(mode) => mode,
+            None => settings_mode(settings)?,
+        };
+        let from_settings = |list: &str| -> Vec<PermissionRule> {
+            settings
+                .rules(list)
+                .iter()
+                .filter_map(|(rule, _, base)| {
+                    PermissionRule::parse(rule).map(|r| r.with_base(base.clone()))
+                })
+                .collect()
+        };
+        let mut allow = from_settings("allow");
+        let mut deny = from_settings("deny");
+        allow.extend(
+            options
+                .allow
+                .iter()
+                .flat_map(|a| PermissionRule::parse_list(a)),
+        );
+        deny.extend(
+            options
+                .deny
+                .iter()
+                .flat_map(|d| PermissionRule::parse_list(d)),
+        );
+        Ok(Rules {
+            mode,
+            allow,
+            ask: from_settings("ask"),
+            deny,
+        })
+    }
+
+    /// Whether a deny rule removes the whole tool `name` (`Bash`, not `Bash(rm:*)`).
+    pub(super) fn removes_tool(&self, name: &str) -> bool {
+        self.whole_tool_denials().removes(name)
+    }
+
+    /// The deny rules that remove whole tools, for judging tools that arrive later (MCP).
+    pub(super) fn whole_tool_denials(&self) -> WholeToolDenials {
+        WholeToolDenials(
+            self.deny
+                .iter()
+                .filter(|r| r.specifier.is_none())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// The mode the session runs in once a resumed session's is known: the resumed mode
+    /// when the options name none, except bypass, which is never restored silently.
+    pub(super) fn mode_after_resume(
+        &self,
+        options: &ProjectOptions,
+        resumed: Option<PermissionMode>,
+    ) -> PermissionMode {
+        match resumed {
+            Some(m)
+                if options.permission_mode.is_none() && m != PermissionMode::BypassPermissions =>
+            {
+                m
+            }
+            _ => self.mode,
+        }
+    }
+
+    pub(super) fn into_policy(
+        self,
+        mode: PermissionMode,
+        settings: &Settings,
+        paths: &ProjectPaths,
+        options: &ProjectOptions,
+        warnings: &mut Vec<String>,
+    ) -> PermissionPolicy {
+        PermissionPolicy {
+            mode,
+            allow: self.allow,
+            ask: self.ask,
+            deny: self.deny,
+            home: paths.home.clone(),
+            additional_dirs: settings
+                .merged
+                .pointer("/permissions/additionalDirectories")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .map(PathBuf::from)
+                .chain(options.add_dirs.iter().cloned())
+                .collect(),
+            session_start: Some(std::time::SystemTime::now()),
+            sandbox: sandbox_policy(settings, paths, warnings),
+            protected: crate::settings::protected::protected_paths(
+                paths.home(),
+                Some(&paths.robota_home),
+            ),
+            ..PermissionPolicy::default()
+        }
+    }
+}
+
+/// Deny rules without a specifier: each removes a whole tool.
+pub(super) struct WholeToolDenials(Vec<PermissionRule>);
+
+impl WholeToolDenials {
+    pub(super) fn removes(&self, name: &str) -> bool {
+        self.0.iter().any(|r| r.names_tool(name, RuleList::Deny))
+    }
+}
+
+/// `permissions.defaultMode`, or the default mode.
+fn settings_mode(settings: &Settings) -> Result<PermissionMode, AssemblyError> {
+    let Some(m) = settings.text("/permissions/defaultMode") else {
+        return Ok(PermissionMode::Default);
+    };
+    PermissionMode::parse(m).ok_or_else(|| {
+        AssemblyError::Invalid(format!(
+            "unknown permissions.defaultMode {m:?} in {}",
+            settings
+                .source_of("/permissions/defaultMode")
+                .unwrap_or("settings")
+        ))
+    })
+}
+
+/// The Bash sandbox's settings and whether this machine runs it (checked only when the
+/// settings do not turn it off; a machine without support is reported once, here).
+fn sandbox_policy(
+    settings: &Settings,
+    paths: &ProjectPaths,
+    warnings: &mut Vec<String>,
+) -> SandboxPolicy {
+    let (sandbox, notes) =
+        SandboxSettings::from_settings(&settings.merged, &paths.cwd, paths.home());
+    warnings.extend(notes);
+    let available = sandbox.enabled != Some(false)
+        && {
+            let support = robota_tools::sandbox::support();
+            if let Some(missing) = &support.missing {
+                warnings.push(format!(
+                "the Bash sandbox is not available on this machine ({missing}); commands are checked by the permission rules only"
+            ));
+            }
+            support.available()
+        };
+    SandboxPolicy {
+        settings: sandbox,
+        available,
+        protected: sandbox_protected(&paths.robota_home, paths.home()),
+    }
+}
+
+/// The settings files a sandboxed command may never write.
+fn sandbox_protected(robota_home: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
+    let mut protected = vec![robota_home.join("settings.json")];
+    if let Some(home) = user_home {
+        protected.push(home.join(".claude/settings.json"));
+        protected.push(home.join(".claude/settings.local.json"));
+    }
+    protected
+}

@@ -1,0 +1,251 @@
+//! The tools stage: the built-in tools, web tools and the structured-output tool, the
+//! plugins and the MCP servers they and the settings name, which tools `--tools` and
+//! whole-tool deny rules leave; then the hooks of the settings and plugins, and the
+//! commands, skills and agents of the project, the user and the plugins.
+
+use std::sync::Arc;
+
+use robota_core::hooks::HookConfig;
+use robota_core::{ServerTool, Tool, ToolRegistry};
+use robota_tools::{BashTool, StructuredSlot, TodoList};
+
+use super::permissions::Rules;
+use super::{AssemblyError, ProjectOptions, ProjectPaths};
+use crate::agents::AgentCatalog;
+use crate::commands::{CommandRegistry, DefinitionRoots};
+use crate::mcp::{McpManager, McpSources};
+use crate::plugins::{PluginSet, PluginSources};
+use crate::settings::Settings;
+use crate::settings::trust::TrustStore;
+
+/// The tools a session offers and what was found beside them.
+pub(super) struct Toolset {
+    pub(super) registry: ToolRegistry,
+    pub(super) todos: TodoList,
+    pub(super) bash: Option<Arc<BashTool>>,
+    pub(super) structured: Option<StructuredSlot>,
+    pub(super) mcp: Option<Arc<McpManager>>,
+    plugins: PluginSet,
+    has_search_backend: bool,
+}
+
+/// The commands, skills and agents found for the session.
+pub(super) struct Definitions {
+    pub(super) commands: CommandRegistry,
+    pub(super) agents: AgentCatalog,
+    /// The plugins loaded, as `system/init` lists them.
+    pub(super) plugin_list: Vec<serde_json::Value>,
+}
+
+impl Toolset {
+    pub(super) fn assemble(
+        paths: &ProjectPaths,
+        settings: &Settings,
+        options: &ProjectOptions,
+        rules: &Rules,
+        warnings: &mut Vec<String>,
+    ) -> Result<Toolset, AssemblyError> {
+        let todos = TodoList::new();
+        let defaults = robota_tools::default_tool_set(&paths.cwd, todos.clone(), &options.host);
+        let mut tools = defaults.tools;
+        tools.push(robota_tools::web_fetch_tool(&settings.merged));
+        tools.push(Arc::new(robota_tools::ExitPlanModeTool));
+        let search_tool = robota_tools::web_search_tool(&settings.merged);
+        let has_search_backend = search_tool.is_some();
+        tools.extend(search_tool);
+        let structured = structured_output(options, &mut tools)?;
+        let mut registry = ToolRegistry::new(tools);
+        if let Some(chosen) = &options.tools {
+            warn_unknown_tools(chosen, &registry, warnings);
+        }
+        let plugins = plugins(paths, settings, options, warnings);
+        let mcp = mcp_servers(paths, settings, options, &plugins, warnings)?;
+        if let Some(mcp) = &mcp {
+            registry.add_source(mcp.clone());
+        }
+        retain_chosen(&mut registry, options.tools.clone(), rules);
+        Ok(Toolset {
+            registry,
+            todos,
+            bash: Some(defaults.bash),
+            structured,
+            mcp,
+            plugins,
+            has_search_backend,
+        })
+    }
+
+    /// Anthropic's own web search stands in without a search backend (never advertised
+    /// where it cannot work, and not when the user removed WebSearch).
+    pub(super) fn server_tools(
+        &self,
+        provider: &str,
+        rules: &Rules,
+        options: &ProjectOptions,
+    ) -> Vec<ServerTool> {
+        let chosen = options
+            .tools
+            .as_ref()
+            .is_none_or(|c| c.iter().any(|n| n == "WebSearch"));
+        if !self.has_search_backend
+            && provider == "anthropic"
+            && !rules.removes_tool("WebSearch")
+            && chosen
+        {
+            vec![ServerTool::web_search()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The settings' hooks, with the plugins' unless `disableAllHooks` is set.
+    pub(super) fn hooks(&self, settings: &Settings, warnings: &mut Vec<String>) -> HookConfig {
+        let (mut hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
+        warnings.extend(hook_warnings);
+        if settings.merged.get("disableAllHooks") != Some(&serde_json::Value::Bool(true)) {
+            for plugin in &self.plugins.plugins {
+                hooks.merge(plugin.hooks.clone());
+            }
+        }
+        hooks
+    }
+
+    /// The commands, skills and agents of the project, the user, the plugins and the
+    /// program (its own agents).
+    pub(super) fn definitions(
+        &mut self,
+        paths: &ProjectPaths,
+        options: &ProjectOptions,
+        warnings: &mut Vec<String>,
+    ) -> Definitions {
+        let trusted = TrustStore::load(&paths.robota_home).is_trusted(&paths.cwd);
+        let roots = DefinitionRoots::new(&paths.cwd, paths.home(), &paths.robota_home);
+        let plugins = std::mem::take(&mut self.plugins.plugins);
+        let plugin_list = plugins
+            .iter()
+            .map(|p| serde_json::json!({"name": p.name, "path": p.root}))
+            .collect();
+        let mut commands = CommandRegistry::discover(&roots, trusted);
+        let mut agents = AgentCatalog::discover(&roots);
+        for plugin in plugins {
+            commands.add_plugin_commands(plugin.commands);
+            agents.add_plugin_agents(plugin.agents);
+        }
+        warnings.extend(commands.warnings.iter().cloned());
+        warnings.extend(agents.warnings.iter().cloned());
+        if let Some(program_agents) = &options.program_agents {
+            let before = agents.warnings.len();
+            agents.add_program_agents(program_agents);
+            warnings.extend(agents.warnings[before..].iter().cloned());
+        }
+        Definitions {
+            commands,
+            agents,
+            plugin_list,
+        }
+    }
+}
+
+/// `--json-schema`: the structured-output tool and the slot its answer lands in.
+fn structured_output(
+    options: &ProjectOptions,
+    tools: &mut Vec<Arc<dyn Tool>>,
+) -> Result<Option<StructuredSlot>, AssemblyError> {
+    let Some(schema) = &options.json_schema else {
+        return Ok(None);
+    };
+    let slot = StructuredSlot::default();
+    let tool = robota_tools::StructuredOutputTool::new(schema, slot.clone())
+        .map_err(AssemblyError::Invalid)?;
+    tools.push(Arc::new(tool));
+    Ok(Some(slot))
+}
+
+fn warn_unknown_tools(chosen: &[String], registry: &ToolRegistry, warnings: &mut Vec<String>) {
+    let known = registry.names();
+    let unknown: Vec<&str> = chosen
+        .iter()
+        .filter(|n| !known.contains(n) && !n.starts_with("mcp__"))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        warnings.push(format!("--tools: no such tool: {}", unknown.join(", ")));
+    }
+}
+
+/// Keeps the tools `--tools` chose that no whole-tool deny rule removes (the
+/// structured-output tool always stays). MCP tools, which connect later, are judged by
+/// name when they arrive.
+fn retain_chosen(registry: &mut ToolRegistry, chosen: Option<Vec<String>>, rules: &Rules) {
+    let removed = rules.whole_tool_denials();
+    registry.retain(move |name| {
+        name == robota_tools::STRUCTURED_OUTPUT_TOOL
+            || (!removed.removes(name)
+                && chosen.as_ref().is_none_or(|c| c.iter().any(|n| n == name)))
+    });
+}
+
+fn plugins(
+    paths: &ProjectPaths,
+    settings: &Settings,
+    options: &ProjectOptions,
+    warnings: &mut Vec<String>,
+) -> PluginSet {
+    let plugins = crate::plugins::discover(&PluginSources {
+        cwd: &paths.cwd,
+        home: paths.home(),
+        robota_home: &paths.robota_home,
+        settings,
+        plugin_dirs: &options.plugin_dirs,
+        interactive: options.interactive,
+    });
+    warnings.extend(plugins.warnings.iter().cloned());
+    if !plugins.held_back.is_empty() {
+        warnings.push(format!(
+            "this directory is not trusted, so plugins it turns on were held back: {} (run `robota trust` to trust it)",
+            plugins.held_back.join(", ")
+        ));
+    }
+    plugins
+}
+
+/// The MCP servers of the settings, `.mcp.json`, the options and the plugins; connected
+/// once the whole session is assembled.
+fn mcp_servers(
+    paths: &ProjectPaths,
+    settings: &Settings,
+    options: &ProjectOptions,
+    plugins: &PluginSet,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Arc<McpManager>>, AssemblyError> {
+    let mut servers = crate::mcp::collect(&McpSources {
+        cwd: &paths.cwd,
+        home: paths.home(),
+        settings,
+        flag_configs: &options.mcp_configs,
+        strict: options.strict_mcp_config,
+    })
+    .map_err(AssemblyError::Invalid)?;
+    if !options.strict_mcp_config {
+        for plugin in &plugins.plugins {
+            let source = format!("plugin {}", plugin.name);
+            for (name, entry) in &plugin.mcp_servers {
+                servers.add(name, entry, &source);
+            }
+        }
+    }
+    if !servers.held_back.is_empty() {
+        warnings.push(format!(
+            "{} (run `robota trust` to trust this directory)",
+            servers.held_back.join("; ")
+        ));
+    }
+    Ok((!servers.servers.is_empty()).then(|| {
+        McpManager::new(
+            servers.servers,
+            paths.cwd.clone(),
+            settings.env(),
+            options.sdk_mcp.clone(),
+        )
+    }))
+}
