@@ -47,177 +47,15 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     if let Some(start) = policy.session_start {
         analysis.check_session_files(start);
     }
-    let texts = MatchTexts::of(&analysis);
-    let deny: Vec<&PermissionRule> = policy
-        .deny
-        .iter()
-        .filter(|r| r.applies_to("Bash", RuleList::Deny))
-        .collect();
-    let ask: Vec<&PermissionRule> = policy
-        .ask
-        .iter()
-        .filter(|r| r.applies_to("Bash", RuleList::Ask))
-        .collect();
-
-    // 1. Deny.
-    let denied_commands: Vec<(&PermissionRule, Option<Certainty>)> = deny
-        .iter()
-        .map(|rule| (*rule, command_rule_match(rule, call, &texts)))
-        .collect();
-    let denied_files: Vec<(&Access, Option<(&PermissionRule, Certainty)>)> = analysis
-        .accesses
-        .iter()
-        .map(|access| {
-            (
-                access,
-                file_rule(&policy.deny, access, &ctx, RuleList::Deny),
-            )
-        })
-        .collect();
-    if let Some((rule, _)) = denied_commands
-        .iter()
-        .find(|(_, c)| *c == Some(Certainty::Sure))
-    {
-        return Verdict::Deny {
-            reason: format!("{DENIED_BY_RULE} {rule}"),
-        };
-    }
-    for (access, hit) in &denied_files {
-        if let Some((rule, Certainty::Sure)) = hit {
-            return Verdict::Deny {
-                reason: format!("{DENIED_BY_RULE} {rule} ({})", access.target.describe()),
-            };
-        }
-    }
-
-    // 2. Ask: the protected files first (in every mode), then the rules.
-    for access in analysis
-        .accesses
-        .iter()
-        .filter(|a| a.use_ == FileUse::Write)
-    {
-        if let Some(verdict) = policy.guard_write(&access.target, "Edit", &ctx) {
-            return verdict;
-        }
-    }
-    if let Some(verdict) =
-        git_config::config_writes(&analysis, policy, call.shell_dir.unwrap_or(call.cwd), &ctx)
-    {
+    let line = JudgedLine::new(policy, call, command, analysis, ctx);
+    // 1. Deny, 2. ask, 3. allow, 4. the mode.
+    if let Some(verdict) = line.sure_denial().or_else(|| line.asked()) {
         return verdict;
     }
-    if !analysis.opaque.is_empty()
-        && let Some(word) = policy.protected.named_in(command)
-    {
-        return Verdict::Ask {
-            reason: format!(
-                "the command names {word}, which is protected, and cannot be checked before it runs"
-            ),
-        };
-    }
-    if let Some((rule, _)) = denied_commands.iter().find(|(_, c)| c.is_some()) {
-        return Verdict::Ask {
-            reason: format!("the command might run what rule {rule} denies"),
-        };
-    }
-    for (access, hit) in &denied_files {
-        if let Some((rule, _)) = hit {
-            return Verdict::Ask {
-                reason: format!(
-                    "{} might be what rule {rule} denies",
-                    access.target.describe()
-                ),
-            };
-        }
-    }
-    if let Some(reason) = analysis.opaque.first()
-        && (!deny.is_empty() || !ask.is_empty())
-    {
-        return Verdict::Ask {
-            reason: format!(
-                "the command cannot be checked against the rules before it runs: {reason}"
-            ),
-        };
-    }
-    if let Some(rule) = names_denied_program(&analysis, deny.iter().chain(&ask).copied()) {
-        return Verdict::Ask {
-            reason: format!("the command copies or links a program that rule {rule} names"),
-        };
-    }
-    for rule in &ask {
-        if command_rule_match(rule, call, &texts).is_some() {
-            return Verdict::Ask {
-                reason: format!("rule {rule} asks"),
-            };
-        }
-    }
-    for access in &analysis.accesses {
-        if let Some((rule, _)) = file_rule(&policy.ask, access, &ctx, RuleList::Ask) {
-            return Verdict::Ask {
-                reason: format!("rule {rule} asks ({})", access.target.describe()),
-            };
-        }
-    }
-
-    // 3. Allow.
-    let bare_allow = policy
-        .allow
-        .iter()
-        .any(|r| r.specifier.is_none() && r.names_tool("Bash", RuleList::Allow));
-    let allow: Vec<&Pattern> = policy
-        .allow
-        .iter()
-        .filter_map(|r| match r.compiled() {
-            Compiled::Command(p) if r.names_tool("Bash", RuleList::Allow) => Some(&p.as_written),
-            _ => None,
-        })
-        .collect();
-    let file_allowed = |access: &Access| {
-        access.target.inside(ctx.working_dirs())
-            && match access.use_ {
-                FileUse::Read => true,
-                FileUse::Write => matches!(
-                    policy.mode,
-                    PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
-                ),
-            }
-            || file_rule(&policy.allow, access, &ctx, RuleList::Allow).is_some()
-    };
-    // A command an allow rule names still asks when a file it names may lie outside the
-    // working directories (`Bash(rm:*)` and `rm ~/notes.txt`), unless a file rule allows it.
-    let stays_inside = |access: &Access| {
-        access.target.inside(ctx.working_dirs())
-            || file_rule(&policy.allow, access, &ctx, RuleList::Allow).is_some()
-    };
-    let commands_allowed = analysis.opaque.is_empty()
-        && analysis.commands.iter().all(|command| {
-            let tree = &command.tree;
-            let accesses = &analysis.accesses[command.accesses.clone()];
-            let by_rule = command.safe_assignments
-                && (bare_allow
-                    || (allowed_by_rule(tree, &allow) && accesses.iter().all(stays_inside)));
-            let reads_allowed = accesses
-                .iter()
-                .filter(|a| a.use_ == FileUse::Read)
-                .all(file_allowed);
-            let writes_files = accesses
-                .iter()
-                .any(|a| a.use_ == FileUse::Write && !a.redirect);
-            let read_only = read_only(tree) && reads_allowed && !writes_files;
-            let simple_edit = policy.mode == PermissionMode::AcceptEdits
-                && accept_edits(tree)
-                && accesses.iter().all(file_allowed);
-            by_rule || read_only || simple_edit
-        });
-    let writes_allowed = analysis
-        .accesses
-        .iter()
-        .filter(|a| a.use_ == FileUse::Write && a.redirect)
-        .all(file_allowed);
+    let (commands_allowed, writes_allowed) = line.allowed();
     if commands_allowed && writes_allowed {
         return Verdict::Allow;
     }
-
-    // 4. The mode.
     match policy.mode {
         PermissionMode::BypassPermissions => Verdict::Allow,
         PermissionMode::Plan => Verdict::Deny {
@@ -230,6 +68,228 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
                 "the command writes files that need approval".to_string()
             },
         },
+    }
+}
+
+/// A Bash line as the rules see it: its analysis, the deny and ask rules naming Bash, and
+/// how the deny rules match its commands and files.
+struct JudgedLine<'a> {
+    policy: &'a PermissionPolicy,
+    call: &'a CallFacts<'a>,
+    command: &'a str,
+    analysis: Analysis,
+    ctx: crate::paths::PathContext<'a>,
+    texts: MatchTexts,
+    deny: Vec<&'a PermissionRule>,
+    ask: Vec<&'a PermissionRule>,
+    denied_commands: Vec<(&'a PermissionRule, Option<Certainty>)>,
+    /// For each file access (by index), the deny rule catching it.
+    denied_files: Vec<Option<(&'a PermissionRule, Certainty)>>,
+}
+
+impl<'a> JudgedLine<'a> {
+    fn new(
+        policy: &'a PermissionPolicy,
+        call: &'a CallFacts<'a>,
+        command: &'a str,
+        analysis: Analysis,
+        ctx: crate::paths::PathContext<'a>,
+    ) -> Self {
+        let texts = MatchTexts::of(&analysis);
+        let deny: Vec<&PermissionRule> = policy
+            .deny
+            .iter()
+            .filter(|r| r.applies_to("Bash", RuleList::Deny))
+            .collect();
+        let ask = policy
+            .ask
+            .iter()
+            .filter(|r| r.applies_to("Bash", RuleList::Ask))
+            .collect();
+        let denied_commands = deny
+            .iter()
+            .map(|rule| (*rule, command_rule_match(rule, call, &texts)))
+            .collect();
+        let denied_files = analysis
+            .accesses
+            .iter()
+            .map(|access| file_rule(&policy.deny, access, &ctx, RuleList::Deny))
+            .collect();
+        JudgedLine {
+            policy,
+            call,
+            command,
+            analysis,
+            ctx,
+            texts,
+            deny,
+            ask,
+            denied_commands,
+            denied_files,
+        }
+    }
+
+    /// The deny rules that surely catch a command or a file of the line.
+    fn sure_denial(&self) -> Option<Verdict> {
+        if let Some((rule, _)) = self
+            .denied_commands
+            .iter()
+            .find(|(_, c)| *c == Some(Certainty::Sure))
+        {
+            return Some(Verdict::Deny {
+                reason: format!("{DENIED_BY_RULE} {rule}"),
+            });
+        }
+        for (access, hit) in self.analysis.accesses.iter().zip(&self.denied_files) {
+            if let Some((rule, Certainty::Sure)) = hit {
+                return Some(Verdict::Deny {
+                    reason: format!("{DENIED_BY_RULE} {rule} ({})", access.target.describe()),
+                });
+            }
+        }
+        None
+    }
+
+    /// What asks: the protected files first (in every mode), then the rules.
+    fn asked(&self) -> Option<Verdict> {
+        for access in self
+            .analysis
+            .accesses
+            .iter()
+            .filter(|a| a.use_ == FileUse::Write)
+        {
+            if let Some(verdict) = self.policy.guard_write(&access.target, "Edit", &self.ctx) {
+                return Some(verdict);
+            }
+        }
+        if let Some(verdict) = git_config::config_writes(
+            &self.analysis,
+            self.policy,
+            self.call.shell_dir.unwrap_or(self.call.cwd),
+            &self.ctx,
+        ) {
+            return Some(verdict);
+        }
+        if !self.analysis.opaque.is_empty()
+            && let Some(word) = self.policy.protected.named_in(self.command)
+        {
+            return Some(Verdict::Ask {
+                reason: format!(
+                    "the command names {word}, which is protected, and cannot be checked before it runs"
+                ),
+            });
+        }
+        if let Some((rule, _)) = self.denied_commands.iter().find(|(_, c)| c.is_some()) {
+            return Some(Verdict::Ask {
+                reason: format!("the command might run what rule {rule} denies"),
+            });
+        }
+        for (access, hit) in self.analysis.accesses.iter().zip(&self.denied_files) {
+            if let Some((rule, _)) = hit {
+                return Some(Verdict::Ask {
+                    reason: format!(
+                        "{} might be what rule {rule} denies",
+                        access.target.describe()
+                    ),
+                });
+            }
+        }
+        if let Some(reason) = self.analysis.opaque.first()
+            && (!self.deny.is_empty() || !self.ask.is_empty())
+        {
+            return Some(Verdict::Ask {
+                reason: format!(
+                    "the command cannot be checked against the rules before it runs: {reason}"
+                ),
+            });
+        }
+        if let Some(rule) =
+            names_denied_program(&self.analysis, self.deny.iter().chain(&self.ask).copied())
+        {
+            return Some(Verdict::Ask {
+                reason: format!("the command copies or links a program that rule {rule} names"),
+            });
+        }
+        for rule in &self.ask {
+            if command_rule_match(rule, self.call, &self.texts).is_some() {
+                return Some(Verdict::Ask {
+                    reason: format!("rule {rule} asks"),
+                });
+            }
+        }
+        for access in &self.analysis.accesses {
+            if let Some((rule, _)) = file_rule(&self.policy.ask, access, &self.ctx, RuleList::Ask) {
+                return Some(Verdict::Ask {
+                    reason: format!("rule {rule} asks ({})", access.target.describe()),
+                });
+            }
+        }
+        None
+    }
+
+    /// Whether allow rules, read-only commands or the mode allow every command of the
+    /// line, and whether every file its redirections write is allowed.
+    fn allowed(&self) -> (bool, bool) {
+        let policy = self.policy;
+        let ctx = &self.ctx;
+        let analysis = &self.analysis;
+        let bare_allow = policy
+            .allow
+            .iter()
+            .any(|r| r.specifier.is_none() && r.names_tool("Bash", RuleList::Allow));
+        let allow: Vec<&Pattern> = policy
+            .allow
+            .iter()
+            .filter_map(|r| match r.compiled() {
+                Compiled::Command(p) if r.names_tool("Bash", RuleList::Allow) => {
+                    Some(&p.as_written)
+                }
+                _ => None,
+            })
+            .collect();
+        let file_allowed = |access: &Access| {
+            access.target.inside(ctx.working_dirs())
+                && match access.use_ {
+                    FileUse::Read => true,
+                    FileUse::Write => matches!(
+                        policy.mode,
+                        PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
+                    ),
+                }
+                || file_rule(&policy.allow, access, ctx, RuleList::Allow).is_some()
+        };
+        // A command an allow rule names still asks when a file it names may lie outside the
+        // working directories (`Bash(rm:*)` and `rm ~/notes.txt`), unless a file rule allows it.
+        let stays_inside = |access: &Access| {
+            access.target.inside(ctx.working_dirs())
+                || file_rule(&policy.allow, access, ctx, RuleList::Allow).is_some()
+        };
+        let commands_allowed = analysis.opaque.is_empty()
+            && analysis.commands.iter().all(|command| {
+                let tree = &command.tree;
+                let accesses = &analysis.accesses[command.accesses.clone()];
+                let by_rule = command.safe_assignments
+                    && (bare_allow
+                        || (allowed_by_rule(tree, &allow) && accesses.iter().all(stays_inside)));
+                let reads_allowed = accesses
+                    .iter()
+                    .filter(|a| a.use_ == FileUse::Read)
+                    .all(file_allowed);
+                let writes_files = accesses
+                    .iter()
+                    .any(|a| a.use_ == FileUse::Write && !a.redirect);
+                let read_only = read_only(tree) && reads_allowed && !writes_files;
+                let simple_edit = policy.mode == PermissionMode::AcceptEdits
+                    && accept_edits(tree)
+                    && accesses.iter().all(file_allowed);
+                by_rule || read_only || simple_edit
+            });
+        let writes_allowed = analysis
+            .accesses
+            .iter()
+            .filter(|a| a.use_ == FileUse::Write && a.redirect)
+            .all(file_allowed);
+        (commands_allowed, writes_allowed)
     }
 }
 

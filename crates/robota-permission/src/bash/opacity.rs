@@ -203,12 +203,42 @@ const NAME_BUILTINS: &[&str] = &[
 pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
     let words: Vec<Option<String>> = node.words.iter().map(Word::as_literal).collect();
     let args = words.get(1..).unwrap_or_default();
-    let opaque = |node: &mut CommandNode, reason: &str| {
-        if !node.opaque.iter().any(|r| r == reason) {
-            node.opaque.push(reason.to_string());
+    command_options(name, node, args);
+    if FILE_RUNNERS.contains(&name) {
+        opaque(node, "the program runs programs it finds or a shell");
+    }
+    if SHELLS.contains(&name) {
+        shell(node, args, stdin_fed);
+    } else if let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == name) {
+        interpreter(node, args, inline, valued_letters(name), stdin_fed);
+    } else if is_python(name) {
+        interpreter(node, args, &["-c"], valued_letters("python"), stdin_fed);
+    }
+    by_program(name, node, args);
+    if SHELL_RUNNERS.contains(&name) {
+        opaque(node, "the program runs a command line through a shell");
+        let operands: Vec<Option<String>> = args
+            .iter()
+            .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
+            .cloned()
+            .collect();
+        if let Some(text) = joined(&operands) {
+            node.scripts.push(text);
         }
-    };
+    }
+    name_builtins(name, node, args);
+}
 
+/// Marks the command opaque for `reason` (once).
+fn opaque(node: &mut CommandNode, reason: &str) {
+    if !node.opaque.iter().any(|r| r == reason) {
+        node.opaque.push(reason.to_string());
+    }
+}
+
+/// Options that make a program run another command (`find -exec`, `ssh -o
+/// ProxyCommand=…`, `rsync -e`, …).
+fn command_options(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
     for (i, arg) in args.iter().enumerate() {
         let Some(arg) = arg else { continue };
         let option = arg.split('=').next().unwrap_or(arg);
@@ -242,17 +272,10 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             }
         }
     }
-    if FILE_RUNNERS.contains(&name) {
-        opaque(node, "the program runs programs it finds or a shell");
-    }
+}
 
-    if SHELLS.contains(&name) {
-        shell(node, args, stdin_fed);
-    } else if let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == name) {
-        interpreter(node, args, inline, valued_letters(name), stdin_fed);
-    } else if is_python(name) {
-        interpreter(node, args, &["-c"], valued_letters("python"), stdin_fed);
-    }
+/// What each program that can run code does with its arguments.
+fn by_program(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
     match name {
         "eval" => {
             opaque(node, "eval runs text as a command");
@@ -303,86 +326,11 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                 }
             }
         }
-        "env" => {
-            for (i, arg) in args.iter().enumerate() {
-                let Some(arg) = arg else { continue };
-                let attached = short_in(arg, 'S', "uCSa").or_else(|| {
-                    names_long(arg, "split-string", 1)
-                        .then(|| long_parts(arg).and_then(|(_, v)| v).map(str::to_string))
-                });
-                match attached {
-                    Some(Some(rest)) => {
-                        opaque(node, "env -S splits a string into a command");
-                        let mut text = vec![Some(rest)];
-                        text.extend_from_slice(&args[i + 1..]);
-                        if let Some(text) = joined(&text) {
-                            node.scripts.push(text);
-                        }
-                    }
-                    Some(None) => {
-                        opaque(node, "env -S splits a string into a command");
-                        if let Some(text) = joined(&args[i + 1..]) {
-                            node.scripts.push(text);
-                        }
-                    }
-                    None => {}
-                }
-            }
-        }
-        "awk" | "gawk" | "mawk" | "nawk" | "sed" => {
-            let runs = if name == "sed" {
-                sed_scripts(args)
-                    .iter()
-                    .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
-            } else {
-                awk_program(args).is_none_or(|p| awk_runs_commands(&p))
-            };
-            if runs {
-                opaque(node, "the awk or sed program may run commands");
-            }
-            for i in 0..args.len() {
-                let file = short_value(args, i, 'f', "fFvieElLW")
-                    .or_else(|| long_value(args, i, "file", 2));
-                if let Some(Some(file)) = file {
-                    node.executes.push(file);
-                }
-            }
-        }
+        "env" => env_split_string(node, args),
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" => awk_or_sed(name, node, args),
         "git" => git(node, args),
-        "make" | "gmake" => {
-            for (i, arg) in args.iter().enumerate() {
-                let Some(arg) = arg else { continue };
-                if names_long(arg, "eval", 2) {
-                    opaque(node, "make --eval runs recipes given on the command line");
-                }
-                let file = short_value(args, i, 'f', "CfIoWEjlO")
-                    .or_else(|| long_value(args, i, "file", 2))
-                    .or_else(|| long_value(args, i, "makefile", 1));
-                match file {
-                    Some(Some(file)) if !reads_stdin(&file) => node.executes.push(file),
-                    Some(_) => opaque(
-                        node,
-                        "the makefile is computed at run time or is standard input",
-                    ),
-                    None => {}
-                }
-            }
-        }
-        "npx" | "pnpx" | "bunx" | "npm" => {
-            let exec = name != "npm"
-                || matches!(args.first(), Some(Some(sub)) if sub == "exec" || sub == "x");
-            for (i, arg) in args.iter().enumerate() {
-                if exec && matches!(arg.as_deref(), Some("-c" | "--call")) {
-                    opaque(
-                        node,
-                        "the package runner runs a command line through a shell",
-                    );
-                    if let Some(Some(text)) = args.get(i + 1) {
-                        node.scripts.push(text.clone());
-                    }
-                }
-            }
-        }
+        "make" | "gmake" => make(node, args),
+        "npx" | "pnpx" | "bunx" | "npm" => package_runner(name, node, args),
         "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff"
             if args.iter().flatten().any(|a| a.starts_with('+')) =>
         {
@@ -392,6 +340,105 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
             );
         }
         "ssh" => ssh(node, args),
+        _ => {
+            if let Some(reason) = runs_elsewhere(name, args) {
+                opaque(node, reason);
+            }
+        }
+    }
+}
+
+/// `env -S`/`--split-string`: a string split into a command.
+fn env_split_string(node: &mut CommandNode, args: &[Option<String>]) {
+    for (i, arg) in args.iter().enumerate() {
+        let Some(arg) = arg else { continue };
+        let attached = short_in(arg, 'S', "uCSa").or_else(|| {
+            names_long(arg, "split-string", 1)
+                .then(|| long_parts(arg).and_then(|(_, v)| v).map(str::to_string))
+        });
+        match attached {
+            Some(Some(rest)) => {
+                opaque(node, "env -S splits a string into a command");
+                let mut text = vec![Some(rest)];
+                text.extend_from_slice(&args[i + 1..]);
+                if let Some(text) = joined(&text) {
+                    node.scripts.push(text);
+                }
+            }
+            Some(None) => {
+                opaque(node, "env -S splits a string into a command");
+                if let Some(text) = joined(&args[i + 1..]) {
+                    node.scripts.push(text);
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// An awk or sed program that may run commands, and program files they read.
+fn awk_or_sed(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
+    let runs = if name == "sed" {
+        sed_scripts(args)
+            .iter()
+            .any(|s| s.as_deref().is_none_or(|s| sed_script(s).runs))
+    } else {
+        awk_program(args).is_none_or(|p| awk_runs_commands(&p))
+    };
+    if runs {
+        opaque(node, "the awk or sed program may run commands");
+    }
+    for i in 0..args.len() {
+        let file =
+            short_value(args, i, 'f', "fFvieElLW").or_else(|| long_value(args, i, "file", 2));
+        if let Some(Some(file)) = file {
+            node.executes.push(file);
+        }
+    }
+}
+
+/// `make --eval` and the makefiles make reads.
+fn make(node: &mut CommandNode, args: &[Option<String>]) {
+    for (i, arg) in args.iter().enumerate() {
+        let Some(arg) = arg else { continue };
+        if names_long(arg, "eval", 2) {
+            opaque(node, "make --eval runs recipes given on the command line");
+        }
+        let file = short_value(args, i, 'f', "CfIoWEjlO")
+            .or_else(|| long_value(args, i, "file", 2))
+            .or_else(|| long_value(args, i, "makefile", 1));
+        match file {
+            Some(Some(file)) if !reads_stdin(&file) => node.executes.push(file),
+            Some(_) => opaque(
+                node,
+                "the makefile is computed at run time or is standard input",
+            ),
+            None => {}
+        }
+    }
+}
+
+/// `npx -c`, `npm exec -c`: a command line through a shell.
+fn package_runner(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
+    let exec =
+        name != "npm" || matches!(args.first(), Some(Some(sub)) if sub == "exec" || sub == "x");
+    for (i, arg) in args.iter().enumerate() {
+        if exec && matches!(arg.as_deref(), Some("-c" | "--call")) {
+            opaque(
+                node,
+                "the package runner runs a command line through a shell",
+            );
+            if let Some(Some(text)) = args.get(i + 1) {
+                node.scripts.push(text.clone());
+            }
+        }
+    }
+}
+
+/// Programs that hand commands to another shell or a later time (tmux, screen, crontab,
+/// socat), unless the arguments only read.
+fn runs_elsewhere(name: &str, args: &[Option<String>]) -> Option<&'static str> {
+    match name {
         "tmux"
             if !matches!(
                 args.first().and_then(|a| a.as_deref()),
@@ -407,7 +454,7 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                 )
             ) =>
         {
-            opaque(node, "tmux can run commands in another shell")
+            Some("tmux can run commands in another shell")
         }
         "screen"
             if !matches!(
@@ -415,10 +462,10 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                 Some("-ls" | "-list")
             ) =>
         {
-            opaque(node, "screen can run commands in another shell")
+            Some("screen can run commands in another shell")
         }
         "crontab" if !matches!(args.first().and_then(|a| a.as_deref()), Some("-l")) => {
-            opaque(node, "crontab installs commands to run later")
+            Some("crontab installs commands to run later")
         }
         "socat"
             if args.iter().flatten().any(|a| {
@@ -426,21 +473,15 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
                     || a.to_ascii_uppercase().contains("SYSTEM:")
             }) =>
         {
-            opaque(node, "socat runs a command")
+            Some("socat runs a command")
         }
-        _ => {}
+        _ => None,
     }
-    if SHELL_RUNNERS.contains(&name) {
-        opaque(node, "the program runs a command line through a shell");
-        let operands: Vec<Option<String>> = args
-            .iter()
-            .filter(|a| a.as_deref().is_none_or(|a| !a.starts_with('-')))
-            .cloned()
-            .collect();
-        if let Some(text) = joined(&operands) {
-            node.scripts.push(text);
-        }
-    }
+}
+
+/// Builtins that take variable names (`declare`, `read`, `[[` …), whose subscripts and
+/// integer attributes evaluate code at run time.
+fn name_builtins(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
     if NAME_BUILTINS.contains(&name) && computed_variable_name(name, &node.words) {
         opaque(
             node,
