@@ -130,6 +130,11 @@ impl Tool for SkillTool {
         input.get("skill")?.as_str().map(str::to_string)
     }
 
+    /// A skill's instructions reach the model whole, however long (Claude Code cuts none).
+    fn max_result_chars(&self) -> Option<usize> {
+        None
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let Some(name) = input.get("skill").and_then(Value::as_str) else {
             return ToolOutput::error(format!(
