@@ -201,7 +201,13 @@ fn set_permission_mode_and_set_model_are_answered_and_take_effect() {
         "req_mode",
         json!({"subtype": "set_permission_mode", "mode": "acceptEdits"}),
     );
-    assert_eq!(peer.response("req_mode")["subtype"], "success");
+    let answer = peer.response("req_mode");
+    assert_eq!(answer["subtype"], "success");
+    assert_eq!(
+        answer["response"],
+        json!({"mode": "acceptEdits"}),
+        "{answer}"
+    );
     let status = peer.until("system/status", |v| v["subtype"] == "status");
     assert_eq!(status["permissionMode"], "acceptEdits");
 
@@ -395,4 +401,50 @@ fn agents_defined_in_the_first_initialize_can_be_delegated_to() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(tools, ["Grep", "Read"]);
+}
+
+#[test]
+fn system_init_lists_the_skills_and_agents_there_are() {
+    let p = project();
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        p.user_home.join(".claude/skills/lint/SKILL.md"),
+        "---\ndescription: Lints the code\n---\nRun the linter.",
+    );
+    write(
+        p.user_home.join(".claude/commands/review.md"),
+        "---\ndescription: Reviews\n---\nReview.",
+    );
+    write(
+        p.user_home.join(".claude/agents/reviewer.md"),
+        "---\nname: code-reviewer\ndescription: Reviews code\n---\nYou review code.",
+    );
+    let server = MockServer::start(vec![anthropic::text_turn("A1")]);
+    let mut peer = Peer::start(&p, &server, true);
+    peer.control(
+        "req_1",
+        json!({"subtype": "initialize", "agents": {"researcher": {"description": "Researches", "prompt": "Research."}}}),
+    );
+    let init = peer.until("system/init", |v| v["subtype"] == "init");
+    assert_eq!(init["skills"], json!(["lint"]), "{init}");
+    let agents: Vec<&str> = init["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for agent in [
+        "general-purpose",
+        "Explore",
+        "Plan",
+        "code-reviewer",
+        "researcher",
+    ] {
+        assert!(agents.contains(&agent), "{agent} missing: {init}");
+    }
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
 }

@@ -2,8 +2,9 @@
 //! (saved in the user settings, in the system prompt of every later request), `/doctor`
 //! (a real connection to the provider's address), `/tasks` (background Bash jobs and a
 //! running subagent listed and stopped: the job's process really dies, the subagent's
-//! turn really ends while its parent's goes on) — with the real binary against the
-//! loopback mock Anthropic server.
+//! turn really ends while its parent's goes on), `/model` with a model the provider does not
+//! know (accepted, with a warning) — with the real binary against the loopback mock
+//! Anthropic server.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -219,4 +220,26 @@ fn tasks_stops_one_running_subagent_and_its_parent_goes_on() {
     assert!(text.contains("The user stopped this subagent"), "{text}");
     let (code, _) = peer.finish();
     assert_eq!(code, Some(0));
+}
+
+#[test]
+fn model_warns_about_a_model_the_provider_does_not_know_and_still_uses_it() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("from gpt-4o")]);
+    let out = p.run(&server, &["-p", "/model gpt-4o"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let said = stdout(&out);
+    assert!(said.contains("Model set to gpt-4o."), "{said}");
+    assert!(
+        said.contains("gpt-4o is not one of the anthropic provider's known models"),
+        "{said}"
+    );
+    let out = p.run(&server, &["-p", "/model claude-opus-4-6"]);
+    let said = stdout(&out);
+    assert!(said.contains("Model set to claude-opus-4-6."), "{said}");
+    assert!(!said.contains("Warning"), "{said}");
+    // Accepted: the next turn asks for it.
+    let out = support::project::stream_json_run(&p, &server, &[], &["/model gpt-4o", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(server.requests()[0].body["model"], "gpt-4o");
 }

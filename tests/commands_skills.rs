@@ -443,3 +443,66 @@ fn agents_skills_status_and_init_commands() {
     );
     assert!(sent.ends_with("The user adds: focus on tests"), "{sent}");
 }
+
+#[test]
+fn a_long_skill_reaches_the_model_whole() {
+    let p = project();
+    // 35,000 characters of instructions, as three of the real public skills are.
+    let body: String = (0..800)
+        .map(|i| format!("Step {i:04}: check the next thing carefully.\n"))
+        .collect();
+    assert!(body.len() > 34_000, "{}", body.len());
+    write(
+        &p.user_home.join(".claude/skills/audit/SKILL.md"),
+        &format!("---\ndescription: Audits the code\n---\n{body}The end of the audit skill.\n"),
+    );
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_a", "Skill", json!({"skill": "audit"}))]),
+        anthropic::text_turn("Audited."),
+    ]);
+    let out = p.run(&server, &["-p", "audit this"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = result_text(&tool_results(&server.requests()[1].body)[0]);
+    assert!(result.contains(body.as_str()), "the body arrives uncut");
+    assert!(result.contains("The end of the audit skill."));
+}
+
+#[test]
+fn a_skill_named_like_a_built_in_is_still_the_models_to_invoke() {
+    let p = project();
+    write(
+        &p.root.join(".claude/skills/memory/SKILL.md"),
+        "---\ndescription: Records a decision in the project's memory file\n---\nAppend the decision to docs/DECISIONS.md.\n",
+    );
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_m", "Skill", json!({"skill": "memory"}))]),
+        anthropic::text_turn("Recorded."),
+    ]);
+    let out = stream_json_run(&p, &server, &[], &["remember this"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    let skill_tool = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Skill")
+        .expect("the Skill tool is offered")
+        .clone();
+    assert!(
+        skill_tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("- memory: Records a decision"),
+        "{skill_tool}"
+    );
+    let result = &tool_results(&requests[1].body)[0];
+    assert_ne!(result["is_error"], true, "{result}");
+    assert!(result_text(result).contains("Append the decision to docs/DECISIONS.md."));
+    // Typed, `/memory` stays the built-in (a command of the full-screen UI): the skill is
+    // not offered as a slash command.
+    let init: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let slash = init["slash_commands"].as_array().unwrap();
+    assert!(!slash.contains(&json!("memory")), "{init}");
+    assert!(slash.contains(&json!("help")), "{init}");
+}

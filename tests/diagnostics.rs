@@ -1,6 +1,7 @@
 //! Replay-grade diagnostics end to end: the real `robota` binary with `--debug-log` (or
 //! settings `diagnostics: true`) against the loopback mock Anthropic server, then
-//! `robota session show --request N` and `robota session validate` on what it wrote.
+//! `robota session show --request N` and `robota session validate` on what it wrote; and
+//! `robota session show` alone, which prints any session's conversation.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -648,4 +649,31 @@ fn a_prompt_hooks_model_call_is_recorded_too() {
     );
     let valid = robota(&p, &server, &["session", "validate", &id]);
     assert_eq!(valid.status.code(), Some(0), "{valid:?}");
+}
+
+#[test]
+fn session_show_without_a_request_prints_the_conversation() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("The bug is in add.")]);
+    let id = session_id(&robota(
+        &p,
+        &server,
+        &["-p", "name the bug", "--output-format", "json"],
+    ));
+    let shown = robota(&p, &server, &["session", "show", &id]);
+    let text = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert_eq!(
+        shown.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(text.contains(&format!("- Session: `{id}`")), "{text}");
+    assert!(
+        text.contains("## You\n\nname the bug") && text.contains("## robota\n\nThe bug is in add."),
+        "{text}"
+    );
+    // --envelope still needs a request to show.
+    let envelope = robota(&p, &server, &["session", "show", &id, "--envelope"]);
+    assert_eq!(envelope.status.code(), Some(2));
 }

@@ -688,6 +688,33 @@ fn a_refused_connection_names_the_base_url_and_its_variable() {
 }
 
 #[test]
+fn retries_of_a_refused_connection_print_one_plain_line_each() {
+    let p = project();
+    let server = MockServer::start(vec![]);
+    let url = support::refused_url();
+    let mut cmd = p.command(&server, &["-p", "hi"]);
+    cmd.env("ANTHROPIC_BASE_URL", &url)
+        .env("ROBOTA_MAX_RETRIES", "2");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let retries: Vec<&str> = stderr.lines().filter(|l| l.contains("retrying")).collect();
+    assert_eq!(retries.len(), 2, "{stderr}");
+    for line in &retries {
+        assert!(
+            line.starts_with("robota: cannot connect (connection refused) — retrying in"),
+            "{stderr}"
+        );
+    }
+    assert!(!stderr.contains("error sending request"), "{stderr}");
+    assert!(!stderr.contains("tcp connect error"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("Cannot reach {url}: connection refused")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn unknown_commands_fail_without_a_model_call_and_paths_are_prompts() {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("a path, then")]);
@@ -787,6 +814,28 @@ fn context_files_and_flags_shape_the_system_prompt() {
     assert_eq!(out.status.code(), Some(0));
     let system = server.requests()[1].body["system"].to_string();
     assert!(system.contains("ONLY-THIS") && !system.contains("You are robota"));
+}
+
+#[test]
+fn claude_md_imports_written_as_a_list_import_every_file() {
+    let p = project();
+    std::fs::write(
+        p.root.join("CLAUDE.md"),
+        "Hot path docs: @src/a/FEATURE.md, @src/b/FEATURE.md, @src/c/FEATURE.md\n",
+    )
+    .unwrap();
+    for (dir, text) in [("a", "ALPHA-DOC"), ("b", "BRAVO-DOC"), ("c", "CHARLIE-DOC")] {
+        std::fs::create_dir_all(p.root.join("src").join(dir)).unwrap();
+        std::fs::write(p.root.join("src").join(dir).join("FEATURE.md"), text).unwrap();
+    }
+    let server = MockServer::start(vec![anthropic::text_turn("ok")]);
+    let out = p.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(0));
+    let system = anthropic::system_text(&server.requests()[0].body);
+    assert!(
+        system.contains("Hot path docs: ALPHA-DOC, BRAVO-DOC, CHARLIE-DOC"),
+        "{system}"
+    );
 }
 
 #[test]

@@ -64,15 +64,16 @@ pub enum SessionCommand {
         /// Session id, name or unique id prefix.
         id: String,
     },
-    /// Print what a session's diagnostics log recorded.
+    /// Print a session's conversation as Markdown, or (with --request) what its
+    /// diagnostics log recorded.
     Show {
         /// Session id, name or unique id prefix.
         id: String,
         /// Print provider request N (1-based) exactly as it went to the provider.
         #[arg(long, value_name = "N")]
-        request: u64,
+        request: Option<u64>,
         /// Print the request's provider-neutral envelope instead of its body.
-        #[arg(long)]
+        #[arg(long, requires = "request")]
         envelope: bool,
     },
 }

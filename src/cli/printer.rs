@@ -84,11 +84,19 @@ impl Printer {
             &assembled.api_key_source,
             &commands,
         );
+        let options = assembled.session_options();
         init["mcp_servers"] = Value::Array(mcp_servers);
         init["plugins"] = Value::Array(assembled.plugins.clone());
         init["sandbox"] = sandbox_status(&assembled.session.policy_snapshot());
+        init["skills"] = json!(options.commands.skill_names());
+        init["agents"] = json!(
+            options
+                .agents
+                .as_ref()
+                .map(|a| a.names())
+                .unwrap_or_default()
+        );
         self.emit(init);
-        let options = assembled.session_options();
         let mut session = InteractiveSession::start_with(assembled.session, options);
         let events = session.events()?;
         Some((session, events))

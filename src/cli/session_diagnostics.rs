@@ -1,11 +1,13 @@
-//! `robota session validate <id>` and `robota session show <id> --request N`: reading a
-//! session's diagnostics log (see `session::diagnostics`) — what it lacks, and a request
-//! exactly as it went to the provider.
+//! `robota session show <id>` (the conversation as Markdown), and with `--request N` or as
+//! `robota session validate <id>` the session's diagnostics log (see
+//! `session::diagnostics`): a request exactly as it went to the provider, what the log lacks.
 
 use std::io::Write;
 use std::path::Path;
 
+use crate::sdk::commands::markdown_transcript;
 use crate::session::diagnostics::read::DiagnosticsLog;
+use crate::session::replay;
 use crate::session::store::SessionStore;
 
 use super::args::SessionCommand;
@@ -16,22 +18,52 @@ pub fn run(cwd: &Path, robota_home: &Path, command: &SessionCommand) -> u8 {
         SessionCommand::Validate { id } | SessionCommand::Show { id, .. } => id,
     };
     let store = SessionStore::new(robota_home.to_path_buf());
-    let log = match store
-        .find(cwd, id)
-        .map_err(|e| e.to_string())
-        .and_then(|found| DiagnosticsLog::load(&found.path))
-    {
-        Ok(log) => log,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return headless::EXIT_ERROR;
-        }
+    let found = match store.find(cwd, id) {
+        Ok(found) => found,
+        Err(e) => return fail(&e.to_string()),
     };
-    match command {
-        SessionCommand::Validate { .. } => validate(&log),
+    let (request, envelope) = match command {
+        SessionCommand::Show { request: None, .. } => return show_conversation(&found.path),
         SessionCommand::Show {
             request, envelope, ..
-        } => show(&log, *request, *envelope),
+        } => (*request, *envelope),
+        SessionCommand::Validate { .. } => (None, false),
+    };
+    let log = match DiagnosticsLog::load(&found.path) {
+        Ok(log) => log,
+        Err(e) => return fail(&e),
+    };
+    match request {
+        Some(n) => show(&log, n, envelope),
+        None => validate(&log),
+    }
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("Error: {message}");
+    headless::EXIT_ERROR
+}
+
+/// The session's conversation (since its last compaction) as `/export` writes it.
+fn show_conversation(path: &Path) -> u8 {
+    let replayed = match replay::replay(path) {
+        Ok(replayed) => replayed,
+        Err(e) => return fail(&e.to_string()),
+    };
+    for warning in &replayed.warnings {
+        eprintln!("robota: warning: {warning}");
+    }
+    let model = replayed.model.as_deref().unwrap_or(&replayed.header.model);
+    let text = markdown_transcript(
+        replayed.name.as_deref(),
+        &replayed.header.session_id,
+        model,
+        &replayed.messages,
+    );
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => headless::EXIT_OK,
+        Err(_) => headless::EXIT_ERROR,
     }
 }
 

@@ -13,5 +13,6 @@ mod bad_hooks;
 #[cfg(feature = "corpus")]
 mod corpus;
 mod project;
+mod skill_hooks;
 mod tool_hooks;
 mod turn_hooks;

@@ -1,6 +1,6 @@
 //! Hooks around turns and sessions: SessionStart, UserPromptSubmit, Stop (with its cap of
-//! eight blocks in a row), `prompt` hooks through the session's provider, SessionEnd, and
-//! hook events in stream-json output.
+//! eight blocks in a row), SubagentStop (with the subagent's last message), `prompt` hooks
+//! through the session's provider, SessionEnd, and hook events in stream-json output.
 
 use serde_json::{Value, json};
 
@@ -343,4 +343,34 @@ fn an_async_hook_runs_in_the_background_and_outlives_a_print_run() {
         serde_json::from_str(&std::fs::read_to_string(p.path("async-input.json")).unwrap())
             .unwrap();
     assert_eq!(input["hook_event_name"], "Stop");
+}
+
+#[test]
+fn subagent_stop_hooks_read_the_subagents_last_message() {
+    let p = HookProject::new();
+    let stop_input = p.path("subagent-stop.json");
+    let record = p.script(
+        "record.sh",
+        &format!("#!/bin/sh\ncat > {}\n", stop_input.display()),
+    );
+    p.settings(json!({"SubagentStop": [{"hooks": [{"type": "command", "command": record}]}]}));
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "toolu_e",
+                "Agent",
+                json!({"description": "find tests", "prompt": "Find the tests.", "subagent_type": "Explore"}),
+            )],
+        ),
+        anthropic::text_turn("FINDINGS: two test files"),
+        anthropic::text_turn("Done."),
+    ]);
+    let out = p.run(&server, &["-p", "look around", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(&stop_input).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "SubagentStop");
+    assert_eq!(input["agent_type"], "Explore");
+    assert_eq!(input["last_assistant_message"], "FINDINGS: two test files");
 }

@@ -1,13 +1,16 @@
 //! Bad input in the UI gives a clear message and loses nothing: provider errors and
-//! retries show in the transcript and the session goes on; malformed settings end the
-//! start with the file named and the terminal restored.
+//! retries show in the transcript and the session goes on; a call to a tool that does not
+//! exist shows the error the model got; malformed settings end the start with the file
+//! named and the terminal restored.
 
 use std::time::Duration;
 
 use crate::support::MockServer;
-use crate::support::anthropic::{error_status, text_turn};
+use serde_json::json;
+
+use crate::support::anthropic::{error_status, text_turn, tool_turn};
 use crate::support::project::project;
-use crate::{exit_cleanly, start};
+use crate::{exit_cleanly, start, wait_for_answer};
 
 #[test]
 fn a_rejected_key_is_reported_and_the_next_prompt_still_works() {
@@ -63,4 +66,25 @@ fn malformed_settings_stop_the_start_with_the_file_named() {
     assert!(screen.contains(".claude/settings.json"), "{screen}");
     let raw = String::from_utf8_lossy(&pty.raw()).into_owned();
     assert!(raw.contains("\x1b[?1049l"), "terminal restored");
+}
+
+#[test]
+fn a_call_to_a_tool_that_does_not_exist_shows_its_error_not_an_interruption() {
+    let project = project();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("t1", "Teleport", json!({"to": "mars"}))]),
+        text_turn("No teleporting today."),
+    ]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("go to mars");
+    pty.send(b"\r");
+    wait_for_answer(&pty, "No teleporting today.");
+    let screen = pty.contents();
+    assert!(
+        screen.contains("No such tool available: Teleport"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Interrupted"), "{screen}");
+    exit_cleanly(&mut pty);
 }

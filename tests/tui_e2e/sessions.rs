@@ -362,6 +362,34 @@ fn closing_the_start_picker_opens_a_new_session() {
 }
 
 #[test]
+fn resume_with_no_earlier_session_says_so_in_the_new_one() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("Fresh.")]);
+    let mut pty = start(&project, &server, &["--resume"]);
+    let screen = pty.wait_for_text("No earlier sessions in this directory to resume");
+    assert!(screen.contains("this is a new session"), "{screen}");
+    assert!(screen.contains("Ask anything"), "{screen}");
+    pty.type_text("hi");
+    pty.send(b"\r");
+    pty.wait_for_text("Fresh.");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
+fn rename_without_a_name_shows_its_usage() {
+    let project = project();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    // Typed out in full, Enter runs it (a completion of `/ren` would wait for the name).
+    pty.type_text("/rename");
+    pty.send(b"\r");
+    pty.wait_for_text("Usage: /rename <name>");
+    assert!(server.requests().is_empty());
+    exit_cleanly(&mut pty);
+}
+
+#[test]
 fn a_command_on_the_command_line_runs_then_the_next_prompt_is_answered() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Answered after help.")]);

@@ -373,6 +373,33 @@ impl Engine<'_> {
         }
     }
 
+    /// Ends a call that cannot run (no such tool, unreadable input, a gate's failure) as a
+    /// failed call: its clients see it start and finish with the error the model reads.
+    fn fail_unrun(&self, call: ToolCall, message: String) -> ToolOutput {
+        let output = ToolOutput::error(message);
+        (self.sink)(EngineEvent::ToolStarted(call.clone()));
+        (self.sink)(EngineEvent::ToolFinished {
+            call,
+            output: output.clone(),
+            duration: Duration::ZERO,
+        });
+        output
+    }
+
+    /// How long a result of the tool `name` may be (the default cap for an unknown tool).
+    fn result_cap(&self, name: &str) -> Option<usize> {
+        self.tools
+            .get(name)
+            .map_or(Some(TOOL_OUTPUT_CAP), |tool| tool.max_result_chars())
+    }
+
+    fn no_such_tool(&self, name: &str) -> String {
+        format!(
+            "Error: No such tool available: {name}. Available tools: {}",
+            self.tools.names().join(", ")
+        )
+    }
+
     /// Runs a round's calls and returns one tool_result block per call, in request order.
     async fn run_tools(
         &self,
@@ -389,19 +416,10 @@ impl Engine<'_> {
                 break;
             }
             let Some(tool) = self.tools.get(name) else {
-                outputs[index] = Some(ToolOutput::error(format!(
-                    "Error: No such tool available: {name}. Available tools: {}",
-                    self.tools.names().join(", ")
-                )));
+                let call = unknown_call(id, name, input);
+                outputs[index] = Some(self.fail_unrun(call, self.no_such_tool(name)));
                 continue;
             };
-            if let Some(raw) = input.get(INVALID_INPUT_KEY) {
-                outputs[index] = Some(ToolOutput::error(format!(
-                    "Error: the arguments for {name} were not valid JSON (the output may have been cut off): {}",
-                    truncate_middle(raw.as_str().unwrap_or_default(), 400)
-                )));
-                continue;
-            }
             let mut call = ToolCall {
                 id: id.clone(),
                 name: name.clone(),
@@ -410,6 +428,14 @@ impl Engine<'_> {
                 input: input.clone(),
                 start_dir: tool.start_dir(),
             };
+            if let Some(raw) = input.get(INVALID_INPUT_KEY) {
+                let message = format!(
+                    "Error: the arguments for {name} were not valid JSON (the output may have been cut off): {}",
+                    truncate_middle(raw.as_str().unwrap_or_default(), 400)
+                );
+                outputs[index] = Some(self.fail_unrun(call, message));
+                continue;
+            }
             if call.risk != RiskClass::Read {
                 self.run_batch(&mut batch, &mut outputs, config, cancel)
                     .await;
@@ -420,14 +446,7 @@ impl Engine<'_> {
                     continue;
                 }
                 GateDecision::Fail(message) => {
-                    let output = ToolOutput::error(message);
-                    (self.sink)(EngineEvent::ToolStarted(call.clone()));
-                    (self.sink)(EngineEvent::ToolFinished {
-                        call,
-                        output: output.clone(),
-                        duration: Duration::ZERO,
-                    });
-                    outputs[index] = Some(output);
+                    outputs[index] = Some(self.fail_unrun(call, message));
                     continue;
                 }
                 GateDecision::Allow(input) => {
@@ -460,9 +479,12 @@ impl Engine<'_> {
         calls
             .iter()
             .zip(outputs)
-            .map(|((id, _, _), output)| {
+            .map(|((id, name, _), output)| {
                 let output = output.unwrap_or_else(|| ToolOutput::error(missing));
-                let mut content = truncate_middle(&output.content, TOOL_OUTPUT_CAP);
+                let mut content = match self.result_cap(name) {
+                    Some(cap) => truncate_middle(&output.content, cap),
+                    None => output.content,
+                };
                 let mut images = output.images;
                 if over {
                     content = SKIPPED_RESULT.to_string();
@@ -552,6 +574,18 @@ impl Engine<'_> {
             duration: started.elapsed(),
         });
         Some(output)
+    }
+}
+
+/// A call to a tool the session does not have, as its clients see it.
+fn unknown_call(id: &str, name: &str, input: &Value) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        input: input.clone(),
+        risk: RiskClass::Read,
+        argument: None,
+        start_dir: None,
     }
 }
 

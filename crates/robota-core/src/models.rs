@@ -225,6 +225,24 @@ pub fn resolve(requested: &str, provider: &str, current: &str) -> String {
     table[family].to_string()
 }
 
+/// The id prefixes of the models of provider `provider` (empty: a provider that names its
+/// own, such as an OpenAI-compatible server).
+fn families(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "anthropic" => &["claude-"],
+        "openai" => &["gpt-", "o1", "o3", "o4", "chatgpt-", "codex"],
+        "google" | "gemini" => &["gemini-", "gemma-"],
+        _ => &[],
+    }
+}
+
+/// Whether `model` is plainly not one of `provider`'s models (`gpt-4o` on Anthropic); a
+/// provider that names its own models knows them all.
+pub fn foreign_to(model: &str, provider: &str) -> bool {
+    let families = families(provider);
+    !families.is_empty() && !families.iter().any(|f| model.starts_with(f))
+}
+
 /// Whether `model` is one of the aliases [`resolve`] knows.
 pub fn is_alias(model: &str) -> bool {
     matches!(
@@ -281,6 +299,15 @@ mod tests {
                 assert_ne!(lookup(model), FALLBACK, "{model} is not in the table");
             }
         }
+    }
+
+    #[test]
+    fn a_model_of_another_provider_is_foreign() {
+        assert!(foreign_to("gpt-4o", "anthropic"));
+        assert!(!foreign_to("claude-opus-4-6", "anthropic"));
+        assert!(foreign_to("claude-opus-4-6", "google"));
+        assert!(!foreign_to("o3-mini", "openai"));
+        assert!(!foreign_to("anything", "openai-compatible"));
     }
 
     #[test]

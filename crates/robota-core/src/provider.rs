@@ -231,6 +231,36 @@ impl ProviderError {
             _ => format!("API error{status}: {}", self.message),
         }
     }
+
+    /// The failure in one plain line for a retry notice: a connection that failed by its
+    /// cause (`cannot connect (connection refused)`), never the HTTP client's error chain;
+    /// anything else by its message.
+    pub fn retry_reason(&self) -> String {
+        match self.kind {
+            ProviderErrorKind::Network => {
+                format!("cannot connect ({})", network_cause(&self.message))
+            }
+            _ => self.message.clone(),
+        }
+    }
+}
+
+/// The cause of a connection failure in plain words, from the error chain's text.
+pub fn network_cause(message: &str) -> String {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("connection refused") {
+        "connection refused".to_string()
+    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        "the host name does not resolve (DNS)".to_string()
+    } else if lower.contains("certificate") || lower.contains("tls") {
+        "the TLS handshake failed".to_string()
+    } else if lower.contains("timed out") {
+        "the connection timed out".to_string()
+    } else if lower.contains("unreachable") {
+        "the network is unreachable".to_string()
+    } else {
+        message.lines().next().unwrap_or("").trim().to_string()
+    }
 }
 
 /// Receives stream events while a call runs.

@@ -156,6 +156,13 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The longest result the model reads from it, in characters; a longer one is cut in
+    /// the middle with a marker. `None`: never cut (a skill's instructions arrive whole,
+    /// as in Claude Code).
+    fn max_result_chars(&self) -> Option<usize> {
+        Some(crate::truncate::TOOL_OUTPUT_CAP)
+    }
+
     /// What the call would change, worked out by the code that will apply it, for the
     /// permission question (the diff of an Edit or Write); nothing is changed. `Err` is the
     /// error result the call would give: it fails before anyone is asked.

@@ -179,7 +179,7 @@ impl<'a> RetryLoop<'a> {
             attempt: self.retries_done,
             max_attempts: self.policy.max_retries,
             delay,
-            error: error.message.clone(),
+            error: error.retry_reason(),
             status: error.status,
         });
         tokio::select! {

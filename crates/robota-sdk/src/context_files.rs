@@ -13,6 +13,8 @@ use robota_core::permission::PathDenial;
 pub const MAX_IMPORT_DEPTH: usize = 4;
 /// A context file larger than this is cut (and says so).
 const MAX_FILE_BYTES: usize = 256 * 1024;
+/// Punctuation that ends an `@path` import rather than belonging to it.
+const TRAILING_PUNCTUATION: &[char] = &[',', ';', ':', '.', '!', '?', ')', ']', '}', '"', '\''];
 
 /// One loaded file with its imports expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,8 +128,8 @@ impl<'a> Loader<'a> {
     }
 
     /// `@path` imports as Claude Code reads them: `@` at the start of the line or after
-    /// whitespace, the path running to the next whitespace (so `@notes.md,` names
-    /// `notes.md,`, which is no file, and stays text). A protected file stays text too.
+    /// whitespace, the path running to the next whitespace, trailing punctuation not part
+    /// of it (`@a.md, @b.md` imports both; the comma stays). A protected file stays text.
     fn expand_line(&mut self, line: &str, base: &Path, depth: usize) -> String {
         let mut out = String::new();
         let mut in_code = false;
@@ -146,13 +148,13 @@ impl<'a> Loader<'a> {
                 .map_or(from.len(), |i| i + 1);
             let token = &from[1..token_end];
             let after_space = out.chars().last().is_none_or(char::is_whitespace);
-            let target = (!in_code && after_space && looks_like_path(token))
-                .then(|| resolve(token, base, self.home))
-                .flatten()
-                .filter(|p| self.readable(p));
-            match target.and_then(|p| self.read_with_imports(&p, depth + 1)) {
-                Some(imported) => {
+            let imported = (!in_code && after_space)
+                .then(|| self.import(token, base, depth))
+                .flatten();
+            match imported {
+                Some((imported, named)) => {
                     out.push_str(imported.trim_end());
+                    out.push_str(&token[named..]);
                 }
                 None => out.push_str(&from[..token_end]),
             }
@@ -160,6 +162,27 @@ impl<'a> Loader<'a> {
         }
         out.push_str(rest);
         out
+    }
+}
+
+impl Loader<'_> {
+    /// The text `@token` imports and how much of the token named the file: all of it, or
+    /// all but its trailing punctuation (a file named `a.md,` is taken first if it exists).
+    fn import(&mut self, token: &str, base: &Path, depth: usize) -> Option<(String, usize)> {
+        let bare = token.trim_end_matches(TRAILING_PUNCTUATION);
+        let names = if bare.len() < token.len() {
+            vec![token, bare]
+        } else {
+            vec![token]
+        };
+        names
+            .into_iter()
+            .filter(|name| looks_like_path(name))
+            .find_map(|name| {
+                let path = resolve(name, base, self.home).filter(|p| self.readable(p))?;
+                let text = self.read_with_imports(&path, depth + 1)?;
+                Some((text, name.len()))
+            })
     }
 }
 
@@ -289,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_included_once_and_punctuation_ends_no_import() {
+    fn a_file_is_included_once_and_trailing_punctuation_is_not_part_of_an_import() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("AGENTS.md"), "SHARED RULES").unwrap();
@@ -305,7 +328,7 @@ mod tests {
         assert_eq!(all.matches("SHARED RULES").count(), 1, "{all}");
         assert_eq!(
             files[1].content,
-            "@AGENTS.md\nsee @notes.md, then STYLE\n(@style.md)\n"
+            "@AGENTS.md\nsee NOTES, then STYLE\n(@style.md)\n"
         );
         // Imported by an earlier file, a context file is not loaded again on its own.
         std::fs::write(root.join("AGENTS.md"), "see @CLAUDE.local.md").unwrap();

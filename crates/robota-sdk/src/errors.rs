@@ -200,7 +200,10 @@ impl TurnError {
             ),
             ProviderErrorKind::Network => (
                 ErrorKind::Network,
-                format!("Cannot reach {url}: {}", network_cause(&error.message)),
+                format!(
+                    "Cannot reach {url}: {}",
+                    robota_core::provider::network_cause(&error.message)
+                ),
                 format!("is the server running? ({url_setting})"),
             ),
             ProviderErrorKind::Timeout => (
@@ -235,24 +238,6 @@ impl TurnError {
             message,
             hint: Some(hint),
         }
-    }
-}
-
-/// The cause of a connection failure in plain words, from the error chain's text.
-fn network_cause(message: &str) -> String {
-    let lower = message.to_ascii_lowercase();
-    if lower.contains("connection refused") {
-        "connection refused".to_string()
-    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
-        "the host name does not resolve (DNS)".to_string()
-    } else if lower.contains("certificate") || lower.contains("tls") {
-        "the TLS handshake failed".to_string()
-    } else if lower.contains("timed out") {
-        "the connection timed out".to_string()
-    } else if lower.contains("unreachable") {
-        "the network is unreachable".to_string()
-    } else {
-        first_line(message).to_string()
     }
 }
 

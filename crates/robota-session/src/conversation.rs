@@ -242,6 +242,24 @@ impl Session {
             .contexts
     }
 
+    /// The session's hooks as they stand, to fire from outside a turn (`None`: it has
+    /// none); runs are reported to `sink`.
+    pub fn hook_handle(
+        &self,
+        sink: Arc<dyn Fn(SessionUpdate) + Send + Sync>,
+    ) -> Option<super::hooks::HookHandle> {
+        Some(super::hooks::HookHandle {
+            hooks: self.hooks.clone()?,
+            session_id: self.config.session_id.clone(),
+            transcript_path: self.log.as_ref().map(|l| l.path().to_path_buf()),
+            cwd: self.config.cwd.clone(),
+            env: self.config.env.clone(),
+            policy: self.policy.clone(),
+            log: self.log.clone(),
+            sink,
+        })
+    }
+
     /// The session's hooks, to share with a child session (a subagent runs its parent's).
     pub fn shared_hooks(&self) -> Option<Arc<SessionHooks>> {
         self.hooks.clone()

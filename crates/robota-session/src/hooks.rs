@@ -76,6 +76,43 @@ impl SessionHooks {
     }
 }
 
+/// A session's hooks with what firing them needs, owned: for code that runs outside a turn's
+/// engine but on the session's behalf (a skill's `` !`command` `` lines). Runs are logged
+/// and reported like the session's own.
+#[derive(Clone)]
+pub struct HookHandle {
+    pub(crate) hooks: Arc<SessionHooks>,
+    pub(crate) session_id: String,
+    pub(crate) transcript_path: Option<PathBuf>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) policy: Arc<Mutex<PermissionPolicy>>,
+    pub(crate) log: Option<Arc<SessionLog>>,
+    pub(crate) sink: Arc<dyn Fn(SessionUpdate) + Send + Sync>,
+}
+
+impl HookHandle {
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.hooks.has(event)
+    }
+
+    /// Fires one event: logs and reports each run, shows notices and system messages.
+    pub async fn fire(&self, request: HookRequest<'_>, cancel: &CancellationToken) -> HookOutcome {
+        let firing = HookFiring {
+            hooks: self.hooks.clone(),
+            session_id: &self.session_id,
+            transcript_path: self.transcript_path.clone(),
+            cwd: &self.cwd,
+            env: &self.env,
+            policy: &self.policy,
+            sink: &*self.sink,
+            log: self.log.clone(),
+            barrier: None,
+        };
+        firing.fire(request, cancel).await
+    }
+}
+
 /// Answers `prompt` / `agent` hooks with one tool-less call to the session's provider.
 struct ProviderHookModel {
     provider: Arc<dyn Provider>,

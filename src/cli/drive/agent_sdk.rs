@@ -838,5 +838,6 @@ fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, Stri
         )
     })?;
     session.set_mode(mode);
-    Ok(json!({}))
+    // The mode now in effect, as Claude Code answers (Agent SDK ≥ 0.3.332 reads it).
+    Ok(json!({"mode": mode.as_str()}))
 }

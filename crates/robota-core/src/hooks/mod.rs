@@ -39,6 +39,9 @@ pub enum HookEvent {
     SubagentStop,
     PreCompact,
     PostCompact,
+    /// Before a skill's or custom command's `` !`command` `` line runs (matcher: the
+    /// skill's name); deny, ask, defer or exit 2 stop it.
+    PreSkillShellCommand,
 }
 
 /// Events Claude Code knows that robota does not fire; configuring them is not an error.
@@ -63,7 +66,7 @@ pub const KNOWN_UNSUPPORTED_EVENTS: &[&str] = &[
 ];
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 14] = [
+    pub const ALL: [HookEvent; 15] = [
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
         HookEvent::UserPromptSubmit,
@@ -78,6 +81,7 @@ impl HookEvent {
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
         HookEvent::PostCompact,
+        HookEvent::PreSkillShellCommand,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -96,6 +100,7 @@ impl HookEvent {
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::PostCompact => "PostCompact",
+            HookEvent::PreSkillShellCommand => "PreSkillShellCommand",
         }
     }
 
@@ -136,6 +141,7 @@ impl HookEvent {
                 | HookEvent::Stop
                 | HookEvent::SubagentStop
                 | HookEvent::PreCompact
+                | HookEvent::PreSkillShellCommand
         )
     }
 }

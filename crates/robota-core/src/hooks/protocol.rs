@@ -206,10 +206,14 @@ fn apply_json(event: HookEvent, obj: &Map<String, Value>, verdict: &mut RunVerdi
         verdict.context = Some(context);
     }
     match event {
-        HookEvent::PreToolUse => {
+        HookEvent::PreToolUse | HookEvent::PreSkillShellCommand => {
             let decision = match specific.get("permissionDecision").and_then(Value::as_str) {
                 Some("allow") => Some(ToolPermission::Allow),
                 Some("ask") => Some(ToolPermission::Ask),
+                // Nobody is asked while a skill expands: deferring stops the line like ask.
+                Some("defer") if event == HookEvent::PreSkillShellCommand => {
+                    Some(ToolPermission::Ask)
+                }
                 Some("deny") => Some(ToolPermission::Deny),
                 _ => None,
             };

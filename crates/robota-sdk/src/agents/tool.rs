@@ -346,10 +346,18 @@ impl AgentTool {
         );
         let outcome = child.run_turn(blocks, &child_sink, &own_cancel).await;
         drop(on_board);
+        let report = child
+            .history()
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.text().trim().is_empty())
+            .map(|m| m.text())
+            .unwrap_or_default();
         let stop_fields = json!({
             "agent_id": agent_id,
             "agent_type": definition.name,
             "agent_transcript_path": transcript_path,
+            "last_assistant_message": report,
             "stop_hook_active": false,
         });
         child
@@ -360,13 +368,6 @@ impl AgentTool {
                 sink,
             )
             .await;
-        let report = child
-            .history()
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant && !m.text().trim().is_empty())
-            .map(|m| m.text())
-            .unwrap_or_default();
         let footer = match &transcript_path {
             Some(path) => format!("\n\n(agent {agent_id}; transcript {})", path.display()),
             None => format!("\n\n(agent {agent_id})"),

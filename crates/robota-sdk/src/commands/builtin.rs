@@ -37,7 +37,14 @@ pub fn execute(
             let model = models::resolve(args, session.provider_name(), &session.config().model);
             let info = models::lookup(&model);
             session.set_model(model.clone(), info.context_window);
-            format!("Model set to {model}.")
+            let provider = session.provider_name();
+            if models::foreign_to(&model, provider) {
+                format!(
+                    "Model set to {model}. Warning: {model} is not one of the {provider} provider's known models; requests to it may fail."
+                )
+            } else {
+                format!("Model set to {model}.")
+            }
         }
         "mode" | "permissions" if args.is_empty() => {
             format!("Permission mode: {}", session.mode())

@@ -7,7 +7,8 @@
 //! added: only what the rules allow runs (nobody is asked); anything else refuses the
 //! whole command with a message saying which rule would allow it, as Claude Code does. A
 //! command that exits non-zero stops the command too (exit 1 of `grep`, `diff` and the
-//! like means "nothing found" and is kept).
+//! like means "nothing found" and is kept). Before the rules, `PreSkillShellCommand`
+//! hooks may stop a line (`shell_hook.rs`).
 
 use std::path::Path;
 
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::shell_command::run_shell_command;
 use robota_core::RiskClass;
 use robota_core::permission::{CallFacts, PermissionPolicy, PermissionRule, Verdict};
+use robota_session::hooks::HookHandle;
 
 use super::definition::PromptCommand;
 
@@ -27,6 +29,8 @@ pub struct ExpandContext<'a> {
     /// The session's rules as they stand (the command's `allowed-tools` are added here).
     pub policy: PermissionPolicy,
     pub cancel: &'a CancellationToken,
+    /// The session's hooks: `PreSkillShellCommand` is asked before each shell line.
+    pub hooks: Option<&'a HookHandle>,
 }
 
 /// Programs whose exit status 1 means "no match" or "differs", not failure.
@@ -59,6 +63,7 @@ pub async fn expand(
         cwd: ctx.cwd,
         env: ctx.env,
         cancel: ctx.cancel,
+        hooks: ctx.hooks,
     };
     text.push_str(&runner.run_all(&body).await?);
     Ok(text)
@@ -186,6 +191,7 @@ struct InlineRunner<'a> {
     cwd: &'a Path,
     env: &'a [(String, String)],
     cancel: &'a CancellationToken,
+    hooks: Option<&'a HookHandle>,
 }
 
 impl InlineRunner<'_> {
@@ -242,6 +248,7 @@ impl InlineRunner<'_> {
     async fn run_one(&self, script: &str) -> Result<String, String> {
         let (command, policy, cwd, env, cancel) =
             (self.command, self.policy, self.cwd, self.env, self.cancel);
+        super::shell_hook::check(self.hooks, command, script, cancel).await?;
         let facts = CallFacts::new("Bash", RiskClass::Execute, Some(script), cwd);
         match policy.evaluate(&facts) {
             Verdict::Allow => {}
@@ -339,6 +346,7 @@ mod tests {
             session_id: "s",
             policy: PermissionPolicy::new(mode),
             cancel: &cancel,
+            hooks: None,
         };
         let c = command(
             "File: !`cat f.txt`\n```!\necho one\necho two\n```\nend !`x` a!`y`",

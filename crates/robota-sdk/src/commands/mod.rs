@@ -12,11 +12,13 @@ mod export;
 pub mod grants;
 mod info;
 mod registry;
+mod shell_hook;
 mod submission;
 
 pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
 pub(crate) use builtin::{help_text, mode_set, parse_mode};
 pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
+pub use export::transcript as markdown_transcript;
 pub use info::{INIT_PROMPT, agents_report, skills_report, status_report};
 pub use registry::{CommandEntry, CommandRegistry};
 pub use submission::{Submission, SubmissionId, parse_slash};

@@ -1,7 +1,8 @@
 //! A session's command registry: the built-in commands (the static table in `mod.rs`) and
 //! the Markdown ones it found — custom commands and skills, later plugin commands — with
 //! one lookup, one listing (help, completion, `system/init`) and one closest-name search
-//! for every client. Built-in names cannot be taken by a Markdown command.
+//! for every client. Built-in names cannot be taken by a Markdown command: one named like a
+//! built-in is left to the model's `Skill` tool.
 
 use std::sync::Arc;
 
@@ -34,21 +35,36 @@ pub struct CommandRegistry {
 
 impl CommandRegistry {
     /// A registry of the built-in commands and `prompts` (a prompt command named like a
-    /// built-in is left out with a warning).
+    /// built-in is kept for the model only, with a warning: see [`Self::add_shadowed`]).
     pub fn new(prompts: Vec<Arc<PromptCommand>>) -> CommandRegistry {
         let mut registry = CommandRegistry::default();
         for command in prompts {
             if super::find(&command.name).is_some() {
-                registry.warnings.push(format!(
-                    "{}: /{} is a built-in command, so this one is not used",
-                    command.path.display(),
-                    command.name
-                ));
+                registry.add_shadowed(&command);
             } else {
                 registry.prompts.push(command);
             }
         }
         registry
+    }
+
+    /// A Markdown command named like a built-in: typing `/name` runs the built-in, so it
+    /// leaves the slash menu, but the model may still invoke it through the `Skill` tool
+    /// (as in Claude Code) unless its frontmatter forbids that.
+    fn add_shadowed(&mut self, command: &PromptCommand) {
+        let (path, name) = (command.path.display(), &command.name);
+        if command.disable_model_invocation {
+            self.warnings.push(format!(
+                "{path}: /{name} is a built-in command, so this one is not used"
+            ));
+            return;
+        }
+        self.warnings.push(format!(
+            "{path}: /{name} is a built-in command, so typing /{name} runs the built-in; the model can still invoke this one"
+        ));
+        let mut kept = command.clone();
+        kept.user_invocable = false;
+        self.prompts.push(Arc::new(kept));
     }
 
     /// The built-ins and every custom command and skill under `roots`. In a project that
@@ -87,12 +103,14 @@ impl CommandRegistry {
     /// taken (by a built-in or a folder's command) keeps its first owner, with a warning.
     pub fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
         for command in commands {
-            if super::find(&command.name).is_some() || self.find(&command.name).is_some() {
+            if self.find(&command.name).is_some() {
                 self.warnings.push(format!(
                     "{}: /{} is already a command, so this one is not used",
                     command.path.display(),
                     command.name
                 ));
+            } else if super::find(&command.name).is_some() {
+                self.add_shadowed(&command);
             } else {
                 self.prompts.push(Arc::new(command));
             }
@@ -120,6 +138,19 @@ impl CommandRegistry {
     /// Whether any skill is defined.
     pub fn has_skills(&self) -> bool {
         self.prompts.iter().any(|c| c.kind == DefinitionKind::Skill)
+    }
+
+    /// The names of the skills (not the custom commands), by name, as `system/init` lists
+    /// them for Agent SDK programs.
+    pub fn skill_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .prompts
+            .iter()
+            .filter(|c| c.kind == DefinitionKind::Skill)
+            .map(|c| c.name.clone())
+            .collect();
+        names.sort();
+        names
     }
 
     /// Every command a user can type: the built-ins in table order, then the Markdown

@@ -147,6 +147,12 @@ impl InteractiveSession {
             state: Arc::new(Mutex::new(initial_state(&session))),
             reload_instructions: std::sync::atomic::AtomicBool::new(false),
         });
+        if let (Some(tool), Some(hooks)) = (
+            &skill_tool,
+            session.hook_handle(Arc::new(update_sink(shared.clone()))),
+        ) {
+            tool.set_hooks(hooks);
+        }
         let tasks = Arc::new(TaskBoard::new(options.bash.clone()));
         let mut subagents = None;
         if let Some(catalog) = options.agents.clone() {

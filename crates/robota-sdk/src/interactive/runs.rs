@@ -218,12 +218,16 @@ impl Driver {
         let cwd = self.session.config().cwd.clone();
         let env = self.session.config().env.clone();
         let session_id = self.session.id().to_string();
+        let hooks = self
+            .session
+            .hook_handle(Arc::new(super::update_sink(self.shared.clone())));
         let context = ExpandContext {
             cwd: &cwd,
             env: &env,
             session_id: &session_id,
             policy,
             cancel: &cancel,
+            hooks: hooks.as_ref(),
         };
         let (mut busy, _) = self.busy(&cancel);
         let expanded = busy.run(expand(command, args, context), controls).await;

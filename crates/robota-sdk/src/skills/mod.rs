@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use robota_core::permission::PermissionPolicy;
 use robota_core::{RiskClass, Tool, ToolContext, ToolOutput, ToolSource};
+use robota_session::hooks::HookHandle;
 
 use super::agents::{AgentTool, SubagentTask};
 use super::commands::expand::{ExpandContext, expand};
@@ -38,6 +39,8 @@ pub struct SkillTool {
     description: String,
     /// Runs `context: fork` skills as subagents (set once the session's Agent tool exists).
     subagents: OnceLock<Arc<AgentTool>>,
+    /// The session's hooks, asked before a skill's shell lines run.
+    hooks: OnceLock<HookHandle>,
 }
 
 impl SkillTool {
@@ -55,12 +58,18 @@ impl SkillTool {
             session_id,
             description,
             subagents: OnceLock::new(),
+            hooks: OnceLock::new(),
         }
     }
 
     /// Lets `context: fork` skills run as subagents of `agents`.
     pub fn set_subagents(&self, agents: Arc<AgentTool>) {
         let _ = self.subagents.set(agents);
+    }
+
+    /// Lets the session's hooks (`PreSkillShellCommand`) see the skills' shell lines.
+    pub fn set_hooks(&self, hooks: HookHandle) {
+        let _ = self.hooks.set(hooks);
     }
 
     fn available(&self) -> String {
@@ -130,6 +139,11 @@ impl Tool for SkillTool {
         input.get("skill")?.as_str().map(str::to_string)
     }
 
+    /// A skill's instructions reach the model whole, however long (Claude Code cuts none).
+    fn max_result_chars(&self) -> Option<usize> {
+        None
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let Some(name) = input.get("skill").and_then(Value::as_str) else {
             return ToolOutput::error(format!(
@@ -160,6 +174,7 @@ impl Tool for SkillTool {
             session_id: &self.session_id,
             policy,
             cancel: &ctx.cancel,
+            hooks: self.hooks.get(),
         };
         let text = match expand(&command, args, context).await {
             Ok(text) => text,

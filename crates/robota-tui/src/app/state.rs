@@ -35,6 +35,10 @@ use robota_sdk::{
 use super::options::{ExitTranscript, StartOptions};
 use super::status_command::StatusCommand;
 
+/// What `robota --resume` says when this directory has no session to resume.
+const NOTHING_TO_RESUME_AT_START: &str =
+    "No earlier sessions in this directory to resume; this is a new session.";
+
 /// Where the start sequence stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Start {
@@ -229,6 +233,13 @@ impl App {
                 if !self.layers.is_empty() {
                     return;
                 }
+                // Nothing to resume: the new session's screen says so (the picker's notice
+                // went with the screen it replaced).
+                self.open(OpenTarget::FromArgs);
+                if self.live.is_some() {
+                    self.notice(NoticeKind::Info, NOTHING_TO_RESUME_AT_START);
+                }
+                return;
             }
             self.open(OpenTarget::FromArgs);
         }

@@ -160,12 +160,16 @@ impl PromptInput {
         InputAction::Handled
     }
 
-    /// Tab (`run` false) completes the selection; Enter also runs a chosen command.
+    /// Tab (`run` false) completes the selection; Enter also runs a chosen command — one
+    /// that needs an argument only when it was typed out in full (it then answers with its
+    /// usage), else it waits for the argument.
     fn accept(&mut self, run: bool) -> InputAction {
+        let typed = self.composer.display_text();
         let (replacement, then_space, submit) = match self.open {
             Some(Popup::Slash) => match self.slash.choice() {
                 Some(SlashChoice::Command(item)) => {
-                    let submit = run && !item.needs_argument();
+                    let typed_in_full = typed.trim() == format!("/{}", item.label);
+                    let submit = run && (!item.needs_argument() || typed_in_full);
                     (
                         format!("/{}", item.label),
                         !submit && !item.hint.is_empty(),

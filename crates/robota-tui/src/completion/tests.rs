@@ -122,6 +122,12 @@ fn commands_with_arguments_complete_their_values() {
         key(&mut input, KeyCode::Enter),
         InputAction::Submit("/rename bugfix".into())
     );
+    // Typed out in full, it runs (and answers with its usage).
+    type_text(&mut input, "/rename");
+    assert_eq!(
+        key(&mut input, KeyCode::Enter),
+        InputAction::Submit("/rename".into())
+    );
 }
 
 #[test]
