@@ -24,180 +24,152 @@ pub struct DoctorFacts<'a> {
     pub log: Option<PathBuf>,
 }
 
-/// One line of the report: ok, a warning or a problem, and what to do.
-fn line(out: &mut String, ok: Option<bool>, text: &str) {
-    let mark = match ok {
-        Some(true) => "✓",
-        Some(false) => "✗",
-        None => "!",
-    };
-    let _ = writeln!(out, "{mark} {text}");
+/// The report being written: one marked line per check, and the counts for the summary.
+#[derive(Default)]
+struct Report {
+    out: String,
+    problems: usize,
+    warnings: usize,
 }
 
-/// Runs every check and returns the report; the last line counts the problems.
+impl Report {
+    /// A check that passed.
+    fn ok(&mut self, text: &str) {
+        let _ = writeln!(self.out, "✓ {text}");
+    }
+
+    /// A thing to look at.
+    fn warn(&mut self, text: &str) {
+        self.warnings += 1;
+        let _ = writeln!(self.out, "! {text}");
+    }
+
+    /// A problem to fix.
+    fn problem(&mut self, text: &str) {
+        self.problems += 1;
+        let _ = writeln!(self.out, "✗ {text}");
+    }
+
+    /// The last line: how many problems and things to look at.
+    fn finish(mut self) -> String {
+        let summary = match (self.problems, self.warnings) {
+            (0, 0) => "Everything looks right.".to_string(),
+            (0, w) => format!("No problems; {w} thing(s) to look at."),
+            (p, w) => format!("{p} problem(s) to fix, {w} thing(s) to look at."),
+        };
+        self.out.push_str(&summary);
+        self.out
+    }
+}
+
+/// The `/doctor` report: provider and key, whether the provider answers, what went wrong
+/// while loading, the MCP servers, the session log and git.
 pub async fn doctor_report(facts: DoctorFacts<'_>) -> String {
-    let mut out = format!(
-        "robota {} — checking this session\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    let mut problems = 0;
-    let mut warnings = 0;
+    let mut report = Report {
+        out: format!(
+            "robota {} — checking this session\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+        ..Report::default()
+    };
+    provider_checks(&mut report, &facts).await;
+    if facts.startup_warnings.is_empty() {
+        report.ok("Settings, commands, skills and subagents loaded without problems");
+    } else {
+        report.warn(&format!(
+            "{} problem(s) while loading settings and definitions:",
+            facts.startup_warnings.len()
+        ));
+        for warning in facts.startup_warnings {
+            let _ = writeln!(report.out, "    {}", warning.lines().next().unwrap_or(""));
+        }
+    }
+    for server in &facts.mcp {
+        server_check(&mut report, server);
+    }
+    match &facts.log {
+        Some(path) => report.ok(&format!("Session log {}", path.display())),
+        None => {
+            report.warn("No session log: this session cannot be resumed (is ROBOTA_HOME writable?)")
+        }
+    }
+    match git_version().await {
+        Some(version) => report.ok(&version),
+        None => {
+            report.warn("git was not found: the prompt carries no branch or status; install git")
+        }
+    }
+    report.finish()
+}
+
+/// The provider, its key, and whether its address answers.
+async fn provider_checks(report: &mut Report, facts: &DoctorFacts<'_>) {
     let endpoint = facts.endpoint;
     let provider = if endpoint.provider.is_empty() {
         facts.provider
     } else {
         endpoint.provider.as_str()
     };
-    line(
-        &mut out,
-        Some(true),
-        &format!("Provider {provider}, model {}", facts.model),
-    );
+    report.ok(&format!("Provider {provider}, model {}", facts.model));
     let local = is_loopback(&endpoint.base_url);
     match &endpoint.key_source {
-        Some(source) => line(&mut out, Some(true), &format!("API key from {source}")),
-        None if local || provider == "openai-compatible" => line(
-            &mut out,
-            Some(true),
-            "No API key (none needed for a local server)",
-        ),
-        None => {
-            problems += 1;
-            line(
-                &mut out,
-                Some(false),
-                &format!(
-                    "No API key: set {} or choose a provider in robota's setup screen",
-                    key_variable(provider)
-                ),
-            );
+        Some(source) => report.ok(&format!("API key from {source}")),
+        None if local || provider == "openai-compatible" => {
+            report.ok("No API key (none needed for a local server)")
         }
+        None => report.problem(&format!(
+            "No API key: set {} or choose a provider in robota's setup screen",
+            key_variable(provider)
+        )),
     }
     if endpoint.base_url.is_empty() {
-        line(
-            &mut out,
-            None,
-            "Provider address unknown here: reachability not checked",
-        );
-        warnings += 1;
-    } else {
-        match reach(&endpoint.base_url).await {
-            Ok(took) => line(
-                &mut out,
-                Some(true),
-                &format!(
-                    "{} answers (connected in {} ms)",
-                    endpoint.base_url,
-                    took.as_millis()
-                ),
-            ),
-            Err(why) => {
-                problems += 1;
-                let source = endpoint
-                    .base_url_source
-                    .as_deref()
-                    .map(|s| format!(" (set by {s})"))
-                    .unwrap_or_default();
-                line(
-                    &mut out,
-                    Some(false),
-                    &format!(
-                        "{} cannot be reached: {why}. Check the network, a proxy (HTTPS_PROXY) or the base URL{source}",
-                        endpoint.base_url
-                    ),
-                );
-            }
+        report.warn("Provider address unknown here: reachability not checked");
+        return;
+    }
+    match reach(&endpoint.base_url).await {
+        Ok(took) => report.ok(&format!(
+            "{} answers (connected in {} ms)",
+            endpoint.base_url,
+            took.as_millis()
+        )),
+        Err(why) => {
+            let source = endpoint
+                .base_url_source
+                .as_deref()
+                .map(|s| format!(" (set by {s})"))
+                .unwrap_or_default();
+            report.problem(&format!(
+                "{} cannot be reached: {why}. Check the network, a proxy (HTTPS_PROXY) or the base URL{source}",
+                endpoint.base_url
+            ));
         }
     }
-    if facts.startup_warnings.is_empty() {
-        line(
-            &mut out,
-            Some(true),
-            "Settings, commands, skills and subagents loaded without problems",
-        );
-    } else {
-        warnings += 1;
-        line(
-            &mut out,
-            None,
-            &format!(
-                "{} problem(s) while loading settings and definitions:",
-                facts.startup_warnings.len()
-            ),
-        );
-        for warning in facts.startup_warnings {
-            let _ = writeln!(out, "    {}", warning.lines().next().unwrap_or(""));
-        }
-    }
-    for server in &facts.mcp {
-        match server.status {
-            ServerStatus::Connected => line(
-                &mut out,
-                Some(true),
-                &format!(
-                    "MCP server {} connected ({} tools)",
-                    server.name,
-                    server.tools.len()
-                ),
-            ),
-            ServerStatus::Pending => line(
-                &mut out,
-                None,
-                &format!("MCP server {} is still connecting", server.name),
-            ),
-            ServerStatus::Failed | ServerStatus::NeedsAuth => {
-                problems += 1;
-                line(
-                    &mut out,
-                    Some(false),
-                    &format!(
-                        "MCP server {} ({}): {} — fix its entry in {} and run /mcp reconnect {}",
-                        server.name,
-                        server.status.as_str(),
-                        server.error.as_deref().unwrap_or("no reason given"),
-                        server.source,
-                        server.name
-                    ),
-                );
-            }
-        }
-    }
-    match &facts.log {
-        Some(path) => line(
-            &mut out,
-            Some(true),
-            &format!("Session log {}", path.display()),
-        ),
-        None => {
-            warnings += 1;
-            line(
-                &mut out,
-                None,
-                "No session log: this session cannot be resumed (is ROBOTA_HOME writable?)",
+}
+
+/// One MCP server's state.
+fn server_check(report: &mut Report, server: &ServerReport) {
+    match server.status {
+        ServerStatus::Connected => report.ok(&format!(
+            "MCP server {} connected ({} tools)",
+            server.name,
+            server.tools.len()
+        )),
+        ServerStatus::Pending => {
+            let _ = writeln!(
+                report.out,
+                "! MCP server {} is still connecting",
+                server.name
             );
         }
+        ServerStatus::Failed | ServerStatus::NeedsAuth => report.problem(&format!(
+            "MCP server {} ({}): {} — fix its entry in {} and run /mcp reconnect {}",
+            server.name,
+            server.status.as_str(),
+            server.error.as_deref().unwrap_or("no reason given"),
+            server.source,
+            server.name
+        )),
     }
-    match git_version().await {
-        Some(version) => line(&mut out, Some(true), &version),
-        None => {
-            warnings += 1;
-            line(
-                &mut out,
-                None,
-                "git was not found: the prompt carries no branch or status; install git",
-            );
-        }
-    }
-    let _ = write!(
-        out,
-        "{}",
-        match (problems, warnings) {
-            (0, 0) => "Everything looks right.".to_string(),
-            (0, w) => format!("No problems; {w} thing(s) to look at."),
-            (p, w) => format!("{p} problem(s) to fix, {w} thing(s) to look at."),
-        }
-    );
-    out
 }
 
 /// The variable that holds `provider`'s key.

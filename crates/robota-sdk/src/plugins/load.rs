@@ -124,25 +124,56 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
         data_dir: None,
     };
 
-    // Skills first: on a name clash a skill wins over a command, as elsewhere.
+    add_skills_and_commands(
+        &mut plugin,
+        root,
+        &manifest,
+        &manifest_path,
+        &origin,
+        warnings,
+    );
+    add_agents(
+        &mut plugin,
+        root,
+        &manifest,
+        &manifest_path,
+        &origin,
+        warnings,
+    );
+    add_hook_files(&mut plugin, root, &manifest, &manifest_path, warnings);
+    add_server_files(&mut plugin, root, &manifest, &manifest_path, warnings);
+    Some(plugin)
+}
+
+/// The plugin's skills and commands: its `skills/` and `commands/` folders, then the
+/// manifest's paths. Skills first: on a name clash a skill wins over a command, as
+/// elsewhere.
+fn add_skills_and_commands(
+    plugin: &mut Plugin,
+    root: &Path,
+    manifest: &Manifest,
+    manifest_path: &Path,
+    origin: &Origin,
+    warnings: &mut Vec<String>,
+) {
     let mut skill_places = vec![root.join("skills")];
     skill_places.extend(custom_paths(
         root,
         &manifest.skills,
-        &manifest_path,
+        manifest_path,
         warnings,
     ));
     for place in skill_places {
         let found = if place.join("SKILL.md").is_file() {
             place
                 .parent()
-                .map(|parent| read_skills(parent, &origin, warnings))
+                .map(|parent| read_skills(parent, origin, warnings))
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|s| s.path == place.join("SKILL.md"))
                 .collect()
         } else {
-            read_skills(&place, &origin, warnings)
+            read_skills(&place, origin, warnings)
         };
         add_commands(&mut plugin.commands, found);
     }
@@ -150,7 +181,7 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
     command_places.extend(custom_paths(
         root,
         &manifest.commands,
-        &manifest_path,
+        manifest_path,
         warnings,
     ));
     for place in command_places {
@@ -159,63 +190,85 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
                 .file_stem()
                 .and_then(|stem| {
                     let name = stem.to_string_lossy().to_string();
-                    read_command_file(&place, name, &origin, warnings)
+                    read_command_file(&place, name, origin, warnings)
                 })
                 .into_iter()
                 .collect()
         } else {
-            read_commands(&place, &origin, warnings)
+            read_commands(&place, origin, warnings)
         };
         add_commands(&mut plugin.commands, found);
     }
+}
 
+/// The plugin's agents, named `<plugin>:<agent>`: its `agents/` folder, then the
+/// manifest's paths.
+fn add_agents(
+    plugin: &mut Plugin,
+    root: &Path,
+    manifest: &Manifest,
+    manifest_path: &Path,
+    origin: &Origin,
+    warnings: &mut Vec<String>,
+) {
     let mut agent_places = vec![root.join("agents")];
     agent_places.extend(custom_paths(
         root,
         &manifest.agents,
-        &manifest_path,
+        manifest_path,
         warnings,
     ));
     for place in agent_places {
         let found = if place.is_file() {
             std::fs::read_to_string(&place)
                 .ok()
-                .and_then(|text| parse_agent(&text, &origin, &place))
+                .and_then(|text| parse_agent(&text, origin, &place))
                 .into_iter()
                 .collect()
         } else {
-            read_folder(&place, &origin, warnings)
+            read_folder(&place, origin, warnings)
         };
         for mut agent in found {
-            agent.name = format!("{name}:{}", agent.name);
+            agent.name = format!("{}:{}", plugin.name, agent.name);
             if !plugin.agents.iter().any(|a| a.name == agent.name) {
                 plugin.agents.push(agent);
             }
         }
     }
+}
 
-    // Hooks: hooks/hooks.json, then the manifest's.
+/// The plugin's hooks: `hooks/hooks.json`, then the manifest's.
+fn add_hook_files(
+    plugin: &mut Plugin,
+    root: &Path,
+    manifest: &Manifest,
+    manifest_path: &Path,
+    warnings: &mut Vec<String>,
+) {
     let mut hook_files = Vec::new();
     let default_hooks = root.join("hooks").join("hooks.json");
     if default_hooks.is_file() {
         hook_files.push(default_hooks);
     }
-    hook_files.extend(custom_paths(
-        root,
-        &manifest.hooks,
-        &manifest_path,
-        warnings,
-    ));
+    hook_files.extend(custom_paths(root, &manifest.hooks, manifest_path, warnings));
     for file in hook_files {
         if let Some(value) = read_json(&file, warnings) {
             add_hooks(&mut plugin.hooks, &value, root, &file, warnings);
         }
     }
     if let Some(ComponentPaths::Inline(value)) = &manifest.hooks {
-        add_hooks(&mut plugin.hooks, value, root, &manifest_path, warnings);
+        add_hooks(&mut plugin.hooks, value, root, manifest_path, warnings);
     }
+}
 
-    // MCP servers: .mcp.json, then the manifest's.
+/// The plugin's MCP servers: `.mcp.json`, then the manifest's.
+fn add_server_files(
+    plugin: &mut Plugin,
+    root: &Path,
+    manifest: &Manifest,
+    manifest_path: &Path,
+    warnings: &mut Vec<String>,
+) {
     let mut server_files = Vec::new();
     let default_servers = root.join(".mcp.json");
     if default_servers.is_file() {
@@ -224,18 +277,17 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
     server_files.extend(custom_paths(
         root,
         &manifest.mcp_servers,
-        &manifest_path,
+        manifest_path,
         warnings,
     ));
     for file in server_files {
         if let Some(value) = read_json(&file, warnings) {
-            add_servers(&mut plugin, &value, &file, warnings);
+            add_servers(plugin, &value, &file, warnings);
         }
     }
     if let Some(ComponentPaths::Inline(value)) = &manifest.mcp_servers {
-        add_servers(&mut plugin, value, &manifest_path, warnings);
+        add_servers(plugin, value, manifest_path, warnings);
     }
-    Some(plugin)
 }
 
 /// The server name Claude Code gives a plugin's server: `plugin_<plugin>_<server>`.
