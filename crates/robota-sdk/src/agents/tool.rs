@@ -137,6 +137,86 @@ impl AgentTool {
             .unwrap_or(parent);
         format!("{}{}{REPORT_NOTE}", definition.prompt.trim_end(), shared)
     }
+
+    /// The session a subagent runs in: the parent's configuration and permission policy
+    /// (never more than the parent's, plus the rules the call was allowed), narrowed to the
+    /// definition's tools, model, prompt and turn limit, with its own transcript beside
+    /// the parent's log.
+    fn child_session(
+        &self,
+        definition: &AgentDefinition,
+        model: &str,
+        agent_id: &str,
+        allow: &[String],
+    ) -> Result<(Session, Option<std::path::PathBuf>), ToolOutput> {
+        let web_search = definition
+            .tools
+            .as_ref()
+            .is_none_or(|tools| tools.iter().any(|t| t == "WebSearch"))
+            && !definition.disallowed_tools.iter().any(|t| t == "WebSearch");
+        let config = SessionConfig {
+            server_tools: if web_search {
+                self.runtime.config.server_tools.clone()
+            } else {
+                Vec::new()
+            },
+            model: model.to_string(),
+            system_prompt: self.child_prompt(definition),
+            max_rounds: definition.max_turns,
+            context_window: models::lookup(model).context_window,
+            session_id: (self.runtime.parent_now)().session_id,
+            ..self.runtime.config.clone()
+        };
+        let transcript = self.runtime.sessions_dir.as_ref().map(|dir| {
+            dir.join(&config.session_id)
+                .join("subagents")
+                .join(format!("agent-{agent_id}.jsonl"))
+        });
+        let log = transcript.as_ref().and_then(|path| {
+            let header = SessionHeader::new(
+                &config.session_id,
+                &config.cwd,
+                model,
+                self.runtime.provider.name(),
+            );
+            let created = SessionLog::create_file(path, &header).and_then(|log| {
+                if self.runtime.diagnostics {
+                    log.with_diagnostics()
+                } else {
+                    Ok(log)
+                }
+            });
+            match created {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    (self.runtime.sink)(SessionUpdate::Warning(format!(
+                        "The subagent's transcript could not be written: {e}"
+                    )));
+                    None
+                }
+            }
+        });
+        let transcript_path = log.as_ref().map(|l| l.path().to_path_buf());
+        let mut policy = match self.runtime.policy.lock() {
+            Ok(policy) => policy.clone(),
+            Err(_) => return Err(ToolOutput::error("The permission rules are unavailable")),
+        };
+        policy.allow.extend(
+            allow
+                .iter()
+                .flat_map(|rule| robota_core::permission::PermissionRule::parse_list(rule)),
+        );
+        let child = Session::new(
+            config,
+            self.runtime.provider.clone(),
+            self.child_tools(definition),
+            policy,
+            log,
+        )
+        .with_shared_hooks(self.runtime.hooks.clone())
+        .as_subagent();
+        Ok((child, transcript_path))
+    }
 }
 
 #[async_trait]
@@ -243,72 +323,11 @@ impl AgentTool {
                 .unwrap_or("agent")
         );
         let model = self.child_model(&definition, requested_model);
-        let web_search = definition
-            .tools
-            .as_ref()
-            .is_none_or(|tools| tools.iter().any(|t| t == "WebSearch"))
-            && !definition.disallowed_tools.iter().any(|t| t == "WebSearch");
-        let config = SessionConfig {
-            server_tools: if web_search {
-                self.runtime.config.server_tools.clone()
-            } else {
-                Vec::new()
-            },
-            model: model.clone(),
-            system_prompt: self.child_prompt(&definition),
-            max_rounds: definition.max_turns,
-            context_window: models::lookup(&model).context_window,
-            session_id: (self.runtime.parent_now)().session_id,
-            ..self.runtime.config.clone()
-        };
-        let transcript = self.runtime.sessions_dir.as_ref().map(|dir| {
-            dir.join(&config.session_id)
-                .join("subagents")
-                .join(format!("agent-{agent_id}.jsonl"))
-        });
-        let log = transcript.as_ref().and_then(|path| {
-            let header = SessionHeader::new(
-                &config.session_id,
-                &config.cwd,
-                &model,
-                self.runtime.provider.name(),
-            );
-            let created = SessionLog::create_file(path, &header).and_then(|log| {
-                if self.runtime.diagnostics {
-                    log.with_diagnostics()
-                } else {
-                    Ok(log)
-                }
-            });
-            match created {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    (self.runtime.sink)(SessionUpdate::Warning(format!(
-                        "The subagent's transcript could not be written: {e}"
-                    )));
-                    None
-                }
-            }
-        });
-        let transcript_path = log.as_ref().map(|l| l.path().to_path_buf());
-        let mut policy = match self.runtime.policy.lock() {
-            Ok(policy) => policy.clone(),
-            Err(_) => return ToolOutput::error("The permission rules are unavailable"),
-        };
-        policy.allow.extend(
-            allow
-                .iter()
-                .flat_map(|rule| robota_core::permission::PermissionRule::parse_list(rule)),
-        );
-        let mut child = Session::new(
-            config,
-            self.runtime.provider.clone(),
-            self.child_tools(&definition),
-            policy,
-            log,
-        )
-        .with_shared_hooks(self.runtime.hooks.clone())
-        .as_subagent();
+        let (mut child, transcript_path) =
+            match self.child_session(&definition, &model, &agent_id, allow) {
+                Ok(child) => child,
+                Err(output) => return output,
+            };
         let parent_sink = self.runtime.sink.clone();
         let parent_tool_use_id = parent_tool_use_id.to_string();
         let (kind, about) = (definition.name.clone(), description.clone());
@@ -372,34 +391,7 @@ impl AgentTool {
             Some(path) => format!("\n\n(agent {agent_id}; transcript {})", path.display()),
             None => format!("\n\n(agent {agent_id})"),
         };
-        match outcome.stop {
-            TurnStop::Completed(_) | TurnStop::MaxRounds | TurnStop::HookStopped(_) => {
-                if report.is_empty() {
-                    ToolOutput::error(format!("The subagent ended without a report.{footer}"))
-                } else {
-                    ToolOutput::ok(format!("{report}{footer}"))
-                }
-            }
-            TurnStop::Interrupted if !cancel.is_cancelled() => ToolOutput::error(format!(
-                "The user stopped this subagent (/tasks stop); do not start it again unless asked.{footer}"
-            )),
-            TurnStop::Interrupted => ToolOutput::error("The subagent was interrupted by the user"),
-            TurnStop::Failed(err) => ToolOutput::error(format!(
-                "The subagent failed: {}{footer}",
-                err.user_message()
-            )),
-            TurnStop::ContextFull => ToolOutput::error(format!(
-                "The subagent's context window filled up.{}{footer}",
-                if report.is_empty() {
-                    String::new()
-                } else {
-                    format!(" Its last words: {report}")
-                }
-            )),
-            TurnStop::PromptBlocked(reason) => {
-                ToolOutput::error(format!("The subagent's prompt was blocked: {reason}"))
-            }
-        }
+        report_of(outcome.stop, &report, &footer, &cancel)
     }
 }
 
@@ -410,5 +402,43 @@ pub struct AgentToolSource(pub Arc<AgentTool>);
 impl ToolSource for AgentToolSource {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         vec![self.0.clone()]
+    }
+}
+
+/// What the model is told of a subagent that ended with `stop`: its report, or why there
+/// is none.
+fn report_of(
+    stop: TurnStop,
+    report: &str,
+    footer: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> ToolOutput {
+    match stop {
+        TurnStop::Completed(_) | TurnStop::MaxRounds | TurnStop::HookStopped(_) => {
+            if report.is_empty() {
+                ToolOutput::error(format!("The subagent ended without a report.{footer}"))
+            } else {
+                ToolOutput::ok(format!("{report}{footer}"))
+            }
+        }
+        TurnStop::Interrupted if !cancel.is_cancelled() => ToolOutput::error(format!(
+            "The user stopped this subagent (/tasks stop); do not start it again unless asked.{footer}"
+        )),
+        TurnStop::Interrupted => ToolOutput::error("The subagent was interrupted by the user"),
+        TurnStop::Failed(err) => ToolOutput::error(format!(
+            "The subagent failed: {}{footer}",
+            err.user_message()
+        )),
+        TurnStop::ContextFull => ToolOutput::error(format!(
+            "The subagent's context window filled up.{}{footer}",
+            if report.is_empty() {
+                String::new()
+            } else {
+                format!(" Its last words: {report}")
+            }
+        )),
+        TurnStop::PromptBlocked(reason) => {
+            ToolOutput::error(format!("The subagent's prompt was blocked: {reason}"))
+        }
     }
 }
