@@ -283,18 +283,7 @@ impl Printer {
                 self.open_block(StreamBlock::Tool { id, name });
             }
             SessionEvent::ToolInputDelta { id, partial_json } => {
-                if let Some((_, StreamBlock::Tool { id: open, name })) = &self.block_index
-                    && *open == id
-                {
-                    let block = StreamBlock::Tool {
-                        id,
-                        name: name.clone(),
-                    };
-                    self.delta(
-                        block,
-                        json!({"type": "input_json_delta", "partial_json": partial_json}),
-                    );
-                }
+                self.tool_input_delta(id, partial_json)
             }
             SessionEvent::AttemptDiscarded => {
                 // A retry streams the message again from its start.
@@ -320,55 +309,17 @@ impl Printer {
                 let value = output::user_message(&self.session_id, &message);
                 self.emit(value);
             }
-            // A subagent's messages, as Claude Code streams them: tagged with the Agent
-            // call that runs it.
             SessionEvent::Subagent {
                 parent_tool_use_id,
                 event,
                 ..
-            } => {
-                let mut value = match *event {
-                    SessionEvent::AssistantMessage {
-                        message,
-                        stop_reason,
-                        model,
-                    } => output::assistant_message(
-                        &self.session_id,
-                        &message,
-                        &model,
-                        stop_reason.as_deref(),
-                    ),
-                    SessionEvent::ToolResults(message) => {
-                        output::user_message(&self.session_id, &message)
-                    }
-                    SessionEvent::PermissionDenied {
-                        tool_use_id,
-                        tool_name,
-                        input,
-                        ..
-                    } => {
-                        self.totals.permission_denials.push(json!({
-                            "tool_name": tool_name,
-                            "tool_use_id": tool_use_id,
-                            "tool_input": input,
-                        }));
-                        return;
-                    }
-                    _ => return,
-                };
-                value["parent_tool_use_id"] = json!(parent_tool_use_id);
-                self.emit(value);
-            }
+            } => self.subagent_event(parent_tool_use_id, *event),
             SessionEvent::PermissionDenied {
                 tool_use_id,
                 tool_name,
                 input,
                 ..
-            } => self.totals.permission_denials.push(json!({
-                "tool_name": tool_name,
-                "tool_use_id": tool_use_id,
-                "tool_input": input,
-            })),
+            } => self.record_denial(tool_use_id, tool_name, input),
             SessionEvent::PermissionRequest(mut request) => {
                 // Print mode cannot ask; the session denies before asking, so this is a
                 // safety net.
@@ -386,17 +337,7 @@ impl Printer {
                 max_attempts,
                 delay,
                 error,
-            } => {
-                if self.format == OutputFormat::Text {
-                    eprintln!(
-                        "robota: {error} — retrying in {:.1} s (attempt {attempt} of {max_attempts})",
-                        delay.as_secs_f64()
-                    );
-                }
-                let value =
-                    output::retry_message(&self.session_id, attempt, max_attempts, delay, &error);
-                self.emit(value);
-            }
+            } => self.retrying(attempt, max_attempts, delay, &error),
             SessionEvent::Notice(n) | SessionEvent::Warning(n) => eprintln!("robota: {n}"),
             SessionEvent::Compacted {
                 trigger,
@@ -428,6 +369,74 @@ impl Printer {
             }
             _ => {}
         }
+    }
+
+    /// A piece of the open tool call's input, streamed as `input_json_delta`.
+    fn tool_input_delta(&mut self, id: String, partial_json: String) {
+        if let Some((_, StreamBlock::Tool { id: open, name })) = &self.block_index
+            && *open == id
+        {
+            let block = StreamBlock::Tool {
+                id,
+                name: name.clone(),
+            };
+            self.delta(
+                block,
+                json!({"type": "input_json_delta", "partial_json": partial_json}),
+            );
+        }
+    }
+
+    /// A subagent's messages, as Claude Code streams them: tagged with the Agent call
+    /// that runs it.
+    fn subagent_event(&mut self, parent_tool_use_id: String, event: SessionEvent) {
+        let mut value = match event {
+            SessionEvent::AssistantMessage {
+                message,
+                stop_reason,
+                model,
+            } => output::assistant_message(
+                &self.session_id,
+                &message,
+                &model,
+                stop_reason.as_deref(),
+            ),
+            SessionEvent::ToolResults(message) => output::user_message(&self.session_id, &message),
+            SessionEvent::PermissionDenied {
+                tool_use_id,
+                tool_name,
+                input,
+                ..
+            } => {
+                self.record_denial(tool_use_id, tool_name, input);
+                return;
+            }
+            _ => return,
+        };
+        value["parent_tool_use_id"] = json!(parent_tool_use_id);
+        self.emit(value);
+    }
+
+    /// A call the permissions refused, for the result's `permission_denials`.
+    fn record_denial(&mut self, tool_use_id: String, tool_name: String, input: Value) {
+        self.totals.permission_denials.push(json!({
+            "tool_name": tool_name,
+            "tool_use_id": tool_use_id,
+            "tool_input": input,
+        }));
+    }
+
+    /// A provider call that failed and is tried again: one stderr line in text mode, a
+    /// `system/api_retry` message in the streams.
+    fn retrying(&mut self, attempt: u32, max_attempts: u32, delay: Duration, error: &str) {
+        if self.format == OutputFormat::Text {
+            eprintln!(
+                "robota: {error} — retrying in {:.1} s (attempt {attempt} of {max_attempts})",
+                delay.as_secs_f64()
+            );
+        }
+        let value = output::retry_message(&self.session_id, attempt, max_attempts, delay, error);
+        self.emit(value);
     }
 
     pub fn finish(&mut self, end: &TurnEnd, result: &str, duration: Duration) -> u8 {
