@@ -148,7 +148,7 @@ impl AgentTool {
         model: &str,
         agent_id: &str,
         allow: &[String],
-    ) -> Result<(Session, Option<std::path::PathBuf>), ToolOutput> {
+    ) -> Result<(Session, Option<std::path::PathBuf>), &'static str> {
         let web_search = definition
             .tools
             .as_ref()
@@ -199,7 +199,7 @@ impl AgentTool {
         let transcript_path = log.as_ref().map(|l| l.path().to_path_buf());
         let mut policy = match self.runtime.policy.lock() {
             Ok(policy) => policy.clone(),
-            Err(_) => return Err(ToolOutput::error("The permission rules are unavailable")),
+            Err(_) => return Err("The permission rules are unavailable"),
         };
         policy.allow.extend(
             allow
@@ -326,7 +326,7 @@ impl AgentTool {
         let (mut child, transcript_path) =
             match self.child_session(&definition, &model, &agent_id, allow) {
                 Ok(child) => child,
-                Err(output) => return output,
+                Err(why) => return ToolOutput::error(why),
             };
         let parent_sink = self.runtime.sink.clone();
         let parent_tool_use_id = parent_tool_use_id.to_string();
@@ -391,7 +391,7 @@ impl AgentTool {
             Some(path) => format!("\n\n(agent {agent_id}; transcript {})", path.display()),
             None => format!("\n\n(agent {agent_id})"),
         };
-        report_of(outcome.stop, &report, &footer, &cancel)
+        report_of(outcome.stop, &report, &footer, cancel)
     }
 }
 

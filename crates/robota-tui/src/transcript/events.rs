@@ -85,34 +85,10 @@ impl Transcript {
             }
             SessionEvent::TextDelta(text) => self.text_delta(text),
             SessionEvent::ThinkingDelta(text) => self.thinking_delta(text),
-            SessionEvent::ToolUseStreaming { id, name } => {
-                self.retry_succeeded();
-                self.close_streams();
-                self.events.streamed = true;
-                let index = self.push(Cell::ToolCall(ToolCallCell::new(id, name)));
-                self.events.tools.insert(id.clone(), index);
-            }
+            SessionEvent::ToolUseStreaming { id, name } => self.tool_streaming(id, name),
             SessionEvent::AssistantMessage { message, .. } => self.assistant_message(message),
-            SessionEvent::ToolStarted { id, name, input } => {
-                self.close_streams();
-                let index = self.tool_cell(id, name);
-                let summary = summarize_input(name, input);
-                self.update(index, |cell| {
-                    if let Cell::ToolCall(t) = cell {
-                        t.summary = summary;
-                        t.status = ToolStatus::Running;
-                    }
-                });
-            }
-            SessionEvent::ToolOutputTail { id, lines } => {
-                if let Some(&index) = self.events.tools.get(id) {
-                    self.update(index, |cell| {
-                        if let Cell::ToolCall(t) = cell {
-                            t.live_tail.clone_from(lines);
-                        }
-                    });
-                }
-            }
+            SessionEvent::ToolStarted { id, name, input } => self.tool_started(id, name, input),
+            SessionEvent::ToolOutputTail { id, lines } => self.tool_output_tail(id, lines),
             SessionEvent::ToolFinished {
                 id,
                 name,
@@ -133,15 +109,7 @@ impl Transcript {
                 tool_name,
                 input,
                 reason,
-            } => {
-                let index = self.tool_cell(tool_use_id, tool_name);
-                self.events.tools.remove(tool_use_id);
-                self.finish_tool(index, tool_name, input, Duration::ZERO, |t| {
-                    t.status = ToolStatus::Denied;
-                    t.result = ToolResultView::Text(reason.clone());
-                    t.duration = None;
-                });
-            }
+            } => self.tool_denied(tool_use_id, tool_name, input, reason),
             SessionEvent::SteeringSent(sent) => {
                 self.close_streams();
                 for prompt in sent {
@@ -162,34 +130,10 @@ impl Transcript {
                 max_attempts,
                 delay,
                 error,
-            } => {
-                let text = format!(
-                    "{error} · retrying in {:.0}s (attempt {attempt}/{max_attempts})",
-                    delay.as_secs_f64().ceil()
-                );
-                let last_is_retry = matches!(
-                    self.cell(self.len().wrapping_sub(1)),
-                    Some(Cell::Notice {
-                        kind: NoticeKind::Retry,
-                        ..
-                    })
-                );
-                if last_is_retry {
-                    let last = self.len() - 1;
-                    self.update(last, |cell| {
-                        if let Cell::Notice { text: t, .. } = cell {
-                            *t = text;
-                        }
-                    });
-                } else {
-                    self.push(Cell::Notice {
-                        kind: NoticeKind::Retry,
-                        text,
-                    });
-                }
-                self.begin_attempt();
-                self.events.retry_notice = Some(self.len() - 1);
-            }
+            } => self.retrying(&format!(
+                "{error} · retrying in {:.0}s (attempt {attempt}/{max_attempts})",
+                delay.as_secs_f64().ceil()
+            )),
             SessionEvent::AttemptDiscarded => {
                 self.truncate(self.events.attempt_start);
                 self.close_streams();
@@ -199,46 +143,13 @@ impl Transcript {
             SessionEvent::SubmissionStarted {
                 id,
                 submission: Submission::Shell(command),
-            } => {
-                self.events.side.push(*id);
-                let index = self.push(Cell::ShellRunning {
-                    command: command.clone(),
-                    tail: Vec::new(),
-                });
-                self.events.shells.insert(*id, index);
-            }
-            SessionEvent::ShellOutputTail { id, lines } => {
-                if let Some(&index) = self.events.shells.get(id) {
-                    self.update(index, |cell| {
-                        if let Cell::ShellRunning { tail, .. } = cell {
-                            tail.clone_from(lines);
-                        }
-                    });
-                }
-            }
+            } => self.shell_started(*id, command),
+            SessionEvent::ShellOutputTail { id, lines } => self.shell_output_tail(*id, lines),
             // A command started: it adds its own output cell.
             SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
             // A command or `!command` ended: only a failure adds something.
             SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
-                self.events.side.retain(|side| side != id);
-                // A `!command` that never ran (its output never came) stops spinning.
-                if let Some(index) = self.events.shells.remove(id) {
-                    self.update(index, |cell| {
-                        if let Cell::ShellRunning { command, .. } = cell {
-                            *cell = Cell::Shell {
-                                command: std::mem::take(command),
-                                output: String::new(),
-                                exit_code: None,
-                            };
-                        }
-                    });
-                }
-                if let TurnEnd::Error(error) = &outcome.end {
-                    self.push(Cell::Notice {
-                        kind: NoticeKind::Error,
-                        text: error.line(),
-                    });
-                }
+                self.side_submission_ended(*id, &outcome.end)
             }
             SessionEvent::SubmissionEnded { outcome, .. } => self.turn_complete(&outcome.end),
             SessionEvent::CommandOutput {
@@ -254,64 +165,36 @@ impl Transcript {
                 command,
                 output,
                 exit_code,
-            } => {
-                let done = Cell::Shell {
+            } => self.shell_output(
+                *id,
+                Cell::Shell {
                     command: command.clone(),
                     output: output.clone(),
                     exit_code: *exit_code,
-                };
-                match self.events.shells.remove(id) {
-                    Some(index) => self.update(index, |cell| *cell = done),
-                    None => {
-                        self.push(done);
-                    }
-                }
-            }
+                },
+            ),
             SessionEvent::Notice(text) => {
-                self.push(Cell::Notice {
-                    kind: NoticeKind::Info,
-                    text: text.clone(),
-                });
+                self.notice(NoticeKind::Info, text.clone());
             }
             SessionEvent::Warning(text) => {
-                self.push(Cell::Notice {
-                    kind: NoticeKind::Warning,
-                    text: text.clone(),
-                });
+                self.notice(NoticeKind::Warning, text.clone());
             }
             // A hook's notice (timeout, bad output) is shown; a quiet run is not.
             SessionEvent::HookFinished(record) => {
                 if let Some(text) = &record.notice {
-                    self.push(Cell::Notice {
-                        kind: NoticeKind::Warning,
-                        text: text.clone(),
-                    });
+                    self.notice(NoticeKind::Warning, text.clone());
                 }
             }
             SessionEvent::CompactStarted { .. } => {
                 self.close_streams();
-                let index = self.push(Cell::Notice {
-                    kind: NoticeKind::Info,
-                    text: "Compacting the conversation…".to_string(),
-                });
+                let index = self.notice(NoticeKind::Info, "Compacting the conversation…".into());
                 self.events.compacting = Some(index);
             }
-            // Everything above stays on screen; the divider marks where the model's view of
-            // the conversation now starts.
             SessionEvent::Compacted {
                 pre_tokens,
                 post_tokens,
                 ..
-            } => {
-                let divider = Cell::Divider(compacted_label(*pre_tokens, *post_tokens));
-                match self.events.compacting.take() {
-                    Some(index) => self.update(index, |cell| *cell = divider),
-                    None => {
-                        self.push(divider);
-                    }
-                }
-                self.begin_attempt();
-            }
+            } => self.compacted(*pre_tokens, *post_tokens),
             SessionEvent::HookStarted { .. }
             | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
@@ -324,6 +207,136 @@ impl Transcript {
             | SessionEvent::RewindPoints { .. }
             | SessionEvent::Rewound { .. } => {}
         }
+    }
+
+    fn tool_streaming(&mut self, id: &str, name: &str) {
+        self.retry_succeeded();
+        self.close_streams();
+        self.events.streamed = true;
+        let index = self.push(Cell::ToolCall(ToolCallCell::new(id, name)));
+        self.events.tools.insert(id.to_string(), index);
+    }
+
+    fn tool_started(&mut self, id: &str, name: &str, input: &serde_json::Value) {
+        self.close_streams();
+        let index = self.tool_cell(id, name);
+        let summary = summarize_input(name, input);
+        self.update(index, |cell| {
+            if let Cell::ToolCall(t) = cell {
+                t.summary = summary;
+                t.status = ToolStatus::Running;
+            }
+        });
+    }
+
+    fn tool_output_tail(&mut self, id: &str, lines: &[String]) {
+        if let Some(&index) = self.events.tools.get(id) {
+            self.update(index, |cell| {
+                if let Cell::ToolCall(t) = cell {
+                    t.live_tail = lines.to_vec();
+                }
+            });
+        }
+    }
+
+    fn tool_denied(&mut self, id: &str, name: &str, input: &serde_json::Value, reason: &str) {
+        let index = self.tool_cell(id, name);
+        self.events.tools.remove(id);
+        self.finish_tool(index, name, input, Duration::ZERO, |t| {
+            t.status = ToolStatus::Denied;
+            t.result = ToolResultView::Text(reason.to_string());
+            t.duration = None;
+        });
+    }
+
+    /// A retry notice: the last one is updated rather than stacked.
+    fn retrying(&mut self, text: &str) {
+        let last_is_retry = matches!(
+            self.cell(self.len().wrapping_sub(1)),
+            Some(Cell::Notice {
+                kind: NoticeKind::Retry,
+                ..
+            })
+        );
+        if last_is_retry {
+            let last = self.len() - 1;
+            self.update(last, |cell| {
+                if let Cell::Notice { text: t, .. } = cell {
+                    *t = text.to_string();
+                }
+            });
+        } else {
+            self.notice(NoticeKind::Retry, text.to_string());
+        }
+        self.begin_attempt();
+        self.events.retry_notice = Some(self.len() - 1);
+    }
+
+    /// A `!command` shows as running until its output comes.
+    fn shell_started(&mut self, id: SubmissionId, command: &str) {
+        self.events.side.push(id);
+        let index = self.push(Cell::ShellRunning {
+            command: command.to_string(),
+            tail: Vec::new(),
+        });
+        self.events.shells.insert(id, index);
+    }
+
+    fn shell_output_tail(&mut self, id: SubmissionId, lines: &[String]) {
+        if let Some(&index) = self.events.shells.get(&id) {
+            self.update(index, |cell| {
+                if let Cell::ShellRunning { tail, .. } = cell {
+                    *tail = lines.to_vec();
+                }
+            });
+        }
+    }
+
+    /// A command or `!command` ended: only a failure adds something.
+    fn side_submission_ended(&mut self, id: SubmissionId, end: &TurnEnd) {
+        self.events.side.retain(|side| *side != id);
+        // A `!command` that never ran (its output never came) stops spinning.
+        if let Some(index) = self.events.shells.remove(&id) {
+            self.update(index, |cell| {
+                if let Cell::ShellRunning { command, .. } = cell {
+                    *cell = Cell::Shell {
+                        command: std::mem::take(command),
+                        output: String::new(),
+                        exit_code: None,
+                    };
+                }
+            });
+        }
+        if let TurnEnd::Error(error) = end {
+            self.notice(NoticeKind::Error, error.line());
+        }
+    }
+
+    /// A `!command`'s output replaces its running cell (or is added when there is none).
+    fn shell_output(&mut self, id: SubmissionId, done: Cell) {
+        match self.events.shells.remove(&id) {
+            Some(index) => self.update(index, |cell| *cell = done),
+            None => {
+                self.push(done);
+            }
+        }
+    }
+
+    fn notice(&mut self, kind: NoticeKind, text: String) -> usize {
+        self.push(Cell::Notice { kind, text })
+    }
+
+    /// Everything above stays on screen; the divider marks where the model's view of the
+    /// conversation now starts.
+    fn compacted(&mut self, pre_tokens: u64, post_tokens: u64) {
+        let divider = Cell::Divider(compacted_label(pre_tokens, post_tokens));
+        match self.events.compacting.take() {
+            Some(index) => self.update(index, |cell| *cell = divider),
+            None => {
+                self.push(divider);
+            }
+        }
+        self.begin_attempt();
     }
 
     /// The retried attempt produced output: its retry notice has served its purpose.
