@@ -528,23 +528,11 @@ impl Session {
         // The turn's effects wait for what the client holds them for; a compaction runs
         // hooks, so it waits too.
         let barrier = self.effect_barrier.take();
-        if self.needs_auto_compact() {
-            if let Some(barrier) = &barrier {
-                barrier.passed().await;
-            }
-            match self.compact(CompactTrigger::Auto, "", sink, cancel).await {
-                Ok(_) | Err(CompactError::Empty) => {}
-                Err(CompactError::Interrupted) => {
-                    return TurnOutcome {
-                        stop: TurnStop::Interrupted,
-                        rounds: 0,
-                    };
-                }
-                Err(err) => sink(SessionUpdate::Warning(format!(
-                    "Auto-compaction did not run: {}",
-                    err.message()
-                ))),
-            }
+        if let Some(stopped) = self
+            .compact_before_turn(barrier.as_ref(), sink, cancel)
+            .await
+        {
+            return stopped;
         }
         let firing = self.hooks.clone().map(|hooks| HookFiring {
             barrier: barrier.clone(),
@@ -575,22 +563,7 @@ impl Session {
         self.log_message(&message, MessageExtra::default());
         let turn_start = self.history.len();
         self.history.push(message);
-        let turn = TurnConfig {
-            model: self.config.model.clone(),
-            system: self.config.system_prompt.clone(),
-            max_tokens: self.config.max_tokens,
-            thinking_budget: self.config.thinking_budget,
-            max_rounds: self.config.max_rounds,
-            context_window: self.config.context_window,
-            cwd: self.config.cwd.clone(),
-            env: self.config.env.clone(),
-            server_tools: self.config.server_tools.clone(),
-            wire: self.diagnostics_tap(),
-            read_denial: self
-                .policy_snapshot()
-                .read_denial(&self.config.cwd)
-                .map(Arc::new),
-        };
+        let turn = self.turn_config();
         let gate = SessionGate {
             policy: self.policy.clone(),
             interactive: self.config.interactive,
@@ -672,6 +645,62 @@ impl Session {
                 }
             }
         };
+        self.log_stop(&outcome);
+        outcome
+    }
+
+    /// Compacts before the turn when the context is nearly full (after the client's
+    /// barrier: compaction runs hooks); `Some` when the user interrupted it.
+    async fn compact_before_turn(
+        &mut self,
+        barrier: Option<&EffectBarrier>,
+        sink: UpdateSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<TurnOutcome> {
+        if !self.needs_auto_compact() {
+            return None;
+        }
+        if let Some(barrier) = barrier {
+            barrier.passed().await;
+        }
+        match self.compact(CompactTrigger::Auto, "", sink, cancel).await {
+            Ok(_) | Err(CompactError::Empty) => None,
+            Err(CompactError::Interrupted) => Some(TurnOutcome {
+                stop: TurnStop::Interrupted,
+                rounds: 0,
+            }),
+            Err(err) => {
+                sink(SessionUpdate::Warning(format!(
+                    "Auto-compaction did not run: {}",
+                    err.message()
+                )));
+                None
+            }
+        }
+    }
+
+    /// What the engine needs of the session's configuration for one turn.
+    fn turn_config(&self) -> TurnConfig {
+        TurnConfig {
+            model: self.config.model.clone(),
+            system: self.config.system_prompt.clone(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+            max_rounds: self.config.max_rounds,
+            context_window: self.config.context_window,
+            cwd: self.config.cwd.clone(),
+            env: self.config.env.clone(),
+            server_tools: self.config.server_tools.clone(),
+            wire: self.diagnostics_tap(),
+            read_denial: self
+                .policy_snapshot()
+                .read_denial(&self.config.cwd)
+                .map(Arc::new),
+        }
+    }
+
+    /// Records how the turn stopped, when that is not in its messages already.
+    fn log_stop(&self, outcome: &TurnOutcome) {
         match &outcome.stop {
             TurnStop::Interrupted => self.log_event(LogEvent::Interrupted {}),
             TurnStop::Failed(err) => self.log_event(LogEvent::Error {
@@ -688,7 +717,6 @@ impl Session {
             }),
             TurnStop::Completed(_) | TurnStop::PromptBlocked(_) => {}
         }
-        outcome
     }
 }
 
