@@ -144,3 +144,92 @@ fn the_manifest_reader_sees_every_dependency_form() {
         expected.map(|(name, dev)| (name.to_string(), dev)).to_vec()
     );
 }
+
+/// The longest a function of the product may be (DESIGN §14: functions that fit on a
+/// screen, with room for a long `match`).
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// Functions of `text` longer than the limit, as `(name, lines)`, read from rustfmt's
+/// layout: a `fn` line and the `}` at its indentation that closes it. Test modules (from
+/// a `#[cfg(test)]` line on) are not counted.
+fn long_functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let one_line = line.trim_end().ends_with('}') || line.trim_end().ends_with(';');
+        let Some(name) = function_name(line.trim_start()).filter(|_| !one_line) else {
+            i += 1;
+            continue;
+        };
+        let close = format!("{}}}", " ".repeat(indent));
+        let Some(end) = (i + 1..lines.len()).find(|&j| lines[j] == close) else {
+            i += 1;
+            continue;
+        };
+        if end - i + 1 > MAX_FUNCTION_LINES {
+            long.push((name, end - i + 1));
+        }
+        i = end + 1;
+    }
+    long
+}
+
+/// The name of the function a line declares (`pub(crate) async fn name(`), if it does.
+fn function_name(line: &str) -> Option<String> {
+    let mut rest = line;
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let name = rest.strip_prefix("fn ")?;
+    let end = name.find(['(', '<'])?;
+    Some(name[..end].to_string())
+}
+
+#[test]
+fn no_function_of_the_product_is_longer_than_a_screen_or_two() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for (name, _) in RULES {
+        rust_files(&root().join("crates").join(name).join("src"), &mut files);
+    }
+    let mut long = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| !f.to_string_lossy().contains("test"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (name, lines) in long_functions(&text) {
+            long.push(format!("{}: {name} ({lines} lines)", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_reader_measures_from_fn_to_its_closing_brace() {
+    let body = "        x();\n".repeat(MAX_FUNCTION_LINES);
+    let text = format!(
+        "impl A {{\n    pub async fn long<T>(&self) {{\n{body}    }}\n\n    fn short() {{}}\n    fn after() {{\n        y();\n    }}\n}}\n#[cfg(test)]\nfn in_tests() {{\n{body}}}\n"
+    );
+    assert_eq!(
+        long_functions(&text),
+        [("long".to_string(), MAX_FUNCTION_LINES + 2)]
+    );
+}
