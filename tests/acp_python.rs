@@ -8,9 +8,9 @@
 //! reads its unsaved buffer, its Edit lands in the buffer (not on disk), Bash runs in its
 //! terminal, and a denied path is never sent to it.
 //!
-//! Without `ROBOTA_TEST_PYTHON` (and no venv at `~/.cache/robota-ci/venv`) the test says
-//! why on stderr and passes without running; with it set, a missing package is a failure
-//! (`support::python`).
+//! Without `ROBOTA_TEST_PYTHON` (and no venv at `~/.cache/robota-ci/venv`) the tests skip
+//! through `support::skip` (a failure under `ROBOTA_REQUIRE_REAL`); with it set, a missing
+//! package is a failure (`support::python`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 

@@ -3,9 +3,9 @@
 //! pointing at the built robota, against the loopback mock model. Each test runs one
 //! scenario of `tests/agent_sdk/sdk_scenarios.py`, which prints what the SDK saw as JSON.
 //!
-//! Without `ROBOTA_TEST_PYTHON` (and no venv at `~/.cache/robota-ci/venv`) the tests say
-//! why on stderr and pass without running; with it set, a missing SDK is a failure
-//! (`support::python`).
+//! Without `ROBOTA_TEST_PYTHON` (and no venv at `~/.cache/robota-ci/venv`) the tests skip
+//! through `support::skip` (a failure under `ROBOTA_REQUIRE_REAL`); with it set, a missing
+//! SDK is a failure (`support::python`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 

@@ -1,8 +1,8 @@
 //! A full disk under `ROBOTA_HOME` is told, never a success over a log that stopped (issue
 //! 9): a 64 KiB tmpfs is mounted as `ROBOTA_HOME`, a first session is written, the rest of
 //! the space is filled, and the resumed session's next prompt must end in an error naming
-//! the log. Mounting needs root (or CAP_SYS_ADMIN); where `mount` is refused the test says
-//! so and checks nothing.
+//! the log. Mounting needs root (or CAP_SYS_ADMIN); where `mount` is refused the test
+//! skips through `support::skip` (a failure under `ROBOTA_REQUIRE_REAL`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
@@ -31,19 +31,18 @@ fn a_full_disk_is_reported_as_an_error_with_the_log_named() {
         .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
         .arg(&p.home)
         .output();
-    match mounted {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => {
-            eprintln!(
-                "skipped: mounting a tmpfs was refused ({})",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return;
-        }
-        Err(e) => {
-            eprintln!("skipped: mount could not run ({e})");
-            return;
-        }
+    let refused = match mounted {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        Err(e) => Some(format!("mount could not run: {e}")),
+    };
+    if let Some(why) = refused {
+        let how = "run the test as root or with CAP_SYS_ADMIN, as .ci/run does";
+        support::skip::skip(
+            "tmpfs",
+            &format!("mounting a tmpfs was refused ({why}); {how}"),
+        );
+        return;
     }
     let _guard = Mounted(p.home.clone());
     let server = MockServer::start(vec![

@@ -3,8 +3,9 @@
 //! streams a plain answer and a tool round trip, and the real `robota` binary, with an
 //! `openai-compatible` settings profile, answers in print mode and answers every tool call
 //! the model makes. The server is found through `LOCAL_LLM_BASE_URL` (e.g.
-//! `http://127.0.0.1:8012/v1`); when it is unset or unreachable every test prints
-//! `skipped: …` to stderr saying why and returns.
+//! `http://127.0.0.1:8012/v1`); when it is unset or unreachable every test skips through
+//! `support::skip` (a failure under `ROBOTA_REQUIRE_REAL` unless `.ci/run` lists
+//! `llama.cpp` in `ROBOTA_MAY_LACK`).
 //!
 //! What a model chooses to do (answer or call a tool, which file, which offset, what it
 //! says) is not under test: a 0.5B model's choices vary from run to run. The assertions are
@@ -15,6 +16,8 @@
 //! unless the turn cap stopped the loop), and the loop ended the way robota says it did.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -40,26 +43,28 @@ const FIRST_TOKEN_TIMEOUT: Duration = Duration::from_secs(600);
 /// Upper bound on one `robota` run before it is killed and the test fails.
 const RUN_DEADLINE: Duration = Duration::from_secs(900);
 
-/// The server's base URL when one is reachable; otherwise prints why the test is skipped.
-fn local_server(test: &str) -> Option<String> {
-    let Some(base) = std::env::var("LOCAL_LLM_BASE_URL")
+/// How to get a server, for a skip's reason.
+const GET_A_SERVER: &str = "start one with `../shared/bench/local-llm.sh start 8012` and \
+    export the LOCAL_LLM_BASE_URL it prints; .ci/run does";
+
+/// The server's base URL when one is reachable; otherwise the test skips (see
+/// `support::skip`, component `llama.cpp`) and the caller returns.
+fn local_server() -> Option<String> {
+    let base = std::env::var("LOCAL_LLM_BASE_URL")
         .ok()
         .map(|v| v.trim().trim_end_matches('/').to_string())
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!(
-            "skipped: {test}: LOCAL_LLM_BASE_URL is not set (start a server with \
-             `../shared/bench/local-llm.sh start 8012` and export the URL it prints)"
-        );
-        return None;
+        .filter(|v| !v.is_empty());
+    let why = match &base {
+        None => format!("LOCAL_LLM_BASE_URL is not set ({GET_A_SERVER})"),
+        Some(base) => match probe_models(base) {
+            Ok(()) => return Some(base.clone()),
+            Err(why) => {
+                format!("LOCAL_LLM_BASE_URL={base} is not reachable: {why} ({GET_A_SERVER})")
+            }
+        },
     };
-    match probe_models(&base) {
-        Ok(()) => Some(base),
-        Err(why) => {
-            eprintln!("skipped: {test}: LOCAL_LLM_BASE_URL={base} is not reachable: {why}");
-            None
-        }
-    }
+    support::skip::skip("llama.cpp", &why);
+    None
 }
 
 /// `GET {base}/models` must answer 200 within a few seconds.
@@ -116,7 +121,7 @@ fn read_file_tool() -> ToolSchema {
 
 #[tokio::test]
 async fn adapter_streams_a_plain_answer_and_a_tool_round_trip() {
-    let Some(base) = local_server("adapter_streams_a_plain_answer_and_a_tool_round_trip") else {
+    let Some(base) = local_server() else {
         return;
     };
     let provider = provider(&base);
@@ -337,8 +342,7 @@ const UNNEEDED_TOOLS: &str =
 
 #[test]
 fn robota_print_mode_answers_through_an_openai_compatible_profile() {
-    let Some(base) = local_server("robota_print_mode_answers_through_an_openai_compatible_profile")
-    else {
+    let Some(base) = local_server() else {
         return;
     };
     let project = Project::new(&base);
@@ -610,7 +614,7 @@ fn tool_scenario(project: &Project, run: usize) -> usize {
 fn robota_answers_every_tool_call_the_model_makes() {
     /// Runs tried for one in which the model calls a tool at all (its choice, not tested).
     const RUNS: usize = 3;
-    let Some(base) = local_server("robota_answers_every_tool_call_the_model_makes") else {
+    let Some(base) = local_server() else {
         return;
     };
     let project = Project::new(&base);

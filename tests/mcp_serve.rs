@@ -1,7 +1,8 @@
 //! End to end: `robota mcp serve` with the Python `mcp` package (PyPI) as its client — the
 //! way another agent delegates to robota: list the tools, run a task with `robota`,
 //! continue the session with `robota-reply`, and a call in a directory that does not exist.
-//! Skips (saying why) where the venv of `.ci/run` is missing; see `support::python`.
+//! Skips where the venv of `.ci/run` is missing (a failure under `ROBOTA_REQUIRE_REAL`); see
+//! `support::python` and `support::skip`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 

@@ -14,6 +14,7 @@ use std::path::Path;
 
 mod support;
 use support::process::{have, run_bash};
+use support::skip::skip;
 
 use robota::core::RiskClass;
 use robota::core::permission::{
@@ -360,7 +361,10 @@ fn benign_lines_still_run_in_bypass_mode() {
 #[test]
 fn the_rm_attacks_really_delete_under_bash() {
     if !have("bash") {
-        eprintln!("skipped: bash is not installed, the attacks cannot be run");
+        skip(
+            "bash",
+            "bash is not on the PATH, the attacks cannot be run (install bash)",
+        );
         return;
     }
     let needs = |attack: &str| -> Option<&'static str> {
@@ -377,7 +381,10 @@ fn the_rm_attacks_really_delete_under_bash() {
             continue;
         }
         if let Some(tool) = needs(attack) {
-            eprintln!("skipped {attack:?}: {tool} is not installed");
+            skip(
+                tool,
+                &format!("{tool} is not on the PATH, so {attack:?} cannot run (install it)"),
+            );
             continue;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime};
 
 mod support;
 use support::process::{have, run_bash};
+use support::skip::skip;
 
 use robota::core::RiskClass;
 use robota::core::permission::{
@@ -521,7 +522,10 @@ struct Row {
 #[test]
 fn every_class_is_caught_and_benign_lines_still_run() {
     if !have("bash") {
-        eprintln!("skipped: bash is not installed, the attacks cannot be run");
+        skip(
+            "bash",
+            "bash is not on the PATH, the attacks cannot be run (install bash)",
+        );
         return;
     }
     let mut rows = [Row::default(); 5];

@@ -6,7 +6,8 @@
 //! Every class is tried in each permission mode; a counted table (tried / got through /
 //! benign over-blocked) is printed, and nothing may get through.
 //!
-//! Skips, saying why, on a machine without Landlock or unprivileged user namespaces.
+//! Skips (see `support::skip`) on a machine without Landlock or unprivileged user
+//! namespaces; fails there instead under `ROBOTA_REQUIRE_REAL`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -24,14 +25,19 @@ use support::{MockServer, anthropic};
 const SECRET: &str = "TOP-SECRET-7f3a9c";
 const ENV_SECRET: &str = "ENV-SECRET-51b2e0";
 
-fn sandbox_missing() -> Option<String> {
-    robota::tools::sandbox::support().missing.clone()
-}
-
+/// Returns from the test (through `support::skip`) when the kernel sandbox cannot run here.
 macro_rules! require_sandbox {
     () => {
-        if let Some(why) = sandbox_missing() {
-            eprintln!("SKIPPED: the sandbox cannot run on this machine: {why}");
+        if let Some(why) = &robota::tools::sandbox::support().missing {
+            support::skip::skip(
+                "sandbox",
+                &format!(
+                    "the kernel sandbox cannot run on this machine: {why} (it needs a kernel \
+                     with Landlock and user namespaces allowed: sysctl \
+                     user.max_user_namespaces > 0, and on Ubuntu \
+                     kernel.apparmor_restrict_unprivileged_userns=0)"
+                ),
+            );
             return;
         }
     };

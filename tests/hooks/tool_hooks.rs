@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::project::{HookProject, content_text, json_result, python3, stderr, tool_results};
+use crate::support::skip::skip;
 use crate::support::{MockServer, anthropic};
 
 #[test]
@@ -79,7 +80,10 @@ fn pre_tool_use_reads_claude_code_stdin_and_exit_2_blocks_with_the_reason() {
 #[test]
 fn a_python_hook_rewrites_the_input_and_its_allow_skips_the_prompt() {
     let Some(python) = python3() else {
-        eprintln!("skipped: python3 is not available on this machine");
+        skip(
+            "python3",
+            "no working python3 on the PATH (install Python 3)",
+        );
         return;
     };
     let p = HookProject::new();

@@ -1,7 +1,8 @@
 //! The npm reference servers: `@modelcontextprotocol/server-everything` over stdio,
 //! streamable HTTP and SSE, and `@modelcontextprotocol/server-filesystem` on a temp dir.
 //! They are installed by `.ci/run` into the directory `ROBOTA_TEST_MCP_DIR` names (its
-//! `node_modules`); without them these tests say why on stderr and return.
+//! `node_modules`); without them these tests skip through `support::skip` (a failure under
+//! `ROBOTA_REQUIRE_REAL`).
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -13,15 +14,19 @@ use crate::support::project::{project, tool_results};
 use crate::support::{MockServer, anthropic};
 use crate::*;
 
-/// The installed servers' directory, or `None` (and a note) when they are not installed.
-fn npm_dir(test: &str) -> Option<PathBuf> {
+/// The installed servers' directory, or `None` when they are not installed: the test then
+/// skips (see `support::skip`, component `npm-mcp-servers`) and the caller returns.
+fn npm_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("ROBOTA_TEST_MCP_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/robota-ci/mcp")))
         .filter(|d| d.join("node_modules/@modelcontextprotocol").is_dir());
     if dir.is_none() {
-        eprintln!(
-            "{test}: skipped — the npm MCP servers are not installed (set ROBOTA_TEST_MCP_DIR to a directory where `npm install @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem` ran; .ci/run does)"
+        crate::support::skip::skip(
+            "npm-mcp-servers",
+            "the npm MCP servers are not installed (set ROBOTA_TEST_MCP_DIR to a directory \
+             where `npm install @modelcontextprotocol/server-everything \
+             @modelcontextprotocol/server-filesystem` ran; .ci/run does)",
         );
     }
     dir
@@ -60,7 +65,7 @@ fn processes_with(marker: &str) -> Vec<u32> {
 
 #[test]
 fn everything_over_stdio_echoes_and_adds_and_leaves_no_process_behind() {
-    let Some(dir) = npm_dir("everything_over_stdio") else {
+    let Some(dir) = npm_dir() else {
         return;
     };
     let p = project();
@@ -115,7 +120,7 @@ fn everything_over_stdio_echoes_and_adds_and_leaves_no_process_behind() {
 
 #[test]
 fn filesystem_reads_lists_and_writes_only_when_allowed() {
-    let Some(dir) = npm_dir("filesystem") else {
+    let Some(dir) = npm_dir() else {
         return;
     };
     let p = project();
@@ -233,7 +238,7 @@ impl Drop for HttpEverything {
 }
 
 fn echo_over(transport: &str, entry: impl Fn(u16) -> Value) {
-    let Some(dir) = npm_dir(transport) else {
+    let Some(dir) = npm_dir() else {
         return;
     };
     let http = HttpEverything::start(&dir, transport);

@@ -19,6 +19,7 @@ pub mod pty;
 pub mod python;
 pub mod sdk_peer;
 pub mod session;
+pub mod skip;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};

@@ -9,9 +9,15 @@ use std::process::Command;
 use super::MockServer;
 use super::project::Project;
 
-/// The venv's python with `module` importable, or `None` (the caller skips, having said
-/// why) when no venv was named and none is at the default place. A venv named by
-/// `ROBOTA_TEST_PYTHON` without the module fails the test.
+/// How to get the venv, for a skip's reason.
+const GET_THE_VENV: &str = "set ROBOTA_TEST_PYTHON to a venv's python where \
+    `pip install -r tests/agent_sdk/requirements.txt` ran; .ci/run makes one in \
+    ~/.cache/robota-ci/venv";
+
+/// The venv's python with `module` importable, or `None` when no venv was named and none
+/// at the default place has it: the test then skips (see `support::skip`, component
+/// `python-clients`) and the caller returns. A venv named by `ROBOTA_TEST_PYTHON` without
+/// the module fails the test.
 pub fn python_with(module: &str) -> Option<PathBuf> {
     let named = std::env::var_os("ROBOTA_TEST_PYTHON").map(PathBuf::from);
     let candidate = named.clone().or_else(|| {
@@ -20,7 +26,8 @@ pub fn python_with(module: &str) -> Option<PathBuf> {
         default.exists().then_some(default)
     });
     let Some(python) = candidate else {
-        eprintln!("skipped: no Python with {module} (set ROBOTA_TEST_PYTHON; .ci/run does)");
+        let why = format!("no Python with {module} ({GET_THE_VENV})");
+        super::skip::skip("python-clients", &why);
         return None;
     };
     let ok = Command::new(&python)
@@ -31,7 +38,8 @@ pub fn python_with(module: &str) -> Option<PathBuf> {
         (true, _) => Some(python),
         (false, true) => panic!("{} cannot import {module}", python.display()),
         (false, false) => {
-            eprintln!("skipped: {} has no {module}", python.display());
+            let why = format!("{} has no {module} ({GET_THE_VENV})", python.display());
+            super::skip::skip("python-clients", &why);
             None
         }
     }

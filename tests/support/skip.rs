@@ -1,0 +1,75 @@
+//! The one rule for a test whose real component is missing on this machine (the kernel
+//! sandbox, the Python clients, the npm MCP servers, the llama.cpp server, a tmpfs, a
+//! program such as `bash` or `perl`): every such test calls [`skip`] and then returns.
+//!
+//! - Without `ROBOTA_REQUIRE_REAL` (a bare clone) the skip is allowed. Its line
+//!   `SKIP <binary>::<test>: <component>: <reason>` goes to the real stderr (past the test
+//!   runner's capture, so `cargo test` shows it) and, when `ROBOTA_SKIP_LOG` names a file,
+//!   is appended to it (one write per line, so parallel tests do not mix their lines).
+//! - With `ROBOTA_REQUIRE_REAL=1` (`.ci/run` sets it) the test fails instead, naming the
+//!   component and how to get it, unless the component is listed in `ROBOTA_MAY_LACK`
+//!   (names separated by commas or spaces): those may still skip, as above.
+//!
+//! The component names, as `ROBOTA_MAY_LACK` lists them: `sandbox`, `python-clients`,
+//! `npm-mcp-servers`, `llama.cpp`, `tmpfs`, and programs by their name (`bash`, `python3`,
+//! `perl`, …).
+
+use std::io::Write;
+use std::path::Path;
+
+/// Records that the running test skips for want of `component` (`reason` says what is
+/// missing and how to get it; its lines are joined into one). Returns when the skip is
+/// allowed (the caller then returns); panics when `ROBOTA_REQUIRE_REAL` forbids it or the
+/// skip log cannot be written.
+pub fn skip(component: &str, reason: &str) {
+    let test = test_name();
+    let reason: Vec<&str> = reason.lines().map(str::trim).collect();
+    let reason = reason.join(" ");
+    if must_be_real(component) {
+        panic!(
+            "{test}: {component} is missing: {reason}. ROBOTA_REQUIRE_REAL is set, so the \
+             test fails instead of skipping: make {component} available, or list it in \
+             ROBOTA_MAY_LACK if this machine cannot have it"
+        );
+    }
+    let line = format!("SKIP {test}: {component}: {reason}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Some(log) = std::env::var_os("ROBOTA_SKIP_LOG") {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            let log = Path::new(&log).display();
+            panic!("{test}: cannot append to ROBOTA_SKIP_LOG {log}: {e}");
+        }
+    }
+}
+
+/// Whether `ROBOTA_REQUIRE_REAL` is on (set, not empty, not `0`) and `ROBOTA_MAY_LACK`
+/// does not list `component`.
+fn must_be_real(component: &str) -> bool {
+    let required = std::env::var("ROBOTA_REQUIRE_REAL").is_ok_and(|v| !v.is_empty() && v != "0");
+    let may_lack = std::env::var("ROBOTA_MAY_LACK").unwrap_or_default();
+    required
+        && !may_lack
+            .split([',', ' ', '\t', '\n'])
+            .any(|name| name == component)
+}
+
+/// `<binary>::<test>`, e.g. `sandbox::background_jobs_are_sandboxed_too`: the test binary
+/// without cargo's hash, and the test's name, which the test runner gives its thread.
+fn test_name() -> String {
+    let exe = std::env::current_exe().ok();
+    let stem = exe
+        .as_deref()
+        .and_then(Path::file_stem)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let binary = stem
+        .rsplit_once('-')
+        .map_or(stem.as_str(), |(name, _)| name);
+    let thread = std::thread::current();
+    format!("{binary}::{}", thread.name().unwrap_or("main"))
+}
