@@ -9,6 +9,7 @@ mod support;
 mod basics;
 mod compaction;
 mod faults;
+mod helpers;
 mod images;
 mod live;
 mod maintenance;

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod engine;
+pub mod helper_program;
 pub mod hooks;
 pub mod image;
 pub mod message;

@@ -2,11 +2,15 @@
 //! (working directory, git branch and status, platform, date, model) and the context
 //! files, in that order; `--system-prompt` replaces the built-in text,
 //! `--append-system-prompt` adds to the end, and the response language (settings
-//! `language`) comes last.
+//! `language`) comes last. Git is asked with a deadline (killed, and said so in the
+//! prompt, when it does not answer) and without optional locks, so a killed `git status`
+//! leaves no `index.lock` behind.
 
 use std::fmt::Write;
 use std::path::Path;
-use std::process::Command;
+use std::time::Duration;
+
+use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper_blocking};
 
 use super::context_files::ContextFile;
 
@@ -14,6 +18,10 @@ pub const BUILT_IN: &str = include_str!("../assets/system_prompt.md");
 
 /// At most this many changed files are listed in the git summary.
 const GIT_STATUS_LINES: usize = 20;
+/// How long one git query may take (a cold `git status` of a huge repository is slow).
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most of git's output read.
+const GIT_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
 /// What the prompt is built from.
 #[derive(Debug, Clone)]
@@ -73,24 +81,53 @@ pub fn build(parts: &PromptParts<'_>) -> String {
     out
 }
 
+/// `git args…` in `cwd`, killed at its deadline: its output when it succeeds (`None`
+/// outside a repository or without git), `Err` with the deadline it missed.
+fn git(cwd: &Path, args: &[&str]) -> Result<Option<String>, Duration> {
+    let mut command = tokio::process::Command::new("git");
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_OPTIONAL_LOCKS", "0");
+    let io = HelperIo {
+        input: None,
+        output_limit: GIT_OUTPUT_LIMIT,
+        deadline: deadline(GIT_TIMEOUT),
+    };
+    match run_helper_blocking(command, io) {
+        Ok(out) if out.success() => Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned())),
+        Err(HelperError::TimedOut(limit)) => {
+            tracing::warn!(
+                "git {} did not finish in {}",
+                args.join(" "),
+                describe(limit)
+            );
+            Err(limit)
+        }
+        Ok(_) | Err(_) => Ok(None),
+    }
+}
+
 /// Branch and a short status, or `None` outside a repository.
 fn git_summary(cwd: &Path) -> Option<String> {
-    let output = Command::new("git")
-        .args([
+    let status = git(
+        cwd,
+        &[
             "status",
             "--porcelain=v1",
             "--branch",
             "--untracked-files=normal",
-        ])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
+        ],
+    );
+    let text = match status {
+        Ok(text) => text?,
+        Err(limit) => {
+            return Some(format!(
+                "- Git status: unknown (git status did not finish in {})\n",
+                describe(limit)
+            ));
+        }
+    };
     let mut lines = text.lines();
     let branch = lines
         .next()
@@ -131,15 +168,9 @@ pub fn git_branch(cwd: &Path) -> Option<String> {
 /// The branch checked out in `cwd` (one cheap `git symbolic-ref`, no status walk); `None`
 /// outside a repository or on a detached HEAD. Recorded in a new session's header.
 pub fn checked_out_branch(cwd: &Path) -> Option<String> {
-    let output = Command::new("git")
-        .args(["symbolic-ref", "--short", "-q", "HEAD"])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let branch = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    (output.status.success() && !branch.is_empty()).then_some(branch)
+    let output = git(cwd, &["symbolic-ref", "--short", "-q", "HEAD"]).ok()??;
+    let branch = output.trim().to_string();
+    (!branch.is_empty()).then_some(branch)
 }
 
 #[cfg(test)]
@@ -177,7 +208,7 @@ mod tests {
     fn git_repositories_show_branch_and_changes() {
         let dir = tempfile::tempdir().unwrap();
         let git = |args: &[&str]| {
-            Command::new("git")
+            std::process::Command::new("git")
                 .args(args)
                 .current_dir(dir.path())
                 .output()

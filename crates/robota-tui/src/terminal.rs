@@ -47,11 +47,11 @@ impl TerminalGuard {
 }
 
 impl TerminalGuard {
-    /// Gives the terminal to `program` (an editor) as the shell had it, and takes it
-    /// back when it returns.
-    pub fn hand_over<T>(&self, program: impl FnOnce() -> T) -> io::Result<T> {
+    /// Gives the terminal to `program` (an editor, awaited as a tokio child so no runtime
+    /// thread blocks on it) as the shell had it, and takes it back when it ends.
+    pub async fn hand_over<T>(&self, program: impl Future<Output = T>) -> io::Result<T> {
         restore();
-        let out = program();
+        let out = program.await;
         enter_modes()?;
         Ok(out)
     }

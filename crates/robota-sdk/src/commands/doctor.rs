@@ -7,6 +7,8 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use robota_core::helper_program::{HelperIo, deadline, run_helper};
+
 use crate::errors::ProviderEndpoint;
 use crate::mcp::{ServerReport, ServerStatus};
 
@@ -210,15 +212,17 @@ async fn reach(base_url: &str) -> Result<Duration, String> {
     }
 }
 
+/// `git --version`, killed after a few seconds (a git that hangs is reported missing).
 async fn git_version() -> Option<String> {
-    let output = tokio::process::Command::new("git")
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .ok()?;
+    let mut git = tokio::process::Command::new("git");
+    git.arg("--version");
+    let io = HelperIo {
+        input: None,
+        output_limit: 4096,
+        deadline: deadline(Duration::from_secs(5)),
+    };
+    let output = run_helper(git, io).await.ok()?;
     output
-        .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }

@@ -476,10 +476,10 @@ async fn drive(
                 Some(control) => driver.idle_control(control),
             },
         };
+        if driver.shared.reload_instructions.load(Ordering::Relaxed) {
+            driver.rebuild_system_prompt().await;
+        }
         if let Some((id, submission)) = next {
-            if driver.shared.reload_instructions.load(Ordering::Relaxed) {
-                driver.rebuild_system_prompt();
-            }
             driver.run(id, submission, &mut controls).await;
         }
     }
@@ -579,20 +579,28 @@ impl Driver {
             Control::CycleMode => {
                 self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
             }
-            Control::ReloadInstructions => self.rebuild_system_prompt(),
+            Control::ReloadInstructions => {
+                self.shared
+                    .reload_instructions
+                    .store(true, Ordering::Relaxed);
+            }
         }
         None
     }
 
-    /// Builds the system prompt again from its parts (context files read afresh, the
-    /// response language as it is now); without parts the prompt stays as given.
-    fn rebuild_system_prompt(&mut self) {
+    /// Builds the system prompt again from its parts (context files read afresh, git
+    /// asked again, the response language as it is now) on a blocking thread, so the
+    /// actor's runtime thread never waits for git; without parts the prompt stays as given.
+    async fn rebuild_system_prompt(&mut self) {
         self.shared
             .reload_instructions
             .store(false, Ordering::Relaxed);
-        if let Some(instructions) = &self.options.instructions {
-            let built = instructions.build(&self.session.config().model);
-            self.session.set_system_prompt(built.prompt);
+        if let Some(instructions) = self.options.instructions.clone() {
+            let model = self.session.config().model.clone();
+            let build = tokio::task::spawn_blocking(move || instructions.build(&model));
+            if let Ok(built) = build.await {
+                self.session.set_system_prompt(built.prompt);
+            }
         }
     }
 

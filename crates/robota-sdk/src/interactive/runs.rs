@@ -36,7 +36,7 @@ impl Driver {
                 return self.shared.command_ended(id, name, output);
             }
             "language" => {
-                let output = self.run_language(args);
+                let output = self.run_language(args).await;
                 return self.shared.command_ended(id, name, output);
             }
             "doctor" => {
@@ -84,7 +84,7 @@ impl Driver {
 
     /// `/language [language|default]`: shows the response language, or sets it (saved in
     /// the user settings) and rebuilds the system prompt with it.
-    fn run_language(&mut self, args: &str) -> Result<String, String> {
+    async fn run_language(&mut self, args: &str) -> Result<String, String> {
         let Some(instructions) = self.options.instructions.clone() else {
             return Err(
                 "This session's system prompt was given whole; /language cannot change it."
@@ -103,7 +103,7 @@ impl Driver {
         let language =
             (!matches!(args, "default" | "auto" | "none" | "off")).then(|| args.to_string());
         let path = instructions.set_language(language.clone())?;
-        self.rebuild_system_prompt();
+        self.rebuild_system_prompt().await;
         Ok(match language {
             Some(language) => format!(
                 "Answers will be written in {language} (saved in {}).",

@@ -4,16 +4,17 @@
 //! `tmux load-buffer -w` (tmux's buffer and, through tmux, the terminal's clipboard); on a
 //! local machine through its clipboard tool (wl-copy, xclip, xsel, pbcopy); else — over SSH,
 //! or with no tool — the OSC 52 sequence that asks the terminal itself, wrapped for tmux's
-//! passthrough inside tmux. Writing the sequence to the terminal is the app's job; the
-//! message says which way the text went.
+//! passthrough inside tmux. The programs run off the UI loop (`helpers.rs`), each killed at
+//! its deadline; one that hangs ends the copy with nothing copied. Writing the sequence to
+//! the terminal is the app's job; the message says which way the text went.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper};
+use tokio::process::Command;
 
 const ESC: char = '\x1b';
 const BEL: char = '\x07';
@@ -68,8 +69,9 @@ fn fenced_code_blocks(markdown: &str) -> Vec<String> {
     blocks
 }
 
-/// A clipboard tool gets this long to take the text and exit.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(2);
+/// A clipboard tool gets this long to take the text and exit (it runs off the loop, which
+/// goes on meanwhile).
+const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the environment offers for copying.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -95,7 +97,7 @@ impl ClipboardPlace {
     }
 
     /// The programs to try, in order, each with its arguments.
-    fn programs(self) -> Vec<(&'static str, &'static [&'static str])> {
+    pub fn programs(self) -> Vec<(&'static str, &'static [&'static str])> {
         let mut programs: Vec<(&'static str, &'static [&'static str])> = Vec::new();
         if self.tmux {
             programs.push(("tmux", &["load-buffer", "-w", "-"]));
@@ -118,34 +120,66 @@ impl ClipboardPlace {
 }
 
 /// How `/copy` delivered the text: the bytes to write to the terminal (OSC 52), if that is
-/// the way, and the message for the user.
+/// the way, and the message for the user (a warning when nothing was copied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
     pub terminal_bytes: Option<String>,
     pub message: String,
+    pub copied: bool,
+}
+
+/// What became of the text given to a clipboard program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feed {
+    /// It took the text and exited 0.
+    Taken,
+    /// It is missing, failed, or did not take it all: the next way is tried.
+    Refused,
+    /// It was still running at this deadline and was killed.
+    Stuck(Duration),
 }
 
 /// Puts `text` on a clipboard the best way `place` offers; `run` feeds a program the text
-/// and says whether it succeeded (`feed_program` for real).
-pub fn deliver(
+/// (`feed_program` for real). A program that hangs ends the attempt: nothing is copied.
+pub async fn deliver(
     text: &str,
     place: ClipboardPlace,
-    run: impl Fn(&str, &[&str], &str) -> bool,
+    run: impl AsyncFn(&str, &[&str], &str) -> Feed,
 ) -> Delivery {
     let chars = text.chars().count();
     for (program, args) in place.programs() {
-        if run(program, args, text) {
-            let how = if program == "tmux" {
-                "to tmux's buffer (and through tmux to the terminal's clipboard)".to_string()
-            } else {
-                format!("to the clipboard with {program}")
-            };
-            return Delivery {
-                terminal_bytes: None,
-                message: format!("Copied {chars} characters {how}"),
-            };
+        match run(program, args, text).await {
+            Feed::Taken => {
+                let how = if program == "tmux" {
+                    "to tmux's buffer (and through tmux to the terminal's clipboard)".to_string()
+                } else {
+                    format!("to the clipboard with {program}")
+                };
+                return Delivery {
+                    terminal_bytes: None,
+                    message: format!("Copied {chars} characters {how}"),
+                    copied: true,
+                };
+            }
+            Feed::Refused => {}
+            Feed::Stuck(deadline) => {
+                return Delivery {
+                    terminal_bytes: None,
+                    message: format!(
+                        "The clipboard program ({program}) did not finish in {}; it was stopped and nothing was copied",
+                        describe(deadline)
+                    ),
+                    copied: false,
+                };
+            }
         }
     }
+    through_terminal(text, place)
+}
+
+/// The text as an OSC 52 sequence for the terminal (through tmux's passthrough inside
+/// tmux): the way when no clipboard program takes it.
+pub fn through_terminal(text: &str, place: ClipboardPlace) -> Delivery {
     let route = if place.tmux {
         "OSC 52 through tmux's passthrough"
     } else {
@@ -154,40 +188,28 @@ pub fn deliver(
     Delivery {
         terminal_bytes: Some(osc52_sequence(text, place.tmux)),
         message: format!(
-            "Copied {chars} characters through the terminal ({route}); a terminal that does not allow clipboard writes ignores it"
+            "Copied {} characters through the terminal ({route}); a terminal that does not allow clipboard writes ignores it",
+            text.chars().count()
         ),
+        copied: true,
     }
 }
 
-/// Runs `program args…` with `text` on its stdin; true when it exits 0 in time. A missing
-/// program is simply false.
-pub fn feed_program(program: &str, args: &[&str], text: &str) -> bool {
-    let Ok(mut child) = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
-        return false;
+/// Runs `program args…` with `text` on its stdin, killed (with everything it started)
+/// when it has not exited by the helper deadline. A missing program is refused.
+pub async fn feed_program(program: &str, args: &[&str], text: &str) -> Feed {
+    let mut command = Command::new(program);
+    command.args(args);
+    let io = HelperIo {
+        input: Some(text.as_bytes().to_vec()),
+        output_limit: 0,
+        deadline: deadline(TOOL_TIMEOUT),
     };
-    let written = child
-        .stdin
-        .take()
-        .is_some_and(|mut stdin| stdin.write_all(text.as_bytes()).is_ok());
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return written && status.success(),
-            Ok(None) if started.elapsed() < TOOL_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return false;
-            }
-        }
+    match run_helper(command, io).await {
+        Ok(out) if out.success() && out.input_taken => Feed::Taken,
+        Ok(_) => Feed::Refused,
+        Err(HelperError::TimedOut(deadline)) => Feed::Stuck(deadline),
+        Err(_) => Feed::Refused,
     }
 }
 
@@ -250,50 +272,73 @@ mod tests {
         );
     }
 
-    #[test]
-    fn copy_goes_through_tmux_then_a_local_tool_then_osc_52() {
-        let tried = std::cell::RefCell::new(Vec::new());
+    #[tokio::test]
+    async fn copy_goes_through_tmux_then_a_local_tool_then_osc_52() {
+        let tried = std::sync::Mutex::new(Vec::new());
         let works = |ok: &'static [&'static str]| {
             let tried = &tried;
-            move |program: &str, _: &[&str], text: &str| {
+            async move |program: &str, _: &[&str], text: &str| {
                 assert_eq!(text, "hi 한");
-                tried.borrow_mut().push(program.to_string());
-                ok.contains(&program)
+                tried.lock().unwrap().push(program.to_string());
+                if ok.contains(&program) {
+                    Feed::Taken
+                } else {
+                    Feed::Refused
+                }
             }
         };
         let local_x11 = ClipboardPlace {
             x11: true,
             ..Default::default()
         };
-        let d = deliver("hi 한", local_x11, works(&["xsel"]));
+        let d = deliver("hi 한", local_x11, works(&["xsel"])).await;
         assert_eq!(d.terminal_bytes, None);
         assert_eq!(d.message, "Copied 4 characters to the clipboard with xsel");
-        assert_eq!(*tried.borrow(), ["xclip", "xsel"]);
+        assert_eq!(*tried.lock().unwrap(), ["xclip", "xsel"]);
 
-        tried.borrow_mut().clear();
+        tried.lock().unwrap().clear();
         let tmux_over_ssh = ClipboardPlace {
             tmux: true,
             ssh: true,
             x11: true,
             ..Default::default()
         };
-        let d = deliver("hi 한", tmux_over_ssh, works(&["tmux"]));
+        let d = deliver("hi 한", tmux_over_ssh, works(&["tmux"])).await;
         assert!(d.message.contains("tmux's buffer"), "{}", d.message);
         // Over SSH a local tool would fill the remote clipboard: OSC 52 instead.
-        tried.borrow_mut().clear();
-        let d = deliver("hi 한", tmux_over_ssh, works(&[]));
-        assert_eq!(*tried.borrow(), ["tmux"]);
+        tried.lock().unwrap().clear();
+        let d = deliver("hi 한", tmux_over_ssh, works(&[])).await;
+        assert_eq!(*tried.lock().unwrap(), ["tmux"]);
         assert_eq!(d.terminal_bytes, Some(osc52_sequence("hi 한", true)));
         assert!(d.message.contains("passthrough"), "{}", d.message);
-        let d = deliver("hi 한", ClipboardPlace::default(), works(&[]));
+        let d = deliver("hi 한", ClipboardPlace::default(), works(&[])).await;
         assert_eq!(d.terminal_bytes, Some(osc52_sequence("hi 한", false)));
     }
 
-    #[test]
-    fn a_missing_or_failing_program_is_not_a_delivery() {
-        assert!(!feed_program("robota-no-such-clipboard-tool", &[], "x"));
-        assert!(!feed_program("false", &[], "x"));
-        assert!(feed_program("cat", &[], "x"));
+    #[tokio::test]
+    async fn a_hung_program_ends_the_copy_and_says_so() {
+        let stuck = async |_: &str, _: &[&str], _: &str| Feed::Stuck(Duration::from_secs(5));
+        let place = ClipboardPlace {
+            x11: true,
+            ..Default::default()
+        };
+        let d = deliver("x", place, stuck).await;
+        assert!(!d.copied);
+        assert_eq!(d.terminal_bytes, None, "no OSC 52 either");
+        assert_eq!(
+            d.message,
+            "The clipboard program (xclip) did not finish in 5 s; it was stopped and nothing was copied"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_failing_program_is_not_a_delivery() {
+        assert_eq!(
+            feed_program("robota-no-such-clipboard-tool", &[], "x").await,
+            Feed::Refused
+        );
+        assert_eq!(feed_program("false", &[], "x").await, Feed::Refused);
+        assert_eq!(feed_program("cat", &[], "x").await, Feed::Taken);
     }
 
     #[test]

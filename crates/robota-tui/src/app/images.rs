@@ -1,22 +1,27 @@
 //! Images into the prompt: a paste that is one path to an image file (what a terminal
 //! pastes for a dropped file) becomes an `[Image #N]` placeholder in the composer, and
 //! Ctrl+V takes an image from the system clipboard through the platform's clipboard tool
-//! (`wl-paste`, `xclip`, `pngpaste`), waiting at most [`TOOL_TIMEOUT`]. What cannot be
-//! attached (not an image, over 5 MB, no tool, no image on the clipboard) is said in a
-//! notice; a path that was pasted stays in the composer as text, so nothing is lost.
+//! (`wl-paste`, `xclip`, `pngpaste`), run off the loop (`helpers.rs`) and killed when it
+//! has not answered within [`TOOL_TIMEOUT`]; the image joins the composer when it comes.
+//! What cannot be attached (not an image, over 5 MB, no tool, no image on the clipboard, a
+//! tool that hung) is said in a notice; a path that was pasted stays in the composer as
+//! text, so nothing is lost.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::process::Command;
 
 use super::clipboard::ClipboardPlace;
+use super::helpers::HelperDone;
 use super::state::App;
 use crate::transcript::NoticeKind;
+use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper};
 use robota_core::image::{MAX_IMAGE_BYTES, image_from_bytes};
+use robota_core::message::ImageSource;
 use robota_sdk::attachments::{load_image, pasted_image_path};
 
 /// A clipboard tool gets this long to hand over the image.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(3);
+const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl App {
     /// A paste for the composer: an image path attaches the image, anything else is text.
@@ -40,10 +45,24 @@ impl App {
         }
     }
 
-    /// Ctrl+V: the clipboard's image into the composer, or a notice saying why not.
+    /// Ctrl+V: starts reading the clipboard's image (off the loop); with no tool to read
+    /// it, a notice says why not at once.
     pub(super) fn paste_clipboard_image(&mut self) {
-        let read = read_clipboard_image(ClipboardPlace::from_env())
-            .and_then(|bytes| image_from_bytes(&bytes).map_err(|e| e.to_string()));
+        let place = ClipboardPlace::from_env();
+        if let Some(problem) = no_image_tool(place) {
+            self.clipboard_image_read(Err(problem));
+            return;
+        }
+        self.helpers.spawn(async move {
+            let read = read_clipboard_image(place)
+                .await
+                .and_then(|bytes| image_from_bytes(&bytes).map_err(|e| e.to_string()));
+            HelperDone::Image(read)
+        });
+    }
+
+    /// The clipboard's image into the composer, or a notice saying why there is none.
+    pub(super) fn clipboard_image_read(&mut self, read: Result<ImageSource, String>) {
         match read {
             Ok(image) => {
                 self.input.composer_mut().attach_image(image);
@@ -76,74 +95,63 @@ fn image_programs(place: ClipboardPlace) -> Vec<(&'static str, &'static [&'stati
     programs
 }
 
-/// The clipboard's image bytes from the first tool that gives some.
-fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> {
-    let programs = image_programs(place);
-    if programs.is_empty() {
-        return Err(if place.ssh {
-            "over SSH the clipboard is the local machine's; paste the image file's path instead"
-                .to_string()
-        } else {
-            "no clipboard tool here (wl-paste, xclip or pngpaste); paste the image file's path instead"
-                .to_string()
-        });
+/// Why `place` has no tool to read an image with, if it has none.
+fn no_image_tool(place: ClipboardPlace) -> Option<String> {
+    if !image_programs(place).is_empty() {
+        return None;
+    }
+    Some(if place.ssh {
+        "over SSH the clipboard is the local machine's; paste the image file's path instead"
+            .to_string()
+    } else {
+        "no clipboard tool here (wl-paste, xclip or pngpaste); paste the image file's path instead"
+            .to_string()
+    })
+}
+
+/// The clipboard's image bytes from the first tool that gives some; a tool that hangs
+/// ends the search.
+async fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> {
+    if let Some(problem) = no_image_tool(place) {
+        return Err(problem);
     }
     let mut tried = Vec::new();
-    for (program, args) in programs {
-        match run_for_output(program, args, TOOL_TIMEOUT) {
+    for (program, args) in image_programs(place) {
+        match run_for_output(program, args, deadline(TOOL_TIMEOUT)).await {
             Ok(bytes) if !bytes.is_empty() => return Ok(bytes),
             Ok(_) => tried.push(format!("{program}: the clipboard holds no image")),
+            Err(HelperError::TimedOut(limit)) => {
+                return Err(format!(
+                    "the clipboard program ({program}) did not finish in {}; it was stopped",
+                    describe(limit)
+                ));
+            }
             Err(problem) => tried.push(format!("{program}: {problem}")),
         }
     }
     Err(tried.join("; "))
 }
 
-/// `program args…`'s standard output, read up to just over the image limit; the program
-/// is killed when it takes longer than `timeout`.
-fn run_for_output(program: &str, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "not installed".to_string(),
-            _ => format!("cannot run it: {e}"),
-        })?;
-    let Some(stdout) = child.stdout.take() else {
-        return Err("no output".to_string());
+/// `program args…`'s standard output, kept up to just over the image limit (empty when it
+/// fails); the program is killed when it takes longer than `timeout`.
+async fn run_for_output(
+    program: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<Vec<u8>, HelperError> {
+    let mut command = Command::new(program);
+    command.args(args);
+    let io = HelperIo {
+        input: None,
+        output_limit: MAX_IMAGE_BYTES + 1,
+        deadline: timeout,
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = stdout
-            .take(MAX_IMAGE_BYTES as u64 + 1)
-            .read_to_end(&mut bytes);
-        let _ = tx.send(read.map(|_| bytes));
-    });
-    let started = Instant::now();
-    let bytes = rx.recv_timeout(timeout);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if bytes.is_ok() && started.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    match (bytes, status) {
-        (Ok(Ok(bytes)), Some(status)) if status.success() => Ok(bytes),
-        (Ok(Ok(_)), Some(_)) => Ok(Vec::new()),
-        (Ok(Err(e)), _) => Err(format!("reading its output failed: {e}")),
-        _ => Err(format!("no answer within {} ms", timeout.as_millis())),
-    }
+    let out = run_helper(command, io).await?;
+    Ok(if out.success() {
+        out.stdout
+    } else {
+        Vec::new()
+    })
 }
 
 #[cfg(test)]
@@ -170,24 +178,25 @@ mod tests {
         };
         assert_eq!(names(mac), ["pngpaste"]);
         assert!(names(ClipboardPlace { ssh: true, ..both }).is_empty());
-        let err = read_clipboard_image(ClipboardPlace::default()).unwrap_err();
+        let err = no_image_tool(ClipboardPlace::default()).unwrap();
         assert!(err.contains("no clipboard tool"), "{err}");
     }
 
-    #[test]
-    fn a_tool_that_fails_or_is_missing_is_reported_not_waited_for() {
+    #[tokio::test]
+    async fn a_tool_that_fails_or_is_missing_is_reported_not_waited_for() {
         let limit = TOOL_TIMEOUT;
+        let missing = run_for_output("robota-no-such-tool", &[], limit).await;
+        assert_eq!(missing.unwrap_err().to_string(), "not installed");
         assert_eq!(
-            run_for_output("robota-no-such-tool", &[], limit).unwrap_err(),
-            "not installed"
-        );
-        assert_eq!(
-            run_for_output("false", &[], limit).unwrap(),
+            run_for_output("false", &[], limit).await.unwrap(),
             Vec::<u8>::new()
         );
-        assert_eq!(run_for_output("printf", &["ab"], limit).unwrap(), b"ab");
+        assert_eq!(
+            run_for_output("printf", &["ab"], limit).await.unwrap(),
+            b"ab"
+        );
         // A tool that never answers is killed at the limit, not waited for.
-        let hung = run_for_output("sleep", &["30"], Duration::from_millis(200));
-        assert_eq!(hung.unwrap_err(), "no answer within 200 ms");
+        let hung = run_for_output("sleep", &["30"], Duration::from_millis(200)).await;
+        assert_eq!(hung.unwrap_err().to_string(), "did not finish in 200 ms");
     }
 }

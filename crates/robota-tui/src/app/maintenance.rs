@@ -1,10 +1,12 @@
 //! The full-screen UI's commands that reach outside the conversation: `/memory` (an
 //! instruction file opened in the user's editor, with the terminal handed over while it
-//! runs; the session reads the file again afterwards), `/reset` (the user settings moved
-//! aside, then leave), and the terminal part of `/doctor`'s report.
+//! runs — awaited as a tokio child, not waited for on a thread; the session reads the file
+//! again afterwards), `/reset` (the user settings moved aside, then leave), and the
+//! terminal part of `/doctor`'s report.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use tokio::process::Command;
 
 use super::clipboard::ClipboardPlace;
 use super::state::App;
@@ -19,9 +21,10 @@ pub fn editor_command() -> String {
         .unwrap_or_else(|| "vi".to_string())
 }
 
-/// Runs the editor on `path` with the terminal (the caller has handed it over) and waits
-/// for it; the command may carry arguments (`code --wait`).
-pub fn run_editor(path: &Path) -> Result<(), String> {
+/// Runs the editor on `path` with the terminal (the caller has handed it over) until it
+/// ends — awaited, so no runtime thread blocks meanwhile; no deadline, the user closes it.
+/// The command may carry arguments (`code --wait`).
+pub async fn run_editor(path: &Path) -> Result<(), String> {
     let editor = editor_command();
     let status = Command::new("sh")
         .arg("-c")
@@ -29,6 +32,7 @@ pub fn run_editor(path: &Path) -> Result<(), String> {
         .arg("sh")
         .arg(path)
         .status()
+        .await
         .map_err(|e| format!("{editor} could not start: {e}"))?;
     if status.success() {
         Ok(())

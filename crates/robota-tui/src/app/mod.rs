@@ -1,11 +1,13 @@
 //! The full-screen application: one `tokio::select!` over terminal input, the session's
-//! events, file-index updates, signals and the frame scheduler. Frames are drawn only when
-//! something changed (coalesced to at most one per 8 ms, inside synchronized output);
-//! while idle the loop sleeps and costs no CPU. The terminal is restored on every way out:
-//! normal exit, panic (hook), SIGTERM/SIGHUP, and around Ctrl+Z.
+//! events, file-index updates, what helper programs did (`helpers.rs`; none runs on the
+//! loop), signals and the frame scheduler. Frames are drawn only when something changed
+//! (coalesced to at most one per 8 ms, inside synchronized output); while idle the loop
+//! sleeps and costs no CPU. The terminal is restored on every way out: normal exit, panic
+//! (hook), SIGTERM/SIGHUP, and around Ctrl+Z.
 
 pub mod clipboard;
 pub mod draw;
+pub mod helpers;
 mod images;
 pub mod keys;
 pub mod launcher;
@@ -90,7 +92,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     let mut index_updates = app.input.file_indexer().subscribe();
     let mut scheduler = FrameScheduler::new(FRAME_INTERVAL);
     let mut session_events: Option<mpsc::UnboundedReceiver<SessionEvent>> = None;
-    let (status_tx, mut status_rx) = mpsc::unbounded_channel::<Option<String>>();
+    let mut helper_results = app.helpers.take_receiver();
     let mut next_spin: Option<Instant> = None;
 
     app.advance_start();
@@ -112,7 +114,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         if let Some(path) = app.take_editor_request() {
             // The input reader stops first, so the editor gets every key.
             drop(input);
-            let result = guard.hand_over(|| maintenance::run_editor(&path))?;
+            let result = guard.hand_over(maintenance::run_editor(&path)).await?;
             // Dropping the stream left a wake-up pending in crossterm's poller. Taken now,
             // before the user can type: were it still pending with their first key, the
             // poller would return on the wake-up and never read that key.
@@ -146,7 +148,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         }
         if let Some(at) = app.status_command_start(now) {
             if at <= now {
-                app.start_status_command(status_tx.clone());
+                app.start_status_command();
             } else {
                 scheduler.request_at(at);
             }
@@ -179,7 +181,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
                 }
                 None => app.quit = true,
             },
-            event = next_session_event(&mut session_events), if session_events.is_some() => {
+            event = next_message(&mut session_events), if session_events.is_some() => {
                 match event {
                     Some(event) => {
                         app.on_session_event(event);
@@ -199,8 +201,8 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
                 scheduler.request(Instant::now());
             },
             Some(()) = wake_rx.recv() => scheduler.request(Instant::now()),
-            Some(line) = status_rx.recv() => {
-                app.status_command_done(line);
+            Some(done) = next_message(&mut helper_results) => {
+                app.helper_done(done);
                 scheduler.request(Instant::now());
             },
             _ = terminate.recv() => app.quit = true,
@@ -243,10 +245,9 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     })
 }
 
-async fn next_session_event(
-    events: &mut Option<mpsc::UnboundedReceiver<SessionEvent>>,
-) -> Option<SessionEvent> {
-    match events {
+/// The next message on `channel`; never, when there is none.
+async fn next_message<T>(channel: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match channel {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }

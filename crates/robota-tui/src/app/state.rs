@@ -32,8 +32,9 @@ use robota_sdk::{
     Submission, SubmissionId,
 };
 
+use super::helpers::{HelperDone, Helpers};
 use super::options::{ExitTranscript, StartOptions};
-use super::status_command::StatusCommand;
+use super::status_command::{StatusCommand, StatusRun};
 
 /// What `robota --resume` says when this directory has no session to resume.
 const NOTHING_TO_RESUME_AT_START: &str =
@@ -96,6 +97,8 @@ pub struct App {
     pub hint: Option<String>,
     /// Bytes to write to the terminal outside a frame (OSC 52 copies).
     pub outbox: Vec<String>,
+    /// Where helper programs run off the loop report (`helpers.rs`).
+    pub helpers: Helpers,
     pub quit: bool,
     /// Sessions switched away from, for the loop to close (their end hooks run).
     pub closing: Vec<InteractiveSession>,
@@ -153,6 +156,7 @@ impl App {
             history_search: Vec::new(),
             hint: None,
             outbox: Vec::new(),
+            helpers: Helpers::default(),
             quit: false,
             closing: Vec::new(),
             farewell: None,
@@ -467,20 +471,27 @@ impl App {
         self.status_command.as_ref()?.next_start(now)
     }
 
-    /// Runs the status command with the session's facts on its stdin.
-    pub fn start_status_command(&mut self, done: mpsc::UnboundedSender<Option<String>>) {
+    /// Runs the status command (off the loop) with the session's facts on its stdin.
+    pub fn start_status_command(&mut self) {
         let input = self.status_input();
         if let Some(command) = &mut self.status_command {
-            command.start(input, done);
+            let run = command.start(input);
+            self.helpers
+                .spawn(async move { HelperDone::StatusLine(run.await) });
         }
     }
 
-    /// The status command printed `line` (`None`: it failed; the last line stays).
-    pub fn status_command_done(&mut self, line: Option<String>) {
-        if let Some(command) = &mut self.status_command {
-            command.finished();
+    /// The status command ended as `run` says (with no line, the last one stays; a first
+    /// hang is said in a notice).
+    pub fn status_command_done(&mut self, run: StatusRun) {
+        let warning = self
+            .status_command
+            .as_mut()
+            .and_then(|command| command.finished(&run));
+        if let Some(warning) = warning {
+            self.notice(NoticeKind::Warning, warning);
         }
-        if let Some(line) = line {
+        if let StatusRun::Line(line) = run {
             self.status_command_line = Some(line).filter(|l| !l.trim().is_empty());
         }
     }
@@ -719,12 +730,7 @@ impl App {
             return;
         }
         match clipboard::copy_text(&self.last_answer, block) {
-            Ok(text) => {
-                let place = clipboard::ClipboardPlace::from_env();
-                let delivery = clipboard::deliver(&text, place, clipboard::feed_program);
-                self.outbox.extend(delivery.terminal_bytes);
-                self.notice(NoticeKind::Info, delivery.message);
-            }
+            Ok(text) => self.start_copy(text),
             Err(e) => self.notice(NoticeKind::Warning, e),
         }
     }

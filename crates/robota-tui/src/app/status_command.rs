@@ -1,21 +1,35 @@
 //! Claude Code's `statusLine` setting (`{"type": "command", "command": …}`): the command
 //! gets the session's facts as JSON on stdin and the first line it prints is shown as the
 //! status line while no turn runs. It runs in the background — a frame never waits for it
-//! — when the facts change, at most once per `MIN_INTERVAL`, and is killed after `TIMEOUT`.
+//! — when the facts change, at most once per `MIN_INTERVAL`, in a process group of its own;
+//! at `TIMEOUT` the whole group is killed (a forking `sh -c` leaves nothing behind), and the
+//! first run of a streak that hangs is reported once.
 
-use std::process::Stdio;
+use std::future::Future;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use regex::Regex;
+use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
 
 /// At most this often.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(300);
 /// A run that takes longer is killed and its output ignored.
 const TIMEOUT: Duration = Duration::from_secs(5);
+/// The most of its output read for the first line.
+const OUTPUT_LIMIT: usize = 64 * 1024;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusRun {
+    /// Its first line, cleaned for the screen.
+    Line(String),
+    /// It printed nothing or could not run: the last line stays.
+    Nothing,
+    /// It was killed at this deadline, with everything it started.
+    TimedOut(Duration),
+}
 
 /// ANSI escape sequences (colours, cursor moves): dropped from the shown line.
 static ANSI: LazyLock<Option<Regex>> =
@@ -29,6 +43,8 @@ pub struct StatusCommand {
     due: bool,
     running: bool,
     last_start: Option<Instant>,
+    /// The last run was killed at its deadline (said once per streak).
+    stuck: bool,
 }
 
 impl StatusCommand {
@@ -45,6 +61,7 @@ impl StatusCommand {
             due: true,
             running: false,
             last_start: None,
+            stuck: false,
         })
     }
 
@@ -64,46 +81,49 @@ impl StatusCommand {
         })
     }
 
-    /// Starts a run with `input` on stdin; its line (or `None` on failure) comes on `done`.
-    pub fn start(&mut self, input: Value, done: mpsc::UnboundedSender<Option<String>>) {
+    /// Starts a run with `input` on stdin: the returned future (for a task off the loop)
+    /// runs it to its end.
+    pub fn start(&mut self, input: Value) -> impl Future<Output = StatusRun> + Send + 'static {
         self.due = false;
         self.running = true;
         self.last_start = Some(Instant::now());
         let command = self.command.clone();
-        tokio::spawn(async move {
-            let line = tokio::time::timeout(TIMEOUT, run(&command, &input.to_string()))
-                .await
-                .ok()
-                .flatten();
-            let _ = done.send(line);
-        });
+        async move { run(&command, &input.to_string(), deadline(TIMEOUT)).await }
     }
 
-    /// A run ended.
-    pub fn finished(&mut self) {
+    /// A run ended as `run` says; returns the warning to show, the first time a streak of
+    /// runs hangs.
+    pub fn finished(&mut self, run: &StatusRun) -> Option<String> {
         self.running = false;
+        let was_stuck = std::mem::replace(&mut self.stuck, matches!(run, StatusRun::TimedOut(_)));
+        match run {
+            StatusRun::TimedOut(limit) if !was_stuck => Some(format!(
+                "The status-line command did not finish in {} and was stopped (with everything it started); the status line keeps its last text",
+                describe(*limit)
+            )),
+            _ => None,
+        }
     }
 }
 
-/// `sh -c command` with `input` on stdin: its first output line, cleaned for the screen.
-async fn run(command: &str, input: &str) -> Option<String> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A command that does not read its input is fine.
-        let _ = stdin.write_all(input.as_bytes()).await;
+/// `sh -c command` (in a group of its own) with `input` on stdin: its first output line,
+/// cleaned for the screen. A command that does not read its input is fine.
+async fn run(command: &str, input: &str, limit: Duration) -> StatusRun {
+    let mut sh = tokio::process::Command::new("sh");
+    sh.arg("-c").arg(command);
+    let io = HelperIo {
+        input: Some(input.as_bytes().to_vec()),
+        output_limit: OUTPUT_LIMIT,
+        deadline: limit,
+    };
+    match run_helper(sh, io).await {
+        Ok(out) => match String::from_utf8_lossy(&out.stdout).lines().next() {
+            Some(first) => StatusRun::Line(clean_line(first)),
+            None => StatusRun::Nothing,
+        },
+        Err(HelperError::TimedOut(limit)) => StatusRun::TimedOut(limit),
+        Err(_) => StatusRun::Nothing,
     }
-    let output = child.wait_with_output().await.ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let first = text.lines().next()?;
-    Some(clean_line(first))
 }
 
 /// The line without escape sequences or other control characters.
@@ -152,9 +172,27 @@ mod tests {
         let line = run(
             "python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[\"model\"][\"id\"]); print(\"second\")'",
             r#"{"model": {"id": "m-1"}}"#,
+            TIMEOUT,
         )
         .await;
-        assert_eq!(line.as_deref(), Some("m-1"));
-        assert_eq!(run("exit 3", "").await, None);
+        assert_eq!(line, StatusRun::Line("m-1".into()));
+        assert_eq!(run("exit 3", "", TIMEOUT).await, StatusRun::Nothing);
+    }
+
+    #[tokio::test]
+    async fn a_hung_command_is_stopped_and_said_once_per_streak() {
+        let limit = Duration::from_millis(100);
+        let hung = run("sleep 30", "", limit).await;
+        assert_eq!(hung, StatusRun::TimedOut(limit));
+        let mut status =
+            StatusCommand::from_setting(Some(&json!({"command": "sleep 30"}))).unwrap();
+        let warning = status.finished(&hung).unwrap();
+        assert!(warning.contains("did not finish in 100 ms"), "{warning}");
+        assert_eq!(status.finished(&hung), None, "said once");
+        assert_eq!(status.finished(&StatusRun::Nothing), None);
+        assert!(
+            status.finished(&hung).is_some(),
+            "a new streak is said again"
+        );
     }
 }
