@@ -110,7 +110,7 @@ fn a_status_line_command_is_killed_with_its_children_at_its_deadline() {
     .unwrap();
     let server = MockServer::start(vec![]);
     let mut pty = start_with(&project, &server, &[], |cmd| {
-        cmd.env("ROBOTA_HELPER_TIMEOUT_MS", "1500");
+        cmd.env("ROBOTA_HELPER_TIMEOUT_MS", "4000");
     });
     let started = pids_in(&pids, 3);
     assert!(
