@@ -6,8 +6,8 @@
 //! drivers and embedding programs all get their sessions here; they only map their own
 //! inputs to [`ProjectOptions`].
 //!
-//! The stages live beside this file, in the order they run: [`permissions`], [`toolset`],
-//! [`resume`], [`prompt`].
+//! The stages live beside this file, in the order they run: `permissions`, `toolset`,
+//! `resume`, `prompt`.
 
 mod paths;
 mod permissions;
