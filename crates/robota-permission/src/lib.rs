@@ -10,6 +10,8 @@
 //! arguments — are resolved through `..` and symlinks and matched gitignore-style
 //! (`paths`); files outside the working directories always ask, except in bypass mode.
 
+#![deny(missing_docs)]
+
 mod bash;
 mod mode;
 mod path_denial;
@@ -44,9 +46,18 @@ use targets::{Certainty, FileTarget};
 /// The outcome of evaluating one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// The call runs.
     Allow,
-    Ask { reason: String },
-    Deny { reason: String },
+    /// The user is asked first.
+    Ask {
+        /// Why it needs approval, for the question.
+        reason: String,
+    },
+    /// The call is refused.
+    Deny {
+        /// Why, for the model and the user.
+        reason: String,
+    },
 }
 
 /// How a deny rule's verdict begins.
@@ -66,9 +77,13 @@ pub const PLAN_APPROVAL_TOOL: &str = "ExitPlanMode";
 /// Mode, rule lists and the places the session may work in.
 #[derive(Debug, Clone, Default)]
 pub struct PermissionPolicy {
+    /// What calls no rule names are decided by.
     pub mode: PermissionMode,
+    /// Rules whose calls run without asking.
     pub allow: Vec<PermissionRule>,
+    /// Rules whose calls are always asked about.
     pub ask: Vec<PermissionRule>,
+    /// Rules whose calls are refused, in every mode.
     pub deny: Vec<PermissionRule>,
     /// Working directories besides the session's (`additionalDirectories`, `--add-dir`);
     /// relative ones are taken from the session's working directory.
@@ -91,7 +106,9 @@ pub struct PermissionPolicy {
 /// What the policy looks at for one call.
 #[derive(Debug, Clone, Copy)]
 pub struct CallFacts<'a> {
+    /// The tool's name (`Bash`, `Edit`, `mcp__server__tool`).
     pub tool: &'a str,
+    /// What the tool can do to the world.
     pub risk: RiskClass,
     /// The command, path or URL the call acts on.
     pub argument: Option<&'a str>,
@@ -123,6 +140,7 @@ impl<'a> CallFacts<'a> {
 }
 
 impl PermissionPolicy {
+    /// A policy with no rules, in `mode`.
     pub fn new(mode: PermissionMode) -> Self {
         PermissionPolicy {
             mode,
@@ -130,6 +148,8 @@ impl PermissionPolicy {
         }
     }
 
+    /// The verdict for one call: deny, then ask, then allow, then the mode's policy for
+    /// the tool's risk class.
     pub fn evaluate(&self, call: &CallFacts<'_>) -> Verdict {
         if call.tool == "Bash" {
             return self.sandbox_verdict(call, bash::evaluate(self, call));

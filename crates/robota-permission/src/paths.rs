@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 /// the path exists).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPath {
+    /// The path with `.` and `..` resolved as written.
     pub lexical: PathBuf,
+    /// The path with symlinks resolved as well.
     pub real: PathBuf,
 }
 

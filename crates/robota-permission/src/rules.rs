@@ -13,15 +13,20 @@ use super::pattern::Pattern;
 /// Which list a rule sits in; some forms are read differently per list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuleList {
+    /// `permissions.allow`, `--allowedTools`.
     Allow,
+    /// `permissions.ask`.
     Ask,
+    /// `permissions.deny`, `--disallowedTools`.
     Deny,
 }
 
 /// One rule: a tool name (or a glob of names) with an optional specifier.
 #[derive(Debug, Clone)]
 pub struct PermissionRule {
+    /// The tool name or glob of names (`Bash`, `mcp__github__*`).
     pub tool: String,
+    /// What of the call the rule names: `npm test:*`, `src/**`, `domain:example.com`.
     pub specifier: Option<String>,
     /// The project directory of the settings file holding the rule: `/path` patterns are
     /// relative to it. `None` (flags, the session) means the session's working directory.
@@ -50,11 +55,14 @@ const PARAMETER_KEYS: &[&str] = &["run_in_background", "timeout", "model", "desc
 /// Which file access a tool (or a Bash redirection) makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathFamily {
+    /// Reading a file: `Read(…)` rules name it.
     Read,
+    /// Changing a file: `Edit(…)` rules name it.
     Edit,
 }
 
 impl PathFamily {
+    /// The family a file tool's rules belong to (`None` for tools that name no file).
     pub fn of_tool(tool: &str) -> Option<Self> {
         if READ_TOOLS.contains(&tool) {
             Some(PathFamily::Read)
@@ -87,6 +95,7 @@ pub(super) struct CommandPatterns {
 }
 
 impl PermissionRule {
+    /// A rule for `tool` with an optional specifier, compiled once here.
     pub fn new(tool: impl Into<String>, specifier: Option<String>) -> Self {
         let tool = tool.into();
         let tool = if tool == "Task" {

@@ -164,6 +164,7 @@ fn strings(value: Option<&Value>) -> Vec<String> {
 /// The sandbox's state in a policy: its settings and whether this machine can run it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxPolicy {
+    /// The `sandbox` settings in force.
     pub settings: SandboxSettings,
     /// Whether the kernel supports the sandbox (checked once by the tools layer).
     pub available: bool,

@@ -38,6 +38,8 @@
 //! walk); a file created later under a denied name is not hidden from later commands
 //! of the same shell call.
 
+#![deny(missing_docs)]
+
 mod kernel;
 pub mod proxy;
 mod relay;
@@ -73,6 +75,7 @@ pub struct Support {
 }
 
 impl Support {
+    /// Whether the kernel sandbox can run here.
     pub fn available(&self) -> bool {
         self.missing.is_none()
     }
@@ -140,6 +143,7 @@ pub struct SandboxDirs {
 }
 
 impl SandboxDirs {
+    /// Creates the sandbox's private directories under the system's temporary directory.
     pub fn create() -> std::io::Result<SandboxDirs> {
         let root = std::env::temp_dir()
             .canonicalize()?

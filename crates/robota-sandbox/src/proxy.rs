@@ -71,6 +71,7 @@ impl DomainProxy {
         })
     }
 
+    /// The Unix socket the proxy listens on.
     pub fn socket(&self) -> &Path {
         &self.socket
     }
