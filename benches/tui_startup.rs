@@ -7,7 +7,7 @@
 //! that ask before drawing are measured fairly.
 //!
 //! `cargo bench --bench tui_startup` measures `target/release/robota`; set
-//! `BENCH_PEERS=/root/bench-peers` to add Claude Code and Codex from that prefix
+//! `BENCH_PEERS=<prefix>` to add Claude Code and Codex from that prefix
 //! (`../shared/bench/install-peers.sh`), `BENCH_RUNS` (default 5) and `BENCH_IDLE_SECS`
 //! (default 10) to change the run, `BENCH_DEFINITIONS=N` to start in a project with N
 //! skills and N custom commands, `BENCH_MCP_DIR=<dir with the npm MCP servers>` to start

@@ -1,15 +1,18 @@
-//! The rule of `support::skip`, driven for real: each case runs this binary's own `probe`
-//! test (which skips for want of a made-up component) in a child process, with
-//! `ROBOTA_REQUIRE_REAL`, `ROBOTA_MAY_LACK` and `ROBOTA_SKIP_LOG` set as the case needs,
-//! and reads the child's exit status, its output and the skip log file.
+//! The rule of `support::skip`, driven with the values the environment would give it and a
+//! real skip log file: without the switch a missing component skips and each skip appends
+//! its line; with it the test fails naming the component, unless the component is one the
+//! machine may lack.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
+use support::skip::SkipRule;
+
+const TEST: &str = "skip_rule::probe";
 const COMPONENT: &str = "probe-component";
 /// A reason over two lines: a skip line is one line.
 const REASON: &str = "it is missing on purpose\n    (nothing to install)";
@@ -17,25 +20,8 @@ const JOINED: &str = "it is missing on purpose (nothing to install)";
 const LINE: &str =
     "SKIP skip_rule::probe: probe-component: it is missing on purpose (nothing to install)\n";
 
-/// Not a test by itself: the cases below run it in a child process.
-#[test]
-#[ignore = "run by the other tests of this file in a child process"]
-fn probe() {
-    support::skip::skip(COMPONENT, REASON);
-}
-
-/// Runs `probe` with `env` (and the skip log at `log`); whether it passed, and its output.
-fn run_probe(log: &Path, env: &[(&str, &str)]) -> (bool, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["probe", "--exact", "--ignored", "--nocapture"])
-        .env_remove("ROBOTA_REQUIRE_REAL")
-        .env_remove("ROBOTA_MAY_LACK")
-        .env("ROBOTA_SKIP_LOG", log)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text.into_owned())
+fn rule(require_real: Option<&str>, may_lack: Option<&str>, log: &Path) -> SkipRule {
+    SkipRule::from_values(require_real, may_lack, Some(OsStr::new(log)))
 }
 
 fn read(log: &Path) -> String {
@@ -46,27 +32,26 @@ fn read(log: &Path) -> String {
 fn without_the_switch_a_missing_component_skips_and_each_skip_appends_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("skips.log");
-    let (passed, output) = run_probe(&log, &[]);
-    assert!(passed, "{output}");
-    assert!(output.contains(LINE), "the line is not printed: {output}");
-    assert_eq!(read(&log), LINE);
-    let (passed, output) = run_probe(&log, &[("ROBOTA_REQUIRE_REAL", "0")]);
-    assert!(passed, "{output}");
-    assert_eq!(read(&log), LINE.repeat(2));
+    for switch in [None, Some(""), Some("0")] {
+        let line = rule(switch, None, &log).apply(TEST, COMPONENT, REASON);
+        assert_eq!(line.as_deref(), Ok(LINE), "switch {switch:?}");
+    }
+    assert_eq!(read(&log), LINE.repeat(3));
 }
 
 #[test]
 fn under_the_switch_a_missing_component_fails_the_test_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("skips.log");
-    let others = ("ROBOTA_MAY_LACK", "llama.cpp,tmpfs probe");
-    let (passed, output) = run_probe(&log, &[("ROBOTA_REQUIRE_REAL", "1"), others]);
-    assert!(!passed, "the probe passed: {output}");
+    let others = Some("llama.cpp,tmpfs probe");
+    let failure = rule(Some("1"), others, &log)
+        .apply(TEST, COMPONENT, REASON)
+        .unwrap_err();
     assert!(
-        output.contains(&format!("{COMPONENT} is missing: {JOINED}")),
-        "{output}"
+        failure.contains(&format!("{COMPONENT} is missing: {JOINED}")),
+        "{failure}"
     );
-    assert!(output.contains("ROBOTA_MAY_LACK"), "{output}");
+    assert!(failure.contains("ROBOTA_MAY_LACK"), "{failure}");
     assert_eq!(read(&log), "", "a failure is not a skip");
 }
 
@@ -74,8 +59,21 @@ fn under_the_switch_a_missing_component_fails_the_test_naming_it() {
 fn under_the_switch_a_component_ci_may_lack_still_skips() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("skips.log");
-    let listed = ("ROBOTA_MAY_LACK", "llama.cpp, probe-component");
-    let (passed, output) = run_probe(&log, &[("ROBOTA_REQUIRE_REAL", "1"), listed]);
-    assert!(passed, "{output}");
+    let listed = Some("llama.cpp, probe-component");
+    let line = rule(Some("1"), listed, &log).apply(TEST, COMPONENT, REASON);
+    assert_eq!(line.as_deref(), Ok(LINE));
     assert_eq!(read(&log), LINE);
+}
+
+#[test]
+fn a_skip_log_that_cannot_be_written_fails_the_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("no-such-dir").join("skips.log");
+    let failure = rule(None, None, &log)
+        .apply(TEST, COMPONENT, REASON)
+        .unwrap_err();
+    assert!(
+        failure.contains("cannot append to ROBOTA_SKIP_LOG"),
+        "{failure}"
+    );
 }

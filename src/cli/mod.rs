@@ -8,7 +8,7 @@ mod drive;
 mod headless;
 mod interactive;
 mod output;
-mod paths;
+use crate::sdk::assembly as paths;
 mod plugin_list;
 mod printer;
 mod provider_setup;

@@ -14,48 +14,88 @@
 //! `npm-mcp-servers`, `llama.cpp`, `tmpfs`, and programs by their name (`bash`, `python3`,
 //! `perl`, …).
 
+use std::ffi::OsStr;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Records that the running test skips for want of `component` (`reason` says what is
 /// missing and how to get it; its lines are joined into one). Returns when the skip is
 /// allowed (the caller then returns); panics when `ROBOTA_REQUIRE_REAL` forbids it or the
 /// skip log cannot be written.
 pub fn skip(component: &str, reason: &str) {
-    let test = test_name();
-    let reason: Vec<&str> = reason.lines().map(str::trim).collect();
-    let reason = reason.join(" ");
-    if must_be_real(component) {
-        panic!(
-            "{test}: {component} is missing: {reason}. ROBOTA_REQUIRE_REAL is set, so the \
-             test fails instead of skipping: make {component} available, or list it in \
-             ROBOTA_MAY_LACK if this machine cannot have it"
-        );
-    }
-    let line = format!("SKIP {test}: {component}: {reason}\n");
-    let _ = std::io::stderr().write_all(line.as_bytes());
-    if let Some(log) = std::env::var_os("ROBOTA_SKIP_LOG") {
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .and_then(|mut file| file.write_all(line.as_bytes()));
-        if let Err(e) = appended {
-            let log = Path::new(&log).display();
-            panic!("{test}: cannot append to ROBOTA_SKIP_LOG {log}: {e}");
+    match SkipRule::from_env().apply(&test_name(), component, reason) {
+        Ok(line) => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
         }
+        Err(failure) => panic!("{failure}"),
     }
 }
 
-/// Whether `ROBOTA_REQUIRE_REAL` is on (set, not empty, not `0`) and `ROBOTA_MAY_LACK`
-/// does not list `component`.
-fn must_be_real(component: &str) -> bool {
-    let required = std::env::var("ROBOTA_REQUIRE_REAL").is_ok_and(|v| !v.is_empty() && v != "0");
-    let may_lack = std::env::var("ROBOTA_MAY_LACK").unwrap_or_default();
-    required
-        && !may_lack
-            .split([',', ' ', '\t', '\n'])
-            .any(|name| name == component)
+/// The rule as the environment sets it: whether a missing component fails the test, which
+/// components may be missing all the same, and the file skips are appended to.
+pub struct SkipRule {
+    pub require_real: bool,
+    pub may_lack: Vec<String>,
+    pub log: Option<PathBuf>,
+}
+
+impl SkipRule {
+    /// `ROBOTA_REQUIRE_REAL`, `ROBOTA_MAY_LACK` and `ROBOTA_SKIP_LOG`.
+    pub fn from_env() -> SkipRule {
+        SkipRule::from_values(
+            std::env::var("ROBOTA_REQUIRE_REAL").ok().as_deref(),
+            std::env::var("ROBOTA_MAY_LACK").ok().as_deref(),
+            std::env::var_os("ROBOTA_SKIP_LOG").as_deref(),
+        )
+    }
+
+    /// The rule from the variables' values: the switch is on when set, not empty and not
+    /// `0`; the names may be separated by commas or white space.
+    pub fn from_values(
+        require_real: Option<&str>,
+        may_lack: Option<&str>,
+        log: Option<&OsStr>,
+    ) -> SkipRule {
+        SkipRule {
+            require_real: require_real.is_some_and(|v| !v.is_empty() && v != "0"),
+            may_lack: may_lack
+                .unwrap_or_default()
+                .split([',', ' ', '\t', '\n'])
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect(),
+            log: log.map(PathBuf::from),
+        }
+    }
+
+    /// The skip line of `test`, appended to the log (`Ok`), or why the test must fail
+    /// instead (`Err`).
+    pub fn apply(&self, test: &str, component: &str, reason: &str) -> Result<String, String> {
+        let reason: Vec<&str> = reason.lines().map(str::trim).collect();
+        let reason = reason.join(" ");
+        if self.require_real && !self.may_lack.iter().any(|name| name == component) {
+            return Err(format!(
+                "{test}: {component} is missing: {reason}. ROBOTA_REQUIRE_REAL is set, so the \
+                 test fails instead of skipping: make {component} available, or list it in \
+                 ROBOTA_MAY_LACK if this machine cannot have it"
+            ));
+        }
+        let line = format!("SKIP {test}: {component}: {reason}\n");
+        if let Some(log) = &self.log {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .and_then(|mut file| file.write_all(line.as_bytes()))
+                .map_err(|e| {
+                    format!(
+                        "{test}: cannot append to ROBOTA_SKIP_LOG {}: {e}",
+                        log.display()
+                    )
+                })?;
+        }
+        Ok(line)
+    }
 }
 
 /// `<binary>::<test>`, e.g. `sandbox::background_jobs_are_sandboxed_too`: the test binary

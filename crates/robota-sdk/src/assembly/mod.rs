@@ -208,7 +208,7 @@ impl ProjectSession {
         options: ProjectOptions,
         provider: ProviderSource,
     ) -> Result<ProjectSession, AssemblyError> {
-        assemble(paths, options, provider)
+        assemble_stages(paths, options, provider)
     }
 
     /// The options an `InteractiveSession` over this session starts with (the MCP servers,
@@ -235,7 +235,7 @@ impl ProjectSession {
 }
 
 /// The stages, in order; each is a function of its own module.
-fn assemble(
+fn assemble_stages(
     paths: ProjectPaths,
     options: ProjectOptions,
     provider: ProviderSource,

@@ -48,7 +48,7 @@ use crate::session::PermissionAnswer;
 
 use super::super::args::Args;
 use super::super::headless::{EXIT_ERROR, EXIT_OK};
-use super::super::paths;
+use crate::sdk::assembly as paths;
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
