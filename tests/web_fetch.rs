@@ -21,7 +21,7 @@ use robota::core::{
 };
 use robota::providers::{AnthropicConfig, AnthropicProvider};
 use robota::tools::web::address::HostResolver;
-use robota::tools::{WebFetchConfig, WebFetchTool, web_search_tool};
+use robota::tools::{WebFetchConfig, WebFetchTool, WebSearchSection, web_search_tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -578,9 +578,9 @@ fn brave_results() -> Value {
 #[tokio::test]
 async fn web_search_lists_brave_results_as_numbered_markdown() {
     let server = WebServer::start(|_| page("application/json", brave_results().to_string()));
-    let settings = json!({"webSearch": {"provider": "brave", "apiKey": "brave-key",
-                                        "baseURL": server.url("")}});
-    let tool = web_search_tool(&settings).expect("a configured backend offers the tool");
+    let settings = search_section(json!({"provider": "brave", "apiKey": "brave-key",
+                                         "baseURL": server.url("")}));
+    let tool = web_search_tool(Some(&settings)).expect("a configured backend offers the tool");
     assert_eq!(tool.name(), "WebSearch");
     let out = tool
         .call(
@@ -624,8 +624,8 @@ async fn web_search_reads_searxng_and_reports_backend_errors() {
             {"title": "Blog", "url": "https://blog.example.com/serde", "content": "A post"}
         ]}).to_string())
     });
-    let settings = json!({"webSearch": {"provider": "searxng", "baseURL": server.url("/searx")}});
-    let tool = web_search_tool(&settings).unwrap();
+    let settings = search_section(json!({"provider": "searxng", "baseURL": server.url("/searx")}));
+    let tool = web_search_tool(Some(&settings)).unwrap();
     let out = tool
         .call(
             json!({"query": "serde", "allowed_domains": ["docs.rs"]}),
@@ -647,11 +647,18 @@ async fn web_search_reads_searxng_and_reports_backend_errors() {
 
 #[test]
 fn web_search_is_absent_without_a_working_backend() {
-    assert!(web_search_tool(&json!({})).is_none());
-    assert!(web_search_tool(&json!({"webSearch": null})).is_none());
-    assert!(web_search_tool(&json!({"webSearch": {"provider": "none"}})).is_none());
-    assert!(web_search_tool(&json!({"webSearch": {"provider": "searxng"}})).is_none());
-    assert!(web_search_tool(&json!({"webSearch": {"provider": "altavista"}})).is_none());
+    assert!(web_search_tool(None).is_none());
+    for block in [
+        json!({"provider": "none"}),
+        json!({"provider": "searxng"}),
+        json!({"provider": "altavista"}),
+    ] {
+        assert!(web_search_tool(Some(&search_section(block))).is_none());
+    }
+}
+
+fn search_section(block: Value) -> WebSearchSection {
+    serde_json::from_value(block).unwrap()
 }
 
 // ---------------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ pub fn run(args: Args) -> u8 {
             return headless::EXIT_ERROR;
         }
     };
-    let home = paths::robota_home();
+    let project = paths::ProjectPaths::from_env(cwd.clone());
+    let home = &project.robota_home;
     let options = StartOptions {
         prompt: args.prompt.clone().filter(|p| !p.trim().is_empty()),
         pick_session: args.resume.as_deref() == Some(""),
@@ -53,17 +54,16 @@ pub fn run(args: Args) -> u8 {
     };
     let launcher = CliLauncher {
         args,
-        cwd,
-        home,
+        paths: project,
         provider: String::new(),
     };
     // Settings errors are reported when the session opens; here they mean the defaults.
     let options = match launcher.settings() {
         Ok(settings) => StartOptions {
-            exit_transcript: ExitTranscript::from_setting(settings.merged.get("exitTranscript")),
-            notifications: Notifications::from_settings(&settings.merged),
-            status_line: settings.merged.get("statusLine").cloned(),
-            vim: settings.merged.get("editorMode").and_then(|v| v.as_str()) == Some("vim"),
+            exit_transcript: ExitTranscript::from_setting(settings.values.exit_transcript.as_ref()),
+            notifications: Notifications::from_settings(&settings.values),
+            status_line: settings.values.status_line.clone(),
+            vim: settings.values.editor_mode.as_deref() == Some("vim"),
             ..options
         },
         Err(_) => options,
@@ -111,19 +111,15 @@ fn say(out: &mut impl std::io::Write, line: &str) {
 
 struct CliLauncher {
     args: Args,
-    cwd: PathBuf,
-    home: PathBuf,
+    paths: paths::ProjectPaths,
     /// The provider type of the open session (what `/model` offers models for).
     provider: String,
 }
 
 impl CliLauncher {
     fn settings(&self) -> Result<Settings, String> {
-        let user_home = paths::home_dir();
         Settings::load(&LoadOptions {
-            cwd: &self.cwd,
-            home: user_home.as_deref(),
-            robota_home: &self.home,
+            paths: &self.paths,
             extra: self.args.settings.as_deref(),
             interactive: true,
         })
@@ -179,16 +175,16 @@ impl Launcher for CliLauncher {
             provider: self.provider.clone(),
             mode,
             name,
-            git_branch: system_prompt::git_branch(&self.cwd),
-            project_dir: self.cwd.clone(),
+            git_branch: system_prompt::git_branch(&self.paths.cwd),
+            project_dir: self.paths.cwd.clone(),
             notices,
             instructions: Some(assembled.instructions),
         })
     }
 
     fn sessions(&self) -> Vec<SessionEntry> {
-        SessionStore::new(self.home.clone())
-            .list(&self.cwd)
+        SessionStore::new(self.paths.robota_home.clone())
+            .list(&self.paths.cwd)
             .into_iter()
             .map(|s| SessionEntry {
                 title: s
@@ -214,23 +210,33 @@ impl Launcher for CliLauncher {
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {
         let settings = self.settings().ok()?;
         (!settings.trusted && !settings.held_back.is_empty())
-            .then(|| (self.cwd.clone(), settings.held_back))
+            .then(|| (self.paths.cwd.clone(), settings.held_back))
     }
 
     fn trust(&mut self) -> Result<(), String> {
-        TrustStore::load(&self.home)
-            .trust(&self.cwd)
-            .map_err(|e| format!("cannot save trust in {}: {e}", self.home.display()))
+        TrustStore::load(&self.paths.robota_home)
+            .trust(&self.paths.cwd)
+            .map_err(|e| {
+                format!(
+                    "cannot save trust in {}: {e}",
+                    self.paths.robota_home.display()
+                )
+            })
     }
 
     fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String> {
         provider_setup::check_setup(profile)?;
-        setup_save::save_setup(&self.home, profile).map_err(|e| e.to_string())
+        setup_save::save_setup(&self.paths.robota_home, profile).map_err(|e| e.to_string())
     }
 
     fn rule_saved(&mut self, rule: &str) -> Result<(), String> {
-        TrustStore::load(&self.home)
-            .remember_saved_rule(&self.cwd, rule)
-            .map_err(|e| format!("cannot record the rule in {}: {e}", self.home.display()))
+        TrustStore::load(&self.paths.robota_home)
+            .remember_saved_rule(&self.paths.cwd, rule)
+            .map_err(|e| {
+                format!(
+                    "cannot record the rule in {}: {e}",
+                    self.paths.robota_home.display()
+                )
+            })
     }
 }

@@ -108,14 +108,12 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
             return headless::EXIT_ERROR;
         }
     };
-    let home = paths::robota_home();
+    let project = paths::ProjectPaths::from_env(cwd.clone());
+    let home = project.robota_home.clone();
     match command {
         args::Subcommand::Config => {
-            let user_home = paths::home_dir();
             match Settings::load(&LoadOptions {
-                cwd: &cwd,
-                home: user_home.as_deref(),
-                robota_home: &home,
+                paths: &project,
                 extra: args.settings.as_deref(),
                 interactive: false,
             }) {
@@ -163,8 +161,8 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
         }
         args::Subcommand::Plugin {
             command: args::PluginCommand::List { plugin_dir },
-        } => plugin_list::run(&cwd, &home, args, plugin_dir),
-        args::Subcommand::Plugin { command } => plugin_list::manage(&cwd, &home, command),
+        } => plugin_list::run(&project, args, plugin_dir),
+        args::Subcommand::Plugin { command } => plugin_list::manage(&project, command),
         args::Subcommand::Session { command } => session_diagnostics::run(&cwd, &home, command),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,

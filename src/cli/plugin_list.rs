@@ -4,20 +4,18 @@
 //! untrusted project held back. The other subcommands (install, marketplace add, …) are
 //! the SDK's plugin manager, as `/plugin …` runs it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::sdk::plugins::{PluginAction, PluginPlaces, PluginSources, Scope, discover, perform};
+use crate::sdk::paths::ProjectPaths;
+use crate::sdk::plugins::{PluginAction, PluginSources, Scope, discover, perform};
 use crate::sdk::settings::{LoadOptions, Settings};
 
 use super::args::{Args, MarketplaceCommand, PluginCommand};
-use super::{headless, paths};
+use super::headless;
 
-pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf]) -> u8 {
-    let user_home = paths::home_dir();
+pub fn run(paths: &ProjectPaths, args: &Args, plugin_dirs: &[PathBuf]) -> u8 {
     let settings = match Settings::load(&LoadOptions {
-        cwd,
-        home: user_home.as_deref(),
-        robota_home,
+        paths,
         extra: args.settings.as_deref(),
         interactive: true,
     }) {
@@ -28,9 +26,7 @@ pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf])
         }
     };
     let set = discover(&PluginSources {
-        cwd,
-        home: user_home.as_deref(),
-        robota_home,
+        paths,
         settings: &settings,
         plugin_dirs,
         interactive: true,
@@ -62,14 +58,9 @@ pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf])
             println!("  {}", names.join(", "));
         }
     }
-    let places = PluginPlaces {
-        robota_home: robota_home.to_path_buf(),
-        cwd: cwd.to_path_buf(),
-        home: user_home.clone(),
-    };
-    let store = crate::sdk::plugins::store::PluginStore::new(robota_home);
+    let store = crate::sdk::plugins::store::PluginStore::new(&paths.robota_home);
     if store.installed().map_or(true, |m| !m.is_empty()) {
-        match perform(&places, &PluginAction::List) {
+        match perform(paths, &PluginAction::List) {
             Ok(text) => println!("\n{text}"),
             Err(e) => eprintln!("warning: {e}"),
         }
@@ -88,7 +79,7 @@ pub fn run(cwd: &Path, robota_home: &Path, args: &Args, plugin_dirs: &[PathBuf])
 
 /// Every `robota plugin` subcommand but `list`: prints the manager's report, or the error
 /// on stderr with exit code 1.
-pub fn manage(cwd: &Path, robota_home: &Path, command: &PluginCommand) -> u8 {
+pub fn manage(paths: &ProjectPaths, command: &PluginCommand) -> u8 {
     let action = match to_action(command) {
         Ok(action) => action,
         Err(e) => {
@@ -96,12 +87,7 @@ pub fn manage(cwd: &Path, robota_home: &Path, command: &PluginCommand) -> u8 {
             return headless::EXIT_ERROR;
         }
     };
-    let places = PluginPlaces {
-        robota_home: robota_home.to_path_buf(),
-        cwd: cwd.to_path_buf(),
-        home: paths::home_dir(),
-    };
-    match perform(&places, &action) {
+    match perform(paths, &action) {
         Ok(text) => {
             println!("{text}");
             headless::EXIT_OK

@@ -19,6 +19,7 @@ use crate::providers::{
     OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
 };
 use crate::sdk::ProviderEndpoint;
+use crate::sdk::settings::model::ProviderProfile;
 use crate::sdk::settings::{Scope, Settings};
 
 /// The wire format a profile speaks.
@@ -203,7 +204,7 @@ pub fn choose(
     let env = ProviderEnv::new(settings);
     let profile_name = provider_flag
         .map(str::to_string)
-        .or_else(|| settings.text("/currentProvider").map(str::to_string));
+        .or_else(|| settings.values.current_provider.clone());
     let in_file = |pointer: &str| {
         settings
             .source_of(pointer)
@@ -216,10 +217,7 @@ pub fn choose(
         (None, _) => String::new(),
     };
     let (mut spec, zero_config) = match profile_name.clone() {
-        Some(name) => match settings
-            .merged
-            .pointer(&format!("/providers/{}", name.replace('/', "~1")))
-        {
+        Some(name) => match settings.values.providers.get(&name) {
             Some(profile) => (profile_spec(settings, &name, profile, &env)?, None),
             None => match ProviderKind::parse(&name) {
                 Some(kind) if provider_flag.is_some() => (env_spec(kind, &env), None),
@@ -248,7 +246,12 @@ pub fn choose(
     if let Some(model) = model_flag {
         spec.model = Some(model.to_string());
         model_source = "--model".to_string();
-    } else if let Some(model) = settings.text("/model").filter(|_| spec.model.is_none()) {
+    } else if let Some(model) = settings
+        .values
+        .model
+        .as_deref()
+        .filter(|_| spec.model.is_none())
+    {
         spec.model = Some(model.to_string());
         model_source = format!("model in {}", in_file("/model"));
     }
@@ -358,30 +361,29 @@ fn env_spec(kind: ProviderKind, env: &ProviderEnv) -> ProviderSpec {
 fn profile_spec(
     settings: &Settings,
     name: &str,
-    profile: &Value,
+    profile: &ProviderProfile,
     env: &ProviderEnv,
 ) -> Result<ProviderSpec, String> {
     let pointer = |key: &str| format!("/providers/{}/{key}", name.replace('/', "~1"));
-    let text = |key: &str| {
-        profile
-            .get(key)
-            .and_then(Value::as_str)
+    let text = |value: &Option<String>| {
+        value
+            .as_deref()
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_string)
     };
-    let kind_text = text("type").unwrap_or_else(|| "anthropic".to_string());
+    let kind_text = text(&profile.kind).unwrap_or_else(|| "anthropic".to_string());
     let kind = ProviderKind::parse(&kind_text).ok_or_else(|| {
         format!(
             "provider profile {name:?} has unknown type {kind_text:?}; use anthropic, openai, openai-compatible or google"
         )
     })?;
     let env = env_spec(kind, env);
-    let (api_key, api_key_source, bearer) = match text("apiKey") {
+    let (api_key, api_key_source, bearer) = match text(&profile.api_key) {
         Some(key) => (Some(key), format!("settings profile {name}"), false),
         None => (env.api_key, env.api_key_source, env.bearer),
     };
-    let base_url_source = match text("baseURL") {
+    let base_url_source = match text(&profile.base_url) {
         Some(_) => Some(format!(
             "providers.{name}.baseURL in {}",
             settings
@@ -390,12 +392,11 @@ fn profile_spec(
         )),
         None => env.base_url_source,
     };
-    let base_url = text("baseURL").or(env.base_url);
+    let base_url = text(&profile.base_url).or(env.base_url);
     // A project file may point a profile at a host; it may not send the user's key there.
     let scope_of = |key: &str| {
         settings
-            .source_of(&pointer(key))
-            .and_then(|src| settings.layers.iter().find(|l| l.label == src))
+            .layer_of(&pointer(key))
             .map(|l| (l.scope, l.label.clone()))
     };
     if let Some((Scope::Project | Scope::Local, url_file)) = scope_of("baseURL") {
@@ -409,20 +410,13 @@ fn profile_spec(
     }
     Ok(ProviderSpec {
         kind,
-        model: text("model"),
+        model: text(&profile.model),
         api_key,
         api_key_source,
         base_url,
         base_url_source,
-        timeout: profile
-            .get("timeout")
-            .and_then(Value::as_u64)
-            .map(Duration::from_millis),
-        options: profile
-            .get("options")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
+        timeout: profile.timeout.map(Duration::from_millis),
+        options: profile.options.clone(),
         bearer,
     })
 }
@@ -536,8 +530,8 @@ mod tests {
     }
 
     use super::*;
+    use crate::sdk::paths::ProjectPaths;
     use crate::sdk::settings::LoadOptions;
-    use std::path::Path;
 
     fn settings(
         user: Option<&str>,
@@ -560,10 +554,13 @@ mod tests {
                 .trust(&cwd)
                 .unwrap();
         }
+        let paths = ProjectPaths {
+            cwd: cwd.clone(),
+            home: None,
+            robota_home: robota.clone(),
+        };
         let s = Settings::load(&LoadOptions {
-            cwd: &cwd,
-            home: None::<&Path>,
-            robota_home: &robota,
+            paths: &paths,
             extra: None,
             interactive: false,
         })

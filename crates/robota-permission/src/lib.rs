@@ -36,7 +36,10 @@ pub use paths::{AnchorCache, ResolvedPath, fold};
 pub use protected::ProtectedPaths;
 pub use risk::RiskClass;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
-pub use sandbox::{DISABLE_SANDBOX_FIELD, SandboxPolicy, SandboxSettings, asks_to_leave};
+pub use sandbox::{
+    DISABLE_SANDBOX_FIELD, SandboxFilesystemSection, SandboxNetworkSection, SandboxPolicy,
+    SandboxSection, SandboxSettings, asks_to_leave,
+};
 pub use suggest::suggested_rule;
 
 use paths::PathContext;

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::rules::{Compiled, PathFamily};
@@ -17,7 +18,58 @@ pub const DISABLE_SANDBOX_FIELD: &str = "dangerouslyDisableSandbox";
 /// How many entries the walk for deny-rule files looks at, per walk root.
 pub const DENIED_PATH_WALK_LIMIT: usize = 20_000;
 
-/// The `sandbox` settings, Claude Code's keys. Unknown keys are ignored.
+/// The `sandbox` object of a settings file as written (Claude Code's keys), read by the
+/// settings model; [`SandboxSettings::from_section`] turns it into the policy's terms.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxSection {
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `autoAllowBashIfSandboxed`.
+    pub auto_allow_bash_if_sandboxed: Option<bool>,
+    /// `allowUnsandboxedCommands`.
+    pub allow_unsandboxed_commands: Option<bool>,
+    /// `excludedCommands`.
+    pub excluded_commands: Vec<String>,
+    /// `filesystem`.
+    pub filesystem: SandboxFilesystemSection,
+    /// `network`.
+    pub network: SandboxNetworkSection,
+}
+
+/// `sandbox.filesystem`: paths as written (`~/`, `//` for absolute, else relative).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxFilesystemSection {
+    /// `allowWrite`.
+    pub allow_write: Vec<String>,
+    /// `denyWrite`.
+    pub deny_write: Vec<String>,
+    /// `denyRead`.
+    pub deny_read: Vec<String>,
+    /// `allowRead` (Claude Code's; reading is allowed everywhere but `denyRead` here).
+    pub allow_read: Vec<String>,
+}
+
+/// `sandbox.network`. The keys robota does not support are kept to be reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxNetworkSection {
+    /// `allowedDomains`.
+    pub allowed_domains: Vec<String>,
+    /// `deniedDomains` (everything not allowed is denied here already).
+    pub denied_domains: Vec<String>,
+    /// `allowUnixSockets` (not supported).
+    pub allow_unix_sockets: Option<Value>,
+    /// `allowLocalBinding`.
+    pub allow_local_binding: Option<bool>,
+    /// `httpProxyPort` (not supported).
+    pub http_proxy_port: Option<u16>,
+    /// `socksProxyPort` (not supported).
+    pub socks_proxy_port: Option<u16>,
+}
+
+/// The `sandbox` settings in the policy's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     /// `enabled`: `None` = on in default, acceptEdits and plan modes; `Some(true)` = on
@@ -61,51 +113,48 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
-    /// Reads the `sandbox` object of merged settings (`~/` expanded with `home`, relative
-    /// paths taken from `cwd`), with a note for each value robota cannot honour.
-    pub fn from_settings(merged: &Value, cwd: &Path, home: Option<&Path>) -> (Self, Vec<String>) {
-        let mut settings = SandboxSettings::default();
-        let mut notes = Vec::new();
-        let Some(sandbox) = merged.get("sandbox") else {
-            return (settings, notes);
-        };
-        let flag = |key: &str| sandbox.get(key).and_then(Value::as_bool);
-        settings.enabled = flag("enabled");
-        settings.auto_allow = flag("autoAllowBashIfSandboxed");
-        settings.allow_unsandboxed = flag("allowUnsandboxedCommands").unwrap_or(true);
-        settings.excluded_commands = strings(sandbox.get("excludedCommands"));
-        let path = |text: String| -> PathBuf {
+    /// The policy's view of the `sandbox` settings section (`~/` expanded with `home`,
+    /// relative paths taken from `cwd`), with a note for each value robota cannot honour.
+    pub fn from_section(
+        section: &SandboxSection,
+        cwd: &Path,
+        home: Option<&Path>,
+    ) -> (Self, Vec<String>) {
+        let path = |text: &String| -> PathBuf {
             match (text.strip_prefix("~/"), home) {
                 (Some(rest), Some(home)) => home.join(rest),
                 _ => cwd.join(
                     text.strip_prefix("//")
                         .map(|r| format!("/{r}"))
-                        .unwrap_or(text),
+                        .unwrap_or_else(|| text.clone()),
                 ),
             }
         };
-        let fs = sandbox.get("filesystem");
-        let fs_paths = |key: &str| -> Vec<PathBuf> {
-            strings(fs.and_then(|f| f.get(key)))
-                .into_iter()
-                .map(path)
-                .collect()
+        let paths = |list: &[String]| list.iter().map(path).collect();
+        let fs = &section.filesystem;
+        let network = &section.network;
+        let settings = SandboxSettings {
+            enabled: section.enabled,
+            auto_allow: section.auto_allow_bash_if_sandboxed,
+            allow_unsandboxed: section.allow_unsandboxed_commands.unwrap_or(true),
+            excluded_commands: section.excluded_commands.clone(),
+            allow_write: paths(&fs.allow_write),
+            deny_write: paths(&fs.deny_write),
+            deny_read: paths(&fs.deny_read),
+            allowed_domains: network.allowed_domains.clone(),
         };
-        settings.allow_write = fs_paths("allowWrite");
-        settings.deny_write = fs_paths("denyWrite");
-        settings.deny_read = fs_paths("denyRead");
-        let network = sandbox.get("network");
-        settings.allowed_domains = strings(network.and_then(|n| n.get("allowedDomains")));
-        for key in ["allowUnixSockets", "httpProxyPort", "socksProxyPort"] {
-            if network
-                .and_then(|n| n.get(key))
-                .is_some_and(|v| !v.is_null())
-            {
-                notes.push(format!(
-                    "sandbox.network.{key} is not supported by robota's sandbox and is ignored"
-                ));
-            }
-        }
+        let unsupported = [
+            ("allowUnixSockets", network.allow_unix_sockets.is_some()),
+            ("httpProxyPort", network.http_proxy_port.is_some()),
+            ("socksProxyPort", network.socks_proxy_port.is_some()),
+        ];
+        let notes = unsupported
+            .into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(key, _)| {
+                format!("sandbox.network.{key} is not supported by robota's sandbox and is ignored")
+            })
+            .collect();
         (settings, notes)
     }
 
@@ -149,16 +198,6 @@ impl SandboxSettings {
                         .is_some_and(|r| r.starts_with(' ')))
         })
     }
-}
-
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
 }
 
 /// The sandbox's state in a policy: its settings and whether this machine can run it.
@@ -348,14 +387,13 @@ mod tests {
     #[test]
     fn settings_read_claude_code_keys() {
         let cwd = Path::new("/proj");
-        let (s, notes) = SandboxSettings::from_settings(
-            &json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false,
+        let section: SandboxSection =
+            serde_json::from_value(json!({"enabled": true, "autoAllowBashIfSandboxed": false,
                 "excludedCommands": ["docker"],
                 "filesystem": {"allowWrite": ["~/.cache", "out"], "denyRead": ["//etc/x"]},
-                "network": {"allowedDomains": ["example.com"]}}}),
-            cwd,
-            Some(Path::new("/home/u")),
-        );
+                "network": {"allowedDomains": ["example.com"], "httpProxyPort": null}}))
+            .unwrap();
+        let (s, notes) = SandboxSettings::from_section(&section, cwd, Some(Path::new("/home/u")));
         assert_eq!(s.enabled, Some(true));
         assert!(!s.auto_allows());
         assert_eq!(
@@ -371,6 +409,13 @@ mod tests {
         let default = SandboxSettings::default();
         assert!(default.on_in(PermissionMode::Plan));
         assert!(!default.on_in(PermissionMode::BypassPermissions));
+        let section: SandboxSection =
+            serde_json::from_value(json!({"network": {"httpProxyPort": 8080}})).unwrap();
+        let (_, notes) = SandboxSettings::from_section(&section, cwd, None);
+        assert_eq!(
+            notes,
+            ["sandbox.network.httpProxyPort is not supported by robota's sandbox and is ignored"]
+        );
     }
 
     #[test]

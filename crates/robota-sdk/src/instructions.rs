@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::context_files::{self, ContextFile};
+use super::paths::ProjectPaths;
 use super::settings::setup_save::{set_user_setting, user_settings_path};
 use super::system_prompt::{self, PromptParts};
 use robota_core::permission::PathDenial;
@@ -15,10 +16,8 @@ use robota_core::permission::PathDenial;
 /// response language, which `/language` changes.
 #[derive(Debug)]
 pub struct Instructions {
-    pub cwd: PathBuf,
-    /// The user's home (for `~/.claude/CLAUDE.md` and `~` imports).
-    pub home: Option<PathBuf>,
-    pub robota_home: PathBuf,
+    /// The project and the homes (`~/.claude/CLAUDE.md`, `~` imports, `$ROBOTA_HOME`).
+    pub paths: ProjectPaths,
     pub date: String,
     /// `--system-prompt`: replaces the built-in text.
     pub replace: Option<String>,
@@ -46,17 +45,10 @@ pub struct MemoryFile {
 }
 
 impl Instructions {
-    pub fn new(
-        cwd: PathBuf,
-        home: Option<PathBuf>,
-        robota_home: PathBuf,
-        date: String,
-        language: Option<String>,
-    ) -> Self {
+    /// The instructions of a session in `paths`, dated `date`, answering in `language`.
+    pub fn new(paths: ProjectPaths, date: String, language: Option<String>) -> Self {
         Instructions {
-            cwd,
-            home,
-            robota_home,
+            paths,
             date,
             replace: None,
             append: None,
@@ -68,14 +60,14 @@ impl Instructions {
     /// Reads the context files afresh and builds the prompt for `model`.
     pub fn build(&self, model: &str) -> BuiltPrompt {
         let files = context_files::load(
-            &self.cwd,
-            self.home.as_deref(),
-            &self.robota_home,
+            &self.paths.cwd,
+            self.paths.home(),
+            &self.paths.robota_home,
             self.read_denial.as_ref(),
         );
         let language = self.language();
         let prompt = system_prompt::build(&PromptParts {
-            cwd: &self.cwd,
+            cwd: &self.paths.cwd,
             model,
             date: &self.date,
             replace: self.replace.as_deref(),
@@ -95,7 +87,7 @@ impl Instructions {
     /// uses it from the next prompt built. Returns the settings file written.
     pub fn set_language(&self, language: Option<String>) -> Result<PathBuf, String> {
         let value = language.clone().map(serde_json::Value::String);
-        let path = set_user_setting(&self.robota_home, "language", value)
+        let path = set_user_setting(&self.paths.robota_home, "language", value)
             .map_err(|e| format!("The language was not changed: {e}"))?;
         if let Ok(mut current) = self.language.lock() {
             *current = language;
@@ -120,10 +112,13 @@ impl Instructions {
                 path,
             }
         };
-        let project = pick(vec![self.cwd.join("AGENTS.md"), self.cwd.join("CLAUDE.md")]);
-        let local = pick(vec![self.cwd.join("CLAUDE.local.md")]);
-        let mut user_candidates = vec![self.robota_home.join("AGENTS.md")];
-        if let Some(home) = &self.home {
+        let project = pick(vec![
+            self.paths.cwd.join("AGENTS.md"),
+            self.paths.cwd.join("CLAUDE.md"),
+        ]);
+        let local = pick(vec![self.paths.cwd.join("CLAUDE.local.md")]);
+        let mut user_candidates = vec![self.paths.robota_home.join("AGENTS.md")];
+        if let Some(home) = &self.paths.home {
             user_candidates.push(home.join(".claude/CLAUDE.md"));
         }
         let user = pick(user_candidates);
@@ -157,12 +152,12 @@ impl Instructions {
 
     /// The user settings file `/language` writes.
     pub fn user_settings(&self) -> PathBuf {
-        user_settings_path(&self.robota_home)
+        user_settings_path(&self.paths.robota_home)
     }
 
     /// Where context files are looked for (the working directory).
     pub fn cwd(&self) -> &Path {
-        &self.cwd
+        &self.paths.cwd
     }
 }
 
@@ -173,13 +168,12 @@ mod tests {
     fn instructions(dir: &Path) -> Instructions {
         let cwd = dir.join("project");
         std::fs::create_dir_all(&cwd).unwrap();
-        Instructions::new(
+        let paths = ProjectPaths {
             cwd,
-            Some(dir.join("home")),
-            dir.join("robota"),
-            "2026-11-26".into(),
-            None,
-        )
+            home: Some(dir.join("home")),
+            robota_home: dir.join("robota"),
+        };
+        Instructions::new(paths, "2026-11-26".into(), None)
     }
 
     #[test]
@@ -229,11 +223,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let i = instructions(dir.path());
         let project = i.memory_file("").unwrap();
-        assert_eq!(project.path, i.cwd.join("AGENTS.md"));
+        assert_eq!(project.path, i.paths.cwd.join("AGENTS.md"));
         assert!(!project.exists);
-        std::fs::write(i.cwd.join("CLAUDE.md"), "Use tabs.\n").unwrap();
+        std::fs::write(i.paths.cwd.join("CLAUDE.md"), "Use tabs.\n").unwrap();
         let project = i.memory_file("project").unwrap();
-        assert_eq!(project.path, i.cwd.join("CLAUDE.md"));
+        assert_eq!(project.path, i.paths.cwd.join("CLAUDE.md"));
         assert!(project.exists);
         assert!(i.build("m").prompt.contains("Use tabs."));
         std::fs::write(&project.path, "Use spaces.\n").unwrap();

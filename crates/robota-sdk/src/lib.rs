@@ -71,6 +71,7 @@ pub mod frontmatter;
 pub mod instructions;
 #[doc(hidden)]
 pub mod mcp;
+pub mod paths;
 #[doc(hidden)]
 pub mod plugins;
 #[doc(hidden)]

@@ -330,24 +330,37 @@ impl SessionLog {
 /// Makes this process the log's one writer: an exclusive advisory lock on the file, held
 /// until the file is closed (the kernel drops it when the process dies, however it dies).
 /// A log another process holds is refused, naming that process where Linux tells it.
+///
+/// A lock held a moment longer is waited for (up to [`LOCK_GRACE`]): a child this process
+/// forked keeps a closed log's descriptor, and with it the lock, until it execs.
 fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
     use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
-    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    if locked {
-        return Ok(());
+    let deadline = std::time::Instant::now() + LOCK_GRACE;
+    loop {
+        // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
+        let locked =
+            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if locked {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            // A file system without locks: write as before rather than refuse the session.
+            tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(LogError::InUse {
+                path: path.to_path_buf(),
+                holder: lock_holder(file),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let error = io::Error::last_os_error();
-    if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-        // A file system without locks: write as before rather than refuse the session.
-        tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
-        return Ok(());
-    }
-    Err(LogError::InUse {
-        path: path.to_path_buf(),
-        holder: lock_holder(file),
-    })
 }
+
+/// How long a held log lock is waited for before the log counts as in use.
+const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// The pid holding a `flock` on `file`, from `/proc/locks` (Linux), matched by inode.
 fn lock_holder(file: &File) -> Option<u32> {

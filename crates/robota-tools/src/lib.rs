@@ -9,7 +9,7 @@
 //! the session's todo list (`todo`), and what a hosting editor offers instead of the disk
 //! and local processes (`host`). `default_tools` wires the seven together. WebFetch
 //! and WebSearch (`web_fetch`, `web_search`, machinery in `web`) depend on settings, so
-//! the caller adds them: `web_fetch_tool(settings)`, and `web_search_tool(settings)` when a
+//! the caller adds them: `web_fetch_tool(section)`, and `web_search_tool(section)` when a
 //! search backend is configured.
 
 mod background_jobs;
@@ -62,7 +62,8 @@ pub use structured_output::{
     STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, StructuredOutputTool, StructuredSlot,
 };
 pub use todo::{TodoList, TodoWriteTool};
-pub use web_fetch::{WebFetchConfig, WebFetchTool, web_fetch_tool};
+pub use web::search_backend::WebSearchSection;
+pub use web_fetch::{WebFetchConfig, WebFetchSection, WebFetchTool, web_fetch_tool};
 pub use web_search::{WebSearchTool, web_search_tool};
 pub use write::WriteTool;
 

@@ -59,31 +59,27 @@ impl Default for WebFetchConfig {
     }
 }
 
+/// The `webFetch` settings block as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WebFetchSection {
+    /// `allowPrivateHosts`: see [`WebFetchConfig::allow_private_hosts`].
+    pub allow_private_hosts: Vec<String>,
+}
+
 impl WebFetchConfig {
-    /// The defaults with `webFetch.allowPrivateHosts` from the merged settings object.
-    pub fn from_settings(settings: &Value) -> Self {
-        let allow_private_hosts = settings
-            .get("webFetch")
-            .and_then(|w| w.get("allowPrivateHosts"))
-            .and_then(Value::as_array)
-            .map(|hosts| {
-                hosts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// The defaults with the `webFetch` settings block applied.
+    pub fn from_section(section: &WebFetchSection) -> Self {
         WebFetchConfig {
-            allow_private_hosts,
+            allow_private_hosts: section.allow_private_hosts.clone(),
             ..WebFetchConfig::default()
         }
     }
 }
 
 /// WebFetch with its settings, for the session's tool list.
-pub fn web_fetch_tool(settings: &Value) -> Arc<dyn Tool> {
-    Arc::new(WebFetchTool::new(WebFetchConfig::from_settings(settings)))
+pub fn web_fetch_tool(section: &WebFetchSection) -> Arc<dyn Tool> {
+    Arc::new(WebFetchTool::new(WebFetchConfig::from_section(section)))
 }
 
 pub struct WebFetchTool {
@@ -278,16 +274,19 @@ mod tests {
 
     #[test]
     fn settings_supply_the_private_allow_list() {
-        let config = WebFetchConfig::from_settings(&json!({
-            "webFetch": {"allowPrivateHosts": ["localhost", 7, "127.0.0.1"]}
-        }));
+        let section: WebFetchSection =
+            serde_json::from_value(json!({"allowPrivateHosts": ["localhost", "127.0.0.1"]}))
+                .unwrap();
+        let config = WebFetchConfig::from_section(&section);
         assert_eq!(config.allow_private_hosts, ["localhost", "127.0.0.1"]);
         assert_eq!(config.timeout, WEB_FETCH_TIMEOUT);
         assert!(
-            WebFetchConfig::from_settings(&json!({}))
+            WebFetchConfig::from_section(&WebFetchSection::default())
                 .allow_private_hosts
                 .is_empty()
         );
+        let wrong = serde_json::from_value::<WebFetchSection>(json!({"allowPrivateHosts": [7]}));
+        assert!(wrong.is_err(), "a host that is not text is a type error");
     }
 
     #[test]

@@ -9,7 +9,6 @@
 //! The stages live beside this file, in the order they run: `permissions`, `toolset`,
 //! `resume`, `prompt`.
 
-mod paths;
 mod permissions;
 mod prompt;
 mod resume;
@@ -34,10 +33,9 @@ use crate::errors::ProviderEndpoint;
 use crate::instructions::Instructions;
 use crate::interactive::{InteractiveSession, SessionOptions};
 use crate::mcp::McpManager;
-use crate::plugins::PluginPlaces;
 use crate::settings::{LoadOptions, Scope, Settings, SettingsError};
 
-pub use paths::{ProjectPaths, home_dir, robota_home};
+pub use crate::paths::{ProjectPaths, home_dir, robota_home};
 pub use prompt::Thinking;
 pub use resume::ResumeFrom;
 
@@ -197,7 +195,7 @@ pub struct ProjectSession {
     /// The Bash tool, whose background jobs `/tasks` lists and stops.
     pub bash: Option<Arc<robota_tools::BashTool>>,
     /// Where `/plugin …` manages plugins for this session.
-    pub plugin_places: PluginPlaces,
+    pub plugin_places: ProjectPaths,
 }
 
 impl ProjectSession {
@@ -314,11 +312,7 @@ fn assemble_stages(
     }
     let checkpoints = resume::checkpoints(&paths, &session);
     Ok(ProjectSession {
-        plugin_places: PluginPlaces {
-            robota_home: paths.robota_home.clone(),
-            cwd: paths.cwd.clone(),
-            home: paths.home.clone(),
-        },
+        plugin_places: paths.clone(),
         mcp: tools.mcp,
         commands: Arc::new(definitions.commands),
         agents: Arc::new(definitions.agents),
@@ -343,9 +337,7 @@ fn load_settings(
 ) -> Result<Settings, AssemblyError> {
     Ok(Settings::load_sources(
         &LoadOptions {
-            cwd: &paths.cwd,
-            home: paths.home(),
-            robota_home: &paths.robota_home,
+            paths,
             extra: options.extra_settings.as_deref(),
             interactive: options.interactive,
         },
@@ -363,7 +355,7 @@ fn choose_provider(
         ProviderSource::Chosen(choose) => choose(settings).map_err(AssemblyError::Provider),
         ProviderSource::Given(provider) => {
             let model = model
-                .or_else(|| settings.text("/model"))
+                .or(settings.values.model.as_deref())
                 .ok_or_else(|| {
                     AssemblyError::Invalid(
                         "no model: name one in the options or in the settings' `model`".into(),

@@ -29,7 +29,7 @@ impl Rules {
             Some(mode) => mode,
             None => settings_mode(settings)?,
         };
-        let from_settings = |list: &str| -> Vec<PermissionRule> {
+        let from_settings = |list: RuleList| -> Vec<PermissionRule> {
             settings
                 .rules(list)
                 .iter()
@@ -38,8 +38,8 @@ impl Rules {
                 })
                 .collect()
         };
-        let mut allow = from_settings("allow");
-        let mut deny = from_settings("deny");
+        let mut allow = from_settings(RuleList::Allow);
+        let mut deny = from_settings(RuleList::Deny);
         allow.extend(
             options
                 .allow
@@ -55,7 +55,7 @@ impl Rules {
         Ok(Rules {
             mode,
             allow,
-            ask: from_settings("ask"),
+            ask: from_settings(RuleList::Ask),
             deny,
         })
     }
@@ -108,12 +108,10 @@ impl Rules {
             deny: self.deny,
             home: paths.home.clone(),
             additional_dirs: settings
-                .merged
-                .pointer("/permissions/additionalDirectories")
-                .and_then(serde_json::Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(serde_json::Value::as_str)
+                .values
+                .permissions
+                .additional_directories
+                .iter()
                 .map(PathBuf::from)
                 .chain(options.add_dirs.iter().cloned())
                 .collect(),
@@ -139,7 +137,7 @@ impl WholeToolDenials {
 
 /// `permissions.defaultMode`, or the default mode.
 fn settings_mode(settings: &Settings) -> Result<PermissionMode, AssemblyError> {
-    let Some(m) = settings.text("/permissions/defaultMode") else {
+    let Some(m) = settings.values.permissions.default_mode.as_deref() else {
         return Ok(PermissionMode::Default);
     };
     PermissionMode::parse(m).ok_or_else(|| {
@@ -159,8 +157,8 @@ fn sandbox_policy(
     paths: &ProjectPaths,
     warnings: &mut Vec<String>,
 ) -> SandboxPolicy {
-    let (sandbox, notes) =
-        SandboxSettings::from_settings(&settings.merged, &paths.cwd, paths.home());
+    let section = settings.values.sandbox.clone().unwrap_or_default();
+    let (sandbox, notes) = SandboxSettings::from_section(&section, &paths.cwd, paths.home());
     warnings.extend(notes);
     let available = sandbox.enabled != Some(false)
         && {

@@ -46,11 +46,9 @@ pub(super) fn build(
     structured: bool,
 ) -> Result<Built, AssemblyError> {
     let mut instructions = Instructions::new(
-        paths.cwd.clone(),
-        paths.home.clone(),
-        paths.robota_home.clone(),
+        paths.clone(),
         jiff::Zoned::now().date().to_string(),
-        settings.text("/language").map(str::to_string),
+        settings.values.language.clone(),
     );
     instructions.replace = options.system_prompt.clone();
     instructions.append = appended(options.append_system_prompt.clone(), structured);
@@ -60,9 +58,7 @@ pub(super) fn build(
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
             None
         } else {
-            settings
-                .auto_compact_threshold()
-                .map_err(AssemblyError::Invalid)?
+            settings.auto_compact_threshold()?
         },
         instructions: context_files::compact_instructions(&files),
     };

@@ -227,11 +227,9 @@ fn clean_up_old_sessions(
     background: bool,
 ) {
     let days = settings
-        .merged
-        .get("cleanupPeriodDays")
-        .and_then(serde_json::Value::as_f64)
-        .filter(|d| d.is_finite() && *d >= 0.0)
-        .unwrap_or(DEFAULT_CLEANUP_DAYS);
+        .values
+        .cleanup_period_days
+        .map_or(DEFAULT_CLEANUP_DAYS, |d| d as f64);
     let max_age = std::time::Duration::from_secs_f64(days.min(1e6) * 86_400.0);
     let store = store.clone();
     let clean = move || {

@@ -48,9 +48,9 @@ impl Toolset {
         let todos = TodoList::new();
         let defaults = robota_tools::default_tool_set(&paths.cwd, todos.clone(), &options.host);
         let mut tools = defaults.tools;
-        tools.push(robota_tools::web_fetch_tool(&settings.merged));
+        tools.push(robota_tools::web_fetch_tool(&settings.values.web_fetch));
         tools.push(Arc::new(robota_tools::ExitPlanModeTool));
-        let search_tool = robota_tools::web_search_tool(&settings.merged);
+        let search_tool = robota_tools::web_search_tool(settings.values.web_search.as_ref());
         let has_search_backend = search_tool.is_some();
         tools.extend(search_tool);
         let structured = structured_output(options, &mut tools)?;
@@ -100,12 +100,16 @@ impl Toolset {
 
     /// The settings' hooks, with the plugins' unless `disableAllHooks` is set.
     pub(super) fn hooks(&self, settings: &Settings, warnings: &mut Vec<String>) -> HookConfig {
-        let (mut hooks, hook_warnings) = HookConfig::from_settings(&settings.merged);
+        if settings.values.disable_all_hooks == Some(true) {
+            return HookConfig::default();
+        }
+        let (mut hooks, hook_warnings) = match &settings.values.hooks {
+            Some(map) => HookConfig::from_hooks(&serde_json::Value::Object(map.clone()), None),
+            None => (HookConfig::default(), Vec::new()),
+        };
         warnings.extend(hook_warnings);
-        if settings.merged.get("disableAllHooks") != Some(&serde_json::Value::Bool(true)) {
-            for plugin in &self.plugins.plugins {
-                hooks.merge(plugin.hooks.clone());
-            }
+        for plugin in &self.plugins.plugins {
+            hooks.merge(plugin.hooks.clone());
         }
         hooks
     }
@@ -192,9 +196,7 @@ fn plugins(
     warnings: &mut Vec<String>,
 ) -> PluginSet {
     let plugins = crate::plugins::discover(&PluginSources {
-        cwd: &paths.cwd,
-        home: paths.home(),
-        robota_home: &paths.robota_home,
+        paths,
         settings,
         plugin_dirs: &options.plugin_dirs,
         interactive: options.interactive,
@@ -219,8 +221,7 @@ fn mcp_servers(
     warnings: &mut Vec<String>,
 ) -> Result<Option<Arc<McpManager>>, AssemblyError> {
     let mut servers = crate::mcp::collect(&McpSources {
-        cwd: &paths.cwd,
-        home: paths.home(),
+        paths,
         settings,
         flag_configs: &options.mcp_configs,
         strict: options.strict_mcp_config,

@@ -77,7 +77,7 @@ pub struct SessionOptions {
     pub startup_warnings: Vec<String>,
     /// Where `/plugin …` installs and records plugins (`None`: `/plugin` says it is not
     /// available in this client).
-    pub plugins: Option<crate::plugins::PluginPlaces>,
+    pub plugins: Option<crate::paths::ProjectPaths>,
 }
 
 enum Control {

@@ -408,7 +408,7 @@ impl Driver {
 
 /// `/plugin …`: the plugin manager, off the runtime's threads (it copies files and runs git).
 async fn run_plugin_command(
-    places: crate::plugins::PluginPlaces,
+    places: crate::paths::ProjectPaths,
     args: String,
 ) -> Result<String, String> {
     use crate::plugins::manage::{parse_words, perform};

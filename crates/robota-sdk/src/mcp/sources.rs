@@ -11,15 +11,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::paths::ProjectPaths;
 use crate::settings::Settings;
 use crate::settings::expand::expand_value;
 use robota_tools::mcp::{McpServerConfig, server_map};
 
 /// Where the servers are looked for.
 pub struct McpSources<'a> {
-    pub cwd: &'a Path,
-    /// The user's home (for `~/.claude.json`).
-    pub home: Option<&'a Path>,
+    /// The project (`.mcp.json`) and the user's home (`~/.claude.json`).
+    pub paths: &'a ProjectPaths,
     pub settings: &'a Settings,
     /// `--mcp-config` values: paths or inline JSON.
     pub flag_configs: &'a [String],
@@ -87,38 +87,32 @@ impl ServerList {
 pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, String> {
     let mut list = ServerList::default();
     if !sources.strict {
-        let claude_json = sources.home.map(|h| h.join(".claude.json"));
+        let claude_json = sources.paths.home().map(|h| h.join(".claude.json"));
         let user_state = claude_json.as_deref().and_then(|p| read_json(p, &mut list));
         if let (Some(state), Some(path)) = (&user_state, &claude_json)
             && let Some(servers) = state.get("mcpServers")
         {
             list.put_all(servers, &path.display().to_string(), true, |_| true);
         }
-        if let Some(servers) = sources.settings.merged.get("mcpServers") {
+        if let Some(servers) = &sources.settings.values.mcp_servers {
             let source = sources
                 .settings
                 .source_of("/mcpServers")
                 .unwrap_or("settings")
                 .to_string();
             // Settings strings were expanded when the files were read.
-            list.put_all(servers, &source, false, |_| true);
+            for (name, entry) in servers {
+                list.put(name, entry, &source, false);
+            }
         }
-        let project = sources.cwd.join(".mcp.json");
+        let project = sources.paths.cwd.join(".mcp.json");
         if project.is_file() {
             if sources.settings.trusted {
                 if let Some(file) = read_json(&project, &mut list) {
-                    let merged = &sources.settings.merged;
-                    let names = |key: &str| -> Option<Vec<String>> {
-                        merged.get(key).and_then(Value::as_array).map(|a| {
-                            a.iter()
-                                .filter_map(Value::as_str)
-                                .map(String::from)
-                                .collect()
-                        })
-                    };
-                    let enabled = names("enabledMcpjsonServers");
-                    let disabled = names("disabledMcpjsonServers").unwrap_or_default();
-                    let all = merged.get("enableAllProjectMcpServers") == Some(&Value::Bool(true));
+                    let values = &sources.settings.values;
+                    let enabled = &values.enabled_mcpjson_servers;
+                    let disabled = &values.disabled_mcpjson_servers;
+                    let all = values.enable_all_project_mcp_servers == Some(true);
                     list.put_all(&file, &project.display().to_string(), true, |name| {
                         !disabled.iter().any(|d| d == name)
                             && (all || enabled.as_ref().is_none_or(|e| e.iter().any(|n| n == name)))
@@ -132,7 +126,7 @@ pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, String> {
         if let (Some(state), Some(path)) = (&user_state, &claude_json)
             && let Some(servers) = state
                 .get("projects")
-                .and_then(|p| p.get(sources.cwd.to_string_lossy().as_ref()))
+                .and_then(|p| p.get(sources.paths.cwd.to_string_lossy().as_ref()))
                 .and_then(|p| p.get("mcpServers"))
         {
             list.put_all(servers, &path.display().to_string(), true, |_| true);
@@ -175,11 +169,17 @@ mod tests {
     use crate::settings::LoadOptions;
     use serde_json::json;
 
-    fn settings(cwd: &Path, robota_home: &Path, home: &Path) -> Settings {
+    fn paths(cwd: &Path, robota_home: &Path, home: &Path) -> ProjectPaths {
+        ProjectPaths {
+            cwd: cwd.to_path_buf(),
+            home: Some(home.to_path_buf()),
+            robota_home: robota_home.to_path_buf(),
+        }
+    }
+
+    fn settings(paths: &ProjectPaths) -> Settings {
         Settings::load(&LoadOptions {
-            cwd,
-            home: Some(home),
-            robota_home,
+            paths,
             extra: None,
             interactive: false,
         })
@@ -230,10 +230,10 @@ mod tests {
             vec![json!({"flagged": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}).to_string()];
 
         // Untrusted: .mcp.json is held back.
-        let s = settings(cwd.path(), robota.path(), home.path());
+        let project = paths(cwd.path(), robota.path(), home.path());
+        let s = settings(&project);
         let sources = McpSources {
-            cwd: cwd.path(),
-            home: Some(home.path()),
+            paths: &project,
             settings: &s,
             flag_configs: &flag,
             strict: false,
@@ -254,7 +254,7 @@ mod tests {
         crate::settings::trust::TrustStore::load(robota.path())
             .trust(cwd.path())
             .unwrap();
-        let s = settings(cwd.path(), robota.path(), home.path());
+        let s = settings(&project);
         let list = collect(&McpSources {
             settings: &s,
             ..sources
@@ -285,12 +285,12 @@ mod tests {
     fn a_broken_flag_config_stops_the_run() {
         let home = tempfile::tempdir().unwrap();
         let cwd = tempfile::tempdir().unwrap();
-        let s = settings(cwd.path(), home.path(), home.path());
+        let project = paths(cwd.path(), home.path(), home.path());
+        let s = settings(&project);
         for bad in ["{not json", "/no/such/file.json", "{\"mcpServers\": 3}"] {
             let flag = vec![bad.to_string()];
             let sources = McpSources {
-                cwd: cwd.path(),
-                home: Some(home.path()),
+                paths: &project,
                 settings: &s,
                 flag_configs: &flag,
                 strict: false,

@@ -17,14 +17,14 @@ use serde_json::Value;
 
 use super::load::{Plugin, load_plugin, read_json};
 use super::store::PluginStore;
+use crate::paths::ProjectPaths;
 use crate::settings::Settings;
 
 /// Where to look.
 pub struct PluginSources<'a> {
-    pub cwd: &'a Path,
-    /// The user's home (for `~/.claude/plugins`).
-    pub home: Option<&'a Path>,
-    pub robota_home: &'a Path,
+    /// The project and the homes (`~/.claude/plugins`, `$ROBOTA_HOME/plugins`).
+    pub paths: &'a ProjectPaths,
+    /// The settings (`enabledPlugins`, trust).
     pub settings: &'a Settings,
     /// `--plugin-dir` values.
     pub plugin_dirs: &'a [PathBuf],
@@ -48,11 +48,11 @@ pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
         let dir = if dir.is_absolute() {
             dir.clone()
         } else {
-            sources.cwd.join(dir)
+            sources.paths.cwd.join(dir)
         };
         set.add(&dir, "--plugin-dir", None, sources);
     }
-    let own = sources.robota_home.join("plugins");
+    let own = sources.paths.robota_home.join("plugins");
     let mut folders: Vec<PathBuf> = std::fs::read_dir(&own)
         .into_iter()
         .flatten()
@@ -78,7 +78,7 @@ pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
         set.add(&folder, "$ROBOTA_HOME/plugins", None, sources);
     }
     set.add_installed(sources);
-    let store = PluginStore::new(sources.robota_home);
+    let store = PluginStore::new(&sources.paths.robota_home);
     for plugin in &mut set.plugins {
         let id = if plugin.source.contains('@') {
             plugin.source.clone()
@@ -99,11 +99,7 @@ pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
 
 /// `enabledPlugins[id]` as a boolean, if set.
 fn enabled_value(settings: &Settings, id: &str) -> Option<bool> {
-    settings
-        .merged
-        .get("enabledPlugins")
-        .and_then(|m| m.get(id))
-        .and_then(Value::as_bool)
+    settings.values.enabled_plugins.get(id).copied()
 }
 
 /// Whether the settings file that last set `enabledPlugins[id]` is a project's.
@@ -112,12 +108,7 @@ fn enabled_by_project(settings: &Settings, id: &str) -> bool {
         .layers
         .iter()
         .rev()
-        .find(|l| {
-            l.value
-                .get("enabledPlugins")
-                .and_then(|m| m.get(id))
-                .is_some()
-        })
+        .find(|l| l.model.enabled_plugins.contains_key(id))
         .is_some_and(|l| l.scope.is_project())
 }
 
@@ -161,16 +152,12 @@ impl PluginSet {
     /// The plugins in `installed_plugins.json` that settings turn on: robota's own
     /// (`$ROBOTA_HOME/plugins/`) first, then Claude Code's (`~/.claude/plugins/`).
     fn add_installed(&mut self, sources: &PluginSources<'_>) {
-        let Some(enabled) = sources
-            .settings
-            .merged
-            .get("enabledPlugins")
-            .and_then(Value::as_object)
-        else {
+        let enabled = &sources.settings.values.enabled_plugins;
+        if enabled.is_empty() {
             return;
-        };
-        let mut places = vec![sources.robota_home.join("plugins")];
-        if let Some(home) = sources.home {
+        }
+        let mut places = vec![sources.paths.robota_home.join("plugins")];
+        if let Some(home) = sources.paths.home() {
             places.push(home.join(".claude").join("plugins"));
         }
         let indexes: Vec<(PathBuf, PathBuf, Option<Value>)> = places
@@ -185,12 +172,8 @@ impl PluginSet {
                 (dir, path, index)
             })
             .collect();
-        let mut ids: Vec<&String> = enabled
-            .iter()
-            .filter(|(_, on)| on.as_bool() == Some(true))
-            .map(|(id, _)| id)
-            .collect();
-        ids.sort();
+        // A BTreeMap: in name order.
+        let ids = enabled.iter().filter(|(_, on)| **on).map(|(id, _)| id);
         for id in ids {
             let (name, marketplace) = id.split_once('@').unwrap_or((id.as_str(), ""));
             let mut found = None;
@@ -200,7 +183,7 @@ impl PluginSet {
                     .as_ref()
                     .and_then(|i| i.get("plugins"))
                     .and_then(|p| p.get(id))
-                    .and_then(|e| applicable_entry(e, sources.cwd));
+                    .and_then(|e| applicable_entry(e, &sources.paths.cwd));
                 if entry.is_some() || (index.is_some() && listed_in.is_none()) {
                     listed_in = Some(index_path.clone());
                 }
@@ -325,18 +308,19 @@ mod tests {
     }
 
     fn run(e: &Env, dirs: &[PathBuf], interactive: bool) -> PluginSet {
+        let paths = ProjectPaths {
+            cwd: e.cwd.clone(),
+            home: Some(e.home.clone()),
+            robota_home: e.robota_home.clone(),
+        };
         let settings = Settings::load(&LoadOptions {
-            cwd: &e.cwd,
-            home: Some(&e.home),
-            robota_home: &e.robota_home,
+            paths: &paths,
             extra: None,
             interactive,
         })
         .unwrap();
         discover(&PluginSources {
-            cwd: &e.cwd,
-            home: Some(&e.home),
-            robota_home: &e.robota_home,
+            paths: &paths,
             settings: &settings,
             plugin_dirs: dirs,
             interactive,

@@ -4,23 +4,14 @@
 //! returns the text to show. Changes take effect in the next session.
 
 use std::fmt::Write;
-use std::path::PathBuf;
 
 use serde_json::Value;
 
 use super::install::{self, resolve_id};
 use super::known;
 use super::store::{PluginStore, Scope, set_enabled};
+use crate::paths::ProjectPaths;
 use crate::settings::{LoadOptions, Settings};
-
-/// Where the manager reads and writes.
-#[derive(Debug, Clone)]
-pub struct PluginPlaces {
-    pub robota_home: PathBuf,
-    pub cwd: PathBuf,
-    /// The user's home (for `~/.claude/settings.json`).
-    pub home: Option<PathBuf>,
-}
 
 /// One operation of the plugin manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +108,7 @@ const RESTART: &str = "It loads in sessions started from now on.";
 
 /// Carries out `action`; `Ok` is the report, `Err` a message saying what went wrong (and
 /// that nothing was changed where that is so).
-pub fn perform(places: &PluginPlaces, action: &PluginAction) -> Result<String, String> {
+pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, String> {
     let store = PluginStore::new(&places.robota_home);
     let settings_path = |scope: Scope| scope.settings_path(&places.robota_home, &places.cwd);
     match action {
@@ -268,11 +259,9 @@ fn preview(names: &[&str]) -> String {
     text
 }
 
-fn load_settings(places: &PluginPlaces) -> Result<Settings, String> {
+fn load_settings(places: &ProjectPaths) -> Result<Settings, String> {
     Settings::load(&LoadOptions {
-        cwd: &places.cwd,
-        home: places.home.as_deref(),
-        robota_home: &places.robota_home,
+        paths: places,
         extra: None,
         interactive: true,
     })
@@ -280,11 +269,7 @@ fn load_settings(places: &PluginPlaces) -> Result<Settings, String> {
 }
 
 fn enabled_state(settings: Option<&Settings>, id: &str) -> &'static str {
-    match settings
-        .and_then(|s| s.merged.get("enabledPlugins"))
-        .and_then(|m| m.get(id))
-        .and_then(Value::as_bool)
-    {
+    match settings.and_then(|s| s.values.enabled_plugins.get(id)) {
         Some(true) => "enabled",
         Some(false) => "disabled",
         None => "not enabled",
@@ -292,7 +277,7 @@ fn enabled_state(settings: Option<&Settings>, id: &str) -> &'static str {
 }
 
 /// The plugins installed from marketplaces: `name@marketplace version  enabled  path`.
-fn list(places: &PluginPlaces, store: &PluginStore) -> Result<String, String> {
+fn list(places: &ProjectPaths, store: &PluginStore) -> Result<String, String> {
     let installed = store.installed()?;
     if installed.is_empty() {
         return Ok("No plugins installed from marketplaces.".to_string());
@@ -325,7 +310,7 @@ fn list(places: &PluginPlaces, store: &PluginStore) -> Result<String, String> {
     Ok(out)
 }
 
-fn marketplace_list(places: &PluginPlaces, store: &PluginStore) -> Result<String, String> {
+fn marketplace_list(places: &ProjectPaths, store: &PluginStore) -> Result<String, String> {
     let known_map = store.known()?;
     let mut out = String::new();
     for (name, record) in &known_map {

@@ -20,6 +20,6 @@ pub mod store;
 
 pub use discover::{PluginSet, PluginSources, discover};
 pub use load::{Plugin, load_plugin};
-pub use manage::{PluginAction, PluginPlaces, perform};
+pub use manage::{PluginAction, perform};
 pub use manifest::Manifest;
 pub use store::Scope;

@@ -8,16 +8,19 @@
 pub mod expand;
 pub mod local_rules;
 pub mod merge;
+pub mod model;
 pub mod protected;
 pub mod setup_save;
-pub mod shape;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::paths::ProjectPaths;
 use merge::Provenance;
+pub use model::{SettingsModel, UnknownKey};
+use robota_core::permission::RuleList;
 
 /// Where a layer sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,11 +57,16 @@ impl Scope {
 /// One settings source.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// The file's path (or `--settings`).
     pub label: String,
+    /// Where the file sits.
     pub scope: Scope,
     /// The project directory rules of this file are relative to.
     pub base: PathBuf,
+    /// The file as written, less what an untrusted project may not set.
     pub value: Value,
+    /// `value`, read into the model.
+    pub model: SettingsModel,
 }
 
 /// A settings file that could not be used.
@@ -69,9 +77,8 @@ pub struct SettingsError(pub String);
 /// How to load.
 #[derive(Debug, Clone)]
 pub struct LoadOptions<'a> {
-    pub cwd: &'a Path,
-    pub home: Option<&'a Path>,
-    pub robota_home: &'a Path,
+    /// The project (the working directory) and the homes the user files live in.
+    pub paths: &'a ProjectPaths,
     /// `--settings`: a file path or inline JSON.
     pub extra: Option<&'a str>,
     /// Interactive runs hold back project hooks until trusted; headless runs keep them.
@@ -81,11 +88,19 @@ pub struct LoadOptions<'a> {
 /// The merged settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub merged: Value,
+    /// The merged layers, read into the model: what every consumer reads.
+    pub values: SettingsModel,
+    /// The merged layers as JSON (what `robota config` prints).
+    merged: Value,
+    /// Which file set each value.
     pub provenance: Provenance,
+    /// The files, lowest first.
     pub layers: Vec<Layer>,
     /// What an untrusted project's files asked for and did not get.
     pub held_back: Vec<String>,
+    /// Keys no part of robota reads, with the file that has them.
+    pub unknown_keys: Vec<UnknownKey>,
+    /// Whether the project is trusted.
     pub trusted: bool,
 }
 
@@ -101,52 +116,17 @@ impl Settings {
         options: &LoadOptions<'_>,
         sources: Option<&[Scope]>,
     ) -> Result<Settings, SettingsError> {
-        let store = trust::TrustStore::load(options.robota_home);
-        let trusted = store.is_trusted(options.cwd);
-        let mut files: Vec<(PathBuf, Scope, PathBuf)> = Vec::new();
-        if let Some(home) = options.home {
-            files.push((
-                home.join(".claude/settings.json"),
-                Scope::User,
-                home.to_path_buf(),
-            ));
-        }
-        files.push((
-            options.robota_home.join("settings.json"),
-            Scope::User,
-            options.home.unwrap_or(options.robota_home).to_path_buf(),
-        ));
-        for (dir, name, scope) in [
-            (".claude", "settings.json", Scope::Project),
-            (".robota", "settings.json", Scope::Project),
-            (".claude", "settings.local.json", Scope::Local),
-            (".robota", "settings.local.json", Scope::Local),
-        ] {
-            files.push((
-                options.cwd.join(dir).join(name),
-                scope,
-                options.cwd.to_path_buf(),
-            ));
-        }
+        let paths = options.paths;
+        let store = trust::TrustStore::load(&paths.robota_home);
+        let trusted = store.is_trusted(&paths.cwd);
+        let mut unknown_keys = Vec::new();
         let mut layers = Vec::new();
-        let mut seen = Vec::new();
-        files.retain(|(_, scope, _)| sources.is_none_or(|s| s.contains(scope)));
-        for (path, scope, base) in files {
-            let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-            if seen.contains(&canonical) {
-                continue;
-            }
-            seen.push(canonical);
+        for (path, scope, base) in settings_files(paths, sources) {
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
                     let label = path.display().to_string();
-                    let value = parse(&text, &label)?;
-                    layers.push(Layer {
-                        label,
-                        scope,
-                        base,
-                        value,
-                    });
+                    let value = parse(&text, &label, &mut unknown_keys)?;
+                    layers.push(Layer::new(label, scope, base, value));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
@@ -166,35 +146,14 @@ impl Settings {
                 })?;
                 (extra.to_string(), text)
             };
-            let value = parse(&text, &label)?;
-            layers.push(Layer {
-                label,
-                scope: Scope::Flag,
-                base: options.cwd.to_path_buf(),
-                value,
-            });
+            let value = parse(&text, &label, &mut unknown_keys)?;
+            layers.push(Layer::new(label, Scope::Flag, paths.cwd.clone(), value));
         }
-        let mut held_back = Vec::new();
-        if !trusted {
-            // Rules robota saved itself ("don't ask again") are the user's: they stay.
-            let own_file = local_rules::local_settings_path(options.cwd)
-                .display()
-                .to_string();
-            let saved = store.saved_rules(options.cwd);
-            for layer in layers.iter_mut().filter(|l| l.scope.is_project()) {
-                let own = if layer.label == own_file {
-                    trust::take_saved_allow(&mut layer.value, saved)
-                } else {
-                    Vec::new()
-                };
-                held_back.extend(trust::hold_back(
-                    &mut layer.value,
-                    &layer.label,
-                    !options.interactive,
-                ));
-                trust::restore_allow(&mut layer.value, own);
-            }
-        }
+        let held_back = if trusted {
+            Vec::new()
+        } else {
+            hold_back_untrusted(&mut layers, &store, &paths.cwd, options.interactive)
+        };
         let mut merged = merge::empty();
         let mut provenance = Provenance::new();
         for layer in &layers {
@@ -206,18 +165,17 @@ impl Settings {
                 &mut provenance,
             );
         }
+        let values = model::read_model(&merged, "merged settings", &mut Vec::new())
+            .map_err(|e| SettingsError(format!("the merged settings: wrong type: {e}")))?;
         Ok(Settings {
+            values,
             merged,
             provenance,
             layers,
             held_back,
+            unknown_keys,
             trusted,
         })
-    }
-
-    /// A string setting at a JSON pointer (e.g. `/model`).
-    pub fn text(&self, pointer: &str) -> Option<&str> {
-        self.merged.pointer(pointer).and_then(Value::as_str)
     }
 
     /// The file that set the value at `pointer` (or the nearest value below it).
@@ -234,18 +192,24 @@ impl Settings {
             })
     }
 
-    /// Permission rules of one list (`allow`, `ask`, `deny`), each with its file's scope.
-    pub fn rules(&self, list: &str) -> Vec<(String, Scope, PathBuf)> {
+    /// The layer that set the value at `pointer`.
+    pub fn layer_of(&self, pointer: &str) -> Option<&Layer> {
+        let source = self.source_of(pointer)?;
+        self.layers.iter().find(|l| l.label == source)
+    }
+
+    /// Permission rules of one list, each with its file's scope and base directory.
+    pub fn rules(&self, list: RuleList) -> Vec<(String, Scope, PathBuf)> {
         let mut out = Vec::new();
         for layer in &self.layers {
-            if let Some(items) = layer
-                .value
-                .pointer(&format!("/permissions/{list}"))
-                .and_then(Value::as_array)
-            {
-                for rule in items.iter().filter_map(Value::as_str) {
-                    out.push((rule.to_string(), layer.scope, layer.base.clone()));
-                }
+            let permissions = &layer.model.permissions;
+            let rules = match list {
+                RuleList::Allow => &permissions.allow,
+                RuleList::Ask => &permissions.ask,
+                RuleList::Deny => &permissions.deny,
+            };
+            for rule in rules {
+                out.push((rule.clone(), layer.scope, layer.base.clone()));
             }
         }
         out
@@ -254,56 +218,42 @@ impl Settings {
     /// Where automatic compaction starts, as a share of the context window: Claude Code's
     /// `autoCompactEnabled: false` and `autoCompactThreshold: false` turn it off; a number
     /// must be above 0 and at most 1. Default 0.835.
-    pub fn auto_compact_threshold(&self) -> Result<Option<f64>, String> {
+    pub fn auto_compact_threshold(&self) -> Result<Option<f64>, SettingsError> {
         let default = robota_core::context::AUTO_COMPACT_THRESHOLD;
-        match self.merged.get("autoCompactThreshold") {
-            Some(Value::Bool(false)) => return Ok(None),
-            Some(Value::Number(n)) => {
-                return match n.as_f64() {
-                    Some(share) if share > 0.0 && share <= 1.0 => Ok(Some(share)),
-                    _ => Err(format!(
-                        "autoCompactThreshold {n} in {} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false",
+        match self.values.auto_compact_threshold {
+            Some(model::Threshold::Flag(false)) => return Ok(None),
+            Some(model::Threshold::Share(share)) => {
+                return if share > 0.0 && share <= 1.0 {
+                    Ok(Some(share))
+                } else {
+                    Err(SettingsError(format!(
+                        "autoCompactThreshold {share} in {} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false",
                         self.source_of("/autoCompactThreshold")
                             .unwrap_or("settings")
-                    )),
+                    )))
                 };
             }
             _ => {}
         }
-        let enabled = self
-            .merged
-            .get("autoCompactEnabled")
-            .and_then(Value::as_bool);
-        Ok((enabled != Some(false)).then_some(default))
+        Ok((self.values.auto_compact_enabled != Some(false)).then_some(default))
     }
 
     /// Whether replay-grade diagnostics are on (`diagnostics: true`; default off).
     pub fn diagnostics(&self) -> bool {
-        self.merged.get("diagnostics").and_then(Value::as_bool) == Some(true)
+        self.values.diagnostics == Some(true)
     }
 
     /// `env` as name/value pairs, for tool and hook processes.
     pub fn env(&self) -> Vec<(String, String)> {
-        self.merged
-            .get("env")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| {
-                        let text = match v {
-                            Value::String(s) => s.clone(),
-                            Value::Number(n) => n.to_string(),
-                            Value::Bool(b) => b.to_string(),
-                            _ => return None,
-                        };
-                        Some((k.clone(), text))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.values
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.to_env_text()))
+            .collect()
     }
 
-    /// The merged settings with each leaf's source, as `robota config` prints them.
+    /// The merged settings with each leaf's source, as `robota config` prints them, then
+    /// what was held back and the keys robota does not read.
     pub fn describe(&self) -> String {
         let mut out = String::new();
         for (pointer, source) in &self.provenance {
@@ -325,8 +275,105 @@ impl Settings {
         for held in &self.held_back {
             out.push_str(&format!("held back until trusted: {held}\n"));
         }
+        for unknown in &self.unknown_keys {
+            out.push_str(&format!(
+                "not read by robota: {} in {}\n",
+                unknown.key, unknown.file
+            ));
+        }
         out
     }
+}
+
+impl Layer {
+    fn new(label: String, scope: Scope, base: PathBuf, value: Value) -> Layer {
+        let mut layer = Layer {
+            label,
+            scope,
+            base,
+            value,
+            model: SettingsModel::default(),
+        };
+        layer.read_model();
+        layer
+    }
+
+    /// Reads `value` into `model` again (after trust held some of it back). The file was
+    /// type-checked when read, so this cannot fail but for a bug; then it keeps the
+    /// defaults and says so.
+    fn read_model(&mut self) {
+        match model::read_model(&self.value, &self.label, &mut Vec::new()) {
+            Ok(model) => self.model = model,
+            Err(error) => tracing::warn!(file = %self.label, %error, "settings not read"),
+        }
+    }
+}
+
+/// The settings files of `paths`, lowest first, each with its scope and the directory its
+/// rules are relative to; a file reached twice (a link) is read once.
+fn settings_files(
+    paths: &ProjectPaths,
+    sources: Option<&[Scope]>,
+) -> Vec<(PathBuf, Scope, PathBuf)> {
+    let mut files: Vec<(PathBuf, Scope, PathBuf)> = Vec::new();
+    if let Some(home) = paths.home() {
+        files.push((
+            home.join(".claude/settings.json"),
+            Scope::User,
+            home.to_path_buf(),
+        ));
+    }
+    files.push((
+        paths.robota_home.join("settings.json"),
+        Scope::User,
+        paths.home().unwrap_or(&paths.robota_home).to_path_buf(),
+    ));
+    for (dir, name, scope) in [
+        (".claude", "settings.json", Scope::Project),
+        (".robota", "settings.json", Scope::Project),
+        (".claude", "settings.local.json", Scope::Local),
+        (".robota", "settings.local.json", Scope::Local),
+    ] {
+        files.push((paths.cwd.join(dir).join(name), scope, paths.cwd.clone()));
+    }
+    files.retain(|(_, scope, _)| sources.is_none_or(|s| s.contains(scope)));
+    let mut seen = Vec::new();
+    files.retain(|(path, _, _)| {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let first = !seen.contains(&canonical);
+        seen.push(canonical);
+        first
+    });
+    files
+}
+
+/// Takes out of an untrusted project's files what they may not set (see `trust`), and
+/// says what was held back.
+fn hold_back_untrusted(
+    layers: &mut [Layer],
+    store: &trust::TrustStore,
+    cwd: &Path,
+    interactive: bool,
+) -> Vec<String> {
+    let mut held_back = Vec::new();
+    // Rules robota saved itself ("don't ask again") are the user's: they stay.
+    let own_file = local_rules::local_settings_path(cwd).display().to_string();
+    let saved = store.saved_rules(cwd);
+    for layer in layers.iter_mut().filter(|l| l.scope.is_project()) {
+        let own = if layer.label == own_file {
+            trust::take_saved_allow(&mut layer.value, saved)
+        } else {
+            Vec::new()
+        };
+        held_back.extend(trust::hold_back(
+            &mut layer.value,
+            &layer.label,
+            !interactive,
+        ));
+        trust::restore_allow(&mut layer.value, own);
+        layer.read_model();
+    }
+    held_back
 }
 
 /// Whether the value at `pointer` is a credential (shown redacted), by its key's name.
@@ -344,8 +391,9 @@ fn conflict_marker(text: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// Parses one file: JSON syntax, then the known keys' types, then env expansion.
-fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
+/// Parses one file: JSON syntax, then the model's types (collecting the keys it does not
+/// name), then env expansion.
+fn parse(text: &str, label: &str, unknown: &mut Vec<UnknownKey>) -> Result<Value, SettingsError> {
     let position = |e: &serde_json::Error| format!("{label}:{}:{}", e.line(), e.column());
     let mut value: Value = serde_json::from_str(text).map_err(|e| match conflict_marker(text) {
         Some(line) => SettingsError(format!(
@@ -358,16 +406,15 @@ fn parse(text: &str, label: &str) -> Result<Value, SettingsError> {
             "{label}: settings must be a JSON object"
         )));
     }
-    serde_json::from_str::<shape::SettingsShape>(text)
-        .map_err(|e| SettingsError(format!("{}: wrong type: {e}", position(&e))))?;
-    if let Some(map) = value.as_object() {
-        for key in map
-            .keys()
-            .filter(|k| !shape::KNOWN_KEYS.contains(&k.as_str()))
-        {
-            tracing::debug!(file = label, key = %key, "unknown settings key ignored");
-        }
-    }
+    let mut input = serde_json::Deserializer::from_str(text);
+    model::read_model(&mut input, label, unknown).map_err(|e| {
+        SettingsError(format!(
+            "{}: wrong type at {}: {}",
+            position(e.inner()),
+            e.path(),
+            e.inner()
+        ))
+    })?;
     // Hook and status-line commands are shell text: their `$VAR`s expand when they run.
     if let Some(map) = value.as_object_mut() {
         for (key, entry) in map.iter_mut() {

@@ -85,6 +85,7 @@ pub fn set_user_setting(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::paths::ProjectPaths;
     use crate::settings::{LoadOptions, Settings};
 
     fn anthropic() -> SetupProfile {
@@ -100,10 +101,13 @@ mod tests {
     fn load(robota_home: &Path) -> Settings {
         let cwd = robota_home.join("project");
         std::fs::create_dir_all(&cwd).unwrap();
-        Settings::load(&LoadOptions {
-            cwd: &cwd,
+        let paths = ProjectPaths {
+            cwd,
             home: None,
-            robota_home,
+            robota_home: robota_home.to_path_buf(),
+        };
+        Settings::load(&LoadOptions {
+            paths: &paths,
             extra: None,
             interactive: true,
         })
@@ -122,23 +126,23 @@ mod tests {
             "no temp file left beside it"
         );
         let settings = load(&home);
-        assert_eq!(settings.text("/currentProvider"), Some("anthropic"));
         assert_eq!(
-            settings.text("/providers/anthropic/type"),
+            settings.values.current_provider.as_deref(),
             Some("anthropic")
         );
         assert_eq!(
-            settings.text("/providers/anthropic/model"),
+            settings.values.providers["anthropic"].kind.as_deref(),
+            Some("anthropic")
+        );
+        assert_eq!(
+            settings.values.providers["anthropic"].model.as_deref(),
             Some("claude-sonnet-4-6")
         );
         assert_eq!(
-            settings.text("/providers/anthropic/apiKey"),
+            settings.values.providers["anthropic"].api_key.as_deref(),
             Some("sk-ant-test-1234")
         );
-        assert_eq!(
-            settings.merged.pointer("/providers/anthropic/baseURL"),
-            None
-        );
+        assert_eq!(settings.values.providers["anthropic"].base_url, None);
     }
 
     #[test]
@@ -179,13 +183,16 @@ mod tests {
             })
         );
         let settings = load(tmp.path());
-        assert_eq!(settings.text("/currentProvider"), Some("local"));
+        assert_eq!(settings.values.current_provider.as_deref(), Some("local"));
         assert_eq!(
-            settings.text("/providers/local/apiKey"),
+            settings.values.providers["local"].api_key.as_deref(),
             Some(""),
             "$ENV: is expanded when loaded (the variable is unset here)"
         );
-        assert_eq!(settings.text("/providers/old/model"), Some("gpt-5.4"));
+        assert_eq!(
+            settings.values.providers["old"].model.as_deref(),
+            Some("gpt-5.4")
+        );
     }
 
     #[test]

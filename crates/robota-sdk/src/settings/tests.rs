@@ -31,10 +31,13 @@ fn dirs() -> Dirs {
 }
 
 fn load(d: &Dirs, extra: Option<&str>, interactive: bool) -> Result<Settings, SettingsError> {
+    let paths = ProjectPaths {
+        cwd: d.cwd.clone(),
+        home: Some(d.home.clone()),
+        robota_home: d.robota.clone(),
+    };
     Settings::load(&LoadOptions {
-        cwd: &d.cwd,
-        home: Some(&d.home),
-        robota_home: &d.robota,
+        paths: &paths,
         extra,
         interactive,
     })
@@ -66,7 +69,7 @@ fn eight_layers_merge_in_order() {
         r#"{"model":"m6"}"#,
     );
     let s = load(&d, Some(r#"{"model":"m7"}"#), false).unwrap();
-    assert_eq!(s.text("/model"), Some("m7"));
+    assert_eq!(s.values.model.as_deref(), Some("m7"));
     assert_eq!(s.source_of("/model"), Some("--settings"));
     assert_eq!(
         s.merged["permissions"]["allow"],
@@ -81,7 +84,7 @@ fn eight_layers_merge_in_order() {
         s.env(),
         vec![("A".into(), "1".into()), ("B".into(), "2".into())]
     );
-    let rules = s.rules("deny");
+    let rules = s.rules(RuleList::Deny);
     assert_eq!(rules[0].1, Scope::Project);
     assert!(s.describe().contains("/model = \"m7\"    (--settings)"));
 }
@@ -122,7 +125,10 @@ fn malformed_json_and_wrong_types_name_file_line_and_column() {
     assert!(err.contains(&format!("{}:3:", path.display())), "{err}");
     assert!(err.contains("wrong type"), "{err}");
     write(&path, r#"{"someFutureKey": {"x": 1}, "model": "ok"}"#);
-    assert_eq!(load(&d, None, false).unwrap().text("/model"), Some("ok"));
+    assert_eq!(
+        load(&d, None, false).unwrap().values.model.as_deref(),
+        Some("ok")
+    );
 }
 
 #[test]
@@ -135,8 +141,14 @@ fn env_references_expand() {
         r#"{"providers":{"p":{"apiKey":"$ENV:ROBOTA_SETTINGS_TEST_KEY","baseURL":"${ROBOTA_SETTINGS_TEST_UNSET:-http://127.0.0.1:1}"}}}"#,
     );
     let s = load(&d, None, false).unwrap();
-    assert_eq!(s.text("/providers/p/apiKey"), Some("secret-value"));
-    assert_eq!(s.text("/providers/p/baseURL"), Some("http://127.0.0.1:1"));
+    assert_eq!(
+        s.values.providers["p"].api_key.as_deref(),
+        Some("secret-value")
+    );
+    assert_eq!(
+        s.values.providers["p"].base_url.as_deref(),
+        Some("http://127.0.0.1:1")
+    );
     assert!(
         s.describe()
             .contains("/providers/p/apiKey = \"[REDACTED]\"")
@@ -226,7 +238,18 @@ fn every_claude_code_fixture_settings_file_parses() {
                 && path.extension().is_some_and(|e| e == "json")
             {
                 let text = std::fs::read_to_string(&path).unwrap();
-                parse(&text, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+                let label = path.display().to_string();
+                let mut unknown = Vec::new();
+                parse(&text, &label, &mut unknown).unwrap_or_else(|e| panic!("{e}"));
+                // Keys robota does not read are named with the file, never an error.
+                for key in &unknown {
+                    assert_eq!(key.file, label);
+                    assert!(
+                        !key.key.is_empty()
+                            && text.contains(key.key.rsplit('.').next().unwrap_or("")),
+                        "{key:?}"
+                    );
+                }
                 found += 1;
             }
         }
@@ -246,7 +269,7 @@ fn hook_commands_keep_their_shell_variables() {
         s.merged["hooks"]["Stop"][0]["hooks"][0]["command"],
         "\"${CLAUDE_PROJECT_DIR}\"/hooks/stop.sh $HOME"
     );
-    assert_eq!(s.text("/model"), Some("m0"));
+    assert_eq!(s.values.model.as_deref(), Some("m0"));
 }
 
 #[test]
@@ -261,7 +284,9 @@ fn the_auto_compact_threshold_is_a_share_false_or_the_default() {
     assert_eq!(threshold(r#"{"autoCompactThreshold":0.5}"#), Ok(Some(0.5)));
     assert_eq!(threshold(r#"{"autoCompactThreshold":false}"#), Ok(None));
     assert_eq!(threshold(r#"{"autoCompactEnabled":false}"#), Ok(None));
-    let err = threshold(r#"{"autoCompactThreshold":83.5}"#).unwrap_err();
+    let err = threshold(r#"{"autoCompactThreshold":83.5}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("above 0 and at most 1"), "{err}");
     assert!(err.contains(&path.display().to_string()), "{err}");
     write(&path, r#"{"autoCompactThreshold":"high"}"#);

@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use reqwest::Url;
 use reqwest::header::{ACCEPT, HeaderValue};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Brave's API host.
@@ -61,8 +62,6 @@ pub enum SearchConfigError {
     MissingBaseUrl,
     #[error("webSearch.baseURL {url:?} is not a usable http(s) URL: {reason}")]
     BadBaseUrl { url: String, reason: String },
-    #[error("webSearch must be an object")]
-    NotAnObject,
     #[error("the HTTP client for web search could not be built: {0}")]
     Client(String),
 }
@@ -74,49 +73,61 @@ pub struct SearchSetup {
     pub max_results: usize,
 }
 
-/// Reads `webSearch` from the merged settings object. `Ok(None)`: no block (or
-/// `"provider": "none"`).
-pub fn search_setup_from_settings(
-    settings: &Value,
-) -> Result<Option<SearchSetup>, SearchConfigError> {
-    setup_with_env(settings, &|name| std::env::var(name).ok())
+/// The `webSearch` settings block as written: `{provider, apiKey, baseURL, maxResults}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WebSearchSection {
+    /// `brave`, `searxng`, or `none`/`off`.
+    pub provider: Option<String>,
+    /// Brave's key (`$ENV:NAME` reads the environment).
+    pub api_key: Option<String>,
+    /// The service's address (required for SearXNG).
+    #[serde(rename = "baseURL")]
+    pub base_url: Option<String>,
+    /// Results per search (1 to 20).
+    pub max_results: Option<u64>,
 }
 
-/// [`search_setup_from_settings`] with the environment looked up through `env`.
+/// The backend a `webSearch` block configures. `Ok(None)`: no block (or `"provider":
+/// "none"`).
+pub fn search_setup(
+    section: Option<&WebSearchSection>,
+) -> Result<Option<SearchSetup>, SearchConfigError> {
+    setup_with_env(section, &|name| std::env::var(name).ok())
+}
+
+/// [`search_setup`] with the environment looked up through `env`.
 fn setup_with_env(
-    settings: &Value,
+    section: Option<&WebSearchSection>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<SearchSetup>, SearchConfigError> {
-    let Some(block) = settings.get("webSearch").filter(|v| !v.is_null()) else {
+    let Some(block) = section else {
         return Ok(None);
     };
-    let block = block.as_object().ok_or(SearchConfigError::NotAnObject)?;
-    let text = |key: &str| {
-        block
-            .get(key)
-            .and_then(Value::as_str)
+    let text = |value: &Option<String>| {
+        value
+            .as_deref()
             .map(|s| expand_env(s, env))
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
     };
     let max_results = block
-        .get("maxResults")
-        .and_then(Value::as_u64)
+        .max_results
         .map(|n| n.clamp(1, 20) as usize)
         .unwrap_or(DEFAULT_MAX_RESULTS);
-    let provider = text("provider").ok_or(SearchConfigError::MissingProvider)?;
+    let provider = text(&block.provider).ok_or(SearchConfigError::MissingProvider)?;
     let backend: Arc<dyn SearchBackend> = match provider.to_ascii_lowercase().as_str() {
         "none" | "off" => return Ok(None),
         "brave" => {
-            let api_key = text("apiKey")
+            let api_key = text(&block.api_key)
                 .or_else(|| env("BRAVE_API_KEY"))
                 .filter(|k| !k.trim().is_empty())
                 .ok_or(SearchConfigError::MissingApiKey)?;
-            let base = text("baseURL").unwrap_or_else(|| BRAVE_DEFAULT_BASE_URL.to_string());
+            let base = text(&block.base_url).unwrap_or_else(|| BRAVE_DEFAULT_BASE_URL.to_string());
             Arc::new(BraveSearch::new(&api_key, &base)?)
         }
         "searxng" => {
-            let base = text("baseURL").ok_or(SearchConfigError::MissingBaseUrl)?;
+            let base = text(&block.base_url).ok_or(SearchConfigError::MissingBaseUrl)?;
             Arc::new(SearxngSearch::new(&base)?)
         }
         _ => return Err(SearchConfigError::UnknownProvider(provider)),
@@ -339,20 +350,24 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn section(value: Value) -> WebSearchSection {
+        serde_json::from_value(value).unwrap()
+    }
+
     #[test]
     fn settings_pick_a_backend_or_none() {
-        let none = search_setup_from_settings(&json!({})).unwrap();
+        let none = search_setup(None).unwrap();
         assert!(none.is_none());
-        let off = search_setup_from_settings(&json!({"webSearch": {"provider": "none"}}));
+        let off = search_setup(Some(&section(json!({"provider": "none"}))));
         assert!(off.unwrap().is_none());
-        let brave = search_setup_from_settings(&json!({"webSearch": {
-            "provider": "brave", "apiKey": "k", "maxResults": 5}}))
+        let brave = search_setup(Some(&section(json!({
+            "provider": "brave", "apiKey": "k", "maxResults": 5}))))
         .unwrap()
         .unwrap();
         assert_eq!(brave.backend.name(), "Brave Search");
         assert_eq!(brave.max_results, 5);
-        let searx = search_setup_from_settings(&json!({"webSearch": {
-            "provider": "SearXNG", "baseURL": "http://127.0.0.1:8888"}}))
+        let searx = search_setup(Some(&section(json!({
+            "provider": "SearXNG", "baseURL": "http://127.0.0.1:8888"}))))
         .unwrap()
         .unwrap();
         assert_eq!(searx.backend.name(), "SearXNG");
@@ -361,26 +376,18 @@ mod tests {
 
     #[test]
     fn unusable_settings_are_errors_that_say_why() {
-        let err = |v: Value| search_setup_from_settings(&v).err().unwrap().to_string();
-        assert!(
-            err(json!({"webSearch": {"provider": "bing"}})).contains("\"bing\" is not supported")
-        );
-        assert!(err(json!({"webSearch": {}})).contains("provider is missing"));
-        assert!(
-            err(json!({"webSearch": {"provider": "searxng"}})).contains("needs webSearch.baseURL")
-        );
-        assert!(
-            err(json!({"webSearch": {"provider": "searxng", "baseURL": "ftp://x"}}))
-                .contains("not a usable")
-        );
-        assert!(err(json!({"webSearch": "brave"})).contains("must be an object"));
+        let err = |v: Value| search_setup(Some(&section(v))).err().unwrap().to_string();
+        assert!(err(json!({"provider": "bing"})).contains("\"bing\" is not supported"));
+        assert!(err(json!({})).contains("provider is missing"));
+        assert!(err(json!({"provider": "searxng"})).contains("needs webSearch.baseURL"));
+        assert!(err(json!({"provider": "searxng", "baseURL": "ftp://x"})).contains("not a usable"));
         let no_env = |_: &str| None;
-        let brave = json!({"webSearch": {"provider": "brave", "apiKey": "$ENV:UNSET_KEY"}});
-        let missing = setup_with_env(&brave, &no_env).err().unwrap();
+        let brave = section(json!({"provider": "brave", "apiKey": "$ENV:UNSET_KEY"}));
+        let missing = setup_with_env(Some(&brave), &no_env).err().unwrap();
         assert_eq!(missing, SearchConfigError::MissingApiKey);
         let env = |name: &str| (name == "BRAVE_API_KEY").then(|| "from-env".to_string());
-        let keyless = json!({"webSearch": {"provider": "brave"}});
-        assert!(setup_with_env(&keyless, &env).unwrap().is_some());
+        let keyless = section(json!({"provider": "brave"}));
+        assert!(setup_with_env(Some(&keyless), &env).unwrap().is_some());
     }
 
     #[test]

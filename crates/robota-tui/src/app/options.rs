@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use robota_sdk::settings::model::{FlagOrName, SettingsModel, StatusLineSection};
+
 /// How the app was asked to start.
 #[derive(Debug, Clone, Default)]
 pub struct StartOptions {
@@ -20,7 +22,7 @@ pub struct StartOptions {
     /// is not focused (setting `notifications`).
     pub notifications: Notifications,
     /// The `statusLine` setting (a command whose first output line is the status line).
-    pub status_line: Option<serde_json::Value>,
+    pub status_line: Option<StatusLineSection>,
     /// Vim key bindings in the composer (setting `editorMode` is `"vim"`).
     pub vim: bool,
 }
@@ -40,14 +42,16 @@ pub enum Notifications {
 impl Notifications {
     /// `notifications` (`true`/`"osc9"`, `"bell"`, `false`/`"off"`), or Claude Code's
     /// `preferredNotifChannel` (`iterm2`, `terminal_bell`, `notifications_disabled`).
-    pub fn from_settings(settings: &serde_json::Value) -> Notifications {
-        use serde_json::Value;
-        let value = settings
-            .get("notifications")
-            .or_else(|| settings.get("preferredNotifChannel"));
+    pub fn from_settings(settings: &SettingsModel) -> Notifications {
+        let value = settings.notifications.clone().or_else(|| {
+            settings
+                .preferred_notif_channel
+                .clone()
+                .map(FlagOrName::Name)
+        });
         match value {
-            Some(Value::Bool(false)) => Notifications::Off,
-            Some(Value::String(s)) => match s.as_str() {
+            Some(FlagOrName::Flag(false)) => Notifications::Off,
+            Some(FlagOrName::Name(s)) => match s.as_str() {
                 "bell" | "terminal_bell" => Notifications::Bell,
                 "off" | "none" | "notifications_disabled" => Notifications::Off,
                 _ => Notifications::Osc9,
@@ -80,15 +84,14 @@ pub enum ExitTranscript {
 
 impl ExitTranscript {
     /// The setting's value: `"last"` (or absent), `"conversation"`/`true`, `"none"`/`false`.
-    pub fn from_setting(value: Option<&serde_json::Value>) -> ExitTranscript {
-        use serde_json::Value;
+    pub fn from_setting(value: Option<&FlagOrName>) -> ExitTranscript {
         match value {
-            Some(Value::Bool(true)) => ExitTranscript::Conversation,
-            Some(Value::Bool(false)) => ExitTranscript::Nothing,
-            Some(Value::String(s)) if s == "conversation" || s == "all" => {
+            Some(FlagOrName::Flag(true)) => ExitTranscript::Conversation,
+            Some(FlagOrName::Flag(false)) => ExitTranscript::Nothing,
+            Some(FlagOrName::Name(s)) if s == "conversation" || s == "all" => {
                 ExitTranscript::Conversation
             }
-            Some(Value::String(s)) if s == "none" || s == "off" => ExitTranscript::Nothing,
+            Some(FlagOrName::Name(s)) if s == "none" || s == "off" => ExitTranscript::Nothing,
             _ => ExitTranscript::LastAnswer,
         }
     }

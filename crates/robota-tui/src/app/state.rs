@@ -692,7 +692,7 @@ impl App {
         let value = if on { "vim" } else { "normal" };
         let saved = match self.instructions() {
             Some(instructions) => robota_sdk::settings::setup_save::set_user_setting(
-                &instructions.robota_home,
+                &instructions.paths.robota_home,
                 "editorMode",
                 Some(serde_json::Value::String(value.into())),
             )

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper};
+use robota_sdk::settings::model::StatusLineSection;
 use serde_json::Value;
 
 /// At most this often.
@@ -49,13 +50,10 @@ pub struct StatusCommand {
 
 impl StatusCommand {
     /// The command of a `statusLine` setting, if it names one.
-    pub fn from_setting(setting: Option<&Value>) -> Option<StatusCommand> {
+    pub fn from_setting(setting: Option<&StatusLineSection>) -> Option<StatusCommand> {
         let setting = setting?;
-        let kind = setting
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("command");
-        let command = setting.get("command").and_then(Value::as_str)?.trim();
+        let kind = setting.kind.as_deref().unwrap_or("command");
+        let command = setting.command.as_deref()?.trim();
         (kind == "command" && !command.is_empty()).then(|| StatusCommand {
             command: command.to_string(),
             due: true,
@@ -140,16 +138,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn section(value: Value) -> StatusLineSection {
+        serde_json::from_value(value).unwrap()
+    }
+
     #[test]
     fn only_a_command_setting_makes_a_status_command() {
         assert!(StatusCommand::from_setting(None).is_none());
-        assert!(StatusCommand::from_setting(Some(&json!({"type": "command"}))).is_none());
+        assert!(StatusCommand::from_setting(Some(&section(json!({"type": "command"})))).is_none());
         assert!(
-            StatusCommand::from_setting(Some(&json!({"type": "static", "command": "x"}))).is_none()
+            StatusCommand::from_setting(Some(&section(json!({"type": "static", "command": "x"}))))
+                .is_none()
         );
-        let mut status =
-            StatusCommand::from_setting(Some(&json!({"type": "command", "command": "echo hi"})))
-                .unwrap();
+        let mut status = StatusCommand::from_setting(Some(&section(
+            json!({"type": "command", "command": "echo hi"}),
+        )))
+        .unwrap();
         let now = Instant::now();
         assert_eq!(status.next_start(now), Some(now), "due at start");
         status.due = false;
@@ -185,7 +189,7 @@ mod tests {
         let hung = run("sleep 30", "", limit).await;
         assert_eq!(hung, StatusRun::TimedOut(limit));
         let mut status =
-            StatusCommand::from_setting(Some(&json!({"command": "sleep 30"}))).unwrap();
+            StatusCommand::from_setting(Some(&section(json!({"command": "sleep 30"})))).unwrap();
         let warning = status.finished(&hung).unwrap();
         assert!(warning.contains("did not finish in 100 ms"), "{warning}");
         assert_eq!(status.finished(&hung), None, "said once");

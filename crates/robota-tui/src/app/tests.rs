@@ -164,7 +164,9 @@ fn a_picker_covers_the_screen_takes_pastes_and_closes_on_ctrl_c() {
 fn notification_settings_choose_osc_9_the_bell_or_nothing() {
     use super::options::Notifications;
     use serde_json::json;
-    let of = |v: serde_json::Value| Notifications::from_settings(&v);
+    let of = |v: serde_json::Value| {
+        Notifications::from_settings(&serde_json::from_value(v).expect("a settings model"))
+    };
     assert_eq!(of(json!({})), Notifications::Osc9);
     assert_eq!(of(json!({"notifications": "bell"})), Notifications::Bell);
     assert_eq!(of(json!({"notifications": false})), Notifications::Off);
