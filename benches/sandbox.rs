@@ -2,7 +2,8 @@
 //! `BashTool::call` unsandboxed, sandboxed (user, mount and network namespaces, Landlock),
 //! and sandboxed with Read deny rules whose glob is resolved by walking a working
 //! directory of 2,000 files at every call, and with allowed domains (the proxy's relay is
-//! forked for each command). The difference is what the sandbox adds.
+//! started by exec for each command: this bench binary dispatches to it first thing in
+//! `main`). The difference is what the sandbox adds.
 //!
 //! `cargo bench --bench sandbox -- [RUNS]` (default 200). Prints median and p95 per case.
 
@@ -82,6 +83,7 @@ fn sandboxed_with(dir: &std::path::Path, deny: &str, domains: &[&str]) -> BashTo
 }
 
 fn main() {
+    robota::tools::sandbox::relay::run_if_requested();
     let runs: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())

@@ -56,6 +56,9 @@ pub async fn run(
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    // Sandboxed commands reach allowed domains through a relay that is this program
+    // started again: it must dispatch first thing.
+    robota::tools::sandbox::relay::run_if_requested();
     let key = std::env::var("ANTHROPIC_API_KEY").map_err(|_| "set ANTHROPIC_API_KEY")?;
     let base_url = std::env::var("ANTHROPIC_BASE_URL").ok();
     let model = std::env::var("ROBOTA_MODEL").unwrap_or_else(|_| "claude-sonnet-4-6".into());

@@ -364,6 +364,8 @@ fn signal_mid_turn(
     // Read until the first text delta has reached robota, then interrupt the turn.
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     read_until(&mut reader, "text_delta");
+    // SAFETY: kill(2) takes no memory; the pid is the child this test started and has not
+    // waited for, so it cannot have been reused.
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     child.stdout = Some(reader.into_inner());
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
@@ -385,6 +387,8 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
     let pid = child.id() as i32;
     let watchdog = std::thread::spawn(move || {
         if rx.recv_timeout(limit).is_err() {
+            // SAFETY: kill(2) takes no memory, so it is sound for any pid; it fires only when
+            // the child has not ended within `limit`, unwaited, so the pid is still its own.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });

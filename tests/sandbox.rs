@@ -564,6 +564,175 @@ fn allowed_domains_are_reached_through_the_proxy_and_nothing_else_is() {
     );
 }
 
+/// Finds the relay from inside the sandbox — the process in this command's network
+/// namespace whose first argument is `__sandbox-relay` — and prints its executable and
+/// arguments; then asks the proxy (through the relay, as `HTTP_PROXY` says) for
+/// `http://HOST:PORT/PATH` for each `HOST PORT PATH` argument triple and prints the
+/// status line; then tries the port directly, around the proxy.
+const FIND_RELAY_AND_FETCH: &str = r#"
+mine=$(readlink /proc/self/ns/net)
+for d in /proc/[0-9]*; do
+  [ "$(readlink "$d/ns/net" 2>/dev/null)" = "$mine" ] || continue
+  mapfile -d '' args < "$d/cmdline" 2>/dev/null || continue
+  [ "${args[1]}" = __sandbox-relay ] || continue
+  echo "relay-pid=${d#/proc/}"
+  echo "relay-exe=$(readlink "$d/exe")"
+  echo "relay-args=${args[*]}"
+done
+proxy=${HTTP_PROXY#http://}
+while [ $# -ge 3 ]; do
+  exec 3<>"/dev/tcp/${proxy%:*}/${proxy#*:}" || { echo "no relay"; exit 1; }
+  printf 'GET http://%s:%s/%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$1" "$2" "$3" "$1" >&3
+  echo "$3: $(timeout 10 head -n 1 <&3 | tr -d '\r')"
+  exec 3<&-
+  last=$2
+  shift 3
+done
+(exec 4<>"/dev/tcp/127.0.0.1/$last") 2>/dev/null && echo "direct: connected" || echo "direct: refused"
+"#;
+
+#[test]
+fn the_relay_is_the_robota_binary_started_by_exec_and_carries_only_allowed_domains() {
+    require_sandbox!();
+    let p = setup(json!({"sandbox": {"autoAllowBashIfSandboxed": true,
+        "network": {"allowedDomains": ["localhost"]}}}));
+    std::fs::write(p.root.join("find_relay.sh"), FIND_RELAY_AND_FETCH).unwrap();
+    let (port, seen) = recording_http_server();
+    let command =
+        format!("bash find_relay.sh localhost {port} allowed 127.0.0.1 {port} denied-by-ip");
+    let (out, results, _) = run_commands(&p, "default", &[command], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = &results[0];
+    let robota = std::fs::canonicalize(env!("CARGO_BIN_EXE_robota")).unwrap();
+    // Exactly one relay, and it is the robota binary exec'd with the hidden argument (a
+    // process forked without exec would show the shell's or nothing of this).
+    let exes: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("relay-exe="))
+        .collect();
+    assert_eq!(exes, [robota.to_str().unwrap()], "{text}");
+    let args = text
+        .lines()
+        .find_map(|l| l.strip_prefix("relay-args="))
+        .unwrap_or_default();
+    let args: Vec<&str> = args.split(' ').collect();
+    assert_eq!(
+        args.get(1..3),
+        Some(&["__sandbox-relay", "3128"][..]),
+        "{text}"
+    );
+    assert!(text.contains("allowed: HTTP/1.1 200 OK"), "{text}");
+    assert!(
+        text.contains("denied-by-ip: HTTP/1.1 403 Forbidden"),
+        "{text}"
+    );
+    assert!(text.contains("direct: refused"), "{text}");
+    // The listener counted one connection: the allowed one, through the relay.
+    assert_eq!(*seen.lock().unwrap(), ["/allowed"], "{text}");
+    // And the relay ended with its command.
+    let pid: u32 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("relay-pid="))
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !process_gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the relay {pid} outlived its command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A command run the way an embedding program runs it (this test binary, which does not
+/// dispatch to the relay), with allowed domains: the sandbox as `robota::tools` prepares
+/// it, applied to `sh -c SCRIPT` in `dir`.
+fn run_embedded(
+    dir: &Path,
+    relay_program: Option<&Path>,
+    script: &str,
+) -> (std::process::Output, std::time::Duration) {
+    use robota::tools::sandbox::proxy::{DomainProxy, domain_allowed};
+    use robota::tools::sandbox::{SandboxDirs, SandboxSpec, prepare};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let dirs = SandboxDirs::create().unwrap();
+        let allowed = vec!["localhost".to_string()];
+        let proxy = DomainProxy::start(
+            &dirs.proxy_socket(),
+            std::sync::Arc::new(move |host: &str| domain_allowed(&allowed, host)),
+        )
+        .unwrap();
+        let spec = SandboxSpec {
+            cwd: dir.to_path_buf(),
+            writable: vec![dir.to_path_buf(), dirs.tmp().to_path_buf()],
+            network: false,
+            proxy_socket: Some(proxy.socket().to_path_buf()),
+            relay_program: relay_program.map(Path::to_path_buf),
+            ..SandboxSpec::default()
+        };
+        let sandbox = std::sync::Arc::new(prepare(&spec, &dirs).unwrap());
+        let mut command = tokio::process::Command::new("bash");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null());
+        sandbox.apply(&mut command);
+        let started = std::time::Instant::now();
+        let out = tokio::time::timeout(std::time::Duration::from_secs(60), command.output())
+            .await
+            .expect("the sandboxed command hung")
+            .unwrap();
+        (out, started.elapsed())
+    })
+}
+
+#[test]
+fn a_program_that_does_not_dispatch_to_the_relay_gets_a_clear_error_not_a_hang() {
+    require_sandbox!();
+    let dir = tempfile::tempdir().unwrap();
+    let (port, seen) = recording_http_server();
+    let script = format!("echo ran > ran.txt; bash find_relay.sh localhost {port} allowed");
+    std::fs::write(dir.path().join("find_relay.sh"), FIND_RELAY_AND_FETCH).unwrap();
+    // This test binary is the program: it does not call `run_if_requested`, so what
+    // starts is its test harness, not a relay.
+    let (out, took) = run_embedded(dir.path(), None, &script);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(126), "{stderr}");
+    assert!(
+        stderr.contains("the relay to the domain proxy")
+            && stderr.contains("did not start, so the command was not run")
+            && stderr.contains("robota_sandbox::relay::run_if_requested()"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("ran.txt").exists(), "the command ran");
+    assert!(
+        took < std::time::Duration::from_secs(9),
+        "it waited {took:?}"
+    );
+    // Naming a program that dispatches (the robota binary) makes it work.
+    let robota = Path::new(env!("CARGO_BIN_EXE_robota"));
+    let (out, _) = run_embedded(dir.path(), Some(robota), &script);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("__sandbox-relay"), "{stdout}");
+    assert!(stdout.contains("allowed: HTTP/1.1 200 OK"), "{stdout}");
+    assert_eq!(*seen.lock().unwrap(), ["/allowed"]);
+}
+
 #[test]
 fn leaving_the_sandbox_asks_and_is_denied_without_anyone_to_ask() {
     require_sandbox!();

@@ -1,15 +1,21 @@
 //! The sandbox's system calls, run in the forked child between fork and exec: a new user,
 //! mount and (when the network is off) network namespace, the mounts that hide denied
 //! paths and make protected ones read-only, a loopback brought up, every capability
-//! dropped, the domain proxy's relay started (`relay.rs`), and a Landlock domain that lets the command read everywhere but write only
-//! where it was given. Everything the child needs is prepared by the parent
-//! ([`ChildPlan`]); the child only makes system calls (no allocation, no locks), as code
-//! between fork and exec in a threaded program must.
+//! dropped, a Landlock domain that lets the command read everywhere but write only where
+//! it was given, and the domain proxy's relay started (`relay_launch.rs`). Everything the
+//! child needs is prepared by the parent ([`ChildPlan`]); the child only makes system
+//! calls (no allocation, no locks), as code between fork and exec in a threaded program
+//! must. The calls go through `rustix`'s typed wrappers; `unsafe` is left for what has
+//! none: `unshare`, the Landlock system calls and the interface flags' `ioctl`.
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use libc::{c_int, c_ulong, c_void};
+use rustix::fs::{Mode, OFlags};
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::thread::{CapabilitySet, CapabilitySets, UnshareFlags};
 
 // Landlock file-system access rights (linux/landlock.h).
 pub const FS_EXECUTE: u64 = 1 << 0;
@@ -50,7 +56,7 @@ pub fn read_rights(abi: u32) -> u64 {
 /// The Landlock ABI version the kernel offers, 0 when none.
 pub fn landlock_abi() -> u32 {
     // SAFETY: with a null attribute, size 0 and the version flag the call only returns
-    // the ABI version (or an error); no memory is touched.
+    // the ABI version (or an error); no memory is read or written.
     let version = unsafe {
         libc::syscall(
             libc::SYS_landlock_create_ruleset,
@@ -84,14 +90,14 @@ pub struct Bind {
     pub source: CString,
     pub target: CString,
     pub read_only: bool,
-    pub keep: c_ulong,
+    pub keep: MountFlags,
 }
 
 /// Everything the child does, prepared in the parent.
 #[derive(Debug)]
 pub struct ChildPlan {
     /// `unshare(2)` flags.
-    pub unshare: c_int,
+    pub unshare: UnshareFlags,
     pub setgroups_path: CString,
     pub uid_map_path: CString,
     pub gid_map_path: CString,
@@ -107,170 +113,116 @@ pub struct ChildPlan {
     /// Landlock rules: path and the rights under it.
     pub rules: Vec<(CString, u64)>,
     /// The domain proxy's relay to start in the new network namespace, if any.
-    pub relay: Option<super::relay::RelayPlan>,
-}
-
-fn check(result: c_int) -> io::Result<()> {
-    if result < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    pub relay: Option<super::relay_launch::RelayLaunch>,
 }
 
 /// Writes `data` to the file at `path` (one write). Async-signal-safe.
-unsafe fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is a valid C string and `data` a valid buffer.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let written = libc::write(fd, data.as_ptr().cast(), data.len());
-        let error = io::Error::last_os_error();
-        libc::close(fd);
-        if written < 0 {
-            return Err(error);
-        }
-    }
+fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
+    let file = rustix::fs::open(
+        path.as_c_str(),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::io::write(&file, data)?;
     Ok(())
 }
 
 /// Enters the sandbox: call only in the child between fork and exec.
 ///
 /// # Safety
-/// Must run in a freshly forked single-threaded child; it changes the process's
-/// namespaces, mounts, capabilities and Landlock domain for good.
+/// Must run in a freshly forked, single-threaded child between fork and exec (a
+/// `pre_exec` hook): it changes the process's namespaces, mounts, capabilities and
+/// Landlock domain for good, and starting the relay may end the process (`_exit`) with
+/// the command's stderr told why (see `relay_launch::start`).
 pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
-    // SAFETY: every pointer handed to the kernel below comes from a live CString or a
-    // stack value of the right type; the calls are plain system calls.
-    unsafe {
-        check(libc::unshare(plan.unshare))?;
-        // Without setgroups denied an unprivileged process may not write its gid map;
-        // root may, and may find the file refusing "deny" once written: ignore that.
-        let _ = write_file(&plan.setgroups_path, b"deny");
-        write_file(&plan.uid_map_path, &plan.uid_map)?;
-        write_file(&plan.gid_map_path, &plan.gid_map)?;
-        check(libc::mount(
-            std::ptr::null(),
-            plan.root.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ))?;
-        for bind in &plan.binds {
-            check(libc::mount(
-                bind.source.as_ptr(),
-                bind.target.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            ))?;
-            if !bind.read_only {
-                continue;
-            }
-            check(libc::mount(
-                std::ptr::null(),
-                bind.target.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.keep,
-                std::ptr::null(),
-            ))?;
+    // SAFETY: the flags never include `CLONE_FILES`, the one that makes `unshare` unsafe
+    // (a file table split from other threads'), and the caller runs us single-threaded.
+    unsafe { rustix::thread::unshare_unsafe(plan.unshare)? };
+    // Without setgroups denied an unprivileged process may not write its gid map;
+    // root may, and may find the file refusing "deny" once written: ignore that.
+    let _ = write_file(&plan.setgroups_path, b"deny");
+    write_file(&plan.uid_map_path, &plan.uid_map)?;
+    write_file(&plan.gid_map_path, &plan.gid_map)?;
+    rustix::mount::mount_change(
+        plan.root.as_c_str(),
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )?;
+    for bind in &plan.binds {
+        rustix::mount::mount_bind(bind.source.as_c_str(), bind.target.as_c_str())?;
+        if bind.read_only {
+            rustix::mount::mount_remount(
+                bind.target.as_c_str(),
+                MountFlags::BIND | MountFlags::RDONLY | bind.keep,
+                c"",
+            )?;
         }
-        if plan.loopback {
-            loopback_up()?;
-        }
-        check(libc::chdir(plan.cwd.as_ptr()))?;
-        check(libc::prctl(
-            libc::PR_SET_NO_NEW_PRIVS,
-            1 as c_ulong,
-            0 as c_ulong,
-            0 as c_ulong,
-            0 as c_ulong,
-        ))?;
-        restrict_self(plan)?;
-        drop_capabilities()?;
-        if let Some(relay) = &plan.relay {
-            super::relay::start(relay)?;
-        }
-        Ok(())
     }
+    if plan.loopback {
+        loopback_up()?;
+    }
+    rustix::process::chdir(plan.cwd.as_c_str())?;
+    rustix::thread::set_no_new_privs(true)?;
+    restrict_self(plan)?;
+    drop_capabilities()?;
+    if let Some(relay) = &plan.relay {
+        // SAFETY: our own caller's contract: this is the sandboxed child between fork and
+        // exec, its network namespace set up just above.
+        unsafe { super::relay_launch::start(relay)? };
+    }
+    Ok(())
 }
 
 /// Brings `lo` up in the new network namespace (local servers the command starts work).
-unsafe fn loopback_up() -> io::Result<()> {
-    // SAFETY: a zeroed ifreq is valid; the name fits; the socket is closed on every path.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+fn loopback_up() -> io::Result<()> {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
+    let socket = rustix::net::socket_with(
+        AddressFamily::INET,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    // SAFETY: an all-zero `ifreq` is a valid value (plain integers and byte arrays); the
+    // name written fits its array; SIOCSIFFLAGS reads an `ifreq`, which lives on this
+    // stack for the whole call, and the socket is open (owned above).
+    let result = unsafe {
         let mut request: libc::ifreq = std::mem::zeroed();
         for (i, b) in b"lo".iter().enumerate() {
             request.ifr_name[i] = *b as libc::c_char;
         }
         request.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as _;
-        let result = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &request);
-        let error = io::Error::last_os_error();
-        libc::close(fd);
-        if result < 0 {
-            return Err(error);
-        }
+        libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS as _, &request)
+    };
+    if result < 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }
 
 /// Drops every capability: the bounding set (so exec grants none, root included), then
 /// the permitted, effective and inheritable sets.
-unsafe fn drop_capabilities() -> io::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: c_int,
-    }
-    #[repr(C)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    // SAFETY: prctl and capget/capset with a valid header and two data structs (version 3).
-    unsafe {
-        for cap in 0..(64 as c_ulong) {
-            if libc::prctl(
-                libc::PR_CAPBSET_DROP,
-                cap,
-                0 as c_ulong,
-                0 as c_ulong,
-                0 as c_ulong,
-            ) < 0
-            {
-                break;
-            }
+fn drop_capabilities() -> io::Result<()> {
+    // Every capability number the kernel may know, not only those rustix names: the
+    // first the kernel refuses is past its last.
+    for cap in 0..64 {
+        let one = CapabilitySet::from_bits_retain(1 << cap);
+        if rustix::thread::remove_capability_from_bounding_set(one).is_err() {
+            break;
         }
-        let header = Header {
-            version: 0x2008_0522,
-            pid: 0,
-        };
-        let data = [
-            Data {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            },
-            Data {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            },
-        ];
-        check(libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) as c_int)
     }
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        },
+    )?;
+    Ok(())
 }
 
 /// Creates the Landlock ruleset — read everywhere, write where the rules say; signals
 /// and abstract sockets scoped to the sandbox where the ABI has scopes — and enforces it.
-unsafe fn restrict_self(plan: &ChildPlan) -> io::Result<()> {
+fn restrict_self(plan: &ChildPlan) -> io::Result<()> {
     let abi = plan.landlock_abi;
     let handled = fs_rights(abi);
     let attr = RulesetAttr {
@@ -282,59 +234,70 @@ unsafe fn restrict_self(plan: &ChildPlan) -> io::Result<()> {
             0
         },
     };
+    // The attribute's size in the ABI version: the kernel reads only that much.
     let size = match abi {
         0..=3 => 8usize,
         4 | 5 => 16,
         _ => std::mem::size_of::<RulesetAttr>(),
     };
-    // SAFETY: `attr` is valid for `size` bytes; fds are closed on every path.
-    unsafe {
-        let ruleset = libc::syscall(
+    // SAFETY: `attr` is a live `#[repr(C)]` ruleset attribute at least `size` bytes long,
+    // which the kernel only reads. A non-negative result is a new descriptor nothing else
+    // owns, so the `OwnedFd` may close it.
+    let ruleset = unsafe {
+        let fd = libc::syscall(
             libc::SYS_landlock_create_ruleset,
             &attr as *const RulesetAttr,
             size as c_ulong,
             0 as c_ulong,
         ) as c_int;
-        if ruleset < 0 {
+        if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        let result = add_rules(ruleset, plan, handled).and_then(|()| {
-            check(libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                ruleset as c_ulong,
-                0 as c_ulong,
-            ) as c_int)
-        });
-        libc::close(ruleset);
-        result
+        OwnedFd::from_raw_fd(fd)
+    };
+    add_rules(&ruleset, plan, handled)?;
+    // SAFETY: landlock_restrict_self takes a ruleset descriptor (open: owned above) and
+    // flags; no memory is passed.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            ruleset.as_raw_fd() as c_ulong,
+            0 as c_ulong,
+        )
+    };
+    if result < 0 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(())
 }
 
-unsafe fn add_rules(ruleset: c_int, plan: &ChildPlan, handled: u64) -> io::Result<()> {
+fn add_rules(ruleset: &OwnedFd, plan: &ChildPlan, handled: u64) -> io::Result<()> {
     for (path, rights) in &plan.rules {
-        // SAFETY: valid C string; the O_PATH fd is closed right after use.
-        unsafe {
-            let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-            if fd < 0 {
-                // A path gone since the plan was made grants nothing.
-                continue;
-            }
-            let attr = PathBeneathAttr {
-                allowed_access: rights & handled,
-                parent_fd: fd,
-            };
-            let result = libc::syscall(
+        // A path gone since the plan was made grants nothing.
+        let Ok(beneath) = rustix::fs::open(
+            path.as_c_str(),
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let attr = PathBeneathAttr {
+            allowed_access: rights & handled,
+            parent_fd: beneath.as_raw_fd(),
+        };
+        // SAFETY: both descriptors are open (owned here and by the caller); `attr` is a
+        // live `#[repr(C, packed)]` path-beneath attribute the kernel only reads.
+        let result = unsafe {
+            libc::syscall(
                 libc::SYS_landlock_add_rule,
-                ruleset as c_ulong,
+                ruleset.as_raw_fd() as c_ulong,
                 RULE_PATH_BENEATH as c_ulong,
                 &attr as *const PathBeneathAttr,
                 0 as c_ulong,
-            ) as c_int;
-            let error = io::Error::last_os_error();
-            libc::close(fd);
-            if result < 0 {
-                return Err(error);
-            }
+            )
+        };
+        if result < 0 {
+            return Err(io::Error::last_os_error());
         }
     }
     Ok(())

@@ -5,12 +5,26 @@
 //! Each sandboxed command's shell is set up in the forked child before exec
 //! (`Command::pre_exec`, `kernel`), not by re-executing a launcher: it costs no extra
 //! exec (the budget is ≤ 5 ms a call), and it works from any program that embeds the
-//! library, which need not be the robota binary. The child:
+//! library, which need not be the robota binary. The child makes only system calls on
+//! data the parent prepared (no allocation, no locks), as code between fork and exec in
+//! a threaded program must. The one helper process — the relay to the domain proxy,
+//! which has real work to do — is not code run after fork: the child starts it by exec
+//! (`relay_launch`), as the program itself with [`relay::RELAY_ARG`].
 //!
+//! # Programs that embed the sandbox
+//! A program that runs sandboxed commands with `sandbox.network.allowedDomains` set
+//! (through robota's SDK or this crate) must call [`relay::run_if_requested`] first thing
+//! in `main`, as the `robota` binary does: the relay is that program started again with
+//! a hidden argument. Without the call its sandboxed commands are not run, and their
+//! stderr says so; or [`SandboxSpec::relay_program`] names another program that
+//! dispatches (such as the `robota` binary).
+//!
+//! # What the child does
 //! 1. enters a new **user + mount namespace** (mapping only the caller's uid and gid, so
 //!    root and non-root work alike) — and a new **network namespace** with only its own
-//!    loopback when the network is off, where a relay (`relay.rs`) carries
-//!    `127.0.0.1:3128` to the domain proxy (`proxy.rs`) when domains are allowed;
+//!    loopback when the network is off, where a relay ([`relay`], started by exec once
+//!    the rest is in place, so confined alike) carries `127.0.0.1:3128` to the domain
+//!    proxy ([`proxy`]) when domains are allowed;
 //! 2. **hides** what Read deny rules and `sandbox.filesystem.denyRead` name — an empty
 //!    directory or file, mode 000, bound read-only over each — and **binds read-only**
 //!    what Edit deny rules, `filesystem.denyWrite` and the protected paths name
@@ -42,7 +56,8 @@
 
 mod kernel;
 pub mod proxy;
-mod relay;
+pub mod relay;
+mod relay_launch;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -51,6 +66,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use robota_permission::{PathFamily, PermissionPolicy};
+use rustix::fs::StatVfsMountFlags;
+use rustix::mount::MountFlags;
+use rustix::thread::UnshareFlags;
 
 /// Files writable inside the sandbox besides the writable directories.
 const WRITABLE_DEVICES: [&str; 7] = [
@@ -109,13 +127,16 @@ fn probe(abi: u32) -> Result<(), String> {
         read_only: Vec::new(),
         network: false,
         proxy_socket: None,
+        relay_program: None,
     };
     let _ = std::fs::write(dirs.tmp.join("probe-hidden"), "");
     let plan = Arc::new(prepare_with(&spec, &dirs, abi).map_err(|e| e.to_string())?);
     let mut command = std::process::Command::new("/bin/sh");
     command.arg("-c").arg("exit 0").current_dir(&dirs.tmp);
     let child_plan = Arc::clone(&plan);
-    // SAFETY: `enter` only makes system calls on data prepared above (see `kernel`).
+    // SAFETY: the hook runs in the forked child between fork and exec, as `enter`
+    // requires; it only makes system calls on the plan prepared above (no allocation, no
+    // locks), and this plan starts no relay.
     unsafe {
         command.pre_exec(move || kernel::enter(&child_plan.child));
     }
@@ -202,6 +223,10 @@ pub struct SandboxSpec {
     /// With the network off: the domain proxy's socket, reached through a relay at
     /// `127.0.0.1:3128` that the proxy variables name.
     pub proxy_socket: Option<PathBuf>,
+    /// The program the relay runs as (`PROGRAM __sandbox-relay PORT SOCKET`); `None`:
+    /// this program, which must then call [`relay::run_if_requested`] first thing in
+    /// `main`.
+    pub relay_program: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -241,6 +266,7 @@ impl SandboxSpec {
             read_only,
             network: settings.network_allowed(),
             proxy_socket: None,
+            relay_program: None,
         }
     }
 }
@@ -258,8 +284,9 @@ impl PreparedSandbox {
     pub fn apply(self: &Arc<Self>, command: &mut tokio::process::Command) {
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         let plan = Arc::clone(self);
-        // SAFETY: `enter` runs between fork and exec and only makes system calls on the
-        // plan prepared in the parent (no allocation, no locks).
+        // SAFETY: the hook runs in the forked child between fork and exec, as `enter`
+        // requires; it only makes system calls on the plan prepared in the parent (no
+        // allocation, no locks).
         unsafe {
             command.pre_exec(move || kernel::enter(&plan.child));
         }
@@ -277,23 +304,15 @@ fn c_path(path: &Path) -> std::io::Result<CString> {
 }
 
 /// The mount flags the kernel will not let a user namespace clear on a bind of `path`.
-fn locked_flags(path: &Path) -> std::io::Result<libc::c_ulong> {
-    let c = c_path(path)?;
-    // SAFETY: a zeroed statvfs is valid output space and `c` a valid C string.
-    let flags = unsafe {
-        let mut stat: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut stat) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        stat.f_flag as libc::c_ulong
-    };
-    let mut keep = 0;
+fn locked_flags(path: &Path) -> std::io::Result<MountFlags> {
+    let flags = rustix::fs::statvfs(path)?.f_flag;
+    let mut keep = MountFlags::empty();
     for (st, ms) in [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
     ] {
-        if flags & st as libc::c_ulong != 0 {
+        if flags.contains(st) {
             keep |= ms;
         }
     }
@@ -305,11 +324,11 @@ fn prepare_with(
     dirs: &SandboxDirs,
     abi: u32,
 ) -> std::io::Result<PreparedSandbox> {
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut unshare = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let mut unshare = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
     if !spec.network {
-        unshare |= libc::CLONE_NEWNET;
+        unshare |= UnshareFlags::NEWNET;
     }
     let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
         let mut found: Vec<PathBuf> = paths.iter().filter_map(|p| p.canonicalize().ok()).collect();
@@ -361,7 +380,11 @@ fn prepare_with(
             source: c_path(source)?,
             target: c_path(target)?,
             read_only,
-            keep: if read_only { locked_flags(source)? } else { 0 },
+            keep: if read_only {
+                locked_flags(source)?
+            } else {
+                MountFlags::empty()
+            },
         });
     }
     let read = kernel::read_rights(abi);
@@ -392,9 +415,12 @@ fn prepare_with(
     let cwd = spec.cwd.canonicalize().unwrap_or_else(|_| spec.cwd.clone());
     let relay = match &spec.proxy_socket {
         Some(socket) if !spec.network => Some(
-            relay::RelayPlan::new(socket, proxy::PROXY_PORT).ok_or_else(|| {
-                std::io::Error::other(format!("{} is too long for a socket", socket.display()))
-            })?,
+            relay_launch::RelayLaunch::new(
+                spec.relay_program.as_deref(),
+                socket,
+                proxy::PROXY_PORT,
+            )
+            .map_err(std::io::Error::other)?,
         ),
         _ => None,
     };

@@ -1,6 +1,6 @@
 //! The sandbox's domain filter: an HTTP proxy robota runs on a Unix socket for sandboxed
 //! commands when `sandbox.network.allowedDomains` names domains (without `"*"`). Their
-//! network namespace has only loopback; a relay inside it (`kernel::relay`) carries each
+//! network namespace has only loopback; a relay inside it (`relay.rs`) carries each
 //! connection to `127.0.0.1:3128` over that socket, and the commands get
 //! `HTTP_PROXY`/`HTTPS_PROXY` pointing there. Here each connection's first request is read
 //! — `CONNECT host:port` (HTTPS and any TLS) or an absolute `http://host/…` request — and

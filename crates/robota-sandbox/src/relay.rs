@@ -1,261 +1,218 @@
-//! The in-namespace end of the domain proxy (`proxy.rs`): started by the sandboxed child
-//! just before exec, a process that listens on `127.0.0.1:3128` inside the command's own
-//! network namespace and carries every connection to the proxy's Unix socket outside it,
-//! byte for byte, both ways. It is forked from the child (so it shares the namespaces,
-//! the Landlock domain and the dropped capabilities), holds no file but its sockets, and
-//! dies with the command (`PR_SET_PDEATHSIG`) or with its process group. Like the rest of
-//! the child's work it only makes system calls on stack memory: no allocation, no locks.
+//! The in-namespace end of the domain proxy (`proxy.rs`), a program of its own: the
+//! sandboxed child starts it by exec (`relay_launch.rs`) as
+//! `<program> __sandbox-relay PORT SOCKET`, inside the command's network namespace, where
+//! it listens on `127.0.0.1:PORT` and carries every connection to the proxy's Unix socket
+//! outside it, byte for byte, both ways, each connection on its own task (a slow one
+//! holds up no other). It runs as an ordinary process — plain Rust, a small tokio
+//! runtime — confined like the command (same namespaces, Landlock domain, no
+//! capabilities), and dies with it.
+//!
+//! The program is the one that runs the sandbox, so it must dispatch: the `robota` binary
+//! calls [`run_if_requested`] first thing in `main`, and so must any program that embeds
+//! robota's sandbox and lets sandboxed commands reach allowed domains. One that does not
+//! gets no relay: its sandboxed commands are not run, and say why.
 
-use std::io;
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use libc::{c_int, c_void};
+use tokio::net::{TcpListener, TcpStream, UnixStream};
 
-/// Connections carried at once; more wait in the listen queue.
-const MAX_PAIRS: usize = 32;
-/// Bytes moved per read.
-const CHUNK: usize = 16 * 1024;
+/// The hidden first argument that makes a program the relay instead of itself.
+pub const RELAY_ARG: &str = "__sandbox-relay";
+/// What the relay writes on its stdout once it listens; anything else is why it cannot.
+pub(crate) const READY: &[u8] = b"ready\n";
+/// How long the relay waits after a failed accept (out of descriptors) before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// What the relay needs, prepared by the parent.
-#[derive(Debug)]
-pub struct RelayPlan {
-    /// The proxy's socket path (no NUL, shorter than `sun_path`).
-    pub socket_path: Vec<u8>,
-    pub port: u16,
+/// Why the relay cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    /// The arguments are not `PORT SOCKET`.
+    #[error("usage: {RELAY_ARG} PORT SOCKET")]
+    Usage,
+    /// The port cannot be listened on.
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Listen {
+        /// The port asked for.
+        port: u16,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The relay's runtime or thread could not be started, or its stdout written.
+    #[error("cannot start: {0}")]
+    Start(#[from] std::io::Error),
+    /// The relay's thread panicked.
+    #[error("it panicked")]
+    Panicked,
 }
 
-impl RelayPlan {
-    /// `None` when the path does not fit a Unix socket address.
-    pub fn new(socket_path: &std::path::Path, port: u16) -> Option<RelayPlan> {
-        use std::os::unix::ffi::OsStrExt;
-        let bytes = socket_path.as_os_str().as_bytes();
-        // SAFETY: a zeroed sockaddr_un is valid; only its size is read.
-        let room = unsafe { std::mem::zeroed::<libc::sockaddr_un>() }
-            .sun_path
-            .len();
-        (bytes.len() < room && !bytes.contains(&0)).then(|| RelayPlan {
-            socket_path: bytes.to_vec(),
-            port,
+/// Runs the relay, and exits, when this process was started as one (its first argument
+/// is [`RELAY_ARG`]); returns at once otherwise. A program that embeds robota's sandbox
+/// calls it first thing in `main`, before it reads its arguments or does anything else
+/// (an async `main` may call it too: the relay runs its own runtime on a thread of its
+/// own).
+pub fn run_if_requested() {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_none_or(|first| first != RELAY_ARG) {
+        return;
+    }
+    let Err(error) = run(args.collect());
+    // The sandboxed child reads this line and hands it to the command's stderr.
+    let _ = writeln!(std::io::stdout(), "error: {error}");
+    std::process::exit(1);
+}
+
+/// The relay program: listens, says [`READY`] on stdout, then serves until killed.
+fn run(args: Vec<OsString>) -> Result<Infallible, RelayError> {
+    let [port, socket] = <[OsString; 2]>::try_from(args).map_err(|_| RelayError::Usage)?;
+    let port: u16 = port
+        .to_str()
+        .and_then(|p| p.parse().ok())
+        .ok_or(RelayError::Usage)?;
+    let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|source| RelayError::Listen { port, source })?;
+    let socket = PathBuf::from(socket);
+    // A thread of its own, so that a `main` already inside a tokio runtime (an async
+    // `main`) may dispatch too: a runtime cannot block inside another on one thread.
+    std::thread::Builder::new()
+        .name("sandbox-relay".to_string())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let listener = {
+                let _entered = runtime.enter();
+                TcpListener::from_std(listener)?
+            };
+            let mut stdout = std::io::stdout();
+            stdout.write_all(READY)?;
+            stdout.flush()?;
+            runtime.block_on(serve(listener, socket))
+        })?
+        .join()
+        .unwrap_or(Err(RelayError::Panicked))
+}
+
+/// Accepts connections for ever, each carried to the proxy's socket on its own task.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    socket: PathBuf,
+) -> Result<Infallible, RelayError> {
+    loop {
+        match listener.accept().await {
+            Ok((client, _)) => {
+                let socket = socket.clone();
+                tokio::spawn(async move {
+                    let _ = carry(client, &socket).await;
+                });
+            }
+            // Out of descriptors, or a connection reset before it was taken: the next
+            // accept may succeed.
+            Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+        }
+    }
+}
+
+/// Carries one connection both ways until both ends are done; the end of one direction
+/// is passed on (a half close), the other keeps going.
+async fn carry(mut client: TcpStream, socket: &Path) -> std::io::Result<()> {
+    let mut proxy = UnixStream::connect(socket).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut proxy).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A Unix-socket server that answers each connection with what it read, upper-cased,
+    /// once the client has finished writing.
+    async fn shouting_server(socket: &Path) -> tokio::task::JoinHandle<()> {
+        let listener = tokio::net::UnixListener::bind(socket).unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    stream.read_to_end(&mut got).await.unwrap();
+                    stream.write_all(&got.to_ascii_uppercase()).await.unwrap();
+                });
+            }
         })
     }
-}
 
-fn check(result: c_int) -> io::Result<c_int> {
-    if result < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(result)
+    #[tokio::test]
+    async fn connections_are_carried_both_ways_and_a_stalled_one_blocks_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("proxy.sock");
+        let _server = shouting_server(&socket).await;
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let relay = tokio::spawn(serve(listener, socket));
+        // One client connects, sends half a message and stalls.
+        let mut stalled = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
+            .await
+            .unwrap();
+        stalled.write_all(b"half").await.unwrap();
+        // Others still get through, each with its own answer after a half close.
+        for word in ["first", "second"] {
+            let mut client = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
+                .await
+                .unwrap();
+            client.write_all(word.as_bytes()).await.unwrap();
+            client.shutdown().await.unwrap();
+            let mut answer = String::new();
+            tokio::time::timeout(Duration::from_secs(10), client.read_to_string(&mut answer))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(answer, word.to_ascii_uppercase());
+        }
+        stalled.write_all(b" done").await.unwrap();
+        stalled.shutdown().await.unwrap();
+        let mut answer = String::new();
+        stalled.read_to_string(&mut answer).await.unwrap();
+        assert_eq!(answer, "HALF DONE");
+        relay.abort();
     }
-}
 
-/// Opens the listener and forks the relay; the caller goes on to exec.
-///
-/// # Safety
-/// Call only in the sandboxed child between fork and exec, after its network namespace
-/// is set up.
-pub unsafe fn start(plan: &RelayPlan) -> io::Result<()> {
-    // SAFETY: plain system calls on stack values and the plan's bytes.
-    unsafe {
-        let listener = check(libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-        ))?;
-        let one: c_int = 1;
-        libc::setsockopt(
-            listener,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            (&one as *const c_int).cast(),
-            size_of::<c_int>() as libc::socklen_t,
-        );
-        let mut address: libc::sockaddr_in = std::mem::zeroed();
-        address.sin_family = libc::AF_INET as libc::sa_family_t;
-        address.sin_port = plan.port.to_be();
-        address.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
-        check(libc::bind(
-            listener,
-            (&address as *const libc::sockaddr_in).cast(),
-            size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        ))?;
-        check(libc::listen(listener, 64))?;
-        let parent = libc::getpid();
-        let pid = check(libc::fork())?;
-        if pid > 0 {
-            libc::close(listener);
-            return Ok(());
-        }
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(0);
-        }
-        // Nothing but the listener stays open: the command's pipes must close when it ends.
-        for fd in 0..listener {
-            libc::close(fd);
-        }
-        libc::syscall(libc::SYS_close_range, listener as u32 + 1, u32::MAX, 0);
-        serve(listener, plan);
-        libc::_exit(0);
+    #[tokio::test]
+    async fn a_connection_the_proxy_refuses_is_closed_and_the_relay_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let socket = dir.path().join("proxy.sock");
+        let relay = tokio::spawn(serve(listener, socket.clone()));
+        // No proxy yet: the connection is closed without a byte.
+        let mut client = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.unwrap();
+        assert!(got.is_empty());
+        let _server = shouting_server(&socket).await;
+        let mut client = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
+            .await
+            .unwrap();
+        client.write_all(b"again").await.unwrap();
+        client.shutdown().await.unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert_eq!(answer, "AGAIN");
+        relay.abort();
     }
-}
 
-/// One carried connection: the client's end, the proxy's end, and which way is still
-/// open for reading.
-#[derive(Clone, Copy)]
-struct Pair {
-    client: c_int,
-    proxy: c_int,
-    client_open: bool,
-    proxy_open: bool,
-}
-
-const NO_PAIR: Pair = Pair {
-    client: -1,
-    proxy: -1,
-    client_open: false,
-    proxy_open: false,
-};
-
-/// The relay's loop: accept, connect to the proxy, move bytes. Never returns.
-unsafe fn serve(listener: c_int, plan: &RelayPlan) {
-    // SAFETY: every buffer below lives on this stack; the address is built from the
-    // plan's bytes, which fit (checked in `RelayPlan::new`).
-    unsafe {
-        let mut proxy_address: libc::sockaddr_un = std::mem::zeroed();
-        proxy_address.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (i, b) in plan.socket_path.iter().enumerate() {
-            proxy_address.sun_path[i] = *b as libc::c_char;
-        }
-        let mut pairs = [NO_PAIR; MAX_PAIRS];
-        let mut polled = [libc::pollfd {
-            fd: -1,
-            events: 0,
-            revents: 0,
-        }; 1 + 2 * MAX_PAIRS];
-        // For each polled fd after the listener: its pair and whether it is the client.
-        let mut owner = [(0usize, false); 1 + 2 * MAX_PAIRS];
-        let mut buffer = [0u8; CHUNK];
-        loop {
-            polled[0] = libc::pollfd {
-                fd: listener,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let mut count = 1;
-            for (i, pair) in pairs.iter().enumerate() {
-                for (fd, open, is_client) in [
-                    (pair.client, pair.client_open, true),
-                    (pair.proxy, pair.proxy_open, false),
-                ] {
-                    if fd >= 0 && open {
-                        polled[count] = libc::pollfd {
-                            fd,
-                            events: libc::POLLIN,
-                            revents: 0,
-                        };
-                        owner[count] = (i, is_client);
-                        count += 1;
-                    }
-                }
-            }
-            if libc::poll(polled.as_mut_ptr(), count as libc::nfds_t, -1) < 0 {
-                continue;
-            }
-            if polled[0].revents & libc::POLLIN != 0 {
-                accept(listener, &proxy_address, &mut pairs);
-            }
-            for k in 1..count {
-                if polled[k].revents == 0 {
-                    continue;
-                }
-                let (i, from_client) = owner[k];
-                let pair = &mut pairs[i];
-                let (from, to) = if from_client {
-                    (pair.client, pair.proxy)
-                } else {
-                    (pair.proxy, pair.client)
-                };
-                let read = libc::recv(from, buffer.as_mut_ptr().cast::<c_void>(), CHUNK, 0);
-                let sent = read > 0 && send_all(to, &buffer[..read as usize]);
-                if sent {
-                    continue;
-                }
-                if read > 0 {
-                    // The other end is gone: so is the connection.
-                    pair.client_open = false;
-                    pair.proxy_open = false;
-                } else {
-                    // End of this direction: pass it on, keep the other way going.
-                    libc::shutdown(to, libc::SHUT_WR);
-                    if from_client {
-                        pair.client_open = false;
-                    } else {
-                        pair.proxy_open = false;
-                    }
-                }
-                if !pair.client_open && !pair.proxy_open {
-                    libc::close(pair.client);
-                    libc::close(pair.proxy);
-                    *pair = NO_PAIR;
-                }
-            }
-        }
+    #[test]
+    fn wrong_arguments_are_a_usage_error() {
+        assert!(matches!(run(vec![]), Err(RelayError::Usage)));
+        assert!(matches!(
+            run(vec!["http".into(), "/tmp/s".into()]),
+            Err(RelayError::Usage)
+        ));
     }
-}
-
-/// Takes one waiting connection and pairs it with a new one to the proxy.
-unsafe fn accept(listener: c_int, proxy: &libc::sockaddr_un, pairs: &mut [Pair; MAX_PAIRS]) {
-    // SAFETY: plain system calls; `proxy` is a complete address.
-    unsafe {
-        let client = libc::accept4(
-            listener,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            libc::SOCK_CLOEXEC,
-        );
-        if client < 0 {
-            return;
-        }
-        let Some(slot) = pairs.iter_mut().find(|p| p.client < 0) else {
-            libc::close(client);
-            return;
-        };
-        let upstream = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if upstream < 0
-            || libc::connect(
-                upstream,
-                (proxy as *const libc::sockaddr_un).cast(),
-                size_of::<libc::sockaddr_un>() as libc::socklen_t,
-            ) < 0
-        {
-            libc::close(upstream);
-            libc::close(client);
-            return;
-        }
-        *slot = Pair {
-            client,
-            proxy: upstream,
-            client_open: true,
-            proxy_open: true,
-        };
-    }
-}
-
-/// Sends all of `bytes` (without SIGPIPE on a closed peer); false when it cannot.
-unsafe fn send_all(fd: c_int, mut bytes: &[u8]) -> bool {
-    while !bytes.is_empty() {
-        // SAFETY: `bytes` is a valid buffer.
-        let sent = unsafe {
-            libc::send(
-                fd,
-                bytes.as_ptr().cast::<c_void>(),
-                bytes.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if sent <= 0 {
-            return false;
-        }
-        bytes = &bytes[sent as usize..];
-    }
-    true
 }
