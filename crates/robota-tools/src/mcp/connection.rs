@@ -1,28 +1,29 @@
 //! A live connection to one MCP server over rmcp: starting it (a child process in a process
 //! group of its own for stdio; a reqwest client with the configured headers for streamable
-//! HTTP and SSE), the `initialize` handshake, listing its tools and prompts, calling them,
-//! and shutting it down (the stdio server sees its stdin close, then its whole group is
-//! stopped).
+//! HTTP, through `http`, and for legacy SSE, through `sse`), the `initialize` handshake,
+//! listing its tools and prompts, calling them, and shutting it down (the stdio server sees
+//! its stdin close, then its whole group is stopped).
 
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp_client::model::{
-    CallToolRequestParam, CallToolResult, ClientCapabilities, ClientInfo, GetPromptRequestParam,
-    GetPromptResult, Implementation, Prompt, Tool as McpToolInfo,
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    GetPromptRequestParams, GetPromptResult, Implementation, Prompt, ProtocolVersion,
+    Tool as McpToolInfo,
 };
-use rmcp_client::service::{Peer, RoleClient, RunningService, ServiceExt};
-use rmcp_client::transport::sse_client::SseClientConfig;
-use rmcp_client::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp_client::transport::{SseClientTransport, StreamableHttpClientTransport};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use crate::web::fetch::chain;
 use robota_core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
 
+use super::http::McpHttpClient;
 use super::sdk_transport::SdkMcpRouter;
 use super::server_config::McpServerConfig;
 
@@ -77,7 +78,7 @@ struct ServerProcess {
 /// A connected server.
 pub struct McpConnection {
     peer: Peer<RoleClient>,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientInfo>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     process: tokio::sync::Mutex<Option<ServerProcess>>,
     stderr: Arc<Mutex<String>>,
 }
@@ -143,7 +144,7 @@ impl McpConnection {
             McpServerConfig::Http { url, headers } => {
                 let client = http_client(headers)?;
                 let transport = StreamableHttpClientTransport::with_client(
-                    client,
+                    McpHttpClient(client),
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()),
                 );
                 let service = client_info()
@@ -167,11 +168,7 @@ impl McpConnection {
             }
             McpServerConfig::Sse { url, headers } => {
                 let client = http_client(headers)?;
-                let config = SseClientConfig {
-                    sse_endpoint: url.as_str().into(),
-                    ..SseClientConfig::default()
-                };
-                let transport = SseClientTransport::start_with_client(client, config)
+                let transport = super::sse::SseTransport::connect(client, url)
                     .await
                     .map_err(|e| ConnectError::from_message(chain(&e)))?;
                 let service = client_info()
@@ -198,7 +195,7 @@ impl McpConnection {
     }
 
     async fn offer(&self) -> Result<ServerOffer, String> {
-        let info = self.peer.peer_info().cloned();
+        let info = self.peer.peer_info();
         let capabilities = info.as_ref().map(|i| i.capabilities.clone());
         let tools = match capabilities.as_ref().and_then(|c| c.tools.as_ref()) {
             Some(_) => self
@@ -216,7 +213,7 @@ impl McpConnection {
         Ok(ServerOffer {
             tools,
             prompts,
-            instructions: info.and_then(|i| i.instructions),
+            instructions: info.and_then(|i| i.instructions.clone()),
         })
     }
 
@@ -228,9 +225,10 @@ impl McpConnection {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<CallToolResult, String> {
         self.peer
-            .call_tool(CallToolRequestParam {
-                name: name.to_string().into(),
-                arguments,
+            .call_tool({
+                let mut params = CallToolRequestParams::new(name.to_string());
+                params.arguments = arguments;
+                params
             })
             .await
             .map_err(|e| chain(&e))
@@ -243,9 +241,10 @@ impl McpConnection {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<GetPromptResult, String> {
         self.peer
-            .get_prompt(GetPromptRequestParam {
-                name: name.to_string(),
-                arguments,
+            .get_prompt({
+                let mut params = GetPromptRequestParams::new(name);
+                params.arguments = arguments;
+                params
             })
             .await
             .map_err(|e| chain(&e))
@@ -292,18 +291,14 @@ async fn stop(process: &mut ServerProcess) {
     }
 }
 
-fn client_info() -> ClientInfo {
-    ClientInfo {
-        protocol_version: Default::default(),
-        capabilities: ClientCapabilities::default(),
-        client_info: Implementation {
-            name: "robota".into(),
-            title: None,
-            version: env!("CARGO_PKG_VERSION").into(),
-            icons: None,
-            website_url: None,
-        },
-    }
+/// What robota says about itself in `initialize`: the newest protocol version that still
+/// has that handshake (servers answer with the version they speak).
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("robota", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 fn http_client(

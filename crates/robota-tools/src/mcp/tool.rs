@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rmcp_client::model::{CallToolResult, RawContent, ResourceContents, Tool as McpToolInfo};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool as McpToolInfo};
 use serde_json::Value;
 
 use robota_core::image::checked_base64_image;
@@ -122,9 +122,9 @@ pub fn output_of(result: &CallToolResult) -> ToolOutput {
     let mut parts: Vec<String> = result
         .content
         .iter()
-        .map(|c| match &c.raw {
-            RawContent::Text(t) => t.text.clone(),
-            RawContent::Image(i) => {
+        .map(|c| match c {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => {
                 match checked_base64_image(&ImageSource::base64(&i.mime_type, &i.data)) {
                     Ok(image) => {
                         let note = format!("[image: {}]", image.media_type);
@@ -138,19 +138,22 @@ pub fn output_of(result: &CallToolResult) -> ToolOutput {
                     ),
                 }
             }
-            RawContent::Audio(a) => format!(
+            ContentBlock::Audio(a) => format!(
                 "[audio: {}, {} bytes of base64 — not shown to the model]",
                 a.mime_type,
                 a.data.len()
             ),
-            RawContent::Resource(r) => match &r.resource {
+            ContentBlock::Resource(r) => match &r.resource {
                 ResourceContents::TextResourceContents { text, .. } => text.clone(),
                 ResourceContents::BlobResourceContents { uri, mime_type, .. } => format!(
                     "[resource {uri} ({})]",
                     mime_type.as_deref().unwrap_or("binary")
                 ),
+                _ => "[resource of a kind robota does not read]".to_string(),
             },
-            RawContent::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+            ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+            // A kind of content newer than robota, named by its `type`.
+            other => format!("[{} content, not shown to the model]", content_type(other)),
         })
         .collect();
     if parts.is_empty()
@@ -170,10 +173,18 @@ pub fn output_of(result: &CallToolResult) -> ToolOutput {
     }
 }
 
+/// A content block's `type` as it is on the wire.
+fn content_type(content: &ContentBlock) -> String {
+    serde_json::to_value(content)
+        .ok()
+        .and_then(|v| v.get("type")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp_client::model::Content;
+    use rmcp::model::ContentBlock as Content;
     use serde_json::json;
 
     #[test]
