@@ -98,7 +98,7 @@ fn main() {
         text.len()
     );
 
-    let mut items: Vec<CompletionItem> = command_items(&registry);
+    let mut items: Vec<CompletionItem> = command_items(registry.entries());
     let extra = 500usize.saturating_sub(items.len());
     items.extend((0..extra).map(|i| CompletionItem::new(format!("extra-{i}"), "filler")));
     items.truncate(500);

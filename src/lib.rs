@@ -17,17 +17,17 @@
 //!
 //! The library's API is [`sdk`] (sessions, one-shot queries, events), with [`providers`]
 //! to build the provider a session talks to, [`core`] for the types the API speaks
-//! (messages, tools, permission modes) and [`tools`] for the built-in tools. `cli` is
-//! public only for the `robota` binary (its one public item is `cli::main`); `session`
-//! and `tui` are public only for the crate's own tests and benches and are hidden from
-//! the documentation: they are not part of the API.
+//! (messages, tools, permission modes), [`tools`] for the built-in tools and [`session`]
+//! for the conversation under a session (its log, replay, hooks), which a program may
+//! build itself and start with `sdk::InteractiveSession::start`. `cli` is public only for
+//! the `robota` binary (its one public item is `cli::main`); `tui` only for the crate's
+//! own tests and benches: both are hidden from the documentation.
 
 #[doc(hidden)]
 pub mod cli;
 pub use robota_core as core;
 pub use robota_providers as providers;
 pub use robota_sdk as sdk;
-#[doc(hidden)]
 pub use robota_session as session;
 pub use robota_tools as tools;
 #[doc(hidden)]

@@ -12,8 +12,8 @@ use std::time::Duration;
 use robota::core::hooks::HookConfig;
 use robota::core::permission::PermissionMode;
 use robota::sdk::{
-    ErrorKind, InteractiveSession, Outcome, ProviderEndpoint, SessionEvent, SessionOptions,
-    Submission, SubmissionId, TurnEnd, TurnError,
+    ErrorKind, InteractiveSession, Outcome, ProviderEndpoint, SessionEvent, Submission,
+    SubmissionId, TurnEnd, TurnError,
 };
 use robota::session::Session;
 use robota::session::log::{SessionHeader, SessionLog};
@@ -34,17 +34,13 @@ fn start(
     session: Session,
     base_url: &str,
 ) -> (InteractiveSession, UnboundedReceiver<SessionEvent>) {
-    let mut client = InteractiveSession::start_with(
+    let mut client = InteractiveSession::start_with_endpoint(
         session,
-        SessionOptions {
-            endpoint: ProviderEndpoint {
-                provider: "anthropic".into(),
-                base_url: base_url.to_string(),
-                base_url_source: Some("ANTHROPIC_BASE_URL".into()),
-                key_source: Some("ANTHROPIC_API_KEY".into()),
-            },
-            mcp: None,
-            ..SessionOptions::default()
+        ProviderEndpoint {
+            provider: "anthropic".into(),
+            base_url: base_url.to_string(),
+            base_url_source: Some("ANTHROPIC_BASE_URL".into()),
+            key_source: Some("ANTHROPIC_API_KEY".into()),
         },
     );
     let events = client.events().unwrap();

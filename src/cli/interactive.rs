@@ -10,7 +10,7 @@ use crate::core::models;
 use crate::sdk::settings::setup_save::{self, SetupProfile};
 use crate::sdk::settings::trust::TrustStore;
 use crate::sdk::settings::{LoadOptions, Settings};
-use crate::sdk::{InteractiveSession, system_prompt};
+use crate::sdk::system_prompt;
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
@@ -144,7 +144,7 @@ impl Launcher for CliLauncher {
                 ..self.args.clone()
             },
         };
-        let mut assembled = assemble(&args, true).map_err(|e| {
+        let assembled = assemble(&args, true).map_err(|e| {
             if e.starts_with(provider_setup::NO_PROVIDER) {
                 // A first run: the setup screen needs no error line.
                 tracing::info!("first run: {e}");
@@ -160,25 +160,26 @@ impl Launcher for CliLauncher {
         self.args.resume = None;
         self.args.continue_session = false;
         self.args.session_id = None;
-        let options = assembled.session_options();
-        let session = assembled.session;
+        let session = assembled.session();
         self.provider = session.provider_name().to_string();
         let history = session.history().to_vec();
         let mode = session.mode();
         let name = session.name().map(str::to_string);
-        let mut notices: Vec<String> = assembled.notice.into_iter().collect();
-        notices.extend(assembled.warnings);
+        let mut notices: Vec<String> = assembled.notice.clone().into_iter().collect();
+        notices.extend(assembled.warnings.iter().cloned());
+        let model = assembled.model.clone();
+        let instructions = assembled.instructions().clone();
         Ok(OpenedSession {
-            session: InteractiveSession::start_with(session, options),
+            session: assembled.start(),
             history,
-            model: assembled.model,
+            model,
             provider: self.provider.clone(),
             mode,
             name,
             git_branch: system_prompt::git_branch(&self.paths.cwd),
             project_dir: self.paths.cwd.clone(),
             notices,
-            instructions: Some(assembled.instructions),
+            instructions: Some(instructions),
         })
     }
 

@@ -52,11 +52,11 @@ impl Printer {
     /// first request see their tools; one still connecting is reported as pending.
     pub async fn start_session(
         &mut self,
-        mut assembled: Assembled,
+        assembled: Assembled,
     ) -> Option<(InteractiveSession, mpsc::UnboundedReceiver<SessionEvent>)> {
         self.structured = assembled.structured.clone();
         self.model = assembled.model.clone();
-        let mcp_servers: Vec<Value> = match &assembled.mcp {
+        let mcp_servers: Vec<Value> = match assembled.mcp() {
             Some(mcp) => {
                 mcp.wait_settled(crate::sdk::mcp::startup_wait()).await;
                 mcp.reports()
@@ -66,38 +66,31 @@ impl Printer {
             }
             None => Vec::new(),
         };
-        let session_id = assembled.session.id().to_string();
+        let session = assembled.session();
+        let session_id = session.id().to_string();
         self.session_id = session_id.clone();
         let commands: Vec<String> = assembled
-            .commands
-            .entries()
+            .command_entries()
             .into_iter()
             .filter(|c| c.scope == CommandScope::Session)
             .map(|c| c.name)
             .collect();
         let mut init = output::init_message(
             &session_id,
-            &assembled.session.config().cwd.to_string_lossy(),
+            &session.config().cwd.to_string_lossy(),
             &assembled.model,
-            &assembled.session.tools().names(),
-            assembled.session.mode().as_str(),
+            &session.tools().names(),
+            session.mode().as_str(),
             &assembled.api_key_source,
             &commands,
         );
-        let options = assembled.session_options();
         init["mcp_servers"] = Value::Array(mcp_servers);
         init["plugins"] = Value::Array(assembled.plugins.clone());
-        init["sandbox"] = sandbox_status(&assembled.session.policy_snapshot());
-        init["skills"] = json!(options.commands.skill_names());
-        init["agents"] = json!(
-            options
-                .agents
-                .as_ref()
-                .map(|a| a.names())
-                .unwrap_or_default()
-        );
+        init["sandbox"] = sandbox_status(&session.policy_snapshot());
+        init["skills"] = json!(assembled.skill_names());
+        init["agents"] = json!(assembled.agent_names());
         self.emit(init);
-        let mut session = InteractiveSession::start_with(assembled.session, options);
+        let mut session = assembled.start();
         let events = session.events()?;
         Some((session, events))
     }

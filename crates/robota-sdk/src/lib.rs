@@ -97,7 +97,7 @@ pub use events::{
     CONTEXT_SUMMARY_PREFIX, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
     PermissionRequest, QueuedSubmission, SessionEvent, SessionState, TurnEnd,
 };
-pub use interactive::{InteractiveSession, SessionOptions};
+pub use interactive::InteractiveSession;
 pub use query::{Compaction, QueryAnswer, QueryOptions, query};
 pub use robota_core::permission::PermissionMode;
 /// How a client answers a permission request.

@@ -137,13 +137,13 @@ pub async fn run(args: Args) -> u8 {
     {
         eprintln!("robota: {notice}");
     }
-    let mode = assembled.session.mode();
+    let mode = assembled.session().mode();
     let model = assembled.model.clone();
     let api_key_source = assembled.api_key_source.clone();
     // The servers get their startup wait here, where the program can answer for its own
     // in-process ones; `start_session` then finds them settled.
     let mut early = Early::default();
-    if let Some(mcp) = assembled.mcp.clone()
+    if let Some(mcp) = assembled.mcp().cloned()
         && first.is_some()
     {
         early = settle_servers(&mcp, &mut printer, &mut lines, &mut mcp_rx).await;
@@ -367,8 +367,7 @@ impl Driver {
         }
         let commands: Vec<Value> = self
             .session
-            .commands()
-            .entries()
+            .command_entries()
             .into_iter()
             .filter(|c| c.scope == CommandScope::Session)
             .map(|c| {

@@ -28,7 +28,7 @@ use robota_tools::mcp::SdkMcpRouter;
 
 use crate::agents::AgentCatalog;
 use crate::checkpoint::Checkpointer;
-use crate::commands::CommandRegistry;
+use crate::commands::{CommandEntry, CommandRegistry};
 use crate::errors::ProviderEndpoint;
 use crate::instructions::Instructions;
 use crate::interactive::{InteractiveSession, SessionOptions};
@@ -164,9 +164,9 @@ pub struct ProjectOptions {
 }
 
 /// An assembled session, not started yet, and the facts clients print about it.
+/// [`start`](Self::start) runs it as an [`InteractiveSession`].
 pub struct ProjectSession {
-    /// The session.
-    pub session: Session,
+    session: Session,
     /// The model it talks to.
     pub model: String,
     /// Where the key came from, for `system/init`.
@@ -179,23 +179,15 @@ pub struct ProjectSession {
     pub warnings: Vec<String>,
     /// Where `--json-schema` runs find the model's structured answer.
     pub structured: Option<robota_tools::StructuredSlot>,
-    /// The session's MCP servers, already connecting in the background.
-    pub mcp: Option<Arc<McpManager>>,
-    /// The built-in commands and the custom commands and skills found for this directory.
-    pub commands: Arc<CommandRegistry>,
-    /// The subagents the model may start.
-    pub agents: Arc<AgentCatalog>,
     /// The plugins loaded, as `system/init` lists them (`{name, path}`).
     pub plugins: Vec<serde_json::Value>,
-    /// The project's checkpoint store (`None` without a session log, or with
-    /// `ROBOTA_DISABLE_CHECKPOINTS` set).
-    pub checkpoints: Option<Checkpointer>,
-    /// What the system prompt is built from (rebuilt by `/language` and `/memory`).
-    pub instructions: Arc<Instructions>,
-    /// The Bash tool, whose background jobs `/tasks` lists and stops.
-    pub bash: Option<Arc<robota_tools::BashTool>>,
-    /// Where `/plugin …` manages plugins for this session.
-    pub plugin_places: ProjectPaths,
+    mcp: Option<Arc<McpManager>>,
+    commands: Arc<CommandRegistry>,
+    agents: Arc<AgentCatalog>,
+    checkpoints: Option<Checkpointer>,
+    instructions: Arc<Instructions>,
+    bash: Option<Arc<robota_tools::BashTool>>,
+    plugin_places: ProjectPaths,
 }
 
 impl ProjectSession {
@@ -209,25 +201,54 @@ impl ProjectSession {
         assemble_stages(paths, options, provider)
     }
 
-    /// The options an `InteractiveSession` over this session starts with (the MCP servers,
-    /// commands, subagents, checkpoints and prompt parts move into them).
-    pub fn session_options(&mut self) -> SessionOptions {
-        SessionOptions {
-            endpoint: self.endpoint.clone(),
-            mcp: self.mcp.clone(),
-            commands: self.commands.clone(),
-            agents: Some(self.agents.clone()),
-            checkpoints: self.checkpoints.take(),
-            instructions: Some(self.instructions.clone()),
-            bash: self.bash.clone(),
-            startup_warnings: self.warnings.clone(),
-            plugins: Some(self.plugin_places.clone()),
-        }
+    /// The conversation as assembled: its id, history, tools, mode and policy.
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
-    /// Starts the session on the current tokio runtime.
-    pub fn start(mut self) -> InteractiveSession {
-        let options = self.session_options();
+    /// The session's MCP servers, already connecting in the background.
+    pub fn mcp(&self) -> Option<&Arc<McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// The built-in commands and the custom commands and skills found for this directory.
+    pub fn command_entries(&self) -> Vec<CommandEntry> {
+        self.commands.entries()
+    }
+
+    /// The names of the skills the model may use.
+    pub fn skill_names(&self) -> Vec<String> {
+        self.commands.skill_names()
+    }
+
+    /// The names of the subagents the model may start.
+    pub fn agent_names(&self) -> Vec<String> {
+        self.agents
+            .names()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// What the system prompt is built from (rebuilt by `/language` and `/memory`).
+    pub fn instructions(&self) -> &Arc<Instructions> {
+        &self.instructions
+    }
+
+    /// Starts the session on the current tokio runtime: its MCP servers, commands,
+    /// subagents, checkpoints and prompt parts move into it.
+    pub fn start(self) -> InteractiveSession {
+        let options = SessionOptions {
+            endpoint: self.endpoint,
+            mcp: self.mcp,
+            commands: self.commands,
+            agents: Some(self.agents),
+            checkpoints: self.checkpoints,
+            instructions: Some(self.instructions),
+            bash: self.bash,
+            startup_warnings: self.warnings,
+            plugins: Some(self.plugin_places),
+        };
         InteractiveSession::start_with(self.session, options)
     }
 }

@@ -53,7 +53,7 @@ use busy::Busy;
 
 /// How a session is presented to its clients.
 #[derive(Debug, Clone, Default)]
-pub struct SessionOptions {
+pub(crate) struct SessionOptions {
     /// Where the provider is reached and what configured it, for error messages.
     pub endpoint: ProviderEndpoint,
     /// The session's MCP servers: `/mcp` reports on them, and they are shut down when the
@@ -117,15 +117,27 @@ pub struct InteractiveSession {
 }
 
 impl InteractiveSession {
-    /// Starts the session's task on the current tokio runtime.
+    /// Starts a session built directly with `robota-session`'s [`Session`] (no commands,
+    /// subagents, checkpoints or MCP servers beside it) on the current tokio runtime.
     pub fn start(session: Session) -> Self {
         Self::start_with(session, SessionOptions::default())
     }
 
+    /// [`start`](Self::start), naming where the provider is reached and what configured
+    /// it, so that provider errors can say so.
+    pub fn start_with_endpoint(session: Session, endpoint: ProviderEndpoint) -> Self {
+        let options = SessionOptions {
+            endpoint,
+            ..SessionOptions::default()
+        };
+        Self::start_with(session, options)
+    }
+
     /// Starts the session's task on the current tokio runtime, presented as `options`
-    /// describe (commands, subagents, checkpoints, MCP servers). Embedding programs
-    /// usually start one with [`SessionBuilder`](super::SessionBuilder) instead.
-    pub fn start_with(mut session: Session, options: SessionOptions) -> Self {
+    /// describe (commands, subagents, checkpoints, MCP servers). Programs start one with
+    /// [`SessionBuilder`](super::SessionBuilder) or
+    /// [`ProjectSession::start`](crate::ProjectSession::start).
+    pub(crate) fn start_with(mut session: Session, options: SessionOptions) -> Self {
         let (controls, control_rx) = mpsc::unbounded_channel();
         let (event_tx, events) = mpsc::unbounded_channel();
         let id = session.id().to_string();
@@ -263,8 +275,8 @@ impl InteractiveSession {
     }
 
     /// The session's commands: the built-ins and its custom commands and skills.
-    pub fn commands(&self) -> &Arc<CommandRegistry> {
-        &self.commands
+    pub fn command_entries(&self) -> Vec<super::CommandEntry> {
+        self.commands.entries()
     }
 
     /// Runs a `!command` (without the `!`) in the session's directory with its settings'

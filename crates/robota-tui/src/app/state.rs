@@ -283,7 +283,7 @@ impl App {
     fn show_session(&mut self, mut opened: OpenedSession) {
         self.events = opened.session.events();
         self.input
-            .set_commands(command_items(opened.session.commands()));
+            .set_commands(command_items(opened.session.command_entries()));
         self.transcript.clear();
         if opened.history.is_empty() {
             self.transcript.push(Cell::Welcome(Welcome {

@@ -6,6 +6,7 @@
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
+use robota_sdk::CommandEntry;
 use robota_sdk::commands;
 
 /// One entry of a completion list: a command (label without the slash) or an argument.
@@ -54,14 +55,13 @@ impl CompletionItem {
 /// The built-in commands (and the interactive ones) as completion items, with their
 /// argument choices.
 pub fn builtin_commands() -> Vec<CompletionItem> {
-    command_items(&commands::CommandRegistry::default())
+    command_items(commands::CommandRegistry::default().entries())
 }
 
 /// Every command of a session's registry as a completion item: the built-ins with their
 /// argument choices, then its custom commands and skills marked with their source.
-pub fn command_items(registry: &commands::CommandRegistry) -> Vec<CompletionItem> {
-    registry
-        .entries()
+pub fn command_items(entries: Vec<CommandEntry>) -> Vec<CompletionItem> {
+    entries
         .into_iter()
         .map(|entry| {
             let arguments = commands::argument_choices(&entry.name)

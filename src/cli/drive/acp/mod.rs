@@ -311,7 +311,7 @@ impl Driver {
             )
         };
         reply(responder, Ok(answer));
-        let commands = updates::available_commands(opened.session.commands());
+        let commands = updates::available_commands(opened.session.command_entries());
         self.notify(&key, commands);
         let generation = self.next_generation;
         self.next_generation += 1;

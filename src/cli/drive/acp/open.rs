@@ -66,16 +66,16 @@ pub fn open(
         host: host.clone(),
         ..options(&args, false, true)?
     };
-    let mut assembled = assemble_in(&args, cwd.to_path_buf(), options)?;
-    let options = assembled.session_options();
-    let session = assembled.session;
+    let assembled = assemble_in(&args, cwd.to_path_buf(), options)?;
+    let session = assembled.session();
     let id = session.id().to_string();
     let history = session.history().to_vec();
     let mode = session.mode();
     let provider = session.provider_name().to_string();
-    let mut warnings: Vec<String> = assembled.notice.into_iter().collect();
-    warnings.extend(assembled.warnings);
-    let mut session = InteractiveSession::start_with(session, options);
+    let mut warnings: Vec<String> = assembled.notice.clone().into_iter().collect();
+    warnings.extend(assembled.warnings.iter().cloned());
+    let model = assembled.model.clone();
+    let mut session = assembled.start();
     let events = session
         .events()
         .ok_or_else(|| "the session's events were already taken".to_string())?;
@@ -84,7 +84,7 @@ pub fn open(
         events,
         history,
         id,
-        model: assembled.model,
+        model,
         provider,
         mode,
         warnings,

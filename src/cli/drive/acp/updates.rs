@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 
 use crate::core::{Block, Message, Role, TodoItem, ToolDisplay};
-use crate::sdk::commands::{self, CommandScope};
+use crate::sdk::commands::{CommandEntry, CommandScope};
 
 /// How much of a tool's text output goes into its update (the model saw all of it).
 const OUTPUT_CAP: usize = 4_000;
@@ -200,9 +200,8 @@ pub fn plan(todos: &[TodoItem]) -> SessionUpdate {
 
 /// The commands a session runs for any client (the full-screen UI's own ones are left
 /// out): the built-ins, then its custom commands and skills.
-pub fn available_commands(registry: &commands::CommandRegistry) -> SessionUpdate {
-    let list = registry
-        .entries()
+pub fn available_commands(entries: Vec<CommandEntry>) -> SessionUpdate {
+    let list = entries
         .into_iter()
         .filter(|c| c.scope == CommandScope::Session)
         .map(|c| {
