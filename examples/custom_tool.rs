@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use robota::core::{Provider, RiskClass, Tool, ToolContext, ToolOutput};
 use robota::providers::{AnthropicConfig, AnthropicProvider};
-use robota::sdk::{QueryAnswer, QueryOptions, query};
+use robota::sdk::{QueryAnswer, QueryOptions, SessionBuilder, query};
 use serde_json::{Value, json};
 
 /// An Anthropic provider from the key and, when given, another base URL.
@@ -95,15 +95,14 @@ pub async fn run(
     tool: Arc<SaveNote>,
     allowed: bool,
 ) -> Result<QueryAnswer, Box<dyn Error>> {
-    let mut options = QueryOptions::new(model)
-        .cwd(cwd)
+    let mut session = SessionBuilder::new(provider, model, cwd)
         .max_turns(5)
         .append_system_prompt("When the user asks you to note something, save it with SaveNote.")
         .tool(tool);
     if allowed {
-        options = options.allow("SaveNote");
+        session = session.allow("SaveNote");
     }
-    Ok(query(provider, prompt, options).await?)
+    Ok(query(session, prompt, QueryOptions::new()).await?)
 }
 
 #[tokio::main]

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use robota::core::Provider;
 use robota::providers::{AnthropicConfig, AnthropicProvider};
-use robota::sdk::{QueryAnswer, QueryOptions, query};
+use robota::sdk::{QueryAnswer, QueryOptions, SessionBuilder, query};
 
 /// An Anthropic provider from the key and, when given, another base URL.
 pub fn provider(
@@ -38,9 +38,8 @@ pub async fn run(
 ) -> Result<(QueryAnswer, String), Box<dyn Error>> {
     let streamed = Arc::new(Mutex::new(String::new()));
     let sink = streamed.clone();
-    let options = QueryOptions::new(model)
-        .cwd(cwd)
-        .max_turns(10)
+    let session = SessionBuilder::new(provider, model, cwd).max_turns(10);
+    let options = QueryOptions::new()
         .on_text_delta(move |delta| {
             print!("{delta}");
             if let Ok(mut text) = sink.lock() {
@@ -48,7 +47,7 @@ pub async fn run(
             }
         })
         .on_compact(|c| eprintln!("[compacted: {} → {} tokens]", c.pre_tokens, c.post_tokens));
-    let answer = query(provider, prompt, options).await?;
+    let answer = query(session, prompt, options).await?;
     println!();
     let streamed = streamed.lock().map(|t| t.clone()).unwrap_or_default();
     Ok((answer, streamed))

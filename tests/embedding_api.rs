@@ -28,6 +28,11 @@ fn provider(server: &MockServer) -> Arc<dyn Provider> {
     Arc::new(AnthropicProvider::new(config).unwrap())
 }
 
+/// A session over the mock server in `cwd`, as a query runs it.
+fn builder(server: &MockServer, cwd: &std::path::Path) -> SessionBuilder {
+    SessionBuilder::new(provider(server), MODEL, cwd)
+}
+
 /// Receives events until `pick` returns a value (bounded by a safety timeout).
 async fn until<T>(
     events: &mut UnboundedReceiver<SessionEvent>,
@@ -63,17 +68,17 @@ async fn query_asks_its_permission_callback_and_obeys_the_answer() {
         let server = MockServer::start(vec![write_call(), anthropic::text_turn("done")]);
         let asked = Arc::new(Mutex::new(Vec::new()));
         let seen = asked.clone();
-        let options = QueryOptions::new(MODEL)
-            .cwd(dir.path())
-            .on_permission(move |request| {
-                seen.lock().unwrap().push(request.tool_name.clone());
-                if allow {
-                    PermissionAnswer::Allow
-                } else {
-                    PermissionAnswer::Deny(Some("not today".into()))
-                }
-            });
-        let answer = query(provider(&server), "write it", options).await.unwrap();
+        let options = QueryOptions::new().on_permission(move |request| {
+            seen.lock().unwrap().push(request.tool_name.clone());
+            if allow {
+                PermissionAnswer::Allow
+            } else {
+                PermissionAnswer::Deny(Some("not today".into()))
+            }
+        });
+        let answer = query(builder(&server, dir.path()), "write it", options)
+            .await
+            .unwrap();
         assert_eq!(answer.text, "done");
         assert_eq!(*asked.lock().unwrap(), vec!["Write".to_string()]);
         assert_eq!(dir.path().join("out.txt").exists(), exists, "allow={allow}");
@@ -85,9 +90,9 @@ async fn query_without_a_callback_denies_and_a_mode_allows() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![write_call(), anthropic::text_turn("refused")]);
     let answer = query(
-        provider(&server),
+        builder(&server, dir.path()),
         "write it",
-        QueryOptions::new(MODEL).cwd(dir.path()),
+        QueryOptions::new(),
     )
     .await
     .unwrap();
@@ -98,10 +103,10 @@ async fn query_without_a_callback_denies_and_a_mode_allows() {
     );
 
     let server = MockServer::start(vec![write_call(), anthropic::text_turn("written")]);
-    let options = QueryOptions::new(MODEL)
-        .cwd(dir.path())
-        .permission_mode(PermissionMode::AcceptEdits);
-    query(provider(&server), "write it", options).await.unwrap();
+    let session = builder(&server, dir.path()).permission_mode(PermissionMode::AcceptEdits);
+    query(session, "write it", QueryOptions::new())
+        .await
+        .unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
         "written\n",
@@ -115,8 +120,8 @@ async fn query_stops_at_its_turn_limit() {
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
     let read = || anthropic::tool_turn(None, &[("r", "Read", json!({"file_path": "a.txt"}))]);
     let server = MockServer::start(vec![read(), read(), read(), anthropic::text_turn("late")]);
-    let options = QueryOptions::new(MODEL).cwd(dir.path()).max_turns(1);
-    let answer = query(provider(&server), "read forever", options)
+    let session = builder(&server, dir.path()).max_turns(1);
+    let answer = query(session, "read forever", QueryOptions::new())
         .await
         .unwrap();
     assert_eq!(answer.end, TurnEnd::MaxTurns);
@@ -132,13 +137,9 @@ async fn query_failure_is_a_typed_error() {
         "invalid x-api-key",
         None,
     )]);
-    let error = query(
-        provider(&server),
-        "hi",
-        QueryOptions::new(MODEL).cwd(dir.path()),
-    )
-    .await
-    .unwrap_err();
+    let error = query(builder(&server, dir.path()), "hi", QueryOptions::new())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ErrorKind::Auth);
     assert_eq!(error.status, Some(401));
     assert!(!error.to_string().is_empty());
@@ -262,14 +263,10 @@ async fn a_query_continuing_a_full_conversation_compacts_first_and_says_so() {
     ]);
     let compactions = Arc::new(Mutex::new(Vec::new()));
     let seen = compactions.clone();
-    let options = QueryOptions::new(MODEL)
-        .cwd(dir.path())
-        .history(history)
-        .on_compact(move |c| seen.lock().unwrap().push(c.clone()));
+    let session = builder(&server, dir.path()).history(history);
+    let options = QueryOptions::new().on_compact(move |c| seen.lock().unwrap().push(c.clone()));
 
-    let answer = query(provider(&server), "next task", options)
-        .await
-        .unwrap();
+    let answer = query(session, "next task", options).await.unwrap();
 
     assert_eq!(answer.text, "fresh answer");
     let compactions = compactions.lock().unwrap();
@@ -307,13 +304,8 @@ async fn a_mistyped_rule_starts_nothing_and_a_deny_rule_beats_bypass() {
         .expect("a rule that does not parse is refused");
     assert_eq!(error.kind, ErrorKind::Config);
     assert!(error.message.contains("Bash(rm -rf"), "{}", error.message);
-    let error = query(
-        provider(&server),
-        "hi",
-        QueryOptions::new(MODEL).cwd(dir.path()).allow("Bash(echo"),
-    )
-    .await
-    .unwrap_err();
+    let session = builder(&server, dir.path()).allow("Bash(echo");
+    let error = query(session, "hi", QueryOptions::new()).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Config);
     assert!(server.requests().is_empty(), "nothing reached the model");
 

@@ -5,9 +5,9 @@
 //! Two ways in:
 //!
 //! - [`query`]: one prompt, one answer — the model may run tools for as many rounds as it
-//!   needs. Options ([`QueryOptions`]) set the working directory, permission mode, turn
-//!   limit, extra tools, and callbacks for streamed text, compaction and permission
-//!   questions.
+//!   needs, in the session a [`SessionBuilder`] describes (working directory, permission
+//!   mode, turn limit, extra tools); [`QueryOptions`] are the callbacks for streamed text,
+//!   compaction and permission questions.
 //! - [`InteractiveSession`], built with [`SessionBuilder`]: a long-lived session that takes
 //!   prompts, slash commands and `!commands` ([`InteractiveSession::submit`]), queues them
 //!   while one runs, can be interrupted ([`InteractiveSession::abort`]), and reports
@@ -15,7 +15,7 @@
 //!   and headless mode are clients of this same type.
 //!
 //! A program adds its own tools by implementing [`robota_core::Tool`] and passing them to
-//! [`SessionBuilder::tool`] or [`QueryOptions::tool`].
+//! [`SessionBuilder::tool`].
 //!
 //! ```no_run
 //! use std::sync::Arc;

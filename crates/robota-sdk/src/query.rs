@@ -2,12 +2,9 @@
 //! `createQuery`). It runs on an [`InteractiveSession`] like every other client, reading
 //! its events to call the caller's callbacks and to collect the answer.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use robota_core::permission::PermissionMode;
-use robota_core::{Message, Provider, Tool, Usage};
+use robota_core::Usage;
 use robota_session::PermissionAnswer;
 
 use super::builder::SessionBuilder;
@@ -18,97 +15,20 @@ type TextCallback = Box<dyn Fn(&str) + Send + Sync>;
 type CompactCallback = Box<dyn Fn(&Compaction) + Send + Sync>;
 type PermissionCallback = Box<dyn Fn(&PermissionRequest) -> PermissionAnswer + Send + Sync>;
 
-/// How [`query`] runs its prompt: the session's model, directory and limits, and the
-/// callbacks that see it happen. Start from [`QueryOptions::new`] and chain the setters.
-///
-/// Like [`SessionBuilder`], a query reads no settings files and keeps no session log.
+/// What [`query`] calls while its prompt runs: the streamed text, compactions and the
+/// permission questions. The session itself — model, directory, mode, limits, tools,
+/// rules, history — is the [`SessionBuilder`] the query runs on.
+#[derive(Default)]
 pub struct QueryOptions {
-    model: String,
-    cwd: Option<PathBuf>,
-    mode: PermissionMode,
-    max_turns: Option<u32>,
-    system_prompt: Option<String>,
-    append_system_prompt: Option<String>,
-    tools: Vec<Arc<dyn Tool>>,
-    allow: Vec<String>,
-    history: Vec<Message>,
     on_text_delta: Option<TextCallback>,
     on_compact: Option<CompactCallback>,
     on_permission: Option<PermissionCallback>,
 }
 
 impl QueryOptions {
-    /// Options for a query answered by `model` (a model id of the provider passed to
-    /// [`query`], e.g. `claude-sonnet-4-6`), in the process's working directory, in the
-    /// [`PermissionMode::Default`] mode, with no turn limit.
-    pub fn new(model: impl Into<String>) -> Self {
-        QueryOptions {
-            model: model.into(),
-            cwd: None,
-            mode: PermissionMode::Default,
-            max_turns: None,
-            system_prompt: None,
-            append_system_prompt: None,
-            tools: Vec::new(),
-            allow: Vec::new(),
-            history: Vec::new(),
-            on_text_delta: None,
-            on_compact: None,
-            on_permission: None,
-        }
-    }
-
-    /// The directory the tools work in (default: the process's working directory).
-    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
-        self
-    }
-
-    /// The permission mode the query runs in, e.g. [`PermissionMode::AcceptEdits`] to let
-    /// it edit files without asking.
-    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// At most `turns` provider calls that run tools; past that the query ends with
-    /// [`TurnEnd::MaxTurns`] in [`QueryAnswer::end`].
-    pub fn max_turns(mut self, turns: u32) -> Self {
-        self.max_turns = Some(turns);
-        self
-    }
-
-    /// Replaces robota's built-in instructions at the top of the system prompt.
-    pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
-        self.system_prompt = Some(text.into());
-        self
-    }
-
-    /// Adds text at the end of the system prompt.
-    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
-        self.append_system_prompt = Some(text.into());
-        self
-    }
-
-    /// Adds a tool of the embedding program beside the built-in ones.
-    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
-        self
-    }
-
-    /// Allows calls matching a permission rule without asking (see
-    /// [`SessionBuilder::allow`]).
-    pub fn allow(mut self, rule: impl Into<String>) -> Self {
-        self.allow.push(rule.into());
-        self
-    }
-
-    /// A conversation the prompt continues (see [`SessionBuilder::history`]); when it
-    /// fills most of the model's window it is compacted first, and
-    /// [`on_compact`](Self::on_compact) is called.
-    pub fn history(mut self, messages: Vec<Message>) -> Self {
-        self.history = messages;
-        self
+    /// No callbacks: the answer arrives whole, and calls that need approval are denied.
+    pub fn new() -> Self {
+        QueryOptions::default()
     }
 
     /// Called with each piece of the answer's text as it streams in (text of every round,
@@ -119,8 +39,9 @@ impl QueryOptions {
     }
 
     /// Called when the conversation was compacted (summarised to fit the model's context
-    /// window) while the query ran. Only a query that continues a [`history`](Self::history)
-    /// has something to compact: a fresh query's own turn is never summarised.
+    /// window) while the query ran. Only a query that continues a
+    /// [`history`](SessionBuilder::history) has something to compact: a fresh query's own
+    /// turn is never summarised.
     pub fn on_compact(mut self, callback: impl Fn(&Compaction) + Send + Sync + 'static) -> Self {
         self.on_compact = Some(Box::new(callback));
         self
@@ -168,9 +89,9 @@ pub struct QueryAnswer {
     pub duration: Duration,
 }
 
-/// Runs `prompt` to its answer in a fresh session over `provider`: the model may call
-/// tools (robota's built-ins and those of [`QueryOptions::tool`]) as many rounds as it
-/// needs or [`QueryOptions::max_turns`] allows.
+/// Runs `prompt` to its answer in the session `session` describes: the model may call
+/// tools (robota's built-ins and those of [`SessionBuilder::tool`]) as many rounds as it
+/// needs or [`SessionBuilder::max_turns`] allows.
 ///
 /// The provider is created by the caller (see `robota::providers`); the SDK never builds
 /// one. Dropping the returned future ends the session, interrupting the turn. `Err`
@@ -180,52 +101,26 @@ pub struct QueryAnswer {
 /// ```no_run
 /// use std::sync::Arc;
 /// use robota_providers::{AnthropicConfig, AnthropicProvider};
-/// use robota_sdk::{QueryOptions, query};
+/// use robota_sdk::{QueryOptions, SessionBuilder, query};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let provider = Arc::new(AnthropicProvider::new(AnthropicConfig::new("sk-ant-…"))?);
-/// let options = QueryOptions::new("claude-sonnet-4-6")
-///     .cwd("/path/to/project")
-///     .max_turns(10)
-///     .on_text_delta(|delta| print!("{delta}"));
-/// let answer = query(provider, "Which files are in this directory?", options).await?;
+/// let session = SessionBuilder::new(provider, "claude-sonnet-4-6", "/path/to/project")
+///     .max_turns(10);
+/// let options = QueryOptions::new().on_text_delta(|delta| print!("{delta}"));
+/// let answer = query(session, "Which files are in this directory?", options).await?;
 /// println!("\n{} (${:.4})", answer.text, answer.cost_usd.unwrap_or(0.0));
 /// # Ok(())
 /// # }
 /// ```
 pub async fn query(
-    provider: Arc<dyn Provider>,
+    session: SessionBuilder,
     prompt: &str,
     options: QueryOptions,
 ) -> Result<QueryAnswer, TurnError> {
-    let cwd = match options.cwd {
-        Some(cwd) => cwd,
-        None => std::env::current_dir().map_err(|e| {
-            TurnError::new(
-                ErrorKind::Config,
-                format!("cannot read the working directory: {e}"),
-            )
-        })?,
-    };
-    let mut builder = SessionBuilder::new(provider, options.model, cwd)
-        .permission_mode(options.mode)
-        .ask_permissions(options.on_permission.is_some());
-    if let Some(turns) = options.max_turns {
-        builder = builder.max_turns(turns);
-    }
-    if let Some(text) = options.system_prompt {
-        builder = builder.system_prompt(text);
-    }
-    if let Some(text) = options.append_system_prompt {
-        builder = builder.append_system_prompt(text);
-    }
-    for tool in options.tools {
-        builder = builder.tool(tool);
-    }
-    for rule in &options.allow {
-        builder = builder.allow(rule);
-    }
-    let mut session = builder.history(options.history).start()?;
+    let mut session = session
+        .ask_permissions(options.on_permission.is_some())
+        .start()?;
     let session_id = session.id().to_string();
     let Some(mut events) = session.events() else {
         return Err(closed());
