@@ -223,6 +223,16 @@ fn dont_ask_again_saves_the_exact_rule_and_the_next_call_runs_unasked() {
     )
     .unwrap();
     assert_eq!(local["permissions"]["allow"], json!(["Bash(touch *)"]));
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "-uall"])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("one.txt") && !status.contains("settings.local.json"),
+        "the saved rule stays out of git, as Claude Code's local file does: {status}"
+    );
     exit_cleanly(&mut pty);
 }
 

@@ -1,7 +1,8 @@
 //! "Yes, and don't ask again": the exact rule the user approved, added to the project's
 //! `.robota/settings.local.json` (`permissions.allow`), keeping everything else in the file.
 //! Written atomically (temp file + rename), so a crash leaves the old file or the new one;
-//! that reading and writing is shared with the other settings writers (`setup_save`).
+//! that reading and writing is shared with the other settings writers (`setup_save`). The
+//! file is kept out of `git status` (`git_exclude`).
 
 use std::path::{Path, PathBuf};
 
@@ -111,6 +112,7 @@ pub(crate) fn read_for_edit(path: &Path) -> Result<Map<String, Value>, SettingsW
 
 /// Writes `value` as pretty JSON to `path`, creating its folder: first to a temporary
 /// file beside it, then renamed over it, so a crash leaves the old file or the new one.
+/// A project's `.robota/settings.local.json` is kept out of `git status`.
 pub(crate) fn write_atomically(
     path: &Path,
     value: &Value,
@@ -161,7 +163,11 @@ pub(crate) fn write_atomically(
     std::fs::rename(&tmp, path).map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
         io("replace", path)(source)
-    })
+    })?;
+    if path.ends_with(".robota/settings.local.json") {
+        super::git_exclude::exclude_from_git(path);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! column), and gated by workspace trust.
 
 pub mod expand;
+pub mod git_exclude;
 pub mod local_rules;
 pub mod merge;
 pub mod model;
