@@ -14,8 +14,8 @@ use crate::sdk::system_prompt;
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
 use crate::tui::app::{
-    self, ExitTranscript, LaunchError, Launcher, Notifications, OpenTarget, OpenedSession,
-    SessionEntry, StartOptions,
+    self, ExitTranscript, LaunchError, Launcher, LauncherError, Notifications, OpenTarget,
+    OpenedSession, SessionEntry, StartOptions,
 };
 
 use super::args::Args;
@@ -214,30 +214,26 @@ impl Launcher for CliLauncher {
             .then(|| (self.paths.cwd.clone(), settings.held_back))
     }
 
-    fn trust(&mut self) -> Result<(), String> {
+    fn trust(&mut self) -> Result<(), LauncherError> {
         TrustStore::load(&self.paths.robota_home)
             .trust(&self.paths.cwd)
-            .map_err(|e| {
-                format!(
-                    "cannot save trust in {}: {e}",
-                    self.paths.robota_home.display()
-                )
+            .map_err(|source| LauncherError::Trust {
+                robota_home: self.paths.robota_home.clone(),
+                source,
             })
     }
 
-    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String> {
-        provider_setup::check_setup(profile)?;
-        setup_save::save_setup(&self.paths.robota_home, profile).map_err(|e| e.to_string())
+    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, LauncherError> {
+        provider_setup::check_setup(profile).map_err(|e| LauncherError::SetupCheck(e.into()))?;
+        Ok(setup_save::save_setup(&self.paths.robota_home, profile)?)
     }
 
-    fn rule_saved(&mut self, rule: &str) -> Result<(), String> {
+    fn rule_saved(&mut self, rule: &str) -> Result<(), LauncherError> {
         TrustStore::load(&self.paths.robota_home)
             .remember_saved_rule(&self.paths.cwd, rule)
-            .map_err(|e| {
-                format!(
-                    "cannot record the rule in {}: {e}",
-                    self.paths.robota_home.display()
-                )
+            .map_err(|source| LauncherError::RuleRecord {
+                robota_home: self.paths.robota_home.clone(),
+                source,
             })
     }
 }

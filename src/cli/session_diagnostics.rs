@@ -31,7 +31,7 @@ pub fn run(cwd: &Path, robota_home: &Path, command: &SessionCommand) -> u8 {
     };
     let log = match DiagnosticsLog::load(&found.path) {
         Ok(log) => log,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     match request {
         Some(n) => show(&log, n, envelope),

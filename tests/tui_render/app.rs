@@ -18,7 +18,8 @@ use robota::sdk::settings::setup_save::SetupProfile;
 use robota::sdk::{QueuedSubmission, SessionEvent, SessionState, SubmissionId};
 use robota::tui::app::permission::PermissionPopup;
 use robota::tui::app::{
-    App, LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry, StartOptions,
+    App, LaunchError, Launcher, LauncherError, OpenTarget, OpenedSession, SessionEntry,
+    StartOptions,
 };
 use robota::tui::diff::DiffView;
 use robota::tui::markdown::{StreamingMarkdown, highlight};
@@ -45,11 +46,11 @@ impl Launcher for NoLauncher {
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {
         None
     }
-    fn trust(&mut self) -> Result<(), String> {
+    fn trust(&mut self) -> Result<(), LauncherError> {
         Ok(())
     }
-    fn save_setup(&mut self, _profile: &SetupProfile) -> Result<PathBuf, String> {
-        Err("not in render tests".into())
+    fn save_setup(&mut self, _profile: &SetupProfile) -> Result<PathBuf, LauncherError> {
+        Err(LauncherError::SetupCheck("not in render tests".into()))
     }
 }
 

@@ -41,28 +41,34 @@ pub fn has_image_extension(path: &std::path::Path) -> bool {
 }
 
 /// Why bytes could not become an image.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImageError {
     /// Not a PNG, JPEG, GIF or WebP file.
+    #[error("not a PNG, JPEG, GIF or WebP image (judged by its contents)")]
     NotAnImage,
     /// Larger than [`MAX_IMAGE_BYTES`]; holds the size.
+    #[error(
+        "the image is {:.1} MB; images over {} MB are not sent (shrink it first)",
+        *.0 as f64 / (1024.0 * 1024.0),
+        MAX_IMAGE_BYTES / (1024 * 1024)
+    )]
     TooLarge(usize),
 }
 
-impl std::fmt::Display for ImageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ImageError::NotAnImage => {
-                f.write_str("not a PNG, JPEG, GIF or WebP image (judged by its contents)")
-            }
-            ImageError::TooLarge(size) => write!(
-                f,
-                "the image is {:.1} MB; images over {} MB are not sent (shrink it first)",
-                *size as f64 / (1024.0 * 1024.0),
-                MAX_IMAGE_BYTES / (1024 * 1024)
-            ),
-        }
-    }
+/// Why an image that arrived encoded (stream-json, ACP, an MCP result) cannot be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodedImageError {
+    /// A source `type` other than `base64` (a URL, a file id…).
+    #[error("image source type {0:?} is not supported (only \"base64\")")]
+    UnsupportedSource(String),
+    #[error("image data is not valid base64: {0}")]
+    Base64(#[source] base64::DecodeError),
+    /// The decoded bytes are not a PNG, JPEG, GIF or WebP file.
+    #[error("image data is {}", ImageError::NotAnImage)]
+    NotAnImage,
+    /// The decoded image is over the size limit.
+    #[error(transparent)]
+    Image(#[from] ImageError),
 }
 
 /// The inline image for `bytes`, its media type judged by their contents.
@@ -80,21 +86,17 @@ pub fn image_from_bytes(bytes: &[u8]) -> Result<ImageSource, ImageError> {
 /// An image that arrived already encoded (stream-json input), checked: valid base64 of a
 /// PNG, JPEG, GIF or WebP within the size limit. The media type is set from the contents
 /// (a mislabelled image would be refused by the provider).
-pub fn checked_base64_image(source: &ImageSource) -> Result<ImageSource, String> {
+pub fn checked_base64_image(source: &ImageSource) -> Result<ImageSource, EncodedImageError> {
     if source.kind != "base64" {
-        return Err(format!(
-            "image source type {:?} is not supported (only \"base64\")",
-            source.kind
-        ));
+        return Err(EncodedImageError::UnsupportedSource(source.kind.clone()));
     }
     let data: String = source.data.split_whitespace().collect();
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&data)
-        .map_err(|e| format!("image data is not valid base64: {e}"))?;
-    let media_type = sniff_media_type(&bytes)
-        .ok_or_else(|| format!("image data is {}", ImageError::NotAnImage))?;
+        .map_err(EncodedImageError::Base64)?;
+    let media_type = sniff_media_type(&bytes).ok_or(EncodedImageError::NotAnImage)?;
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(ImageError::TooLarge(bytes.len()).to_string());
+        return Err(ImageError::TooLarge(bytes.len()).into());
     }
     Ok(ImageSource::base64(media_type, data))
 }
@@ -150,12 +152,16 @@ mod tests {
         let mislabelled = ImageSource::base64("image/jpeg", image.data.clone());
         assert_eq!(checked_base64_image(&mislabelled), Ok(image.clone()));
         let junk = ImageSource::base64("image/png", "!!!");
-        assert!(checked_base64_image(&junk).unwrap_err().contains("base64"));
-        let text = ImageSource::base64("image/png", "aGVsbG8=");
         assert!(
-            checked_base64_image(&text)
+            checked_base64_image(&junk)
                 .unwrap_err()
-                .contains("not a PNG")
+                .to_string()
+                .contains("base64")
+        );
+        let text = ImageSource::base64("image/png", "aGVsbG8=");
+        assert_eq!(
+            checked_base64_image(&text).unwrap_err().to_string(),
+            "image data is not a PNG, JPEG, GIF or WebP image (judged by its contents)"
         );
     }
 }

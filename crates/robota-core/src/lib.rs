@@ -22,6 +22,6 @@ pub use provider::{
     ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
 };
 pub use tool::{
-    RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolProgress, ToolRegistry,
-    ToolSource,
+    PreviewError, RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolProgress,
+    ToolRegistry, ToolSource,
 };

@@ -130,6 +130,22 @@ impl ToolOutput {
     }
 }
 
+/// A call that fails before it runs, found by the tool's preview: `message` is the error
+/// result the call would end with, for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PreviewError {
+    pub message: String,
+}
+
+impl PreviewError {
+    pub fn new(message: impl Into<String>) -> Self {
+        PreviewError {
+            message: message.into(),
+        }
+    }
+}
+
 /// A capability the model can call. An embedding program implements it (with
 /// `#[async_trait]`) to give the model its own tools; see `robota::sdk::SessionBuilder::tool`.
 #[async_trait]
@@ -170,7 +186,7 @@ pub trait Tool: Send + Sync {
         &self,
         _input: &Value,
         _ctx: &ToolContext,
-    ) -> Result<Option<ToolDisplay>, String> {
+    ) -> Result<Option<ToolDisplay>, PreviewError> {
         Ok(None)
     }
 

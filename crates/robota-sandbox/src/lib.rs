@@ -108,7 +108,7 @@ pub fn support() -> &'static Support {
         let missing = if landlock_abi == 0 {
             Some("the kernel has no Landlock".to_string())
         } else {
-            probe(landlock_abi).err()
+            probe(landlock_abi).err().map(|e| e.to_string())
         };
         Support {
             landlock_abi,
@@ -117,9 +117,22 @@ pub fn support() -> &'static Support {
     })
 }
 
-fn probe(abi: u32) -> Result<(), String> {
+/// Why the sandboxed test command of [`support`] could not run.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("cannot make its directory: {0}")]
+    Dirs(#[source] std::io::Error),
+    #[error("{0}")]
+    Prepare(#[source] std::io::Error),
+    #[error("user, mount and network namespaces with Landlock failed: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("a sandboxed test command failed ({0})")]
+    Failed(std::process::ExitStatus),
+}
+
+fn probe(abi: u32) -> Result<(), ProbeError> {
     use std::os::unix::process::CommandExt;
-    let dirs = SandboxDirs::create().map_err(|e| format!("cannot make its directory: {e}"))?;
+    let dirs = SandboxDirs::create().map_err(ProbeError::Dirs)?;
     let spec = SandboxSpec {
         cwd: dirs.tmp.clone(),
         writable: vec![dirs.tmp.clone()],
@@ -130,7 +143,7 @@ fn probe(abi: u32) -> Result<(), String> {
         relay_program: None,
     };
     let _ = std::fs::write(dirs.tmp.join("probe-hidden"), "");
-    let plan = Arc::new(prepare_with(&spec, &dirs, abi).map_err(|e| e.to_string())?);
+    let plan = Arc::new(prepare_with(&spec, &dirs, abi).map_err(ProbeError::Prepare)?);
     let mut command = std::process::Command::new("/bin/sh");
     command.arg("-c").arg("exit 0").current_dir(&dirs.tmp);
     let child_plan = Arc::clone(&plan);
@@ -145,11 +158,11 @@ fn probe(abi: u32) -> Result<(), String> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
-        .map_err(|e| format!("user, mount and network namespaces with Landlock failed: {e}"))?;
+        .map_err(ProbeError::Start)?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("a sandboxed test command failed ({status})"))
+        Err(ProbeError::Failed(status))
     }
 }
 

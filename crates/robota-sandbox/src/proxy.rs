@@ -94,14 +94,31 @@ struct Request {
     head: Vec<u8>,
 }
 
+/// Why a client's request head cannot be served; the text goes back in the `400` reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RequestError {
+    #[error("the request is not text")]
+    NotText,
+    #[error("not an HTTP request line: {0:?}")]
+    RequestLine(String),
+    #[error("only CONNECT and http:// requests pass the proxy, not {0:?}")]
+    Target(String),
+    #[error("bad address {0:?}")]
+    Address(String),
+    #[error("bad port in {0:?}")]
+    Port(String),
+    #[error("no host in {0:?}")]
+    NoHost(String),
+}
+
 /// Reads a request head: `CONNECT host:port` or an absolute `http://` URL.
-fn parse_head(head: &[u8]) -> Result<Request, String> {
-    let text = std::str::from_utf8(head).map_err(|_| "the request is not text".to_string())?;
+fn parse_head(head: &[u8]) -> Result<Request, RequestError> {
+    let text = std::str::from_utf8(head).map_err(|_| RequestError::NotText)?;
     let (first, rest) = text.split_once("\r\n").unwrap_or((text, ""));
     let mut parts = first.split(' ');
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(format!("not an HTTP request line: {first:?}"));
+        return Err(RequestError::RequestLine(first.to_string()));
     };
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = split_host_port(target, 443)?;
@@ -113,9 +130,7 @@ fn parse_head(head: &[u8]) -> Result<Request, String> {
         });
     }
     let Some(after) = target.strip_prefix("http://") else {
-        return Err(format!(
-            "only CONNECT and http:// requests pass the proxy, not {target:?}"
-        ));
+        return Err(RequestError::Target(target.to_string()));
     };
     let (authority, path) = match after.find('/') {
         Some(i) => (&after[..i], &after[i..]),
@@ -131,12 +146,12 @@ fn parse_head(head: &[u8]) -> Result<Request, String> {
     })
 }
 
-fn split_host_port(authority: &str, default: u16) -> Result<(String, u16), String> {
+fn split_host_port(authority: &str, default: u16) -> Result<(String, u16), RequestError> {
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let (host, rest) = v6
             .split_once(']')
-            .ok_or_else(|| format!("bad address {authority:?}"))?;
+            .ok_or_else(|| RequestError::Address(authority.to_string()))?;
         (host, rest.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -147,11 +162,11 @@ fn split_host_port(authority: &str, default: u16) -> Result<(String, u16), Strin
     let port = match port {
         Some(p) => p
             .parse()
-            .map_err(|_| format!("bad port in {authority:?}"))?,
+            .map_err(|_| RequestError::Port(authority.to_string()))?,
         None => default,
     };
     if host.is_empty() {
-        return Err(format!("no host in {authority:?}"));
+        return Err(RequestError::NoHost(authority.to_string()));
     }
     Ok((host.to_string(), port))
 }
@@ -174,7 +189,7 @@ async fn serve(mut client: UnixStream, allowed: DomainCheck) -> std::io::Result<
     };
     let request = match parse_head(&buffer[..end]) {
         Ok(r) => r,
-        Err(e) => return reply(&mut client, "400 Bad Request", &e).await,
+        Err(e) => return reply(&mut client, "400 Bad Request", &e.to_string()).await,
     };
     if !allowed(&request.host) {
         tracing::info!("sandbox proxy: refused {}", request.host);

@@ -427,7 +427,7 @@ impl Session {
     /// log keeps what was said, ends with a `clear` line and stays resumable), an empty
     /// history, no name, no usage. `Err` says why the new log could not be created; the
     /// session then goes on without one rather than writing into the old.
-    pub fn clear(&mut self) -> Result<(), String> {
+    pub fn clear(&mut self) -> Result<(), LogError> {
         self.log_event(LogEvent::Clear {});
         self.history.clear();
         self.checkpoints.clear();
@@ -448,7 +448,7 @@ impl Session {
         let Some(old) = self.log.take() else {
             return Ok(());
         };
-        let log = old.create_beside(&header).map_err(|e| e.to_string())?;
+        let log = old.create_beside(&header)?;
         self.log = Some(Arc::new(log));
         Ok(())
     }

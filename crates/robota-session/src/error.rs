@@ -7,6 +7,19 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+/// What is wrong with the first line of a session log, which must be its header.
+#[derive(Debug, Error)]
+pub enum HeaderError {
+    #[error("line 1 is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("the first line is not of type \"session\"")]
+    NotSession,
+    #[error("the first line is not a valid session header ({0})")]
+    Invalid(#[source] serde_json::Error),
+    #[error("the header has no sessionId")]
+    NoSessionId,
+}
+
 /// What went wrong reading or writing a session log; every variant names the file (or,
 /// for a bad id, the id that would have named it).
 #[derive(Debug, Error)]
@@ -23,7 +36,11 @@ pub enum LogError {
     #[error("{}", in_use_message(path, *holder))]
     InUse { path: PathBuf, holder: Option<u32> },
     #[error("session log {} has no valid session header: {reason}", path.display())]
-    InvalidHeader { path: PathBuf, reason: String },
+    InvalidHeader {
+        path: PathBuf,
+        #[source]
+        reason: HeaderError,
+    },
     #[error("session id {id:?} cannot name a log file (use letters, digits, '-', '_', '.')")]
     InvalidSessionId { id: String },
     #[error("session log {}: cannot serialise a line: {source}", path.display())]

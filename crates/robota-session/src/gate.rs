@@ -23,7 +23,7 @@ use robota_core::permission::{
     CallFacts, PLAN_APPROVAL_TOOL, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
     suggested_rule,
 };
-use robota_core::{ToolContext, ToolDisplay, ToolOutput, ToolRegistry};
+use robota_core::{PreviewError, ToolContext, ToolDisplay, ToolOutput, ToolRegistry};
 
 use super::hooks::{HookFiring, tool_response};
 use super::line::{LogEvent, PermissionDecision};
@@ -55,7 +55,7 @@ impl SessionGate<'_> {
         &self,
         call: &ToolCall,
         cancel: &CancellationToken,
-    ) -> Result<Option<ToolDisplay>, String> {
+    ) -> Result<Option<ToolDisplay>, PreviewError> {
         let Some(tool) = self.tools.get(&call.name) else {
             return Ok(None);
         };
@@ -166,7 +166,7 @@ impl ToolGate for SessionGate<'_> {
         // cannot succeed fails now with the tool's own error.
         let preview = match self.preview(call, cancel).await {
             Ok(preview) => preview,
-            Err(message) => return GateDecision::Fail(message),
+            Err(failure) => return GateDecision::Fail(failure.message),
         };
         if let Some(decision) = self.permission_request_hooks(call, cancel).await {
             return decision;

@@ -20,7 +20,9 @@ use robota_core::hooks::{
 use robota_core::permission::{
     CallFacts, PermissionMode, PermissionPolicy, PermissionRule, Verdict,
 };
-use robota_core::{Block, Message, Provider, ProviderRequest, Role, StreamEvent, ToolOutput};
+use robota_core::{
+    Block, Message, Provider, ProviderError, ProviderRequest, Role, StreamEvent, ToolOutput,
+};
 
 use super::line::{HookRun, LogEvent};
 use super::log::SessionLog;
@@ -128,7 +130,7 @@ impl ModelHookRunner for ProviderHookModel {
         prompt: &str,
         model: Option<&str>,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, ProviderError> {
         let request = ProviderRequest {
             model: model.unwrap_or(&self.model).to_string(),
             system: HOOK_SYSTEM_PROMPT.to_string(),
@@ -141,11 +143,7 @@ impl ModelHookRunner for ProviderHookModel {
             wire: self.wire.clone(),
         };
         let ignore = |_event: StreamEvent| {};
-        let turn = self
-            .provider
-            .stream(&request, &ignore, cancel)
-            .await
-            .map_err(|e| e.user_message())?;
+        let turn = self.provider.stream(&request, &ignore, cancel).await?;
         Ok(Message::new(Role::Assistant, turn.content).text())
     }
 }

@@ -32,5 +32,5 @@ pub mod store;
 pub mod update;
 
 pub use conversation::{PermissionAnswer, Session, SessionConfig, SessionUpdate, UpdateSink};
-pub use error::LogError;
+pub use error::{HeaderError, LogError};
 pub use line::{LogEvent, LogLine};

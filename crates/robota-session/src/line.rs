@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use robota_core::{Block, Message, MessageState, ProviderErrorKind, Role, TodoItem, Usage};
 
+use crate::error::HeaderError;
+
 /// How the compaction summary is introduced at the head of the history (Claude Code's
 /// words, so a model trained on its sessions reads it as it is meant).
 pub const CONTEXT_SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
@@ -106,26 +108,23 @@ impl SessionHeader {
     }
 
     /// Reads a header line; the error says what is wrong with it.
-    pub fn from_line(line: &Value) -> Result<SessionHeader, String> {
+    pub fn from_line(line: &Value) -> Result<SessionHeader, HeaderError> {
         match LogLine::deserialize(line) {
             Ok(LogLine::Session(header)) => header.checked(),
-            Ok(_) => Err("the first line is not of type \"session\"".into()),
-            Err(e) => Err(format!(
-                "the first line is not a valid session header ({e})"
-            )),
+            Ok(_) => Err(HeaderError::NotSession),
+            Err(e) => Err(HeaderError::Invalid(e)),
         }
     }
 
     /// Reads the header from the first line's bytes; the error says what is wrong with it.
-    pub fn parse(line: &[u8]) -> Result<SessionHeader, String> {
-        let line = serde_json::from_slice::<Value>(line)
-            .map_err(|e| format!("line 1 is not JSON ({e})"))?;
+    pub fn parse(line: &[u8]) -> Result<SessionHeader, HeaderError> {
+        let line = serde_json::from_slice::<Value>(line).map_err(HeaderError::NotJson)?;
         SessionHeader::from_line(&line)
     }
 
-    fn checked(self) -> Result<SessionHeader, String> {
+    fn checked(self) -> Result<SessionHeader, HeaderError> {
         if self.session_id.is_empty() {
-            return Err("the header has no sessionId".into());
+            return Err(HeaderError::NoSessionId);
         }
         Ok(self)
     }
@@ -575,7 +574,7 @@ mod tests {
                 "provider"
             ]
         );
-        assert_eq!(SessionHeader::from_line(&line), Ok(header));
+        assert_eq!(SessionHeader::from_line(&line).unwrap(), header);
         // Headers written before (nanoseconds) still read.
         let old = json!({"type":"session","sessionId":"a","cwd":"/p",
             "created":"2026-11-23T21:45:15.327768236Z","version":"0.1.0"});

@@ -67,9 +67,9 @@ pub struct BashTool {
     /// The session's live permission policy: whether and how to sandbox each command.
     policy: OnceLock<Arc<Mutex<PermissionPolicy>>>,
     /// The sandbox's private directory (made on the first sandboxed command).
-    sandbox_dirs: OnceLock<Result<SandboxDirs, String>>,
+    sandbox_dirs: OnceLock<std::io::Result<SandboxDirs>>,
     /// The domain proxy (started on the first sandboxed command that needs it).
-    proxy: OnceLock<Result<DomainProxy, String>>,
+    proxy: OnceLock<std::io::Result<DomainProxy>>,
 }
 
 impl BashTool {
@@ -117,7 +117,7 @@ impl BashTool {
         }
         let dirs = self
             .sandbox_dirs
-            .get_or_init(|| SandboxDirs::create().map_err(|e| e.to_string()))
+            .get_or_init(SandboxDirs::create)
             .as_ref()
             .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))?;
         let extra = if background {
@@ -127,24 +127,27 @@ impl BashTool {
         };
         let mut spec = SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra);
         if policy.sandbox.settings.proxied_domains().is_some() {
-            let proxy = self
-                .proxy
-                .get_or_init(|| {
-                    let live = Arc::clone(self.policy.get().ok_or("no policy")?);
-                    let check: DomainCheck = Arc::new(move |host: &str| {
-                        live.lock().is_ok_and(|p| {
-                            p.sandbox
-                                .settings
-                                .proxied_domains()
-                                .is_some_and(|domains| domain_allowed(domains, host))
-                        })
-                    });
-                    DomainProxy::start(&dirs.proxy_socket(), check).map_err(|e| e.to_string())
-                })
-                .as_ref()
-                .map_err(|e| {
-                    ToolFailure::failed(format!("Cannot start the sandbox's domain proxy: {e}"))
-                })?;
+            let proxy =
+                self.proxy
+                    .get_or_init(|| {
+                        let live = self.policy.get().ok_or_else(|| {
+                            std::io::Error::other("the sandbox policy is not set")
+                        })?;
+                        let live = Arc::clone(live);
+                        let check: DomainCheck = Arc::new(move |host: &str| {
+                            live.lock().is_ok_and(|p| {
+                                p.sandbox
+                                    .settings
+                                    .proxied_domains()
+                                    .is_some_and(|domains| domain_allowed(domains, host))
+                            })
+                        });
+                        DomainProxy::start(&dirs.proxy_socket(), check)
+                    })
+                    .as_ref()
+                    .map_err(|e| {
+                        ToolFailure::failed(format!("Cannot start the sandbox's domain proxy: {e}"))
+                    })?;
             spec.proxy_socket = Some(proxy.socket().to_path_buf());
         }
         prepare(&spec, dirs)

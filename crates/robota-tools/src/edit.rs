@@ -13,7 +13,7 @@ use super::host::{ToolHost, load_for_replace, write_replacement};
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::{resolve, similar_names};
 use super::read::push_numbered_line;
-use robota_core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
+use robota_core::{PreviewError, RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
 
 /// Lines of context shown around the change in the result.
 const SNIPPET_CONTEXT_LINES: usize = 4;
@@ -306,7 +306,7 @@ impl Tool for EditTool {
         &self,
         input: &Value,
         ctx: &ToolContext,
-    ) -> Result<Option<ToolDisplay>, String> {
+    ) -> Result<Option<ToolDisplay>, PreviewError> {
         into_preview(self.plan(input, ctx).await)
     }
 }

@@ -19,13 +19,36 @@ use super::file_tracker::{FileReadTracker, FileStamp};
 use super::file_write::{ExistingFile, load_existing, write_and_record};
 use super::input::ToolFailure;
 
+/// An error from the host's side (its protocol's or its transport's), as it reports it.
+pub type HostSource = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why the host could not do what a tool asked of it.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The host's session is not open yet (a tool ran before it was put together).
+    #[error("the session is not open yet")]
+    NotReady,
+    /// Reading or writing a file through the host failed.
+    #[error("{0}")]
+    Files(#[source] HostSource),
+    /// The host could not start a terminal for the command.
+    #[error("the editor could not start a terminal: {0}")]
+    StartTerminal(#[source] HostSource),
+    /// Waiting for the command in the host's terminal failed.
+    #[error("waiting for the terminal failed: {0}")]
+    WaitTerminal(#[source] HostSource),
+    /// Reading what the command left in the host's terminal failed.
+    #[error("reading the terminal's output failed: {0}")]
+    TerminalOutput(#[source] HostSource),
+}
+
 /// Text files as the host has them.
 #[async_trait]
 pub trait HostFiles: Send + Sync {
     /// The whole text of the file at `path` (absolute) as the host sees it.
-    async fn read_text(&self, path: &Path) -> Result<String, String>;
+    async fn read_text(&self, path: &Path) -> Result<String, HostError>;
     /// Replaces the file's whole text (the host creates it if needed).
-    async fn write_text(&self, path: &Path, text: &str) -> Result<(), String>;
+    async fn write_text(&self, path: &Path, text: &str) -> Result<(), HostError>;
 }
 
 /// A foreground command for the host's terminal: `program args…` in `cwd`.
@@ -67,7 +90,7 @@ pub trait HostTerminal: Send + Sync {
         command: TerminalCommand,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<TerminalRun, String>;
+    ) -> Result<TerminalRun, HostError>;
 }
 
 /// What the host offers the tools; the default offers nothing (all local).

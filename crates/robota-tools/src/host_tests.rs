@@ -21,7 +21,7 @@ struct Buffers {
 
 #[async_trait]
 impl HostFiles for Buffers {
-    async fn read_text(&self, path: &Path) -> Result<String, String> {
+    async fn read_text(&self, path: &Path) -> Result<String, HostError> {
         self.asked
             .lock()
             .unwrap()
@@ -31,10 +31,10 @@ impl HostFiles for Buffers {
             .unwrap()
             .get(path)
             .cloned()
-            .ok_or_else(|| "no such buffer".to_string())
+            .ok_or_else(|| HostError::Files("no such buffer".into()))
     }
 
-    async fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
+    async fn write_text(&self, path: &Path, text: &str) -> Result<(), HostError> {
         self.asked
             .lock()
             .unwrap()

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use robota_core::{INVALID_INPUT_KEY, ToolOutput};
+use robota_core::{INVALID_INPUT_KEY, PreviewError, ToolOutput};
 
 /// The model sent input the tool cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,8 +34,14 @@ impl ToolFailure {
 /// the error the call would end with.
 pub fn into_preview(
     result: Result<robota_core::ToolDisplay, ToolFailure>,
-) -> Result<Option<robota_core::ToolDisplay>, String> {
-    result.map(Some).map_err(|failure| failure.to_string())
+) -> Result<Option<robota_core::ToolDisplay>, PreviewError> {
+    result.map(Some).map_err(PreviewError::from)
+}
+
+impl From<ToolFailure> for PreviewError {
+    fn from(failure: ToolFailure) -> Self {
+        PreviewError::new(failure.to_string())
+    }
 }
 
 /// Turns a tool's inner result into the output the engine gets.

@@ -52,14 +52,18 @@ pub use exit_plan_mode::ExitPlanModeTool;
 pub use file_tracker::{FileReadTracker, FileStamp, Staleness};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
-pub use host::{HostEnding, HostFiles, HostTerminal, TerminalCommand, TerminalRun, ToolHost};
+pub use host::{
+    HostEnding, HostError, HostFiles, HostSource, HostTerminal, TerminalCommand, TerminalRun,
+    ToolHost,
+};
 pub use input::{InvalidInput, ToolFailure};
 pub use live_run::{RunWatch, TAIL_LINES, WatchedRun, run_watched};
 pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
 pub use shell_process::{Ending, ShellRun, ShellScript, run_script};
 pub use structured_output::{
-    STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, StructuredOutputTool, StructuredSlot,
+    STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, SchemaError, StructuredOutputTool,
+    StructuredSlot,
 };
 pub use todo::{TodoList, TodoWriteTool};
 pub use web::search_backend::WebSearchSection;

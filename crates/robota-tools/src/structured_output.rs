@@ -35,6 +35,17 @@ impl StructuredSlot {
     }
 }
 
+/// Why the `--json-schema` a run was given cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("--json-schema is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("--json-schema must be a JSON Schema object")]
+    NotAnObject,
+    #[error("--json-schema is not a valid JSON Schema: {0}")]
+    Invalid(#[source] Box<jsonschema::ValidationError<'static>>),
+}
+
 pub struct StructuredOutputTool {
     schema: Value,
     validator: jsonschema::Validator,
@@ -43,14 +54,13 @@ pub struct StructuredOutputTool {
 
 impl StructuredOutputTool {
     /// The tool for this schema (a JSON text); `Err` says why the schema is unusable.
-    pub fn new(schema_text: &str, slot: StructuredSlot) -> Result<Self, String> {
-        let schema: Value = serde_json::from_str(schema_text)
-            .map_err(|e| format!("--json-schema is not valid JSON: {e}"))?;
+    pub fn new(schema_text: &str, slot: StructuredSlot) -> Result<Self, SchemaError> {
+        let schema: Value = serde_json::from_str(schema_text).map_err(SchemaError::NotJson)?;
         if !schema.is_object() {
-            return Err("--json-schema must be a JSON Schema object".to_string());
+            return Err(SchemaError::NotAnObject);
         }
         let validator = jsonschema::validator_for(&schema)
-            .map_err(|e| format!("--json-schema is not a valid JSON Schema: {e}"))?;
+            .map_err(|e| SchemaError::Invalid(Box::new(e.to_owned())))?;
         Ok(StructuredOutputTool {
             schema,
             validator,
@@ -143,11 +153,13 @@ mod tests {
         let slot = StructuredSlot::default();
         let err = StructuredOutputTool::new("{not json", slot.clone())
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(err.contains("not valid JSON"), "{err}");
         let err = StructuredOutputTool::new(r#"{"type": 12}"#, slot)
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(err.contains("not a valid JSON Schema"), "{err}");
     }
 }

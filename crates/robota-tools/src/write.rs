@@ -13,7 +13,7 @@ use super::file_write::{ExistingFile, ensure_fresh, to_crlf, uses_crlf};
 use super::host::{ToolHost, load_for_replace, write_replacement};
 use super::input::{ToolFailure, ToolInput, into_output, into_preview};
 use super::paths::resolve;
-use robota_core::{RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
+use robota_core::{PreviewError, RiskClass, Tool, ToolContext, ToolDisplay, ToolOutput};
 
 const DESCRIPTION: &str = "Writes a file, creating parent directories as needed, or replaces an existing file entirely. \
 An existing file must have been Read in this session first (and not changed since). \
@@ -157,7 +157,7 @@ impl Tool for WriteTool {
         &self,
         input: &Value,
         ctx: &ToolContext,
-    ) -> Result<Option<ToolDisplay>, String> {
+    ) -> Result<Option<ToolDisplay>, PreviewError> {
         into_preview(self.plan(input, ctx).await)
     }
 }

@@ -23,12 +23,12 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::core::hooks::{HookCallbacks, HookConfig};
+use crate::core::hooks::{HookCallbackError, HookCallbacks, HookConfig};
 use crate::core::permission::PermissionMode;
 use crate::sdk::commands::{CommandScope, Submission, SubmissionId};
 use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent, TurnEnd};
 use crate::session::PermissionAnswer;
-use crate::tools::mcp::{SdkMcpAnswer, SdkMcpRouter};
+use crate::tools::mcp::{SdkMcpAnswer, SdkMcpError, SdkMcpRouter};
 
 use super::super::args::Args;
 use super::super::assemble::{assemble_in, options};
@@ -66,9 +66,9 @@ struct Driver {
     /// Permission questions sent as `can_use_tool`, by request id, awaiting the answer.
     questions: HashMap<String, PermissionRequest>,
     /// Hook callbacks sent as `hook_callback`, by request id, awaiting the answer.
-    hook_calls: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    hook_calls: HashMap<String, oneshot::Sender<Result<Value, HookCallbackError>>>,
     /// Messages for the program's MCP servers sent as `mcp_message`, by request id.
-    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
+    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, SdkMcpError>>>,
     /// The `initialize` whose hooks went into the session (the first input line) is yet
     /// to be answered; any other `initialize` cannot add hooks.
     hooks_initialize_pending: bool,
@@ -414,9 +414,9 @@ impl Driver {
     /// A hook callback the session fires: asked of the program as `hook_callback`.
     fn call_back(&mut self, call: CallbackAsk) {
         if !self.input_open {
-            let _ = call.answer.send(Err(
-                "stdin is closed: the hook callback cannot be asked".to_string()
-            ));
+            let _ = call.answer.send(Err(HookCallbackError::Unanswered(
+                "stdin is closed: the hook callback cannot be asked".to_string(),
+            )));
             return;
         }
         let request_id = format!("robota_hook_{}", self.next_request);
@@ -438,9 +438,9 @@ impl Driver {
     /// A message for one of the program's MCP servers, sent as `mcp_message`.
     fn ask_mcp(&mut self, ask: McpAsk) {
         if !self.input_open {
-            let _ = ask.answer.send(Err(
-                "stdin is closed: the SDK MCP server cannot be reached".to_string()
-            ));
+            let _ = ask.answer.send(Err(SdkMcpError::Unanswered(
+                "stdin is closed: the SDK MCP server cannot be reached".to_string(),
+            )));
             return;
         }
         let request_id = format!("robota_mcp_{}", self.next_request);
@@ -454,14 +454,14 @@ impl Driver {
     fn input_closed(&mut self) {
         self.input_open = false;
         for (_, waiting) in self.mcp_calls.drain() {
-            let _ = waiting.send(Err(
-                "stdin closed before the SDK MCP server answered".to_string()
-            ));
+            let _ = waiting.send(Err(SdkMcpError::Unanswered(
+                "stdin closed before the SDK MCP server answered".to_string(),
+            )));
         }
         for (_, waiting) in self.hook_calls.drain() {
-            let _ = waiting.send(Err(
-                "stdin closed before the hook callback was answered".to_string()
-            ));
+            let _ = waiting.send(Err(HookCallbackError::Unanswered(
+                "stdin closed before the hook callback was answered".to_string(),
+            )));
         }
         for (_, mut request) in self.questions.drain() {
             request.respond(PermissionAnswer::Deny(Some(
@@ -515,7 +515,7 @@ impl Driver {
                 Ok(response.get("response").cloned().unwrap_or(json!({})))
             } else {
                 let error = response.get("error").and_then(Value::as_str).unwrap_or("");
-                Err(format!("the hook callback failed: {error}"))
+                Err(HookCallbackError::Failed(error.to_string()))
             };
             let _ = waiting.send(answer);
             return;
@@ -676,7 +676,7 @@ fn initialize_hooks(line: &str) -> Option<Value> {
 struct CallbackAsk {
     callback_id: String,
     input: Value,
-    answer: oneshot::Sender<Result<Value, String>>,
+    answer: oneshot::Sender<Result<Value, HookCallbackError>>,
 }
 
 /// The session's way to the program's hook callbacks: each call becomes a `CallbackAsk`
@@ -692,7 +692,7 @@ impl HookCallbacks for CallbackBridge {
         callback_id: &str,
         input: &Value,
         cancel: &CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, HookCallbackError> {
         let (answer, answered) = oneshot::channel();
         self.asks
             .send(CallbackAsk {
@@ -700,10 +700,14 @@ impl HookCallbacks for CallbackBridge {
                 input: input.clone(),
                 answer,
             })
-            .map_err(|_| "the program that registered the hook is gone".to_string())?;
+            .map_err(|_| {
+                HookCallbackError::Unanswered(
+                    "the program that registered the hook is gone".to_string(),
+                )
+            })?;
         tokio::select! {
-            answer = answered => answer.unwrap_or_else(|_| Err("the hook callback got no answer".to_string())),
-            _ = cancel.cancelled() => Err("cancelled".to_string()),
+            answer = answered => answer.unwrap_or_else(|_| Err(HookCallbackError::Unanswered("the hook callback got no answer".to_string()))),
+            _ = cancel.cancelled() => Err(HookCallbackError::Cancelled),
         }
     }
 }
@@ -713,7 +717,7 @@ struct Early {
     /// Input lines read meanwhile, for the driver to handle in order.
     lines: Vec<String>,
     /// `mcp_message`s still unanswered when the wait ended.
-    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
+    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, SdkMcpError>>>,
     next_request: u64,
     input_closed: bool,
 }
@@ -784,7 +788,7 @@ fn mcp_message(request_id: &str, ask: &McpAsk) -> Value {
 }
 
 /// The server's answer in a `control_response` to an `mcp_message`.
-fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
+fn mcp_answer(response: &Value) -> Result<Option<Value>, SdkMcpError> {
     if response.get("subtype").and_then(Value::as_str) == Some("success") {
         Ok(response
             .get("response")
@@ -792,7 +796,7 @@ fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
             .cloned())
     } else {
         let error = response.get("error").and_then(Value::as_str).unwrap_or("");
-        Err(format!("the SDK MCP server failed: {error}"))
+        Err(SdkMcpError::Failed(error.to_string()))
     }
 }
 
@@ -800,7 +804,7 @@ fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
 struct McpAsk {
     server: String,
     message: Value,
-    answer: oneshot::Sender<Result<Option<Value>, String>>,
+    answer: oneshot::Sender<Result<Option<Value>, SdkMcpError>>,
 }
 
 /// The session's way to the program's in-process MCP servers: each message becomes an
@@ -818,9 +822,9 @@ impl SdkMcpRouter for McpBridge {
             answer,
         };
         if let Err(mpsc::error::SendError(ask)) = self.asks.send(ask) {
-            let _ = ask.answer.send(Err(
-                "the program that runs the SDK server is gone".to_string()
-            ));
+            let _ = ask.answer.send(Err(SdkMcpError::Unanswered(
+                "the program that runs the SDK server is gone".to_string(),
+            )));
         }
         answered
     }

@@ -239,7 +239,11 @@ impl HookConfig {
                 let matcher = Matcher::parse(group.get("matcher").and_then(Value::as_str));
                 let (matcher, timeout) = match (matcher, parse_timeout(group.get("timeout"))) {
                     (Ok(m), Ok(t)) => (m, t),
-                    (Err(e), _) | (_, Err(e)) => {
+                    (Err(e), _) => {
+                        warnings.push(format!("{at}: {e}; group skipped"));
+                        continue;
+                    }
+                    (_, Err(e)) => {
                         warnings.push(format!("{at}: {e}; group skipped"));
                         continue;
                     }
@@ -344,27 +348,46 @@ fn parse_group(
     Some(MatcherGroup { matcher, handlers })
 }
 
-fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandler, String> {
-    let obj = value
-        .as_object()
-        .ok_or_else(|| "expected a handler object".to_string())?;
-    let text = |key: &str| -> Result<Option<String>, String> {
+/// What is wrong with one configured hook handler (or a group's `timeout`); the warning
+/// that skips it names where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookConfigError {
+    #[error("expected a handler object")]
+    NotAnObject,
+    #[error("\"{key}\" must be a string")]
+    NotAString { key: &'static str },
+    #[error("missing \"{key}\"")]
+    Missing { key: &'static str },
+    #[error("\"args\" must be a list of strings")]
+    ArgsNotStrings,
+    #[error("hook type {0:?} is not supported")]
+    UnsupportedType(String),
+    #[error("\"timeout\" must be a positive number of seconds")]
+    BadTimeout,
+}
+
+fn parse_handler(
+    value: &Value,
+    plugin_root: Option<&Path>,
+) -> Result<HookHandler, HookConfigError> {
+    let obj = value.as_object().ok_or(HookConfigError::NotAnObject)?;
+    let text = |key: &'static str| -> Result<Option<String>, HookConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(expand_plugin_root(s, plugin_root))),
-            Some(_) => Err(format!("\"{key}\" must be a string")),
+            Some(_) => Err(HookConfigError::NotAString { key }),
         }
     };
-    let required = |key: &str| -> Result<String, String> {
+    let required = |key: &'static str| -> Result<String, HookConfigError> {
         text(key)?
             .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| format!("missing \"{key}\""))
+            .ok_or(HookConfigError::Missing { key })
     };
     let kind_name = match obj.get("type") {
         Some(Value::String(t)) => t.as_str(),
         None if obj.contains_key("command") => "command",
-        None => return Err("missing \"type\"".to_string()),
-        Some(_) => return Err("\"type\" must be a string".to_string()),
+        None => return Err(HookConfigError::Missing { key: "type" }),
+        Some(_) => return Err(HookConfigError::NotAString { key: "type" }),
     };
     let kind = match kind_name {
         "command" => HandlerKind::Command {
@@ -377,11 +400,11 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
                         .map(|item| match item {
                             Value::String(s) => Ok(expand_plugin_root(s, plugin_root)),
                             Value::Number(n) => Ok(n.to_string()),
-                            _ => Err("\"args\" must be a list of strings".to_string()),
+                            _ => Err(HookConfigError::ArgsNotStrings),
                         })
                         .collect::<Result<Vec<_>, _>>()?,
                 ),
-                Some(_) => return Err("\"args\" must be a list of strings".to_string()),
+                Some(_) => return Err(HookConfigError::ArgsNotStrings),
             },
         },
         "http" => HandlerKind::Http {
@@ -414,7 +437,7 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
             prompt: required("prompt")?,
             model: text("model")?,
         },
-        other => return Err(format!("hook type {other:?} is not supported")),
+        other => return Err(HookConfigError::UnsupportedType(other.to_string())),
     };
     let timeout = parse_timeout(obj.get("timeout"))?;
     let flag = |key: &str| obj.get(key).and_then(Value::as_bool) == Some(true);
@@ -430,14 +453,14 @@ fn parse_handler(value: &Value, plugin_root: Option<&Path>) -> Result<HookHandle
 }
 
 /// A handler's or group's `timeout`: positive seconds (capped at a day).
-fn parse_timeout(value: Option<&Value>) -> Result<Option<Duration>, String> {
+fn parse_timeout(value: Option<&Value>) -> Result<Option<Duration>, HookConfigError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(v) => match v.as_f64() {
             Some(secs) if secs > 0.0 && secs.is_finite() => {
                 Ok(Some(Duration::from_secs_f64(secs.min(24.0 * 3600.0))))
             }
-            _ => Err("\"timeout\" must be a positive number of seconds".to_string()),
+            _ => Err(HookConfigError::BadTimeout),
         },
     }
 }

@@ -18,6 +18,7 @@ use super::command::{CommandSpec, run_command, spawn_detached};
 use super::config::{HandlerKind, HookConfig, HookHandler};
 use super::http::{HttpSpec, run_http};
 use super::protocol::{HookOutcome, OUTPUT_CAP, RawRun, RunEnding, interpret};
+use crate::provider::ProviderError;
 use crate::truncate::truncate_middle;
 
 /// SessionEnd handlers without their own timeout get this long (Claude Code's budget).
@@ -34,7 +35,20 @@ pub trait ModelHookRunner: Send + Sync {
         prompt: &str,
         model: Option<&str>,
         cancel: &CancellationToken,
-    ) -> Result<String, String>;
+    ) -> Result<String, ProviderError>;
+}
+
+/// Why a `callback` handler got no output from the program that registered it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookCallbackError {
+    /// The program could not be asked, or stopped answering; says why.
+    #[error("{0}")]
+    Unanswered(String),
+    /// The program answered with an error (its message).
+    #[error("the hook callback failed: {0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// Answers `callback` handlers: the program driving robota runs its own hook code (the
@@ -46,7 +60,7 @@ pub trait HookCallbacks: Send + Sync {
         callback_id: &str,
         input: &Value,
         cancel: &CancellationToken,
-    ) -> Result<Value, String>;
+    ) -> Result<Value, HookCallbackError>;
 }
 
 /// The session facts every hook input carries, and the environment hooks run in.
@@ -394,7 +408,7 @@ impl HookRunner {
                         stdout: String::new(),
                         stderr: String::new(),
                     },
-                    Ok(Err(err)) => failed(&err),
+                    Ok(Err(err)) => failed(&err.to_string()),
                     Ok(Ok(output)) => RawRun {
                         ending: RunEnding::Exited(0),
                         stdout: output.to_string(),
@@ -414,7 +428,7 @@ impl HookRunner {
                         stdout: String::new(),
                         stderr: String::new(),
                     },
-                    Ok(Err(err)) => failed(&err),
+                    Ok(Err(err)) => failed(&err.user_message()),
                     Ok(Ok(answer)) => model_answer(&answer),
                 }
             }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::hooks::protocol::ToolPermission;
+use crate::provider::ProviderErrorKind;
 use std::sync::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -260,13 +261,13 @@ impl ModelHookRunner for ScriptedModel {
         prompt: &str,
         _model: Option<&str>,
         _cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, ProviderError> {
         self.1.lock().unwrap().push(prompt.to_string());
         self.0
             .lock()
             .unwrap()
             .pop()
-            .ok_or_else(|| "no answer".to_string())
+            .ok_or_else(|| ProviderError::new(ProviderErrorKind::Server, "no answer"))
     }
 }
 

@@ -28,9 +28,19 @@ fn is_list_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | ',' | '|')
 }
 
+/// A matcher that is neither a name list nor a valid regular expression.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid matcher regex {text:?}: {source}")]
+pub struct MatcherError {
+    /// The matcher as written (trimmed).
+    pub text: String,
+    #[source]
+    pub source: regex::Error,
+}
+
 impl Matcher {
     /// Compiles a matcher; `Err` carries the regex error for a warning.
-    pub fn parse(text: Option<&str>) -> Result<Matcher, String> {
+    pub fn parse(text: Option<&str>) -> Result<Matcher, MatcherError> {
         let text = text.map(str::trim).unwrap_or("");
         if text.is_empty() || text == "*" {
             return Ok(Matcher::All);
@@ -50,7 +60,10 @@ impl Matcher {
         }
         Regex::new(text)
             .map(Matcher::Pattern)
-            .map_err(|e| format!("invalid matcher regex {text:?}: {e}"))
+            .map_err(|source| MatcherError {
+                text: text.to_string(),
+                source,
+            })
     }
 
     /// Whether the matcher selects `query` (a tool name, a source, a reason…).

@@ -14,12 +14,12 @@ pub mod protocol;
 
 use std::fmt;
 
-pub use config::{HandlerKind, HookConfig, HookHandler, MatcherGroup};
+pub use config::{HandlerKind, HookConfig, HookConfigError, HookHandler, MatcherGroup};
 pub use dispatch::{
-    HookCallbacks, HookEnvironment, HookProgress, HookRequest, HookRunRecord, HookRunner,
-    ModelHookRunner, RunOutcome,
+    HookCallbackError, HookCallbacks, HookEnvironment, HookProgress, HookRequest, HookRunRecord,
+    HookRunner, ModelHookRunner, RunOutcome,
 };
-pub use matcher::Matcher;
+pub use matcher::{Matcher, MatcherError};
 pub use protocol::{HookOutcome, PermissionRequestDecision, ToolPermissionDecision};
 
 /// A moment at which hooks run. Names and meanings are Claude Code's.

@@ -19,6 +19,21 @@ enum Segment {
     Index(usize),
 }
 
+/// Why one `partialArgs` entry cannot be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum PartialArgsError {
+    #[error("partial argument without a jsonPath: {0}")]
+    NoPath(Value),
+    #[error("partial argument without a value: {0}")]
+    NoValue(Value),
+    #[error("unsupported jsonPath {path:?}: {why}")]
+    BadPath { path: String, why: &'static str },
+    #[error("jsonPath {0:?} goes through a non-object")]
+    NotAnObject(String),
+    #[error("jsonPath {0:?} indexes a non-array")]
+    NotAnArray(String),
+}
+
 /// A function call whose arguments are still arriving.
 #[derive(Debug, Clone)]
 pub(crate) struct PartialCall {
@@ -47,11 +62,11 @@ impl PartialCall {
     }
 
     /// Applies one `partialArgs` entry.
-    pub(crate) fn apply(&mut self, piece: &Value) -> Result<(), String> {
+    pub(crate) fn apply(&mut self, piece: &Value) -> Result<(), PartialArgsError> {
         let path_text = piece
             .get("jsonPath")
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("partial argument without a jsonPath: {piece}"))?;
+            .ok_or_else(|| PartialArgsError::NoPath(piece.clone()))?;
         let path = parse_json_path(path_text)?;
         let will_continue = piece.get("willContinue").and_then(Value::as_bool) == Some(true);
         if let Some(text) = piece.get("stringValue").and_then(Value::as_str) {
@@ -71,7 +86,7 @@ impl PartialCall {
         } else if piece.get("nullValue").is_some() {
             Value::Null
         } else {
-            return Err(format!("partial argument without a value: {piece}"));
+            return Err(PartialArgsError::NoValue(piece.clone()));
         };
         *slot_at(&mut self.args, &path, path_text)? = value;
         self.continuing = None;
@@ -94,7 +109,11 @@ fn number_value(number: f64) -> Value {
 }
 
 /// The value at `path`, created (objects, arrays, `null` padding) where missing.
-fn slot_at<'a>(root: &'a mut Value, path: &[Segment], text: &str) -> Result<&'a mut Value, String> {
+fn slot_at<'a>(
+    root: &'a mut Value,
+    path: &[Segment],
+    text: &str,
+) -> Result<&'a mut Value, PartialArgsError> {
     let mut node = root;
     for segment in path {
         node = match segment {
@@ -103,7 +122,7 @@ fn slot_at<'a>(root: &'a mut Value, path: &[Segment], text: &str) -> Result<&'a 
                     *node = Value::Object(Map::new());
                 }
                 let Value::Object(map) = node else {
-                    return Err(format!("jsonPath {text:?} goes through a non-object"));
+                    return Err(PartialArgsError::NotAnObject(text.to_string()));
                 };
                 map.entry(key.clone()).or_insert(Value::Null)
             }
@@ -112,7 +131,7 @@ fn slot_at<'a>(root: &'a mut Value, path: &[Segment], text: &str) -> Result<&'a 
                     *node = Value::Array(Vec::new());
                 }
                 let Value::Array(items) = node else {
-                    return Err(format!("jsonPath {text:?} indexes a non-array"));
+                    return Err(PartialArgsError::NotAnArray(text.to_string()));
                 };
                 if items.len() <= *index {
                     items.resize(index + 1, Value::Null);
@@ -125,8 +144,11 @@ fn slot_at<'a>(root: &'a mut Value, path: &[Segment], text: &str) -> Result<&'a 
 }
 
 /// Parses `$`, `$.a.b`, `$.list[2]`, `$['odd key']`, `$["k"]` into segments.
-fn parse_json_path(text: &str) -> Result<Vec<Segment>, String> {
-    let bad = |why: &str| format!("unsupported jsonPath {text:?}: {why}");
+fn parse_json_path(text: &str) -> Result<Vec<Segment>, PartialArgsError> {
+    let bad = |why: &'static str| PartialArgsError::BadPath {
+        path: text.to_string(),
+        why,
+    };
     let rest = text
         .trim()
         .strip_prefix('$')
@@ -259,18 +281,20 @@ mod tests {
             ),
             (json!({"jsonPath":"$.a"}), "without a value"),
         ] {
-            let err = c.apply(&piece).unwrap_err();
+            let err = c.apply(&piece).unwrap_err().to_string();
             assert!(err.contains(why), "{err}");
         }
         c.apply(&json!({"jsonPath":"$.a","stringValue":"s"}))
             .unwrap();
         let err = c
             .apply(&json!({"jsonPath":"$.a.b","stringValue":"x"}))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("non-object"), "{err}");
         let err = c
             .apply(&json!({"jsonPath":"$.a[0]","stringValue":"x"}))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("non-array"), "{err}");
         let deep = format!("${}", ".k".repeat(40));
         assert!(c.apply(&json!({"jsonPath":deep,"boolValue":true})).is_err());

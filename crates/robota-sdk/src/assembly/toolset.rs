@@ -160,7 +160,7 @@ fn structured_output(
     };
     let slot = StructuredSlot::default();
     let tool = robota_tools::StructuredOutputTool::new(schema, slot.clone())
-        .map_err(AssemblyError::Invalid)?;
+        .map_err(|e| AssemblyError::Invalid(e.to_string()))?;
     tools.push(Arc::new(tool));
     Ok(Some(slot))
 }

@@ -14,7 +14,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use robota_core::{Tool, ToolSource};
-use robota_tools::mcp::{ConnectError, McpConnection, McpServerConfig, McpTool, SdkMcpRouter};
+use robota_tools::mcp::{
+    ConnectError, McpConfigError, McpConnection, McpServerConfig, McpTool, SdkMcpRouter,
+};
 
 use super::sources::ConfiguredServer;
 
@@ -75,7 +77,7 @@ struct SlotState {
 struct Slot {
     name: String,
     source: String,
-    config: Result<McpServerConfig, String>,
+    config: Result<McpServerConfig, McpConfigError>,
     state: Mutex<SlotState>,
 }
 

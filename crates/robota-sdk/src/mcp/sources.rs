@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::paths::ProjectPaths;
 use crate::settings::Settings;
 use crate::settings::expand::expand_value;
-use robota_tools::mcp::{McpServerConfig, server_map};
+use robota_tools::mcp::{McpConfigError, McpServerConfig, server_map};
 
 /// Where the servers are looked for.
 pub struct McpSources<'a> {
@@ -31,7 +31,7 @@ pub struct McpSources<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfiguredServer {
     pub name: String,
-    pub config: Result<McpServerConfig, String>,
+    pub config: Result<McpServerConfig, McpConfigError>,
     /// The file (or flag) it came from.
     pub source: String,
 }

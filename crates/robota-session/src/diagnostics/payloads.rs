@@ -344,22 +344,13 @@ pub struct PayloadReader {
     dir: PathBuf,
 }
 
-/// Why a payload could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a payload could not be read; each names the payload's hash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadProblem {
+    #[error("payload {0} is missing")]
     Missing(String),
+    #[error("payload {0} does not match its hash or is not JSON")]
     Corrupt(String),
-}
-
-impl std::fmt::Display for PayloadProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PayloadProblem::Missing(hash) => write!(f, "payload {hash} is missing"),
-            PayloadProblem::Corrupt(hash) => {
-                write!(f, "payload {hash} does not match its hash or is not JSON")
-            }
-        }
-    }
 }
 
 impl PayloadReader {

@@ -6,12 +6,44 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::diagnostics_path;
-use super::payloads::{PayloadReader, Piece, decode_pieces, payload_dir, sha256_hex};
+use super::payloads::{
+    PayloadProblem, PayloadReader, Piece, decode_pieces, payload_dir, sha256_hex,
+};
+
+/// Why a session's diagnostics log cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot read {}: {source} (diagnostics are recorded only with --debug-log or settings \"diagnostics\": true)",
+    path.display()
+)]
+pub struct DiagnosticsReadError {
+    /// The diagnostics log.
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Why a request cannot be rebuilt from the log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RebuildError {
+    /// The log has no request `n`.
+    #[error("the diagnostics log has no request {0}")]
+    NoSuchRequest(u64),
+    /// Its `body` or `envelope` (`part`) builds on a request not in the log, or its delta
+    /// is malformed.
+    #[error("its {part} refers to pieces of a request not in the log")]
+    UnknownBase { part: &'static str },
+    /// A payload it refers to is missing or damaged.
+    #[error(transparent)]
+    Payload(#[from] PayloadProblem),
+    #[error("its rebuilt body does not match the recorded hash")]
+    HashMismatch,
+}
 
 /// A diagnostics log read into memory.
 #[derive(Debug)]
@@ -28,23 +60,21 @@ pub struct DiagnosticsLog {
 pub struct RebuiltRequest {
     pub n: u64,
     /// The body as sent (credentials redacted), or why it cannot be rebuilt.
-    pub body: Result<String, String>,
+    pub body: Result<String, RebuildError>,
     /// The provider-neutral envelope as JSON text, or why it cannot be rebuilt.
-    pub envelope: Result<String, String>,
+    pub envelope: Result<String, RebuildError>,
     /// Credentials were redacted out of the body: it differs from the bytes sent there.
     pub redacted: bool,
 }
 
 impl DiagnosticsLog {
     /// Reads the diagnostics log of the session log at `session_log`.
-    pub fn load(session_log: &Path) -> Result<DiagnosticsLog, String> {
+    pub fn load(session_log: &Path) -> Result<DiagnosticsLog, DiagnosticsReadError> {
         let path = diagnostics_path(session_log);
-        let text = fs::read_to_string(&path).map_err(|e| {
-            format!(
-                "cannot read {}: {e} (diagnostics are recorded only with --debug-log or settings \"diagnostics\": true)",
-                path.display()
-            )
-        })?;
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(source) => return Err(DiagnosticsReadError { path, source }),
+        };
         let mut lines = Vec::new();
         let mut unreadable = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -80,18 +110,16 @@ impl DiagnosticsLog {
             };
             let envelope_pieces = rebuild_pieces(line, "envelope", &envelopes);
             let body_pieces = rebuild_pieces(line, "body", &bodies);
-            let join = |found: &Option<Vec<Piece>>, what: &str| match found {
-                None => Err(format!(
-                    "its {what} refers to pieces of a request not in the log"
-                )),
-                Some(found) => self.payloads.join(found).map_err(|e| e.to_string()),
+            let join = |found: &Option<Vec<Piece>>, part: &'static str| match found {
+                None => Err(RebuildError::UnknownBase { part }),
+                Some(found) => Ok(self.payloads.join(found)?),
             };
             let mut body = join(&body_pieces, "body");
             if let (Ok(text), Some(expected)) =
                 (&body, line.get("body_sha256").and_then(Value::as_str))
                 && sha256_hex(text.as_bytes()) != expected
             {
-                body = Err("its rebuilt body does not match the recorded hash".to_string());
+                body = Err(RebuildError::HashMismatch);
             }
             let envelope = join(&envelope_pieces, "envelope");
             if let Some(pieces) = envelope_pieces {
@@ -112,11 +140,11 @@ impl DiagnosticsLog {
     }
 
     /// Request `n` rebuilt, or why not.
-    pub fn request(&self, n: u64) -> Result<RebuiltRequest, String> {
+    pub fn request(&self, n: u64) -> Result<RebuiltRequest, RebuildError> {
         self.requests()
             .into_iter()
             .find(|r| r.n == n)
-            .ok_or_else(|| format!("the diagnostics log has no request {n}"))
+            .ok_or(RebuildError::NoSuchRequest(n))
     }
 
     /// What the log lacks or gets wrong; empty when it is whole.
@@ -206,7 +234,7 @@ impl DiagnosticsLog {
             for (what, result) in [("body", &request.body), ("envelope", &request.envelope)] {
                 if let Err(why) = result {
                     // A missing payload is reported above, once.
-                    if !why.contains("is missing") {
+                    if !matches!(why, RebuildError::Payload(PayloadProblem::Missing(_))) {
                         problems.push(format!(
                             "provider request {} cannot be rebuilt ({what}): {why}",
                             request.n

@@ -14,7 +14,7 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResult, Implementation, Prompt, ProtocolVersion,
     Tool as McpToolInfo,
 };
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncBufReadExt;
@@ -32,11 +32,13 @@ const STDERR_TAIL: usize = 2_000;
 /// How long a stdio server has to exit by itself once its stdin is closed.
 const EXIT_GRACE: Duration = Duration::from_millis(300);
 
-/// Why a server could not be connected.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a server could not be connected; each holds the message, causes included.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
     /// The server answered 401: it wants credentials (OAuth or a header).
+    #[error("{0}")]
     NeedsAuth(String),
+    #[error("{0}")]
     Failed(String),
 }
 
@@ -59,6 +61,12 @@ impl ConnectError {
         }
     }
 }
+
+/// A request to a connected server that failed in the protocol or on the way (a tool's
+/// own failure is a result with `is_error`, not this); shown with its causes.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", chain(.0))]
+pub struct McpRequestError(#[source] pub ServiceError);
 
 /// What the server said about itself and offers.
 #[derive(Debug, Clone, Default)]
@@ -187,22 +195,20 @@ impl McpConnection {
         };
         match connection.offer().await {
             Ok(offer) => Ok((connection, offer)),
-            Err(message) => {
+            Err(error) => {
                 connection.shutdown().await;
-                Err(ConnectError::from_message(message))
+                Err(error)
             }
         }
     }
 
-    async fn offer(&self) -> Result<ServerOffer, String> {
+    async fn offer(&self) -> Result<ServerOffer, ConnectError> {
         let info = self.peer.peer_info();
         let capabilities = info.as_ref().map(|i| i.capabilities.clone());
         let tools = match capabilities.as_ref().and_then(|c| c.tools.as_ref()) {
-            Some(_) => self
-                .peer
-                .list_all_tools()
-                .await
-                .map_err(|e| format!("tools/list failed: {}", chain(&e)))?,
+            Some(_) => self.peer.list_all_tools().await.map_err(|e| {
+                ConnectError::from_message(format!("tools/list failed: {}", chain(&e)))
+            })?,
             None => Vec::new(),
         };
         // Prompts are extras: a server that fails to list them still serves its tools.
@@ -223,7 +229,7 @@ impl McpConnection {
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, McpRequestError> {
         self.peer
             .call_tool({
                 let mut params = CallToolRequestParams::new(name.to_string());
@@ -231,7 +237,7 @@ impl McpConnection {
                 params
             })
             .await
-            .map_err(|e| chain(&e))
+            .map_err(McpRequestError)
     }
 
     /// Expands a prompt with its arguments.
@@ -239,7 +245,7 @@ impl McpConnection {
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<GetPromptResult, String> {
+    ) -> Result<GetPromptResult, McpRequestError> {
         self.peer
             .get_prompt({
                 let mut params = GetPromptRequestParams::new(name);
@@ -247,7 +253,7 @@ impl McpConnection {
                 params
             })
             .await
-            .map_err(|e| chain(&e))
+            .map_err(McpRequestError)
     }
 
     /// Whether the connection has ended (the server exited or hung up).

@@ -17,7 +17,7 @@ mod sse;
 mod test_http;
 mod tool;
 
-pub use connection::{ConnectError, McpConnection, ServerOffer};
-pub use sdk_transport::{SdkMcpAnswer, SdkMcpRouter};
-pub use server_config::{McpServerConfig, server_map};
+pub use connection::{ConnectError, McpConnection, McpRequestError, ServerOffer};
+pub use sdk_transport::{SdkMcpAnswer, SdkMcpError, SdkMcpRouter};
+pub use server_config::{McpConfigError, McpServerConfig, server_map};
 pub use tool::{McpTool, normalize, output_of, qualified_name};

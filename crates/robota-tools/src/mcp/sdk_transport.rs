@@ -14,9 +14,24 @@ use tokio::sync::{mpsc, oneshot};
 /// How much one direction of the in-memory stream buffers.
 const PIPE_BYTES: usize = 256 * 1024;
 
+/// Why a message to a program's in-process server got no answer; the text goes back to
+/// the client as the JSON-RPC error's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SdkMcpError {
+    /// The message could not be passed on, or nobody will answer it any more; says why.
+    #[error("{0}")]
+    Unanswered(String),
+    /// The program answered with an error (its message).
+    #[error("the SDK MCP server failed: {0}")]
+    Failed(String),
+    /// The driver dropped the question without answering it.
+    #[error("the SDK server's answer was lost")]
+    Lost,
+}
+
 /// The program's answer to one message: a JSON-RPC response for a request (anything or
 /// nothing for a notification), or why there is none.
-pub type SdkMcpAnswer = oneshot::Receiver<Result<Option<Value>, String>>;
+pub type SdkMcpAnswer = oneshot::Receiver<Result<Option<Value>, SdkMcpError>>;
 
 /// Where messages for a program's in-process MCP servers go.
 pub trait SdkMcpRouter: Send + Sync {
@@ -58,9 +73,7 @@ pub fn connect(
             let answer = router.message(&server, message);
             let answers = answers.clone();
             tokio::spawn(async move {
-                let answer = answer
-                    .await
-                    .unwrap_or_else(|_| Err("the SDK server's answer was lost".to_string()));
+                let answer = answer.await.unwrap_or(Err(SdkMcpError::Lost));
                 if !is_request {
                     return;
                 }
@@ -72,7 +85,7 @@ pub fn connect(
                     }),
                     Err(error) => serde_json::json!({
                         "jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32603, "message": error},
+                        "error": {"code": -32603, "message": error.to_string()},
                     }),
                 };
                 let _ = answers.send(response);
@@ -100,7 +113,7 @@ mod tests {
                 .push((server.to_string(), message.clone()));
             let (tx, rx) = oneshot::channel();
             let answer = if message["method"] == "fail" {
-                Err("the program is gone".into())
+                Err(SdkMcpError::Unanswered("the program is gone".into()))
             } else {
                 Ok(Some(
                     json!({"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message["method"]}}),

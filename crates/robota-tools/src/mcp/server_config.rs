@@ -9,6 +9,37 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+/// What is wrong with a server entry or a file of servers; the caller names the entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpConfigError {
+    #[error("a server entry must be a JSON object")]
+    EntryNotAnObject,
+    #[error("an MCP server file must be a JSON object")]
+    FileNotAnObject,
+    #[error("`mcpServers` must be an object")]
+    ServersNotAnObject,
+    /// A field that must be a string is not (`type`, `url`…; `env.NAME`, `headers.NAME`).
+    #[error("`{0}` must be a string")]
+    NotAString(String),
+    #[error("a server with a `url` needs a `type` (\"http\" or \"sse\")")]
+    UrlWithoutType,
+    #[error("a stdio server needs a `command`")]
+    NoCommand,
+    #[error("an http or sse server needs a `url`")]
+    NoUrl,
+    #[error("`url` {0:?} is not an http(s) address")]
+    NotHttp(String),
+    #[error("transport type {0:?} is not supported (use stdio, http, sse or sdk)")]
+    UnsupportedTransport(String),
+    /// `args` holds something other than strings (or numbers, booleans).
+    #[error("`{0}` must hold strings")]
+    ListItemNotAString(String),
+    #[error("`{0}` must be a list of strings")]
+    NotAList(String),
+    #[error("`{0}` must be an object of strings")]
+    NotAMap(String),
+}
+
 /// How a server is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServerConfig {
@@ -35,23 +66,21 @@ pub enum McpServerConfig {
 
 impl McpServerConfig {
     /// Reads one server entry; `Err` says what is wrong with it.
-    pub fn parse(entry: &Value) -> Result<McpServerConfig, String> {
-        let map = entry
-            .as_object()
-            .ok_or("a server entry must be a JSON object")?;
+    pub fn parse(entry: &Value) -> Result<McpServerConfig, McpConfigError> {
+        let map = entry.as_object().ok_or(McpConfigError::EntryNotAnObject)?;
         let kind = match map.get("type") {
             None => None,
             Some(Value::String(t)) => Some(t.as_str()),
-            Some(_) => return Err("`type` must be a string".into()),
+            Some(_) => return Err(McpConfigError::NotAString("type".into())),
         };
         match kind {
             None if map.contains_key("url") && !map.contains_key("command") => {
-                Err("a server with a `url` needs a `type` (\"http\" or \"sse\")".into())
+                Err(McpConfigError::UrlWithoutType)
             }
             None | Some("stdio") => Ok(McpServerConfig::Stdio {
                 command: text(map, "command")?
                     .filter(|c| !c.trim().is_empty())
-                    .ok_or("a stdio server needs a `command`")?,
+                    .ok_or(McpConfigError::NoCommand)?,
                 args: string_list(map, "args")?,
                 env: string_map(map, "env")?,
             }),
@@ -66,9 +95,7 @@ impl McpServerConfig {
             Some("sdk") => Ok(McpServerConfig::Sdk {
                 name: text(map, "name")?.unwrap_or_default(),
             }),
-            Some(other) => Err(format!(
-                "transport type {other:?} is not supported (use stdio, http, sse or sdk)"
-            )),
+            Some(other) => Err(McpConfigError::UnsupportedTransport(other.to_string())),
         }
     }
 
@@ -85,45 +112,46 @@ impl McpServerConfig {
 
 /// The server map of a file's JSON: the `mcpServers` object when there is one, else the
 /// whole object (plugins ship both shapes).
-pub fn server_map(file: &Value) -> Result<&Map<String, Value>, String> {
-    let map = file
-        .as_object()
-        .ok_or("an MCP server file must be a JSON object")?;
+pub fn server_map(file: &Value) -> Result<&Map<String, Value>, McpConfigError> {
+    let map = file.as_object().ok_or(McpConfigError::FileNotAnObject)?;
     match map.get("mcpServers") {
         Some(Value::Object(servers)) => Ok(servers),
-        Some(_) => Err("`mcpServers` must be an object".into()),
+        Some(_) => Err(McpConfigError::ServersNotAnObject),
         None => Ok(map),
     }
 }
 
-fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, McpConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{key}` must be a string")),
+        Some(_) => Err(McpConfigError::NotAString(key.to_string())),
     }
 }
 
-fn url(map: &Map<String, Value>) -> Result<String, String> {
-    let url = text(map, "url")?.ok_or("an http or sse server needs a `url`")?;
+fn url(map: &Map<String, Value>) -> Result<String, McpConfigError> {
+    let url = text(map, "url")?.ok_or(McpConfigError::NoUrl)?;
     match url::Url::parse(&url) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => Ok(url),
-        _ => Err(format!("`url` {url:?} is not an http(s) address")),
+        _ => Err(McpConfigError::NotHttp(url)),
     }
 }
 
-fn string_list(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
+fn string_list(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, McpConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| scalar(v).ok_or(format!("`{key}` must hold strings")))
+            .map(|v| scalar(v).ok_or_else(|| McpConfigError::ListItemNotAString(key.to_string())))
             .collect(),
-        Some(_) => Err(format!("`{key}` must be a list of strings")),
+        Some(_) => Err(McpConfigError::NotAList(key.to_string())),
     }
 }
 
-fn string_map(map: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, String> {
+fn string_map(
+    map: &Map<String, Value>,
+    key: &str,
+) -> Result<BTreeMap<String, String>, McpConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(entries)) => entries
@@ -131,10 +159,10 @@ fn string_map(map: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, St
             .map(|(k, v)| {
                 scalar(v)
                     .map(|v| (k.clone(), v))
-                    .ok_or(format!("`{key}.{k}` must be a string"))
+                    .ok_or_else(|| McpConfigError::NotAString(format!("{key}.{k}")))
             })
             .collect(),
-        Some(_) => Err(format!("`{key}` must be an object of strings")),
+        Some(_) => Err(McpConfigError::NotAMap(key.to_string())),
     }
 }
 
@@ -198,7 +226,7 @@ mod tests {
 
     #[test]
     fn broken_entries_say_what_is_wrong() {
-        let err = |v: Value| McpServerConfig::parse(&v).unwrap_err();
+        let err = |v: Value| McpServerConfig::parse(&v).unwrap_err().to_string();
         assert!(err(json!({"url": "https://h"})).contains("needs a `type`"));
         assert!(err(json!({"type": "ws", "url": "wss://h"})).contains("not supported"));
         assert!(err(json!({})).contains("needs a `command`"));

@@ -19,26 +19,39 @@ use tokio::process::Command;
 const ESC: char = '\x1b';
 const BEL: char = '\x07';
 
+/// Why `/copy` has nothing to copy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CopyError {
+    #[error("there is no answer to copy yet")]
+    NoAnswer,
+    #[error("code blocks are counted from 1")]
+    BlockZero,
+    #[error("the last answer has no code blocks")]
+    NoCodeBlocks,
+    #[error(
+        "the last answer has only {count} code block{}",
+        if *count == 1 { "" } else { "s" }
+    )]
+    TooFewBlocks { count: usize },
+}
+
 /// The text `/copy` copies: the whole `answer`, or its fenced code block `block` (from 1).
 /// `Err` says why there is nothing to copy.
-pub fn copy_text(answer: &str, block: Option<usize>) -> Result<String, String> {
+pub fn copy_text(answer: &str, block: Option<usize>) -> Result<String, CopyError> {
     let answer = answer.trim();
     if answer.is_empty() {
-        return Err("there is no answer to copy yet".to_string());
+        return Err(CopyError::NoAnswer);
     }
     let Some(n) = block else {
         return Ok(answer.to_string());
     };
     if n == 0 {
-        return Err("code blocks are counted from 1".to_string());
+        return Err(CopyError::BlockZero);
     }
     let blocks = fenced_code_blocks(answer);
     match blocks.len() {
-        0 => Err("the last answer has no code blocks".to_string()),
-        count if n > count => Err(format!(
-            "the last answer has only {count} code block{}",
-            if count == 1 { "" } else { "s" }
-        )),
+        0 => Err(CopyError::NoCodeBlocks),
+        count if n > count => Err(CopyError::TooFewBlocks { count }),
         _ => Ok(blocks.into_iter().nth(n - 1).unwrap_or_default()),
     }
 }
@@ -251,23 +264,23 @@ mod tests {
     #[test]
     fn clear_errors_when_there_is_nothing_to_copy() {
         assert_eq!(
-            copy_text(ANSWER, Some(3)).unwrap_err(),
+            copy_text(ANSWER, Some(3)).unwrap_err().to_string(),
             "the last answer has only 2 code blocks"
         );
         assert_eq!(
-            copy_text("```\nx\n```", Some(2)).unwrap_err(),
+            copy_text("```\nx\n```", Some(2)).unwrap_err().to_string(),
             "the last answer has only 1 code block"
         );
         assert_eq!(
-            copy_text("no code here", Some(1)).unwrap_err(),
+            copy_text("no code here", Some(1)).unwrap_err().to_string(),
             "the last answer has no code blocks"
         );
         assert_eq!(
-            copy_text(ANSWER, Some(0)).unwrap_err(),
+            copy_text(ANSWER, Some(0)).unwrap_err().to_string(),
             "code blocks are counted from 1"
         );
         assert_eq!(
-            copy_text("  \n", None).unwrap_err(),
+            copy_text("  \n", None).unwrap_err().to_string(),
             "there is no answer to copy yet"
         );
     }

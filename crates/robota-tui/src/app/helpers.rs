@@ -20,7 +20,7 @@ pub enum HelperDone {
     /// `/copy` ended.
     Copy(Delivery),
     /// Ctrl+V's image, or why there is none.
-    Image(Result<ImageSource, String>),
+    Image(Result<ImageSource, super::images::ClipboardImageError>),
     /// The status-line command ended.
     StatusLine(StatusRun),
 }

@@ -16,12 +16,53 @@ use super::helpers::HelperDone;
 use super::state::App;
 use crate::transcript::NoticeKind;
 use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run_helper};
-use robota_core::image::{MAX_IMAGE_BYTES, image_from_bytes};
+use robota_core::image::{ImageError, MAX_IMAGE_BYTES, image_from_bytes};
 use robota_core::message::ImageSource;
 use robota_sdk::attachments::{load_image, pasted_image_path};
 
 /// A clipboard tool gets this long to hand over the image.
 const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why Ctrl+V attached no image.
+#[derive(Debug, thiserror::Error)]
+pub enum ClipboardImageError {
+    /// The clipboard here is the remote machine's.
+    #[error("over SSH the clipboard is the local machine's; paste the image file's path instead")]
+    OverSsh,
+    #[error(
+        "no clipboard tool here (wl-paste, xclip or pngpaste); paste the image file's path instead"
+    )]
+    NoTool,
+    /// A tool hung and was stopped; the search ended there.
+    #[error(
+        "the clipboard program ({program}) did not finish in {}; it was stopped",
+        describe(*limit)
+    )]
+    TimedOut {
+        program: &'static str,
+        limit: Duration,
+    },
+    /// Every tool was tried: each gave no image (`None`) or failed.
+    #[error("{}", tried_text(tried))]
+    NoImage {
+        tried: Vec<(&'static str, Option<HelperError>)>,
+    },
+    /// The clipboard held something that cannot be sent as an image.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+}
+
+/// `wl-paste: the clipboard holds no image; xclip: not installed`.
+fn tried_text(tried: &[(&'static str, Option<HelperError>)]) -> String {
+    tried
+        .iter()
+        .map(|(program, problem)| match problem {
+            None => format!("{program}: the clipboard holds no image"),
+            Some(problem) => format!("{program}: {problem}"),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 impl App {
     /// A paste for the composer: an image path attaches the image, anything else is text.
@@ -56,13 +97,13 @@ impl App {
         self.helpers.spawn(async move {
             let read = read_clipboard_image(place)
                 .await
-                .and_then(|bytes| image_from_bytes(&bytes).map_err(|e| e.to_string()));
+                .and_then(|bytes| Ok(image_from_bytes(&bytes)?));
             HelperDone::Image(read)
         });
     }
 
     /// The clipboard's image into the composer, or a notice saying why there is none.
-    pub(super) fn clipboard_image_read(&mut self, read: Result<ImageSource, String>) {
+    pub(super) fn clipboard_image_read(&mut self, read: Result<ImageSource, ClipboardImageError>) {
         match read {
             Ok(image) => {
                 self.input.composer_mut().attach_image(image);
@@ -96,22 +137,20 @@ fn image_programs(place: ClipboardPlace) -> Vec<(&'static str, &'static [&'stati
 }
 
 /// Why `place` has no tool to read an image with, if it has none.
-fn no_image_tool(place: ClipboardPlace) -> Option<String> {
+fn no_image_tool(place: ClipboardPlace) -> Option<ClipboardImageError> {
     if !image_programs(place).is_empty() {
         return None;
     }
     Some(if place.ssh {
-        "over SSH the clipboard is the local machine's; paste the image file's path instead"
-            .to_string()
+        ClipboardImageError::OverSsh
     } else {
-        "no clipboard tool here (wl-paste, xclip or pngpaste); paste the image file's path instead"
-            .to_string()
+        ClipboardImageError::NoTool
     })
 }
 
 /// The clipboard's image bytes from the first tool that gives some; a tool that hangs
 /// ends the search.
-async fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> {
+async fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, ClipboardImageError> {
     if let Some(problem) = no_image_tool(place) {
         return Err(problem);
     }
@@ -119,17 +158,14 @@ async fn read_clipboard_image(place: ClipboardPlace) -> Result<Vec<u8>, String> 
     for (program, args) in image_programs(place) {
         match run_for_output(program, args, deadline(TOOL_TIMEOUT)).await {
             Ok(bytes) if !bytes.is_empty() => return Ok(bytes),
-            Ok(_) => tried.push(format!("{program}: the clipboard holds no image")),
+            Ok(_) => tried.push((program, None)),
             Err(HelperError::TimedOut(limit)) => {
-                return Err(format!(
-                    "the clipboard program ({program}) did not finish in {}; it was stopped",
-                    describe(limit)
-                ));
+                return Err(ClipboardImageError::TimedOut { program, limit });
             }
-            Err(problem) => tried.push(format!("{program}: {problem}")),
+            Err(problem) => tried.push((program, Some(problem))),
         }
     }
-    Err(tried.join("; "))
+    Err(ClipboardImageError::NoImage { tried })
 }
 
 /// `program args…`'s standard output, kept up to just over the image limit (empty when it
@@ -178,7 +214,9 @@ mod tests {
         };
         assert_eq!(names(mac), ["pngpaste"]);
         assert!(names(ClipboardPlace { ssh: true, ..both }).is_empty());
-        let err = no_image_tool(ClipboardPlace::default()).unwrap();
+        let err = no_image_tool(ClipboardPlace::default())
+            .unwrap()
+            .to_string();
         assert!(err.contains("no clipboard tool"), "{err}");
     }
 

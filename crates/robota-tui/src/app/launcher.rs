@@ -11,7 +11,7 @@ use robota_core::Message;
 use robota_core::permission::PermissionMode;
 use robota_sdk::InteractiveSession;
 use robota_sdk::instructions::Instructions;
-use robota_sdk::settings::setup_save::SetupProfile;
+use robota_sdk::settings::setup_save::{SettingsWriteError, SetupProfile};
 
 /// Which session to open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,12 +43,40 @@ pub struct OpenedSession {
 }
 
 /// Why a session could not be opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchError {
     /// No provider is configured: the setup screen should run.
+    #[error("{0}")]
     NeedsSetup(String),
     /// Anything else (bad settings, unknown session, …): shown, and the app exits.
+    #[error("{0}")]
     Failed(String),
+}
+
+/// Why the composition root could not keep what the user chose in the app.
+#[derive(Debug, thiserror::Error)]
+pub enum LauncherError {
+    /// Trust in the working directory could not be saved under `robota_home`.
+    #[error("cannot save trust in {}: {source}", robota_home.display())]
+    Trust {
+        robota_home: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A rule saved with "don't ask again" could not be recorded under `robota_home`.
+    #[error("cannot record the rule in {}: {source}", robota_home.display())]
+    RuleRecord {
+        robota_home: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The setup choice cannot be used as it is (a key that is not set, a server that
+    /// does not answer); the composition root's check says what to fix.
+    #[error(transparent)]
+    SetupCheck(Box<dyn std::error::Error + Send + Sync>),
+    /// The setup choice could not be written to the user settings.
+    #[error(transparent)]
+    SetupSave(#[from] SettingsWriteError),
 }
 
 /// A session of this directory, for the picker.
@@ -74,12 +102,12 @@ pub trait Launcher {
     /// What the untrusted project's settings would add, when the question must be asked.
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)>;
     /// Remembers that the working directory is trusted.
-    fn trust(&mut self) -> Result<(), String>;
+    fn trust(&mut self) -> Result<(), LauncherError>;
     /// Saves the setup screen's choice; returns the file written.
-    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, String>;
+    fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, LauncherError>;
     /// Remembers that the user saved `rule` for the working directory ("don't ask
     /// again"), so it applies at the next start without the trust question.
-    fn rule_saved(&mut self, _rule: &str) -> Result<(), String> {
+    fn rule_saved(&mut self, _rule: &str) -> Result<(), LauncherError> {
         Ok(())
     }
 }

@@ -21,23 +21,42 @@ pub fn editor_command() -> String {
         .unwrap_or_else(|| "vi".to_string())
 }
 
+/// Why `/memory`'s editor did not run to a clean end; each names the editor command.
+#[derive(Debug, thiserror::Error)]
+pub enum EditorError {
+    #[error("{editor} could not start: {source}")]
+    Start {
+        editor: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{editor} ended with {status}")]
+    Failed {
+        editor: String,
+        status: std::process::ExitStatus,
+    },
+}
+
 /// Runs the editor on `path` with the terminal (the caller has handed it over) until it
 /// ends — awaited, so no runtime thread blocks meanwhile; no deadline, the user closes it.
 /// The command may carry arguments (`code --wait`).
-pub async fn run_editor(path: &Path) -> Result<(), String> {
+pub async fn run_editor(path: &Path) -> Result<(), EditorError> {
     let editor = editor_command();
-    let status = Command::new("sh")
+    let status = match Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")
         .arg(path)
         .status()
         .await
-        .map_err(|e| format!("{editor} could not start: {e}"))?;
+    {
+        Ok(status) => status,
+        Err(source) => return Err(EditorError::Start { editor, source }),
+    };
     if status.success() {
         Ok(())
     } else {
-        Err(format!("{editor} ended with {status}"))
+        Err(EditorError::Failed { editor, status })
     }
 }
 
@@ -72,7 +91,7 @@ impl App {
     }
 
     /// The editor closed: the session reads its instruction files again.
-    pub fn editor_closed(&mut self, path: &Path, result: Result<(), String>) {
+    pub fn editor_closed(&mut self, path: &Path, result: Result<(), EditorError>) {
         match result {
             Ok(()) => {
                 if let Some(live) = &self.live {

@@ -40,7 +40,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use self::keys::KeyOutcome;
-pub use self::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
+pub use self::launcher::{
+    LaunchError, Launcher, LauncherError, OpenTarget, OpenedSession, SessionEntry,
+};
 pub use self::options::{ExitTranscript, Notifications, StartOptions};
 use self::scheduler::FrameScheduler;
 pub use self::state::App;

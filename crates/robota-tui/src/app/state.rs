@@ -539,7 +539,7 @@ impl App {
             PermissionChoice::AllowAlways => match request.allow_and_save(&self.project_dir()) {
                 Ok(path) => {
                     if let Err(e) = self.launcher.rule_saved(&request.suggested_rule) {
-                        self.notice(NoticeKind::Warning, e);
+                        self.notice(NoticeKind::Warning, e.to_string());
                     }
                     self.notice(
                         NoticeKind::Info,
@@ -731,7 +731,7 @@ impl App {
         }
         match clipboard::copy_text(&self.last_answer, block) {
             Ok(text) => self.start_copy(text),
-            Err(e) => self.notice(NoticeKind::Warning, e),
+            Err(e) => self.notice(NoticeKind::Warning, e.to_string()),
         }
     }
 
@@ -942,7 +942,7 @@ impl App {
             }
             Err(e) => {
                 let mut setup = SetupScreen::new(self.theme.color);
-                setup.set_error(e);
+                setup.set_error(e.to_string());
                 self.layers.push(setup);
             }
         }

@@ -11,7 +11,9 @@ use ratatui::layout::{Position, Rect};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use super::launcher::{LaunchError, Launcher, OpenTarget, OpenedSession, SessionEntry};
+use super::launcher::{
+    LaunchError, Launcher, LauncherError, OpenTarget, OpenedSession, SessionEntry,
+};
 use super::options::StartOptions;
 use super::permission::{PermissionPopup, permission_popup};
 use super::state::App;
@@ -34,11 +36,11 @@ impl Launcher for TestLauncher {
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {
         None
     }
-    fn trust(&mut self) -> Result<(), String> {
+    fn trust(&mut self) -> Result<(), LauncherError> {
         Ok(())
     }
-    fn save_setup(&mut self, _profile: &SetupProfile) -> Result<PathBuf, String> {
-        Err("not here".into())
+    fn save_setup(&mut self, _profile: &SetupProfile) -> Result<PathBuf, LauncherError> {
+        Err(LauncherError::SetupCheck("not here".into()))
     }
 }
 

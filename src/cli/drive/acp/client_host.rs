@@ -24,7 +24,9 @@ use agent_client_protocol::v1::schema::{
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::{HostEnding, HostFiles, HostTerminal, TerminalCommand, TerminalRun, ToolHost};
+use crate::tools::{
+    HostEnding, HostError, HostFiles, HostTerminal, TerminalCommand, TerminalRun, ToolHost,
+};
 
 /// Output the editor keeps of one command (it drops the start beyond this).
 const TERMINAL_OUTPUT_LIMIT: u64 = 1024 * 1024;
@@ -50,11 +52,8 @@ struct ClientSession {
 }
 
 impl ClientSession {
-    fn id(&self) -> Result<String, String> {
-        self.id
-            .get()
-            .cloned()
-            .ok_or_else(|| "the session is not open yet".to_string())
+    fn id(&self) -> Result<String, HostError> {
+        self.id.get().cloned().ok_or(HostError::NotReady)
     }
 }
 
@@ -83,7 +82,7 @@ struct ClientFiles(ClientSession);
 
 #[async_trait]
 impl HostFiles for ClientFiles {
-    async fn read_text(&self, path: &Path) -> Result<String, String> {
+    async fn read_text(&self, path: &Path) -> Result<String, HostError> {
         let request = ReadTextFileRequest::new(self.0.id()?, path);
         let response = self
             .0
@@ -91,11 +90,11 @@ impl HostFiles for ClientFiles {
             .send_request(request)
             .block_task()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| HostError::Files(e.into()))?;
         Ok(response.content)
     }
 
-    async fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
+    async fn write_text(&self, path: &Path, text: &str) -> Result<(), HostError> {
         let request = WriteTextFileRequest::new(self.0.id()?, path, text);
         self.0
             .cx
@@ -103,7 +102,7 @@ impl HostFiles for ClientFiles {
             .block_task()
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| HostError::Files(e.into()))
     }
 }
 
@@ -119,7 +118,7 @@ impl HostTerminal for ClientTerminal {
         command: TerminalCommand,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<TerminalRun, String> {
+    ) -> Result<TerminalRun, HostError> {
         let session = self.session.id()?;
         let cx = &self.session.cx;
         let env = command
@@ -136,7 +135,7 @@ impl HostTerminal for ClientTerminal {
             .send_request(create)
             .block_task()
             .await
-            .map_err(|e| format!("the editor could not start a terminal: {e}"))?;
+            .map_err(|e| HostError::StartTerminal(e.into()))?;
         let terminal = created.terminal_id;
         self.show(&session, &command.tool_use_id, &terminal);
         let ran = self
@@ -182,7 +181,7 @@ impl ClientTerminal {
         terminal: &TerminalId,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<TerminalRun, String> {
+    ) -> Result<TerminalRun, HostError> {
         let cx = &self.session.cx;
         let wait = cx
             .send_request(WaitForTerminalExitRequest::new(
@@ -192,7 +191,7 @@ impl ClientTerminal {
             .block_task();
         let ending = tokio::select! {
             exited = wait => {
-                let exited = exited.map_err(|e| format!("waiting for the terminal failed: {e}"))?;
+                let exited = exited.map_err(|e| HostError::WaitTerminal(e.into()))?;
                 ending(&exited.exit_status)
             }
             () = tokio::time::sleep(timeout) => HostEnding::TimedOut,
@@ -217,7 +216,7 @@ impl ClientTerminal {
             ))
             .block_task()
             .await
-            .map_err(|e| format!("reading the terminal's output failed: {e}"))?;
+            .map_err(|e| HostError::TerminalOutput(e.into()))?;
         Ok(TerminalRun {
             output: output.output,
             truncated: output.truncated,

@@ -153,6 +153,19 @@ pub struct SetupScreen {
     colors: bool,
 }
 
+/// Why the key step cannot go on; shown under the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CredentialError {
+    #[error("Paste your API key, or press Tab to name an environment variable")]
+    NoKey,
+    #[error("An API key has no spaces in it")]
+    KeyHasSpaces,
+    #[error("Type the name of the variable that holds your key")]
+    NoVarName,
+    #[error("{0:?} is not a variable name (A-Z, 0-9, _)")]
+    BadVarName(String),
+}
+
 impl SetupScreen {
     pub fn new(colors: bool) -> Self {
         SetupScreen {
@@ -304,7 +317,7 @@ impl SetupScreen {
                     self.credential = credential;
                     self.enter_model_step();
                 }
-                Err(message) => self.error = Some(message),
+                Err(problem) => self.error = Some(problem.to_string()),
             },
             _ => {
                 if let Some(field) = self.active_field_mut() {
@@ -316,7 +329,7 @@ impl SetupScreen {
     }
 
     /// The key as it will be saved (`None`: skipped), or why it cannot be used.
-    fn credential(&self) -> Result<Option<String>, String> {
+    fn credential(&self) -> Result<Option<String>, CredentialError> {
         let optional = self.provider().key_is_optional();
         match self.key_entry {
             KeyEntry::Key => {
@@ -325,14 +338,11 @@ impl SetupScreen {
                     return if optional {
                         Ok(None)
                     } else {
-                        Err(
-                            "Paste your API key, or press Tab to name an environment variable"
-                                .into(),
-                        )
+                        Err(CredentialError::NoKey)
                     };
                 }
                 if key.chars().any(char::is_whitespace) {
-                    return Err("An API key has no spaces in it".into());
+                    return Err(CredentialError::KeyHasSpaces);
                 }
                 Ok(Some(key))
             }
@@ -343,11 +353,11 @@ impl SetupScreen {
                     return if optional {
                         Ok(None)
                     } else {
-                        Err("Type the name of the variable that holds your key".into())
+                        Err(CredentialError::NoVarName)
                     };
                 }
                 if !valid_var_name(name) {
-                    return Err(format!("{name:?} is not a variable name (A-Z, 0-9, _)"));
+                    return Err(CredentialError::BadVarName(name.to_string()));
                 }
                 Ok(Some(format!("$ENV:{name}")))
             }
