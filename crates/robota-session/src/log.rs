@@ -338,8 +338,7 @@ fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
     let deadline = std::time::Instant::now() + LOCK_GRACE;
     loop {
         // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
-        let locked =
-            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if locked {
             return Ok(());
         }

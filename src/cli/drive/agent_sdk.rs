@@ -31,7 +31,7 @@ use crate::session::PermissionAnswer;
 use crate::tools::mcp::{SdkMcpAnswer, SdkMcpRouter};
 
 use super::super::args::Args;
-use super::super::assemble::{assemble_in, options};
+use super::super::assemble::{AssembleError, assemble_in, options};
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_prompt};
 use super::super::output;
 use super::super::printer::Printer;
@@ -40,6 +40,62 @@ use crate::sdk::assembly::CallbackHooks;
 
 /// Control request subtypes this driver answers.
 const HANDLED: &str = "initialize, interrupt, set_permission_mode, set_model";
+
+/// Why a control request is refused; its `control_response` carries the message.
+#[derive(Debug, thiserror::Error)]
+enum ControlError {
+    #[error("control_request without request.subtype")]
+    NoSubtype,
+    #[error("Unsupported control request subtype: {0} (robota handles {HANDLED})")]
+    Unsupported(String),
+    /// A later `initialize` carries what only the first line's can (`hooks`, `agents`).
+    #[error("{what} can only be {done} by an initialize request on the first input line")]
+    NotFirstInitialize {
+        what: &'static str,
+        done: &'static str,
+    },
+    #[error("set_model: not a model name: {0}")]
+    NotAModel(Value),
+    #[error(
+        "set_permission_mode: unknown mode {0:?} (one of {modes})",
+        modes = PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+    )]
+    UnknownMode(String),
+}
+
+/// Why the program did not answer a hook callback or a message for its MCP server.
+#[derive(Debug, thiserror::Error)]
+enum BridgeError {
+    #[error("stdin is closed: the hook callback cannot be asked")]
+    HookInputClosed,
+    #[error("stdin closed before the hook callback was answered")]
+    HookUnanswered,
+    #[error("the hook callback failed: {0}")]
+    HookFailed(String),
+    #[error("the program that registered the hook is gone")]
+    HookProgramGone,
+    #[error("the hook callback got no answer")]
+    HookNoAnswer,
+    #[error("cancelled")]
+    Cancelled,
+    #[error("stdin is closed: the SDK MCP server cannot be reached")]
+    McpInputClosed,
+    #[error("stdin closed before the SDK MCP server answered")]
+    McpUnanswered,
+    #[error("the SDK MCP server failed: {0}")]
+    McpFailed(String),
+    #[error("the program that runs the SDK server is gone")]
+    McpProgramGone,
+}
+
+/// An answer for the tools' SDK MCP transport, in the form `tools::mcp::SdkMcpAnswer`
+/// carries it.
+type McpReply = Result<Option<Value>, String>;
+
+/// Sends `answer` to the SDK MCP transport waiting on `to`.
+fn reply_mcp(to: oneshot::Sender<McpReply>, answer: Result<Option<Value>, BridgeError>) {
+    let _ = to.send(answer.map_err(|e| e.to_string()));
+}
 
 /// Who is owed what when a submission ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,9 +122,9 @@ struct Driver {
     /// Permission questions sent as `can_use_tool`, by request id, awaiting the answer.
     questions: HashMap<String, PermissionRequest>,
     /// Hook callbacks sent as `hook_callback`, by request id, awaiting the answer.
-    hook_calls: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    hook_calls: HashMap<String, oneshot::Sender<Result<Value, BridgeError>>>,
     /// Messages for the program's MCP servers sent as `mcp_message`, by request id.
-    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
+    mcp_calls: HashMap<String, oneshot::Sender<McpReply>>,
     /// The `initialize` whose hooks went into the session (the first input line) is yet
     /// to be answered; any other `initialize` cannot add hooks.
     hooks_initialize_pending: bool,
@@ -120,13 +176,12 @@ pub async fn run(args: Args) -> u8 {
             program_agents: first.as_deref().and_then(initialize_agents),
             ..options
         };
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the working directory: {e}"))?;
+        let cwd = std::env::current_dir().map_err(AssembleError::WorkingDirectory)?;
         assemble_in(&args, cwd, options)
     });
     let mut assembled = match assembled {
         Ok(a) => a,
-        Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
+        Err(e) => return printer.fail_early(&e.to_string(), std::time::Instant::now()),
     };
     assembled.warnings.extend(hook_warnings);
     for warning in &assembled.warnings {
@@ -326,10 +381,8 @@ impl Driver {
             }
             "set_permission_mode" => set_mode(&self.session, request),
             "set_model" => self.set_model(request),
-            "" => Err("control_request without request.subtype".to_string()),
-            other => Err(format!(
-                "Unsupported control request subtype: {other} (robota handles {HANDLED})"
-            )),
+            "" => Err(ControlError::NoSubtype),
+            other => Err(ControlError::Unsupported(other.to_string())),
         };
         match answer {
             Ok(response) => json!({
@@ -338,7 +391,7 @@ impl Driver {
             }),
             Err(error) => json!({
                 "type": "control_response",
-                "response": {"subtype": "error", "request_id": request_id, "error": error},
+                "response": {"subtype": "error", "request_id": request_id, "error": error.to_string()},
             }),
         }
     }
@@ -346,7 +399,7 @@ impl Driver {
     /// `initialize`: the commands, output style, models and account, as Claude Code
     /// answers. The program's hooks and agents are taken from the first line (the session
     /// is built after it); a later `initialize` carrying them is refused, not ignored.
-    fn initialize(&mut self, request: &Value) -> Result<Value, String> {
+    fn initialize(&mut self, request: &Value) -> Result<Value, ControlError> {
         let has = |key: &str| match request.get(key) {
             None | Some(Value::Null) => false,
             Some(Value::Object(m)) => !m.is_empty(),
@@ -354,16 +407,16 @@ impl Driver {
         };
         let registers = std::mem::take(&mut self.hooks_initialize_pending);
         if has("hooks") && !registers {
-            return Err(
-                "hooks can only be registered by an initialize request on the first input line"
-                    .to_string(),
-            );
+            return Err(ControlError::NotFirstInitialize {
+                what: "hooks",
+                done: "registered",
+            });
         }
         if has("agents") && !registers {
-            return Err(
-                "agents can only be defined by an initialize request on the first input line"
-                    .to_string(),
-            );
+            return Err(ControlError::NotFirstInitialize {
+                what: "agents",
+                done: "defined",
+            });
         }
         let commands: Vec<Value> = self
             .session
@@ -399,14 +452,14 @@ impl Driver {
 
     /// `set_model`: `/model X` goes into the session's queue (so it applies from the
     /// next turn on, in the order of the input) and prints no result of its own.
-    fn set_model(&mut self, request: &Value) -> Result<Value, String> {
+    fn set_model(&mut self, request: &Value) -> Result<Value, ControlError> {
         let model = match request.get("model") {
             None | Some(Value::Null) => self.initial_model.clone(),
             Some(Value::String(m)) if m == "default" => self.initial_model.clone(),
             Some(Value::String(m)) if !m.trim().is_empty() && !m.contains('\n') => {
                 m.trim().to_string()
             }
-            Some(other) => return Err(format!("set_model: not a model name: {other}")),
+            Some(other) => return Err(ControlError::NotAModel(other.clone())),
         };
         self.submit(Owed::Nothing, Submission::parse(&format!("/model {model}")));
         Ok(json!({}))
@@ -415,9 +468,7 @@ impl Driver {
     /// A hook callback the session fires: asked of the program as `hook_callback`.
     fn call_back(&mut self, call: CallbackAsk) {
         if !self.input_open {
-            let _ = call.answer.send(Err(
-                "stdin is closed: the hook callback cannot be asked".to_string()
-            ));
+            let _ = call.answer.send(Err(BridgeError::HookInputClosed));
             return;
         }
         let request_id = format!("robota_hook_{}", self.next_request);
@@ -439,9 +490,7 @@ impl Driver {
     /// A message for one of the program's MCP servers, sent as `mcp_message`.
     fn ask_mcp(&mut self, ask: McpAsk) {
         if !self.input_open {
-            let _ = ask.answer.send(Err(
-                "stdin is closed: the SDK MCP server cannot be reached".to_string()
-            ));
+            reply_mcp(ask.answer, Err(BridgeError::McpInputClosed));
             return;
         }
         let request_id = format!("robota_mcp_{}", self.next_request);
@@ -455,14 +504,10 @@ impl Driver {
     fn input_closed(&mut self) {
         self.input_open = false;
         for (_, waiting) in self.mcp_calls.drain() {
-            let _ = waiting.send(Err(
-                "stdin closed before the SDK MCP server answered".to_string()
-            ));
+            reply_mcp(waiting, Err(BridgeError::McpUnanswered));
         }
         for (_, waiting) in self.hook_calls.drain() {
-            let _ = waiting.send(Err(
-                "stdin closed before the hook callback was answered".to_string()
-            ));
+            let _ = waiting.send(Err(BridgeError::HookUnanswered));
         }
         for (_, mut request) in self.questions.drain() {
             request.respond(PermissionAnswer::Deny(Some(
@@ -508,7 +553,7 @@ impl Driver {
         };
         let succeeded = response.get("subtype").and_then(Value::as_str) == Some("success");
         if let Some(waiting) = self.mcp_calls.remove(id) {
-            let _ = waiting.send(mcp_answer(response));
+            reply_mcp(waiting, mcp_answer(response));
             return;
         }
         if let Some(waiting) = self.hook_calls.remove(id) {
@@ -516,7 +561,7 @@ impl Driver {
                 Ok(response.get("response").cloned().unwrap_or(json!({})))
             } else {
                 let error = response.get("error").and_then(Value::as_str).unwrap_or("");
-                Err(format!("the hook callback failed: {error}"))
+                Err(BridgeError::HookFailed(error.to_string()))
             };
             let _ = waiting.send(answer);
             return;
@@ -677,7 +722,7 @@ fn initialize_hooks(line: &str) -> Option<Value> {
 struct CallbackAsk {
     callback_id: String,
     input: Value,
-    answer: oneshot::Sender<Result<Value, String>>,
+    answer: oneshot::Sender<Result<Value, BridgeError>>,
 }
 
 /// The session's way to the program's hook callbacks: each call becomes a `CallbackAsk`
@@ -686,6 +731,30 @@ struct CallbackBridge {
     asks: mpsc::UnboundedSender<CallbackAsk>,
 }
 
+impl CallbackBridge {
+    /// Asks the program's callback and waits for its answer (or the cancel).
+    async fn ask(
+        &self,
+        callback_id: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, BridgeError> {
+        let (answer, answered) = oneshot::channel();
+        self.asks
+            .send(CallbackAsk {
+                callback_id: callback_id.to_string(),
+                input: input.clone(),
+                answer,
+            })
+            .map_err(|_| BridgeError::HookProgramGone)?;
+        tokio::select! {
+            answer = answered => answer.unwrap_or(Err(BridgeError::HookNoAnswer)),
+            _ = cancel.cancelled() => Err(BridgeError::Cancelled),
+        }
+    }
+}
+
+/// The session's side: the trait carries the message (`core::hooks::HookCallbacks`).
 #[async_trait::async_trait]
 impl HookCallbacks for CallbackBridge {
     async fn call(
@@ -694,18 +763,9 @@ impl HookCallbacks for CallbackBridge {
         input: &Value,
         cancel: &CancellationToken,
     ) -> Result<Value, String> {
-        let (answer, answered) = oneshot::channel();
-        self.asks
-            .send(CallbackAsk {
-                callback_id: callback_id.to_string(),
-                input: input.clone(),
-                answer,
-            })
-            .map_err(|_| "the program that registered the hook is gone".to_string())?;
-        tokio::select! {
-            answer = answered => answer.unwrap_or_else(|_| Err("the hook callback got no answer".to_string())),
-            _ = cancel.cancelled() => Err("cancelled".to_string()),
-        }
+        self.ask(callback_id, input, cancel)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -714,7 +774,7 @@ struct Early {
     /// Input lines read meanwhile, for the driver to handle in order.
     lines: Vec<String>,
     /// `mcp_message`s still unanswered when the wait ended.
-    mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, String>>>,
+    mcp_calls: HashMap<String, oneshot::Sender<McpReply>>,
     next_request: u64,
     input_closed: bool,
 }
@@ -757,7 +817,7 @@ async fn settle_servers(
                         let response = v.get("response")?;
                         let id = response.get("request_id")?.as_str()?;
                         let waiting = early.mcp_calls.remove(id)?;
-                        let _ = waiting.send(mcp_answer(response));
+                        reply_mcp(waiting, mcp_answer(response));
                         Some(())
                     });
                     if answered.is_none() {
@@ -785,7 +845,7 @@ fn mcp_message(request_id: &str, ask: &McpAsk) -> Value {
 }
 
 /// The server's answer in a `control_response` to an `mcp_message`.
-fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
+fn mcp_answer(response: &Value) -> Result<Option<Value>, BridgeError> {
     if response.get("subtype").and_then(Value::as_str) == Some("success") {
         Ok(response
             .get("response")
@@ -793,7 +853,7 @@ fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
             .cloned())
     } else {
         let error = response.get("error").and_then(Value::as_str).unwrap_or("");
-        Err(format!("the SDK MCP server failed: {error}"))
+        Err(BridgeError::McpFailed(error.to_string()))
     }
 }
 
@@ -801,7 +861,7 @@ fn mcp_answer(response: &Value) -> Result<Option<Value>, String> {
 struct McpAsk {
     server: String,
     message: Value,
-    answer: oneshot::Sender<Result<Option<Value>, String>>,
+    answer: oneshot::Sender<McpReply>,
 }
 
 /// The session's way to the program's in-process MCP servers: each message becomes an
@@ -819,24 +879,17 @@ impl SdkMcpRouter for McpBridge {
             answer,
         };
         if let Err(mpsc::error::SendError(ask)) = self.asks.send(ask) {
-            let _ = ask.answer.send(Err(
-                "the program that runs the SDK server is gone".to_string()
-            ));
+            reply_mcp(ask.answer, Err(BridgeError::McpProgramGone));
         }
         answered
     }
 }
 
 /// `set_permission_mode`: `{"mode": …}`, one of Claude Code's mode names.
-fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, String> {
+fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, ControlError> {
     let name = request.get("mode").and_then(Value::as_str).unwrap_or("");
-    let mode = PermissionMode::parse(name).ok_or_else(|| {
-        let known: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
-        format!(
-            "set_permission_mode: unknown mode {name:?} (one of {})",
-            known.join(", ")
-        )
-    })?;
+    let mode =
+        PermissionMode::parse(name).ok_or_else(|| ControlError::UnknownMode(name.to_string()))?;
     session.set_mode(mode);
     // The mode now in effect, as Claude Code answers (Agent SDK ≥ 0.3.332 reads it).
     Ok(json!({"mode": mode.as_str()}))

@@ -41,6 +41,22 @@ pub fn take_shown(shown: &ShownTerminals, tool_use_id: &str) -> Option<String> {
         .remove(tool_use_id)
 }
 
+/// Why a request to the editor failed (the tools see its message).
+#[derive(Debug, thiserror::Error)]
+enum ClientError {
+    #[error("the session is not open yet")]
+    NotOpen,
+    /// The editor answered a file request with an error.
+    #[error("{0}")]
+    Files(#[source] agent_client_protocol::Error),
+    #[error("the editor could not start a terminal: {0}")]
+    StartTerminal(#[source] agent_client_protocol::Error),
+    #[error("waiting for the terminal failed: {0}")]
+    WaitTerminal(#[source] agent_client_protocol::Error),
+    #[error("reading the terminal's output failed: {0}")]
+    ReadTerminal(#[source] agent_client_protocol::Error),
+}
+
 /// The connection and the id of the session the requests are for (known once the
 /// session is put together, before any tool runs).
 #[derive(Clone)]
@@ -50,11 +66,8 @@ struct ClientSession {
 }
 
 impl ClientSession {
-    fn id(&self) -> Result<String, String> {
-        self.id
-            .get()
-            .cloned()
-            .ok_or_else(|| "the session is not open yet".to_string())
+    fn id(&self) -> Result<String, ClientError> {
+        self.id.get().cloned().ok_or(ClientError::NotOpen)
     }
 }
 
@@ -81,9 +94,8 @@ pub fn tool_host(
 
 struct ClientFiles(ClientSession);
 
-#[async_trait]
-impl HostFiles for ClientFiles {
-    async fn read_text(&self, path: &Path) -> Result<String, String> {
+impl ClientFiles {
+    async fn read(&self, path: &Path) -> Result<String, ClientError> {
         let request = ReadTextFileRequest::new(self.0.id()?, path);
         let response = self
             .0
@@ -91,11 +103,11 @@ impl HostFiles for ClientFiles {
             .send_request(request)
             .block_task()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(ClientError::Files)?;
         Ok(response.content)
     }
 
-    async fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
+    async fn write(&self, path: &Path, text: &str) -> Result<(), ClientError> {
         let request = WriteTextFileRequest::new(self.0.id()?, path, text);
         self.0
             .cx
@@ -103,7 +115,19 @@ impl HostFiles for ClientFiles {
             .block_task()
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(ClientError::Files)
+    }
+}
+
+/// The tools' side: the trait carries the message (`tools::HostFiles`).
+#[async_trait]
+impl HostFiles for ClientFiles {
+    async fn read_text(&self, path: &Path) -> Result<String, String> {
+        self.read(path).await.map_err(|e| e.to_string())
+    }
+
+    async fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
+        self.write(path, text).await.map_err(|e| e.to_string())
     }
 }
 
@@ -112,6 +136,7 @@ struct ClientTerminal {
     shown: ShownTerminals,
 }
 
+/// The tools' side: the trait carries the message (`tools::HostTerminal`).
 #[async_trait]
 impl HostTerminal for ClientTerminal {
     async fn run(
@@ -120,6 +145,21 @@ impl HostTerminal for ClientTerminal {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<TerminalRun, String> {
+        self.run_command(command, timeout, cancel)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl ClientTerminal {
+    /// Runs `command` in a terminal of the editor, shown in its tool call, then releases
+    /// the terminal.
+    async fn run_command(
+        &self,
+        command: TerminalCommand,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<TerminalRun, ClientError> {
         let session = self.session.id()?;
         let cx = &self.session.cx;
         let env = command
@@ -136,7 +176,7 @@ impl HostTerminal for ClientTerminal {
             .send_request(create)
             .block_task()
             .await
-            .map_err(|e| format!("the editor could not start a terminal: {e}"))?;
+            .map_err(ClientError::StartTerminal)?;
         let terminal = created.terminal_id;
         self.show(&session, &command.tool_use_id, &terminal);
         let ran = self
@@ -151,9 +191,7 @@ impl HostTerminal for ClientTerminal {
         }
         ran
     }
-}
 
-impl ClientTerminal {
     /// Embeds the terminal in its tool call (the editor shows the output as it comes).
     fn show(&self, session: &str, tool_use_id: &str, terminal: &TerminalId) {
         self.shown
@@ -182,7 +220,7 @@ impl ClientTerminal {
         terminal: &TerminalId,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<TerminalRun, String> {
+    ) -> Result<TerminalRun, ClientError> {
         let cx = &self.session.cx;
         let wait = cx
             .send_request(WaitForTerminalExitRequest::new(
@@ -192,7 +230,7 @@ impl ClientTerminal {
             .block_task();
         let ending = tokio::select! {
             exited = wait => {
-                let exited = exited.map_err(|e| format!("waiting for the terminal failed: {e}"))?;
+                let exited = exited.map_err(ClientError::WaitTerminal)?;
                 ending(&exited.exit_status)
             }
             () = tokio::time::sleep(timeout) => HostEnding::TimedOut,
@@ -217,7 +255,7 @@ impl ClientTerminal {
             ))
             .block_task()
             .await
-            .map_err(|e| format!("reading the terminal's output failed: {e}"))?;
+            .map_err(ClientError::ReadTerminal)?;
         Ok(TerminalRun {
             output: output.output,
             truncated: output.truncated,
