@@ -6,21 +6,63 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::core::permission::PermissionMode;
-use crate::sdk::assembly::{ChosenProvider, ProviderSource, ResumeFrom, Thinking};
-use crate::sdk::settings::Scope;
-use crate::sdk::{ProjectOptions, ProjectPaths, ProjectSession};
+use crate::sdk::assembly::{
+    ChosenProvider, ProviderChoiceError, ProviderSource, ResumeFrom, Thinking,
+};
+use crate::sdk::settings::{Scope, SettingsError};
+use crate::sdk::{AssemblyError, ProjectOptions, ProjectPaths, ProjectSession};
 
 use super::args::Args;
-use super::provider_setup;
+use super::provider_setup::{self, ProviderSetupError};
 
 /// An assembled session and the facts clients print about it.
 pub type Assembled = ProjectSession;
 
+/// Why the flags do not give a session; the message names the flag or file to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    #[error("cannot read the working directory: {0}")]
+    WorkingDirectory(#[source] std::io::Error),
+    /// `--setting-sources` names no source.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(
+        "unknown --permission-mode {given:?}; choose one of: {modes}",
+        modes = PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+    )]
+    PermissionMode { given: String },
+    #[error("--resume needs a session id or name in print mode (the picker is interactive)")]
+    ResumeWithoutId,
+    #[error("--resume-session-at needs --resume or --continue")]
+    ResumeAtWithoutResume,
+    #[error("--thinking {0:?}: use adaptive, enabled or disabled")]
+    Thinking(String),
+    #[error("{flag} {}: {source}", path.display())]
+    PromptFile {
+        flag: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The SDK could not put the session together.
+    #[error(transparent)]
+    Assembly(#[from] AssemblyError),
+}
+
+impl AssembleError {
+    /// The provider choice's own error, when that is what failed.
+    pub fn provider_setup(&self) -> Option<&ProviderSetupError> {
+        match self {
+            AssembleError::Assembly(AssemblyError::Provider(chosen)) => chosen.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
 /// The session the flags describe, in the process's working directory; `interactive`
 /// both holds an untrusted project's settings back and asks the user about permissions.
-pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, AssembleError> {
+    let cwd = std::env::current_dir().map_err(AssembleError::WorkingDirectory)?;
     assemble_in(args, cwd, options(args, interactive, interactive)?)
 }
 
@@ -30,10 +72,9 @@ pub fn assemble_in(
     args: &Args,
     cwd: PathBuf,
     options: ProjectOptions,
-) -> Result<Assembled, String> {
+) -> Result<Assembled, AssembleError> {
     let provider = ProviderSource::Chosen(Box::new(chooser(args)));
-    let mut assembled = ProjectSession::assemble(ProjectPaths::from_env(cwd), options, provider)
-        .map_err(|e| e.to_string())?;
+    let mut assembled = ProjectSession::assemble(ProjectPaths::from_env(cwd), options, provider)?;
     let mut warnings = args.accepted.notes();
     warnings.append(&mut assembled.warnings);
     assembled.warnings = warnings;
@@ -47,7 +88,7 @@ pub fn options(
     args: &Args,
     interactive: bool,
     asks_client: bool,
-) -> Result<ProjectOptions, String> {
+) -> Result<ProjectOptions, AssembleError> {
     Ok(ProjectOptions {
         setting_sources: args
             .setting_sources
@@ -89,8 +130,9 @@ pub fn options(
 /// behind `--fallback-model` when one is named.
 fn chooser(
     args: &Args,
-) -> impl FnOnce(&crate::sdk::settings::Settings) -> Result<ChosenProvider, String> + Send + 'static
-{
+) -> impl FnOnce(&crate::sdk::settings::Settings) -> Result<ChosenProvider, ProviderChoiceError>
++ Send
++ 'static {
     let provider_flag = args.provider.clone();
     let model_flag = args.model.clone();
     let fallback = args.fallback_model.clone();
@@ -100,9 +142,7 @@ fn chooser(
         let mut provider = choice.provider;
         if let Some(fallback) = fallback {
             if fallback == choice.model {
-                return Err(format!(
-                    "--fallback-model {fallback} is the main model; choose a different one"
-                ));
+                return Err(ProviderSetupError::FallbackIsMain(fallback).into());
             }
             provider = Arc::new(crate::providers::FallbackProvider::new(provider, fallback));
         }
@@ -118,43 +158,35 @@ fn chooser(
 
 /// `--dangerously-skip-permissions`, else `--permission-mode`; `None` leaves the mode to
 /// the settings or a resumed session.
-fn permission_mode(args: &Args) -> Result<Option<PermissionMode>, String> {
+fn permission_mode(args: &Args) -> Result<Option<PermissionMode>, AssembleError> {
     if args.dangerously_skip_permissions {
         return Ok(Some(PermissionMode::BypassPermissions));
     }
     args.permission_mode
         .as_deref()
         .map(|m| {
-            PermissionMode::parse(m).ok_or_else(|| {
-                format!(
-                    "unknown --permission-mode {m:?}; choose one of: {}",
-                    PermissionMode::ALL.map(|m| m.as_str()).join(", ")
-                )
+            PermissionMode::parse(m).ok_or_else(|| AssembleError::PermissionMode {
+                given: m.to_string(),
             })
         })
         .transpose()
 }
 
-fn resume_from(args: &Args) -> Result<Option<ResumeFrom>, String> {
+fn resume_from(args: &Args) -> Result<Option<ResumeFrom>, AssembleError> {
     let from = match (&args.resume, args.continue_session) {
         (Some(q), _) if !q.is_empty() => Some(ResumeFrom::Query(q.clone())),
-        (Some(_), _) => {
-            return Err(
-                "--resume needs a session id or name in print mode (the picker is interactive)"
-                    .to_string(),
-            );
-        }
+        (Some(_), _) => return Err(AssembleError::ResumeWithoutId),
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
     if args.resume_session_at.is_some() && from.is_none() {
-        return Err("--resume-session-at needs --resume or --continue".to_string());
+        return Err(AssembleError::ResumeAtWithoutResume);
     }
     Ok(from)
 }
 
 /// `--append-system-prompt` and `--append-system-prompt-file`, the text first.
-fn appended_prompt(args: &Args) -> Result<Option<String>, String> {
+fn appended_prompt(args: &Args) -> Result<Option<String>, AssembleError> {
     let Some(path) = &args.append_system_prompt_file else {
         return Ok(args.append_system_prompt.clone());
     };
@@ -166,14 +198,12 @@ fn appended_prompt(args: &Args) -> Result<Option<String>, String> {
 }
 
 /// `--thinking adaptive|enabled|disabled` and `--max-thinking-tokens`.
-fn thinking(args: &Args) -> Result<Option<Thinking>, String> {
+fn thinking(args: &Args) -> Result<Option<Thinking>, AssembleError> {
     match args.thinking.as_deref() {
         None => Ok(args.max_thinking_tokens.map(|n| Thinking::On(Some(n)))),
         Some("disabled") => Ok(Some(Thinking::Off)),
         Some("adaptive" | "enabled") => Ok(Some(Thinking::On(args.max_thinking_tokens))),
-        Some(other) => Err(format!(
-            "--thinking {other:?}: use adaptive, enabled or disabled"
-        )),
+        Some(other) => Err(AssembleError::Thinking(other.to_string())),
     }
 }
 
@@ -194,6 +224,10 @@ fn chosen_tools(list: Option<&[String]>) -> Option<Vec<String>> {
     Some(names)
 }
 
-fn read_prompt_file(path: &std::path::Path, flag: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+fn read_prompt_file(path: &std::path::Path, flag: &'static str) -> Result<String, AssembleError> {
+    std::fs::read_to_string(path).map_err(|source| AssembleError::PromptFile {
+        flag,
+        path: path.to_path_buf(),
+        source,
+    })
 }

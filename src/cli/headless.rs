@@ -53,11 +53,11 @@ pub async fn run(args: Args) -> u8 {
     let mut printer = Printer::new(&args);
     let prompts = match read_prompts(&args) {
         Ok(p) => p,
-        Err(message) => return printer.fail_early(&message, started),
+        Err(e) => return printer.fail_early(&e.to_string(), started),
     };
     let assembled = match assemble(&args, false) {
         Ok(a) => a,
-        Err(message) => return printer.fail_early(&message, started),
+        Err(e) => return printer.fail_early(&e.to_string(), started),
     };
     for warning in &assembled.warnings {
         eprintln!("robota: warning: {warning}");
@@ -153,8 +153,45 @@ pub(super) fn end_error(end: &TurnEnd, max_turns: Option<u32>) -> Option<String>
     })
 }
 
+/// Why the input of a run cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum InputError {
+    #[error("cannot read stdin: {0}")]
+    Stdin(#[source] std::io::Error),
+    #[error("stdin line {line}: not JSON: {source}")]
+    NotJson {
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("stdin line {line}: expected {{\"type\":\"user\",\"message\":{{…}}}}")]
+    NotUserMessage { line: usize },
+    #[error("Input must be provided through stdin as stream-json user messages")]
+    NoStreamInput,
+    #[error(
+        "Input must be provided either through stdin or as a prompt argument when using --print"
+    )]
+    NoInput,
+    /// Image `n` (1-based) of a message has a source of the wrong shape.
+    #[error(
+        "image {n}: its source is not {{\"type\":\"base64\",\"media_type\",\"data\"}}: {source}"
+    )]
+    ImageSource {
+        n: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Image `n` (1-based) is not a PNG, JPEG, GIF or WebP image within the size limit.
+    #[error("image {n}: {source}")]
+    Image {
+        n: usize,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
 /// The prompts of this run: the argument plus piped stdin, or one per stream-json line.
-fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
+fn read_prompts(args: &Args) -> Result<Vec<String>, InputError> {
     let stdin = std::io::stdin();
     let piped = !stdin.is_terminal();
     let mut input = String::new();
@@ -164,7 +201,7 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
             .lock()
             .take(STDIN_CAP)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read stdin: {e}"))?;
+            .map_err(InputError::Stdin)?;
         input = String::from_utf8_lossy(&bytes).into_owned();
     }
     if args.input_format == InputFormat::StreamJson {
@@ -174,17 +211,15 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
         {
-            let value: Value = serde_json::from_str(line)
-                .map_err(|e| format!("stdin line {}: not JSON: {e}", n + 1))?;
-            prompts.push(user_text(&value).ok_or_else(|| {
-                format!(
-                    "stdin line {}: expected {{\"type\":\"user\",\"message\":{{…}}}}",
-                    n + 1
-                )
-            })?);
+            let value: Value =
+                serde_json::from_str(line).map_err(|source| InputError::NotJson {
+                    line: n + 1,
+                    source,
+                })?;
+            prompts.push(user_text(&value).ok_or(InputError::NotUserMessage { line: n + 1 })?);
         }
         if prompts.is_empty() {
-            return Err("Input must be provided through stdin as stream-json user messages".into());
+            return Err(InputError::NoStreamInput);
         }
         return Ok(prompts);
     }
@@ -195,10 +230,7 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
         (None, true) => String::new(),
     };
     if prompt.trim().is_empty() {
-        return Err(
-            "Input must be provided either through stdin or as a prompt argument when using --print"
-                .into(),
-        );
+        return Err(InputError::NoInput);
     }
     Ok(vec![prompt])
 }
@@ -206,7 +238,7 @@ fn read_prompts(args: &Args) -> Result<Vec<String>, String> {
 /// The text and images of a stream-json user message's content (Claude Agent SDK shape:
 /// a string, or `text` and `image` blocks with base64 sources). `Ok(None)` when it is no
 /// user message or has nothing to send; `Err` names what is wrong with an image.
-pub(super) fn user_prompt(value: &Value) -> Result<Option<(String, Vec<ImageSource>)>, String> {
+pub(super) fn user_prompt(value: &Value) -> Result<Option<(String, Vec<ImageSource>)>, InputError> {
     let Some(text) = user_text(value) else {
         return Ok(None);
     };
@@ -214,17 +246,23 @@ pub(super) fn user_prompt(value: &Value) -> Result<Option<(String, Vec<ImageSour
     let blocks = value["message"]["content"].as_array().into_iter().flatten();
     for block in blocks.filter(|b| b["type"] == "image") {
         let n = images.len() + 1;
-        let source: ImageSource = serde_json::from_value(block["source"].clone()).map_err(|e| {
-            format!(
-                "image {n}: its source is not {{\"type\":\"base64\",\"media_type\",\"data\"}}: {e}"
-            )
-        })?;
-        images.push(checked_base64_image(&source).map_err(|e| format!("image {n}: {e}"))?);
+        let source: ImageSource = serde_json::from_value(block["source"].clone())
+            .map_err(|source| InputError::ImageSource { n, source })?;
+        images.push(checked_image(n, &source)?);
     }
     if text.trim().is_empty() && images.is_empty() {
         return Ok(None);
     }
     Ok(Some((text, images)))
+}
+
+/// Image `n` (1-based) of a prompt, checked: a PNG, JPEG, GIF or WebP within the size
+/// limit.
+pub(super) fn checked_image(n: usize, source: &ImageSource) -> Result<ImageSource, InputError> {
+    checked_base64_image(source).map_err(|e| InputError::Image {
+        n,
+        source: e.into(),
+    })
 }
 
 /// The text of a stream-json user message.

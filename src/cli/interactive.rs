@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::core::models;
 use crate::sdk::settings::setup_save::{self, SetupProfile};
 use crate::sdk::settings::trust::TrustStore;
-use crate::sdk::settings::{LoadOptions, Settings};
+use crate::sdk::settings::{LoadOptions, Settings, SettingsError};
 use crate::sdk::system_prompt;
 use crate::session::log::project_dir_name;
 use crate::session::store::SessionStore;
@@ -20,7 +20,8 @@ use crate::tui::app::{
 
 use super::args::Args;
 use super::assemble::assemble;
-use super::{headless, paths, provider_setup};
+use super::provider_setup::{self, ProviderSetupError};
+use super::{headless, paths};
 
 /// Runs the TUI; returns the process exit status.
 pub fn run(args: Args) -> u8 {
@@ -117,13 +118,12 @@ struct CliLauncher {
 }
 
 impl CliLauncher {
-    fn settings(&self) -> Result<Settings, String> {
+    fn settings(&self) -> Result<Settings, SettingsError> {
         Settings::load(&LoadOptions {
             paths: &self.paths,
             extra: self.args.settings.as_deref(),
             interactive: true,
         })
-        .map_err(|e| e.to_string())
     }
 }
 
@@ -144,16 +144,14 @@ impl Launcher for CliLauncher {
                 ..self.args.clone()
             },
         };
-        let assembled = assemble(&args, true).map_err(|e| {
-            if e.starts_with(provider_setup::NO_PROVIDER) {
+        let assembled = assemble(&args, true).map_err(|e| match e.provider_setup() {
+            Some(ProviderSetupError::NoProvider) => {
                 // A first run: the setup screen needs no error line.
                 tracing::info!("first run: {e}");
                 LaunchError::NeedsSetup(String::new())
-            } else if e.starts_with(provider_setup::NO_KEY) {
-                LaunchError::NeedsSetup(e)
-            } else {
-                LaunchError::Failed(e)
             }
+            Some(ProviderSetupError::NoKey { .. }) => LaunchError::NeedsSetup(e.to_string()),
+            _ => LaunchError::Failed(e.to_string()),
         })?;
         // A later open (after /resume) starts from the arguments again, not from the
         // session they named.

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use crate::sdk::paths::ProjectPaths;
-use crate::sdk::plugins::{PluginAction, PluginSources, Scope, discover, perform};
+use crate::sdk::plugins::{PluginAction, PluginError, PluginSources, Scope, discover, perform};
 use crate::sdk::settings::{LoadOptions, Settings};
 
 use super::args::{Args, MarketplaceCommand, PluginCommand};
@@ -99,7 +99,7 @@ pub fn manage(paths: &ProjectPaths, command: &PluginCommand) -> u8 {
     }
 }
 
-fn to_action(command: &PluginCommand) -> Result<PluginAction, String> {
+fn to_action(command: &PluginCommand) -> Result<PluginAction, PluginError> {
     Ok(match command {
         PluginCommand::List { .. } => PluginAction::List,
         PluginCommand::Install { plugin, scope } => PluginAction::Install {

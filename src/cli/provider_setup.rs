@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::core::Provider;
 use crate::core::models;
+use crate::core::{Provider, ProviderError};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{
     AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
@@ -143,23 +143,86 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// How the error for "nothing configured" begins (the TUI opens its setup screen on it).
-pub const NO_PROVIDER: &str = "no provider is configured";
-/// How the error for "configured, but no usable key" begins (the setup screen reopens).
-pub const NO_KEY: &str = "no API key for";
+/// Why no provider could be chosen or built; the message says what to set.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderSetupError {
+    /// Nothing is configured (the TUI opens its setup screen, without an error line).
+    #[error(
+        "no provider is configured. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json"
+    )]
+    NoProvider,
+    /// A provider is configured but has no usable key (the setup screen reopens).
+    #[error("no API key for {provider}: set {variables}, or \"apiKey\" in the provider profile")]
+    NoKey {
+        provider: &'static str,
+        variables: String,
+    },
+    #[error(
+        "{0} is not set in this environment: export it before starting robota, or paste the key itself"
+    )]
+    KeyVariableUnset(String),
+    #[error("{url} is not a URL: {source}")]
+    NotUrl {
+        url: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("{0} names no host")]
+    NoHost(String),
+    #[error("{0} names no port")]
+    NoPort(String),
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot reach {url}: {source} — is the server running?")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot reach {0}: no address")]
+    NoAddress(String),
+    #[error("provider profile {0:?} is not defined under \"providers\" in any settings file")]
+    UnknownProfile(String),
+    #[error(
+        "provider profile {name:?} has unknown type {kind:?}; use anthropic, openai, openai-compatible or google"
+    )]
+    UnknownType { name: String, kind: String },
+    #[error("the provider profile names no model: add \"model\" to it or pass --model")]
+    NoModel,
+    /// A project file points the profile at a host, and the key is the user's.
+    #[error(
+        "{file} sets providers.{name}.baseURL; robota will not send your API key ({key_source}) to a host a project file chose. Set the URL in ~/.robota/settings.json or with --settings if you trust it."
+    )]
+    ProjectBaseUrl {
+        file: String,
+        name: String,
+        key_source: String,
+    },
+    #[error("an openai-compatible profile needs \"baseURL\" (e.g. http://127.0.0.1:11434/v1)")]
+    NoBaseUrl,
+    /// The adapter refused its configuration.
+    #[error("{}", .0.user_message())]
+    Build(#[source] ProviderError),
+    #[error("--fallback-model {0} is the main model; choose a different one")]
+    FallbackIsMain(String),
+}
 
 /// Checks a provider the setup screen is about to save: a key named by `$ENV:NAME` must be
 /// set, and an OpenAI-compatible server must answer on its address. `Err` says what to fix.
-pub fn check_setup(profile: &crate::sdk::settings::setup_save::SetupProfile) -> Result<(), String> {
+pub fn check_setup(
+    profile: &crate::sdk::settings::setup_save::SetupProfile,
+) -> Result<(), ProviderSetupError> {
     if let Some(name) = profile
         .api_key
         .as_deref()
         .and_then(|k| k.strip_prefix("$ENV:"))
         && env_var(name).is_none()
     {
-        return Err(format!(
-            "{name} is not set in this environment: export it before starting robota, or paste the key itself"
-        ));
+        return Err(ProviderSetupError::KeyVariableUnset(name.to_string()));
     }
     if let Some(url) = profile.base_url.as_deref() {
         reachable(url)?;
@@ -168,18 +231,24 @@ pub fn check_setup(profile: &crate::sdk::settings::setup_save::SetupProfile) -> 
 }
 
 /// Whether something listens at the URL's host and port (within 2 s).
-fn reachable(url: &str) -> Result<(), String> {
+fn reachable(url: &str) -> Result<(), ProviderSetupError> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let parsed = url::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+    let parsed = url::Url::parse(url).map_err(|source| ProviderSetupError::NotUrl {
+        url: url.to_string(),
+        source,
+    })?;
     let host = parsed
         .host_str()
-        .ok_or_else(|| format!("{url} names no host"))?;
+        .ok_or_else(|| ProviderSetupError::NoHost(url.to_string()))?;
     let port = parsed
         .port_or_known_default()
-        .ok_or_else(|| format!("{url} names no port"))?;
+        .ok_or_else(|| ProviderSetupError::NoPort(url.to_string()))?;
     let addrs: Vec<_> = (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .map_err(|source| ProviderSetupError::Resolve {
+            host: host.to_string(),
+            source,
+        })?
         .collect();
     let timeout = Duration::from_secs(2);
     let mut last = None;
@@ -190,8 +259,11 @@ fn reachable(url: &str) -> Result<(), String> {
         }
     }
     Err(match last {
-        Some(e) => format!("cannot reach {url}: {e} — is the server running?"),
-        None => format!("cannot reach {url}: no address"),
+        Some(source) => ProviderSetupError::Unreachable {
+            url: url.to_string(),
+            source,
+        },
+        None => ProviderSetupError::NoAddress(url.to_string()),
     })
 }
 
@@ -200,7 +272,7 @@ pub fn choose(
     settings: &Settings,
     provider_flag: Option<&str>,
     model_flag: Option<&str>,
-) -> Result<ProviderChoice, String> {
+) -> Result<ProviderChoice, ProviderSetupError> {
     let env = ProviderEnv::new(settings);
     let profile_name = provider_flag
         .map(str::to_string)
@@ -221,17 +293,11 @@ pub fn choose(
             Some(profile) => (profile_spec(settings, &name, profile, &env)?, None),
             None => match ProviderKind::parse(&name) {
                 Some(kind) if provider_flag.is_some() => (env_spec(kind, &env), None),
-                _ => {
-                    return Err(format!(
-                        "provider profile {name:?} is not defined under \"providers\" in any settings file"
-                    ));
-                }
+                _ => return Err(ProviderSetupError::UnknownProfile(name)),
             },
         },
         None => {
-            let kind = detect_from_env(&env).ok_or_else(|| {
-                format!("{NO_PROVIDER}. Set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY), or add a provider profile (\"providers\" and \"currentProvider\") to ~/.robota/settings.json")
-            })?;
+            let kind = detect_from_env(&env).ok_or(ProviderSetupError::NoProvider)?;
             (env_spec(kind, &env), Some(kind))
         }
     };
@@ -260,9 +326,7 @@ pub fn choose(
         .model
         .clone()
         .or_else(|| fallback.clone())
-        .ok_or_else(|| {
-            "the provider profile names no model: add \"model\" to it or pass --model".to_string()
-        })?;
+        .ok_or(ProviderSetupError::NoModel)?;
     // `sonnet`, `opus`, `haiku` (as in Claude Code's settings) name the provider's models.
     let model = models::resolve(
         &model,
@@ -363,7 +427,7 @@ fn profile_spec(
     name: &str,
     profile: &ProviderProfile,
     env: &ProviderEnv,
-) -> Result<ProviderSpec, String> {
+) -> Result<ProviderSpec, ProviderSetupError> {
     let pointer = |key: &str| format!("/providers/{}/{key}", name.replace('/', "~1"));
     let text = |value: &Option<String>| {
         value
@@ -373,10 +437,9 @@ fn profile_spec(
             .map(str::to_string)
     };
     let kind_text = text(&profile.kind).unwrap_or_else(|| "anthropic".to_string());
-    let kind = ProviderKind::parse(&kind_text).ok_or_else(|| {
-        format!(
-            "provider profile {name:?} has unknown type {kind_text:?}; use anthropic, openai, openai-compatible or google"
-        )
+    let kind = ProviderKind::parse(&kind_text).ok_or_else(|| ProviderSetupError::UnknownType {
+        name: name.to_string(),
+        kind: kind_text.clone(),
     })?;
     let env = env_spec(kind, env);
     let (api_key, api_key_source, bearer) = match text(&profile.api_key) {
@@ -403,9 +466,11 @@ fn profile_spec(
         let key_from_same_scope =
             matches!(scope_of("apiKey"), Some((Scope::Project | Scope::Local, _)));
         if api_key.is_some() && !key_from_same_scope {
-            return Err(format!(
-                "{url_file} sets providers.{name}.baseURL; robota will not send your API key ({api_key_source}) to a host a project file chose. Set the URL in ~/.robota/settings.json or with --settings if you trust it."
-            ));
+            return Err(ProviderSetupError::ProjectBaseUrl {
+                file: url_file,
+                name: name.to_string(),
+                key_source: api_key_source,
+            });
         }
     }
     Ok(ProviderSpec {
@@ -433,18 +498,15 @@ fn retry_policy() -> RetryPolicy {
 }
 
 /// Builds the adapter a spec names.
-pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
+pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderSetupError> {
     let idle = env_var("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
         .and_then(|v| v.parse().ok())
         .map(Duration::from_millis)
         .or(spec.timeout)
         .unwrap_or(Duration::from_secs(120));
-    let missing_key = || {
-        let vars = spec.kind.key_vars().join(" or ");
-        format!(
-            "{NO_KEY} {}: set {vars}, or \"apiKey\" in the provider profile",
-            kind_name(spec.kind)
-        )
+    let missing_key = || ProviderSetupError::NoKey {
+        provider: kind_name(spec.kind),
+        variables: spec.kind.key_vars().join(" or "),
     };
     let provider: Arc<dyn Provider> = match spec.kind {
         ProviderKind::Anthropic => {
@@ -455,7 +517,7 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
             }
             config.retry = retry_policy();
             config.idle_timeout = idle;
-            Arc::new(AnthropicProvider::new(config).map_err(|e| e.user_message())?)
+            Arc::new(AnthropicProvider::new(config).map_err(ProviderSetupError::Build)?)
         }
         ProviderKind::OpenAi => {
             let mut config =
@@ -470,7 +532,7 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
                 .get("reasoningEffort")
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            Arc::new(OpenAiResponsesProvider::new(config).map_err(|e| e.user_message())?)
+            Arc::new(OpenAiResponsesProvider::new(config).map_err(ProviderSetupError::Build)?)
         }
         ProviderKind::Google => {
             let mut config = GeminiConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
@@ -479,19 +541,16 @@ pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
             }
             config.retry = retry_policy();
             config.idle_timeout = idle;
-            Arc::new(GeminiProvider::new(config).map_err(|e| e.user_message())?)
+            Arc::new(GeminiProvider::new(config).map_err(ProviderSetupError::Build)?)
         }
         ProviderKind::OpenAiCompatible => {
-            let base_url = spec.base_url.clone().ok_or_else(|| {
-                "an openai-compatible profile needs \"baseURL\" (e.g. http://127.0.0.1:11434/v1)"
-                    .to_string()
-            })?;
+            let base_url = spec.base_url.clone().ok_or(ProviderSetupError::NoBaseUrl)?;
             let mut config = OpenAiChatConfig::new(base_url);
             config.api_key = spec.api_key.clone();
             config.retry = retry_policy();
             config.idle_timeout = idle;
             config.options = spec.options.clone();
-            Arc::new(OpenAiChatProvider::new(config).map_err(|e| e.user_message())?)
+            Arc::new(OpenAiChatProvider::new(config).map_err(ProviderSetupError::Build)?)
         }
     };
     Ok(provider)
@@ -510,7 +569,15 @@ mod tests {
             model: "m".into(),
         };
         let err = check_setup(&profile(Some("$ENV:ROBOTA_TEST_SURELY_UNSET"), None)).unwrap_err();
-        assert!(err.contains("ROBOTA_TEST_SURELY_UNSET is not set"), "{err}");
+        assert!(
+            matches!(&err, ProviderSetupError::KeyVariableUnset(name) if name == "ROBOTA_TEST_SURELY_UNSET"),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("ROBOTA_TEST_SURELY_UNSET is not set"),
+            "{err}"
+        );
         assert!(check_setup(&profile(Some("$ENV:PATH"), None)).is_ok());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let up = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -518,7 +585,14 @@ mod tests {
         drop(listener);
         let refused = refused_local_url();
         let err = check_setup(&profile(None, Some(refused.clone()))).unwrap_err();
-        assert!(err.contains(&format!("cannot reach {refused}")), "{err}");
+        assert!(
+            matches!(&err, ProviderSetupError::Unreachable { url, .. } if *url == refused),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(&format!("cannot reach {refused}")),
+            "{err}"
+        );
     }
 
     /// A loopback URL nothing listens on (a port bound, then released).
@@ -592,7 +666,14 @@ mod tests {
         let project = r#"{"providers":{"p":{"baseURL":"http://attacker.example"}}}"#;
         let (_t, s) = settings(Some(user), Some(project), true);
         let err = choose(&s, None, None).err().unwrap();
-        assert!(err.contains("will not send your API key"), "{err}");
+        assert!(
+            matches!(&err, ProviderSetupError::ProjectBaseUrl { name, .. } if name == "p"),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("will not send your API key"),
+            "{err}"
+        );
         // Untrusted, the URL is not even applied.
         let (_t, s) = settings(Some(user), Some(project), false);
         assert!(choose(&s, None, None).is_ok());
@@ -606,7 +687,10 @@ mod tests {
     #[test]
     fn unknown_profiles_and_types_are_clear_errors() {
         let (_t, s) = settings(Some(r#"{"currentProvider":"gone"}"#), None, false);
-        assert!(choose(&s, None, None).err().unwrap().contains("\"gone\""));
+        assert!(matches!(
+            choose(&s, None, None),
+            Err(ProviderSetupError::UnknownProfile(name)) if name == "gone"
+        ));
         let (_t, s) = settings(
             Some(r#"{"currentProvider":"x","providers":{"x":{"type":"cohere"}}}"#),
             None,
@@ -616,6 +700,7 @@ mod tests {
             choose(&s, None, None)
                 .err()
                 .unwrap()
+                .to_string()
                 .contains("unknown type \"cohere\"")
         );
     }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use robota_core::image::{has_image_extension, image_from_bytes, sniff_media_type};
+use robota_core::image::{ImageError, has_image_extension, image_from_bytes, sniff_media_type};
 use robota_core::message::ImageSource;
 use robota_core::permission::{CallFacts, PermissionPolicy, Verdict};
 use robota_core::{Block, RiskClass, ToolContext, ToolRegistry};
@@ -221,10 +221,30 @@ pub fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
     (has_image_extension(&path) || starts_like_image()).then_some(path)
 }
 
+/// Why a file cannot be attached as an image.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadImageError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not an image, or too large.
+    #[error("{}: {problem}", path.display())]
+    NotSendable { path: PathBuf, problem: ImageError },
+}
+
 /// The image in the file at `path`, or why it cannot be sent (not an image, too large).
-pub fn load_image(path: &Path) -> Result<ImageSource, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    image_from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+pub fn load_image(path: &Path) -> Result<ImageSource, LoadImageError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadImageError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    image_from_bytes(&bytes).map_err(|problem| LoadImageError::NotSendable {
+        path: path.to_path_buf(),
+        problem,
+    })
 }
 
 /// `%XX` escapes of a `file://` URL's path decoded; `None` when they are not UTF-8.
@@ -326,7 +346,18 @@ mod tests {
         assert_eq!(image.media_type, "image/png");
         std::fs::write(dir.path().join("fake.png"), "not an image").unwrap();
         let fake = pasted_image_path("fake.png", cwd).unwrap();
-        assert!(load_image(&fake).unwrap_err().contains("not a PNG, JPEG"));
+        let err = load_image(&fake).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                LoadImageError::NotSendable {
+                    problem: ImageError::NotAnImage,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a PNG, JPEG"), "{err}");
     }
 
     #[test]

@@ -106,9 +106,8 @@ impl PermissionRequest {
     pub fn allow_and_save(
         &mut self,
         project_dir: &std::path::Path,
-    ) -> Result<std::path::PathBuf, String> {
-        let saved = crate::settings::local_rules::add_allow_rule(project_dir, &self.suggested_rule)
-            .map_err(|e| e.to_string());
+    ) -> Result<std::path::PathBuf, crate::settings::local_rules::SettingsWriteError> {
+        let saved = crate::settings::local_rules::add_allow_rule(project_dir, &self.suggested_rule);
         self.respond(PermissionAnswer::AllowAlways(self.suggested_rule.clone()));
         saved
     }

@@ -6,8 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::commands::CommandError;
 use super::context_files::{self, ContextFile};
 use super::paths::ProjectPaths;
+use super::settings::local_rules::SettingsWriteError;
 use super::settings::setup_save::{set_user_setting, user_settings_path};
 use super::system_prompt::{self, PromptParts};
 use robota_core::permission::PathDenial;
@@ -85,10 +87,9 @@ impl Instructions {
 
     /// `/language <lang>`: saves `language` in the user settings (`None` removes it) and
     /// uses it from the next prompt built. Returns the settings file written.
-    pub fn set_language(&self, language: Option<String>) -> Result<PathBuf, String> {
+    pub fn set_language(&self, language: Option<String>) -> Result<PathBuf, SettingsWriteError> {
         let value = language.clone().map(serde_json::Value::String);
-        let path = set_user_setting(&self.paths.robota_home, "language", value)
-            .map_err(|e| format!("The language was not changed: {e}"))?;
+        let path = set_user_setting(&self.paths.robota_home, "language", value)?;
         if let Ok(mut current) = self.language.lock() {
             *current = language;
         }
@@ -139,7 +140,7 @@ impl Instructions {
     }
 
     /// The file `/memory [scope]` opens: `project` when no scope is named.
-    pub fn memory_file(&self, scope: &str) -> Result<MemoryFile, String> {
+    pub fn memory_file(&self, scope: &str) -> Result<MemoryFile, CommandError> {
         let scope = match scope.trim() {
             "" => "project",
             s => s,
@@ -147,7 +148,7 @@ impl Instructions {
         self.memory_files()
             .into_iter()
             .find(|f| f.scope == scope)
-            .ok_or_else(|| format!("Usage: /memory [project|local|user] (not {scope:?})"))
+            .ok_or_else(|| CommandError::usage("/memory [project|local|user]", Some(scope)))
     }
 
     /// The user settings file `/language` writes.
@@ -213,7 +214,10 @@ mod tests {
         let file = dir.path().join("robota/settings.json");
         std::fs::write(&file, "{ broken").unwrap();
         let err = i.set_language(Some("French".into())).unwrap_err();
-        assert!(err.contains("settings.json"), "{err}");
+        assert!(
+            matches!(&err, SettingsWriteError::Malformed { path, .. } if path == &file),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ broken");
         assert_eq!(i.language(), None);
     }
@@ -238,6 +242,9 @@ mod tests {
             i.memory_file("user").unwrap().path,
             dir.path().join("robota/AGENTS.md")
         );
-        assert!(i.memory_file("team").unwrap_err().contains("Usage"));
+        assert_eq!(
+            i.memory_file("team").unwrap_err().to_string(),
+            "Usage: /memory [project|local|user] (not \"team\")"
+        );
     }
 }

@@ -10,6 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use robota_tools::BashTool;
 
+use crate::commands::CommandError;
+
 /// The background work of one session.
 #[derive(Debug, Default)]
 pub struct TaskBoard {
@@ -145,7 +147,7 @@ impl TaskBoard {
     }
 
     /// `/tasks stop <id>`: stops that job or subagent.
-    pub fn stop(&self, id: &str) -> Result<String, String> {
+    pub fn stop(&self, id: &str) -> Result<String, CommandError> {
         let id = id.trim();
         if let Ok(list) = self.subagents.lock()
             && let Some(subagent) = list.iter().find(|s| s.id == id)
@@ -156,23 +158,21 @@ impl TaskBoard {
         if let Some(bash) = &self.bash {
             match bash.stop_background_job(id) {
                 Some(true) => return Ok(format!("Stopped background job {id}.")),
-                Some(false) => return Err(format!("Background job {id} has already finished.")),
+                Some(false) => return Err(CommandError::TaskFinished(id.to_string())),
                 None => {}
             }
         }
-        Err(format!(
-            "No background task {id:?}: /tasks lists the ids of what is running."
-        ))
+        Err(CommandError::NoTask(id.to_string()))
     }
 
     /// `/tasks [stop <id>]`.
-    pub fn run(&self, args: &str) -> Result<String, String> {
+    pub fn run(&self, args: &str) -> Result<String, CommandError> {
         let args = args.trim();
         match args.split_once(char::is_whitespace) {
             _ if args.is_empty() => Ok(self.report()),
             Some(("stop", id)) if !id.trim().is_empty() => self.stop(id),
-            _ if args == "stop" => Err("Usage: /tasks stop <id>".to_string()),
-            _ => Err(format!("Usage: /tasks [stop <id>] (not {args:?})")),
+            _ if args == "stop" => Err(CommandError::usage("/tasks stop <id>", None)),
+            _ => Err(CommandError::usage("/tasks [stop <id>]", Some(args))),
         }
     }
 }
@@ -219,19 +219,24 @@ mod tests {
         }
         assert!(bash.background_jobs()[0].exit_code.is_some());
         assert!(!marker.exists());
-        assert!(
-            board
-                .stop(&job.id)
-                .unwrap_err()
-                .contains("already finished")
-        );
+        assert!(matches!(
+            board.stop(&job.id),
+            Err(CommandError::TaskFinished(id)) if id == job.id
+        ));
         assert!(
             board
                 .stop("bash_99")
                 .unwrap_err()
+                .to_string()
                 .contains("No background task")
         );
-        assert!(board.run("stop").unwrap_err().contains("Usage"));
+        assert!(
+            board
+                .run("stop")
+                .unwrap_err()
+                .to_string()
+                .starts_with("Usage: /tasks stop")
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::session::PermissionAnswer;
 use crate::tools::mcp::{SdkMcpAnswer, SdkMcpError, SdkMcpRouter};
 
 use super::super::args::Args;
-use super::super::assemble::{assemble_in, options};
+use super::super::assemble::{AssembleError, assemble_in, options};
 use super::super::headless::{EXIT_ERROR, EXIT_OK, end_error, user_prompt};
 use super::super::output;
 use super::super::printer::Printer;
@@ -40,6 +40,28 @@ use crate::sdk::assembly::CallbackHooks;
 
 /// Control request subtypes this driver answers.
 const HANDLED: &str = "initialize, interrupt, set_permission_mode, set_model";
+
+/// Why a control request is refused; its `control_response` carries the message.
+#[derive(Debug, thiserror::Error)]
+enum ControlError {
+    #[error("control_request without request.subtype")]
+    NoSubtype,
+    #[error("Unsupported control request subtype: {0} (robota handles {HANDLED})")]
+    Unsupported(String),
+    /// A later `initialize` carries what only the first line's can (`hooks`, `agents`).
+    #[error("{what} can only be {done} by an initialize request on the first input line")]
+    NotFirstInitialize {
+        what: &'static str,
+        done: &'static str,
+    },
+    #[error("set_model: not a model name: {0}")]
+    NotAModel(Value),
+    #[error(
+        "set_permission_mode: unknown mode {0:?} (one of {modes})",
+        modes = PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+    )]
+    UnknownMode(String),
+}
 
 /// Who is owed what when a submission ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,13 +142,12 @@ pub async fn run(args: Args) -> u8 {
             program_agents: first.as_deref().and_then(initialize_agents),
             ..options
         };
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the working directory: {e}"))?;
+        let cwd = std::env::current_dir().map_err(AssembleError::WorkingDirectory)?;
         assemble_in(&args, cwd, options)
     });
     let mut assembled = match assembled {
         Ok(a) => a,
-        Err(message) => return printer.fail_early(&message, std::time::Instant::now()),
+        Err(e) => return printer.fail_early(&e.to_string(), std::time::Instant::now()),
     };
     assembled.warnings.extend(hook_warnings);
     for warning in &assembled.warnings {
@@ -326,10 +347,8 @@ impl Driver {
             }
             "set_permission_mode" => set_mode(&self.session, request),
             "set_model" => self.set_model(request),
-            "" => Err("control_request without request.subtype".to_string()),
-            other => Err(format!(
-                "Unsupported control request subtype: {other} (robota handles {HANDLED})"
-            )),
+            "" => Err(ControlError::NoSubtype),
+            other => Err(ControlError::Unsupported(other.to_string())),
         };
         match answer {
             Ok(response) => json!({
@@ -338,7 +357,7 @@ impl Driver {
             }),
             Err(error) => json!({
                 "type": "control_response",
-                "response": {"subtype": "error", "request_id": request_id, "error": error},
+                "response": {"subtype": "error", "request_id": request_id, "error": error.to_string()},
             }),
         }
     }
@@ -346,7 +365,7 @@ impl Driver {
     /// `initialize`: the commands, output style, models and account, as Claude Code
     /// answers. The program's hooks and agents are taken from the first line (the session
     /// is built after it); a later `initialize` carrying them is refused, not ignored.
-    fn initialize(&mut self, request: &Value) -> Result<Value, String> {
+    fn initialize(&mut self, request: &Value) -> Result<Value, ControlError> {
         let has = |key: &str| match request.get(key) {
             None | Some(Value::Null) => false,
             Some(Value::Object(m)) => !m.is_empty(),
@@ -354,16 +373,16 @@ impl Driver {
         };
         let registers = std::mem::take(&mut self.hooks_initialize_pending);
         if has("hooks") && !registers {
-            return Err(
-                "hooks can only be registered by an initialize request on the first input line"
-                    .to_string(),
-            );
+            return Err(ControlError::NotFirstInitialize {
+                what: "hooks",
+                done: "registered",
+            });
         }
         if has("agents") && !registers {
-            return Err(
-                "agents can only be defined by an initialize request on the first input line"
-                    .to_string(),
-            );
+            return Err(ControlError::NotFirstInitialize {
+                what: "agents",
+                done: "defined",
+            });
         }
         let commands: Vec<Value> = self
             .session
@@ -398,14 +417,14 @@ impl Driver {
 
     /// `set_model`: `/model X` goes into the session's queue (so it applies from the
     /// next turn on, in the order of the input) and prints no result of its own.
-    fn set_model(&mut self, request: &Value) -> Result<Value, String> {
+    fn set_model(&mut self, request: &Value) -> Result<Value, ControlError> {
         let model = match request.get("model") {
             None | Some(Value::Null) => self.initial_model.clone(),
             Some(Value::String(m)) if m == "default" => self.initial_model.clone(),
             Some(Value::String(m)) if !m.trim().is_empty() && !m.contains('\n') => {
                 m.trim().to_string()
             }
-            Some(other) => return Err(format!("set_model: not a model name: {other}")),
+            Some(other) => return Err(ControlError::NotAModel(other.clone())),
         };
         self.submit(Owed::Nothing, Submission::parse(&format!("/model {model}")));
         Ok(json!({}))
@@ -831,15 +850,10 @@ impl SdkMcpRouter for McpBridge {
 }
 
 /// `set_permission_mode`: `{"mode": …}`, one of Claude Code's mode names.
-fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, String> {
+fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, ControlError> {
     let name = request.get("mode").and_then(Value::as_str).unwrap_or("");
-    let mode = PermissionMode::parse(name).ok_or_else(|| {
-        let known: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
-        format!(
-            "set_permission_mode: unknown mode {name:?} (one of {})",
-            known.join(", ")
-        )
-    })?;
+    let mode =
+        PermissionMode::parse(name).ok_or_else(|| ControlError::UnknownMode(name.to_string()))?;
     session.set_mode(mode);
     // The mode now in effect, as Claude Code answers (Agent SDK ≥ 0.3.332 reads it).
     Ok(json!({"mode": mode.as_str()}))

@@ -45,9 +45,15 @@ pub enum AssemblyError {
     /// A settings file could not be read or parsed.
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    /// The provider could not be chosen or built.
+    /// The provider could not be chosen or built (the chooser's error, whole).
     #[error("{0}")]
-    Provider(String),
+    Provider(#[source] ProviderChoiceError),
+    /// `--json-schema` is not a usable schema.
+    #[error("{0}")]
+    JsonSchema(#[source] robota_tools::SchemaError),
+    /// A `--mcp-config` could not be read.
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpError),
     /// An option, or a setting, is not usable as given.
     #[error("{0}")]
     Invalid(String),
@@ -75,9 +81,14 @@ pub struct ChosenProvider {
     pub notice: Option<String>,
 }
 
+/// Why the caller's chooser could not choose or build a provider: its own error type,
+/// boxed (the command line's is `ProviderSetupError`; callers may downcast).
+pub type ProviderChoiceError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A function that chooses the provider once the settings are read (the command line
 /// reads `model`, provider profiles and keys from them).
-pub type ProviderChooser = Box<dyn FnOnce(&Settings) -> Result<ChosenProvider, String> + Send>;
+pub type ProviderChooser =
+    Box<dyn FnOnce(&Settings) -> Result<ChosenProvider, ProviderChoiceError> + Send>;
 
 /// Where the session's provider comes from.
 pub enum ProviderSource {

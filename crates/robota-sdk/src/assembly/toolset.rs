@@ -160,7 +160,7 @@ fn structured_output(
     };
     let slot = StructuredSlot::default();
     let tool = robota_tools::StructuredOutputTool::new(schema, slot.clone())
-        .map_err(|e| AssemblyError::Invalid(e.to_string()))?;
+        .map_err(AssemblyError::JsonSchema)?;
     tools.push(Arc::new(tool));
     Ok(Some(slot))
 }
@@ -225,8 +225,7 @@ fn mcp_servers(
         settings,
         flag_configs: &options.mcp_configs,
         strict: options.strict_mcp_config,
-    })
-    .map_err(AssemblyError::Invalid)?;
+    })?;
     if !options.strict_mcp_config {
         for plugin in &plugins.plugins {
             let source = format!("plugin {}", plugin.name);

@@ -39,6 +39,17 @@ use robota_session::replay::{CheckpointEnd, CheckpointRecord};
 pub use restore::{ChangedFile, RestoreReport, changed_files, restore_paths};
 pub use store::{Entry, MAX_FILE_BYTES, MAX_FILES, Snapshot, SnapshotStore};
 
+/// Why a snapshot could not be taken, compared or put back.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The store or the project's files could not be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The blocking task the work ran on ended without an answer.
+    #[error("checkpoint task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Where the checkpoints of the project at `cwd` are stored.
 pub fn store_dir(robota_home: &Path, cwd: &Path) -> PathBuf {
     robota_home
@@ -75,32 +86,30 @@ impl Checkpointer {
     fn with_store<T>(
         &self,
         work: impl FnOnce(&mut SnapshotStore) -> std::io::Result<T>,
-    ) -> Result<T, String> {
+    ) -> Result<T, CheckpointError> {
         let mut store = self
             .store
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        work(&mut store).map_err(|e| e.to_string())
+        Ok(work(&mut store)?)
     }
 
     async fn blocking<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut SnapshotStore) -> std::io::Result<T> + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, CheckpointError> {
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.with_store(work))
-            .await
-            .map_err(|e| format!("checkpoint task failed: {e}"))?
+        tokio::task::spawn_blocking(move || this.with_store(work)).await?
     }
 
     /// A snapshot of the files now.
-    pub async fn snapshot(&self) -> Result<Snapshot, String> {
+    pub async fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
         self.blocking(SnapshotStore::snapshot).await
     }
 
     /// The end of a turn that started at snapshot `start`: the files now and which
     /// changed.
-    pub async fn turn_end(&self, start: String) -> Result<CheckpointEnd, String> {
+    pub async fn turn_end(&self, start: String) -> Result<CheckpointEnd, CheckpointError> {
         self.blocking(move |store| {
             let end = store.snapshot()?;
             let changed = store.changed_between(&start, &end.id)?;
@@ -120,7 +129,10 @@ impl Checkpointer {
     /// Puts back the files the turns of `records` changed as they were before the first
     /// of them ran. A turn that has no end (robota stopped during it) counts what differs
     /// between its start and now.
-    pub async fn restore(&self, records: Vec<CheckpointRecord>) -> Result<RestoreReport, String> {
+    pub async fn restore(
+        &self,
+        records: Vec<CheckpointRecord>,
+    ) -> Result<RestoreReport, CheckpointError> {
         let Some(first) = records.first() else {
             return Ok(RestoreReport::default());
         };

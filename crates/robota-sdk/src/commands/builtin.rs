@@ -9,7 +9,7 @@ use robota_core::permission::PermissionMode;
 use robota_session::Session;
 use robota_session::conversation::ContextUsage;
 
-use super::{CommandEntry, CommandRegistry, CommandScope};
+use super::{CommandEntry, CommandError, CommandRegistry, CommandScope};
 
 /// What running a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,19 +17,19 @@ pub enum CommandEffect {
     Output(String),
 }
 
-/// Runs a built-in command; `Err` carries a message for the user.
+/// Runs a built-in command; `Err` says why it failed.
 pub fn execute(
     session: &mut Session,
     registry: &CommandRegistry,
     name: &str,
     args: &str,
-) -> Result<CommandEffect, String> {
+) -> Result<CommandEffect, CommandError> {
     let output = match name {
         "help" => help_text(registry),
         "clear" => {
-            session.clear().map_err(|e| {
-                format!("Conversation cleared, but the new session's log could not be created: {e}")
-            })?;
+            session
+                .clear()
+                .map_err(|e| CommandError::ClearedWithoutLog(e.into()))?;
             "Conversation cleared.".to_string()
         }
         "model" if args.is_empty() => format!("Model: {}", session.config().model),
@@ -59,27 +59,20 @@ pub fn execute(
             session.compaction().auto_threshold,
         ),
         "cost" => cost_report(session),
-        "rename" if args.is_empty() => return Err("Usage: /rename <name>".to_string()),
+        "rename" if args.is_empty() => return Err(CommandError::usage("/rename <name>", None)),
         "rename" => {
             session.rename(args.to_string());
             format!("Session renamed to {args}.")
         }
         "export" => super::export::export(session, args)?,
-        _ => {
-            return Err(format!("/{name} only runs in the full-screen UI"));
-        }
+        _ => return Err(CommandError::ClientOnly(name.to_string())),
     };
     Ok(CommandEffect::Output(output))
 }
 
-/// The mode `/mode ARG` names, or a message listing the modes.
-pub(crate) fn parse_mode(args: &str) -> Result<PermissionMode, String> {
-    PermissionMode::parse(args).ok_or_else(|| {
-        format!(
-            "Unknown mode {args:?}; choose one of: {}",
-            PermissionMode::ALL.map(|m| m.as_str()).join(", ")
-        )
-    })
+/// The mode `/mode ARG` names, or an error listing the modes.
+pub(crate) fn parse_mode(args: &str) -> Result<PermissionMode, CommandError> {
+    PermissionMode::parse(args).ok_or_else(|| CommandError::UnknownMode(args.to_string()))
 }
 
 pub(crate) fn mode_set(mode: PermissionMode) -> String {

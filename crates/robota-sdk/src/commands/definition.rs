@@ -335,14 +335,25 @@ fn read_definition(file: &Path, warnings: &mut Vec<String>) -> Option<String> {
     }
 }
 
+/// Why a definition or plugin file's text could not be read (the caller names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum TextFileError {
+    #[error("cannot read: {0}")]
+    Read(#[from] std::io::Error),
+    #[error("larger than {} KiB", limit / 1024)]
+    TooLarge { limit: u64 },
+    #[error("not UTF-8 text")]
+    NotUtf8,
+}
+
 /// A UTF-8 text file of at most `limit` bytes; the error says what is wrong with it.
-pub(crate) fn read_text_capped(path: &Path, limit: u64) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+pub(crate) fn read_text_capped(path: &Path, limit: u64) -> Result<String, TextFileError> {
+    let meta = std::fs::metadata(path)?;
     if meta.len() > limit {
-        return Err(format!("larger than {} KiB", limit / 1024));
+        return Err(TextFileError::TooLarge { limit });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|_| TextFileError::NotUtf8)
 }
 
 #[cfg(test)]

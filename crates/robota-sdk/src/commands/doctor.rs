@@ -190,11 +190,26 @@ fn is_loopback(base_url: &str) -> bool {
         .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
 }
 
+/// Why the provider's address does not answer.
+#[derive(Debug, thiserror::Error)]
+enum Unreachable {
+    #[error("not a URL ({0})")]
+    NotUrl(#[from] url::ParseError),
+    #[error("the URL names no host")]
+    NoHost,
+    #[error("the URL names no port")]
+    NoPort,
+    #[error("{0}")]
+    Connect(#[from] std::io::Error),
+    #[error("no answer within {} s", CONNECT_TIMEOUT.as_secs())]
+    Timeout,
+}
+
 /// Opens a TCP connection to the host and port of `base_url` (nothing is sent).
-async fn reach(base_url: &str) -> Result<Duration, String> {
-    let url = url::Url::parse(base_url).map_err(|e| format!("not a URL ({e})"))?;
-    let host = url.host_str().ok_or("the URL names no host")?.to_string();
-    let port = url.port_or_known_default().ok_or("the URL names no port")?;
+async fn reach(base_url: &str) -> Result<Duration, Unreachable> {
+    let url = url::Url::parse(base_url)?;
+    let host = url.host_str().ok_or(Unreachable::NoHost)?.to_string();
+    let port = url.port_or_known_default().ok_or(Unreachable::NoPort)?;
     let started = Instant::now();
     let host = host
         .trim_start_matches('[')
@@ -207,8 +222,8 @@ async fn reach(base_url: &str) -> Result<Duration, String> {
     .await
     {
         Ok(Ok(_)) => Ok(started.elapsed()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
+        Ok(Err(e)) => Err(Unreachable::Connect(e)),
+        Err(_) => Err(Unreachable::Timeout),
     }
 }
 

@@ -33,6 +33,40 @@ pub struct ExpandContext<'a> {
     pub hooks: Option<&'a HookHandle>,
 }
 
+/// Why a command's prompt could not be worked out: one of its shell lines was refused,
+/// stopped or failed (the whole command is refused, as in Claude Code).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    #[error("/{command}: `{script}` was stopped by a PreSkillShellCommand hook: {reason}")]
+    StoppedByHook {
+        command: String,
+        script: String,
+        reason: String,
+    },
+    #[error(
+        "/{command}: shell command permission check failed for `{script}` ({reason}); allow it in the command's allowed-tools (e.g. Bash({}:*)) or a permissions.allow rule",
+        .script.split_whitespace().next().unwrap_or(.script)
+    )]
+    NotAllowed {
+        command: String,
+        script: String,
+        reason: String,
+    },
+    #[error("/{command}: interrupted")]
+    Interrupted { command: String },
+    #[error(
+        "/{command}: `{script}` failed ({}){}",
+        .exit_code.map_or("it did not exit normally".to_string(), |c| format!("exit code {c}")),
+        if .output.is_empty() { String::new() } else { format!(": {}", .output) }
+    )]
+    Failed {
+        command: String,
+        script: String,
+        exit_code: Option<i32>,
+        output: String,
+    },
+}
+
 /// Programs whose exit status 1 means "no match" or "differs", not failure.
 const EXIT_ONE_IS_AN_ANSWER: &[&str] = &["grep", "egrep", "fgrep", "rg", "diff", "cmp", "git"];
 
@@ -41,7 +75,7 @@ pub async fn expand(
     command: &PromptCommand,
     args: &str,
     ctx: ExpandContext<'_>,
-) -> Result<String, String> {
+) -> Result<String, ExpandError> {
     let mut text = String::new();
     if let Some(dir) = command.skill_dir() {
         text.push_str(&format!(
@@ -197,7 +231,7 @@ struct InlineRunner<'a> {
 impl InlineRunner<'_> {
     /// Runs the `` !`command` `` lines and ```` ```! ```` blocks of `body`, each replaced
     /// by its output.
-    async fn run_all(&self, body: &str) -> Result<String, String> {
+    async fn run_all(&self, body: &str) -> Result<String, ExpandError> {
         let mut out = String::with_capacity(body.len());
         let mut lines = body.split_inclusive('\n');
         while let Some(line) = lines.next() {
@@ -245,7 +279,7 @@ fn inline_start(text: &str) -> Option<usize> {
 
 impl InlineRunner<'_> {
     /// One shell line: run when the rules allow it, its output (or why not).
-    async fn run_one(&self, script: &str) -> Result<String, String> {
+    async fn run_one(&self, script: &str) -> Result<String, ExpandError> {
         let (command, policy, cwd, env, cancel) =
             (self.command, self.policy, self.cwd, self.env, self.cancel);
         super::shell_hook::check(self.hooks, command, script, cancel).await?;
@@ -253,16 +287,18 @@ impl InlineRunner<'_> {
         match policy.evaluate(&facts) {
             Verdict::Allow => {}
             Verdict::Ask { reason } | Verdict::Deny { reason } => {
-                return Err(format!(
-                    "/{}: shell command permission check failed for `{script}` ({reason}); allow it in the command's allowed-tools (e.g. Bash({}:*)) or a permissions.allow rule",
-                    command.name,
-                    script.split_whitespace().next().unwrap_or(script)
-                ));
+                return Err(ExpandError::NotAllowed {
+                    command: command.name.clone(),
+                    script: script.to_string(),
+                    reason,
+                });
             }
         }
         let run = run_shell_command(script, cwd, env, cancel, &|_| {}).await;
         if cancel.is_cancelled() {
-            return Err(format!("/{}: interrupted", command.name));
+            return Err(ExpandError::Interrupted {
+                command: command.name.clone(),
+            });
         }
         let program = script
             .split_whitespace()
@@ -272,18 +308,12 @@ impl InlineRunner<'_> {
         match run.exit_code {
             Some(0) => Ok(run.output),
             Some(1) if EXIT_ONE_IS_AN_ANSWER.contains(&program) => Ok(run.output),
-            code => Err(format!(
-                "/{}: `{script}` failed ({}){}",
-                command.name,
-                code.map_or("it did not exit normally".to_string(), |c| format!(
-                    "exit code {c}"
-                )),
-                if run.output.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", run.output)
-                }
-            )),
+            exit_code => Err(ExpandError::Failed {
+                command: command.name.clone(),
+                script: script.to_string(),
+                exit_code,
+                output: run.output,
+            }),
         }
     }
 }
@@ -354,7 +384,10 @@ mod tests {
         );
         let refused = expand(&c, "", ctx(PermissionMode::Default)).await;
         let err = refused.unwrap_err();
-        assert!(err.contains("`x`"), "{err}");
+        assert!(
+            matches!(&err, ExpandError::NotAllowed { script, .. } if script == "x"),
+            "{err}"
+        );
         let c = command(
             "File: !`cat f.txt`\n```!\necho one\necho two\n```\nend",
             &["Bash(cat:*)", "Bash(echo:*)"],
@@ -365,13 +398,23 @@ mod tests {
         let err = expand(&unallowed, "", ctx(PermissionMode::Default))
             .await
             .unwrap_err();
-        assert!(err.contains("permission check failed"), "{err}");
+        assert!(err.to_string().contains("permission check failed"), "{err}");
         assert!(!dir.path().join("made").exists());
         let failing = command("!`cat missing.txt`", &["Bash(cat:*)"]);
         let err = expand(&failing, "", ctx(PermissionMode::Default))
             .await
             .unwrap_err();
-        assert!(err.contains("exit code 1"), "{err}");
+        assert!(
+            matches!(
+                &err,
+                ExpandError::Failed {
+                    exit_code: Some(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("exit code 1"), "{err}");
         let grep = command("!`grep nothing f.txt`", &["Bash(grep:*)"]);
         assert_eq!(
             expand(&grep, "", ctx(PermissionMode::Default))

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use robota_core::{Block, Message, Role};
 use robota_session::Session;
 
+use super::CommandError;
+
 /// Characters of a tool result kept in the transcript.
 const RESULT_CHARS: usize = 2_000;
 
 /// Writes the transcript; returns the message for the user.
-pub fn export(session: &Session, args: &str) -> Result<String, String> {
+pub fn export(session: &Session, args: &str) -> Result<String, CommandError> {
     let cwd = &session.config().cwd;
     let path = match args.trim() {
         "" => cwd.join(format!(
@@ -34,7 +36,9 @@ pub fn export(session: &Session, args: &str) -> Result<String, String> {
         &session.config().model,
         session.history(),
     );
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    if let Err(source) = std::fs::write(&path, text) {
+        return Err(CommandError::Export { path, source });
+    }
     Ok(format!("Exported the conversation to {}", path.display()))
 }
 

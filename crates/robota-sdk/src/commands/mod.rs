@@ -7,6 +7,7 @@
 mod builtin;
 pub mod definition;
 pub mod doctor;
+mod error;
 pub mod expand;
 mod export;
 pub mod grants;
@@ -18,6 +19,7 @@ mod submission;
 pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
 pub(crate) use builtin::{help_text, mode_set, parse_mode};
 pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
+pub use error::CommandError;
 pub use export::transcript as markdown_transcript;
 pub use info::{INIT_PROMPT, agents_report, skills_report, status_report};
 pub use registry::{CommandEntry, CommandRegistry};

@@ -13,6 +13,7 @@ use robota_core::hooks::{HookEvent, HookOutcome, HookRequest};
 use robota_session::hooks::HookHandle;
 
 use super::definition::PromptCommand;
+use super::expand::ExpandError;
 
 /// `Ok` when the hooks let `script` of `command` run; else why not, for the user.
 pub async fn check(
@@ -20,7 +21,7 @@ pub async fn check(
     command: &PromptCommand,
     script: &str,
     cancel: &CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), ExpandError> {
     let Some(hooks) = hooks.filter(|h| h.has(HookEvent::PreSkillShellCommand)) else {
         return Ok(());
     };
@@ -33,10 +34,11 @@ pub async fn check(
     let request = HookRequest::new(HookEvent::PreSkillShellCommand, Some(&command.name), fields);
     match refusal(&hooks.fire(request, cancel).await) {
         None => Ok(()),
-        Some(reason) => Err(format!(
-            "/{}: `{script}` was stopped by a PreSkillShellCommand hook: {reason}",
-            command.name
-        )),
+        Some(reason) => Err(ExpandError::StoppedByHook {
+            command: command.name.clone(),
+            script: script.to_string(),
+            reason,
+        }),
     }
 }
 

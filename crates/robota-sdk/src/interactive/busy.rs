@@ -155,7 +155,7 @@ impl<'a> Busy<'a> {
                         self.set_mode(mode);
                         commands::mode_set(mode)
                     }),
-                    other => Err(format!("/{other} cannot run while a turn is in progress")),
+                    other => Err(crate::commands::CommandError::DuringTurn(other.to_string())),
                 };
                 self.shared.command_ended(id, spec.name, output)
             }

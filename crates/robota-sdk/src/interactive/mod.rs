@@ -411,7 +411,7 @@ impl Shared {
         &self,
         id: SubmissionId,
         command: &str,
-        output: Result<String, String>,
+        output: Result<String, crate::commands::CommandError>,
     ) -> (TurnEnd, String) {
         match output {
             Ok(output) => {
@@ -422,7 +422,7 @@ impl Shared {
                 });
                 (TurnEnd::Success, output)
             }
-            Err(message) => (command_failed(message), String::new()),
+            Err(error) => (command_failed(error.to_string()), String::new()),
         }
     }
 

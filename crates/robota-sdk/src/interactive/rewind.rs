@@ -7,7 +7,7 @@ use super::*;
 /// A checkpoint being taken: the snapshot and its written log line.
 pub(super) struct PendingCheckpoint(
     tokio::task::JoinHandle<(
-        Result<checkpoint::Snapshot, String>,
+        Result<checkpoint::Snapshot, checkpoint::CheckpointError>,
         Option<robota_session::rewind::WrittenCheckpoint>,
     )>,
 );
@@ -41,7 +41,7 @@ impl Driver {
     pub(super) async fn opened_checkpoint(&mut self, pending: PendingCheckpoint) -> Option<String> {
         let (taken, written) = match pending.0.await {
             Ok(done) => done,
-            Err(e) => (Err(format!("checkpoint task failed: {e}")), None),
+            Err(e) => (Err(checkpoint::CheckpointError::Task(e)), None),
         };
         if let Some(written) = written {
             self.session.remember_checkpoint(written);
@@ -145,7 +145,10 @@ impl Driver {
                     "Prompt {message_id} has no checkpoint: its files cannot be put back"
                 )));
             };
-            let report = checkpoints.restore(records).await.map_err(command_failed)?;
+            let report = checkpoints
+                .restore(records)
+                .await
+                .map_err(|e| command_failed(e.to_string()))?;
             rewound.restored = report.restored;
             rewound.not_restorable = report.not_restorable;
         }

@@ -3,6 +3,7 @@
 //! their `@` attachments, checkpoint and the turn's grants).
 
 use super::*;
+use crate::commands::CommandError;
 
 impl Driver {
     pub(super) async fn run_command(
@@ -13,8 +14,8 @@ impl Driver {
         args: &str,
     ) -> (TurnEnd, String) {
         if scope == CommandScope::Client {
-            let message = format!("/{name} only runs in the full-screen UI");
-            return (command_failed(message), String::new());
+            let error = CommandError::ClientOnly(name.to_string());
+            return (command_failed(error.to_string()), String::new());
         }
         if name == "mcp" {
             let output = crate::mcp::command::run(self.options.mcp.as_ref(), args).await;
@@ -23,7 +24,7 @@ impl Driver {
         if name == "plugin" {
             let output = match self.options.plugins.clone() {
                 Some(places) => run_plugin_command(places, args.to_string()).await,
-                None => Err("/plugin is not available here; use `robota plugin …`".to_string()),
+                None => Err(CommandError::PluginsUnavailable),
             };
             return self.shared.command_ended(id, name, output);
         }
@@ -84,12 +85,9 @@ impl Driver {
 
     /// `/language [language|default]`: shows the response language, or sets it (saved in
     /// the user settings) and rebuilds the system prompt with it.
-    async fn run_language(&mut self, args: &str) -> Result<String, String> {
+    async fn run_language(&mut self, args: &str) -> Result<String, CommandError> {
         let Some(instructions) = self.options.instructions.clone() else {
-            return Err(
-                "This session's system prompt was given whole; /language cannot change it."
-                    .to_string(),
-            );
+            return Err(CommandError::FixedSystemPrompt);
         };
         let args = args.trim();
         if args.is_empty() {
@@ -102,7 +100,9 @@ impl Driver {
         }
         let language =
             (!matches!(args, "default" | "auto" | "none" | "off")).then(|| args.to_string());
-        let path = instructions.set_language(language.clone())?;
+        let path = instructions
+            .set_language(language.clone())
+            .map_err(CommandError::LanguageNotSaved)?;
         self.rebuild_system_prompt().await;
         Ok(match language {
             Some(language) => format!(
@@ -236,7 +236,7 @@ impl Driver {
         let prompt = match expanded {
             Ok(prompt) => prompt,
             Err(_) if cancel.is_cancelled() => return (TurnEnd::Interrupted, 0, String::new()),
-            Err(message) => return (command_failed(message), 0, String::new()),
+            Err(refused) => return (command_failed(refused.to_string()), 0, String::new()),
         };
         if let (Some(agent_type), Some(agents)) = (&command.fork_agent, self.subagents.clone()) {
             return self
@@ -410,10 +410,14 @@ impl Driver {
 async fn run_plugin_command(
     places: crate::paths::ProjectPaths,
     args: String,
-) -> Result<String, String> {
+) -> Result<String, CommandError> {
     use crate::plugins::manage::{parse_words, perform};
     let action = parse_words(&args)?;
-    tokio::task::spawn_blocking(move || perform(&places, &action))
+    let report = tokio::task::spawn_blocking(move || perform(&places, &action))
         .await
-        .map_err(|e| format!("/plugin stopped: {e}"))?
+        .map_err(|source| CommandError::Stopped {
+            command: "plugin",
+            source,
+        })?;
+    Ok(report?)
 }

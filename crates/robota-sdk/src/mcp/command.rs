@@ -4,10 +4,12 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use super::error::McpError;
 use super::manager::{McpManager, ServerReport, ServerStatus};
+use crate::commands::CommandError;
 
-/// Runs `/mcp [reconnect <name>]`; `Err` is a message for the user.
-pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String, String> {
+/// Runs `/mcp [reconnect <name>]`; `Err` says what went wrong.
+pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String, CommandError> {
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (None, _, _) => Ok(match manager {
@@ -15,18 +17,22 @@ pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String
             _ => NO_SERVERS.to_string(),
         }),
         (Some("reconnect"), Some(name), None) => {
-            let manager = manager.filter(|m| !m.is_empty()).ok_or(NO_SERVERS)?;
+            let manager = manager
+                .filter(|m| !m.is_empty())
+                .ok_or(McpError::NoServers)?;
             let report = manager.reconnect(name).await?;
             Ok(format!("Reconnected {name}: {}", line(&report)))
         }
-        (Some("reconnect"), _, _) => Err("Usage: /mcp reconnect <server name>".to_string()),
-        (Some(other), _, _) => Err(format!(
-            "Unknown /mcp argument {other:?}; use /mcp or /mcp reconnect <name>"
-        )),
+        (Some("reconnect"), _, _) => Err(CommandError::usage("/mcp reconnect <server name>", None)),
+        (Some(other), _, _) => Err(CommandError::UnknownArgument {
+            command: "mcp",
+            given: other.to_string(),
+            usage: "/mcp or /mcp reconnect <name>",
+        }),
     }
 }
 
-const NO_SERVERS: &str = "No MCP servers are configured. Add them to .mcp.json in the project, to \"mcpServers\" in a settings file or ~/.claude.json, or pass --mcp-config.";
+pub(super) const NO_SERVERS: &str = "No MCP servers are configured. Add them to .mcp.json in the project, to \"mcpServers\" in a settings file or ~/.claude.json, or pass --mcp-config.";
 
 /// The listing `/mcp` prints.
 pub fn status_text(reports: &[ServerReport]) -> String {
@@ -103,23 +109,19 @@ mod tests {
     #[tokio::test]
     async fn without_servers_and_with_bad_arguments() {
         assert!(run(None, "").await.unwrap().starts_with("No MCP servers"));
+        let err = run(None, "reconnect x").await.unwrap_err();
         assert!(
-            run(None, "reconnect x")
-                .await
-                .unwrap_err()
-                .starts_with("No MCP servers")
+            matches!(err, CommandError::Mcp(McpError::NoServers)),
+            "{err}"
         );
-        assert!(
-            run(None, "reconnect")
-                .await
-                .unwrap_err()
-                .starts_with("Usage")
+        assert!(err.to_string().starts_with("No MCP servers"), "{err}");
+        assert_eq!(
+            run(None, "reconnect").await.unwrap_err().to_string(),
+            "Usage: /mcp reconnect <server name>"
         );
-        assert!(
-            run(None, "frobnicate")
-                .await
-                .unwrap_err()
-                .contains("Unknown /mcp")
+        assert_eq!(
+            run(None, "frobnicate").await.unwrap_err().to_string(),
+            "Unknown /mcp argument \"frobnicate\"; use /mcp or /mcp reconnect <name>"
         );
     }
 }

@@ -18,6 +18,7 @@ use robota_tools::mcp::{
     ConnectError, McpConfigError, McpConnection, McpServerConfig, McpTool, SdkMcpRouter,
 };
 
+use super::error::McpError;
 use super::sources::ConfiguredServer;
 
 /// How long one server may take to connect before it is marked failed (and stopped).
@@ -273,19 +274,13 @@ impl McpManager {
 
     /// Ends the server's connection (if any) and connects it again, waiting for the
     /// outcome; `Err` names no such server.
-    pub async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, String> {
+    pub async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, McpError> {
         let slot = self
             .slots
             .iter()
             .find(|s| s.name == name)
             .cloned()
-            .ok_or_else(|| {
-                let names: Vec<&str> = self.slots.iter().map(|s| s.name.as_str()).collect();
-                format!(
-                    "No MCP server named {name:?} (configured: {})",
-                    list_or_none(&names)
-                )
-            })?;
+            .ok_or_else(|| self.no_server(name))?;
         let (old, task) = match slot.state.lock() {
             Ok(mut state) => {
                 state.status = ServerStatus::Pending;
@@ -306,7 +301,14 @@ impl McpManager {
         self.reports()
             .into_iter()
             .find(|r| r.name == name)
-            .ok_or_else(|| format!("No MCP server named {name:?}"))
+            .ok_or_else(|| self.no_server(name))
+    }
+
+    fn no_server(&self, name: &str) -> McpError {
+        McpError::NoServer {
+            name: name.to_string(),
+            configured: self.slots.iter().map(|s| s.name.clone()).collect(),
+        }
     }
 
     /// Stops every server: connections in progress are abandoned (their processes
@@ -341,13 +343,5 @@ impl ToolSource for McpManager {
             .filter_map(|s| s.state.lock().ok().map(|st| st.tools.clone()))
             .flatten()
             .collect()
-    }
-}
-
-fn list_or_none(names: &[&str]) -> String {
-    if names.is_empty() {
-        "none".to_string()
-    } else {
-        names.join(", ")
     }
 }

@@ -4,8 +4,10 @@
 //! command (`command`). Transports and tools are `tools::mcp`.
 
 pub mod command;
+pub mod error;
 pub mod manager;
 pub mod sources;
 
+pub use error::McpError;
 pub use manager::{McpManager, ServerReport, ServerStatus, startup_wait};
 pub use sources::{ConfiguredServer, McpSources, ServerList, collect};

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::error::McpError;
 use crate::paths::ProjectPaths;
 use crate::settings::Settings;
 use crate::settings::expand::expand_value;
@@ -84,7 +85,7 @@ impl ServerList {
 
 /// Gathers the servers. `Err` is a `--mcp-config` that cannot be read or parsed (the run
 /// stops, as Claude Code's does); a broken file elsewhere is skipped with a note.
-pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, String> {
+pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> {
     let mut list = ServerList::default();
     if !sources.strict {
         let claude_json = sources.paths.home().map(|h| h.join(".claude.json"));
@@ -136,13 +137,19 @@ pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, String> {
         let (label, text) = if value.trim_start().starts_with('{') {
             ("--mcp-config".to_string(), value.clone())
         } else {
-            let text = std::fs::read_to_string(value)
-                .map_err(|e| format!("cannot read --mcp-config file {value}: {e}"))?;
+            let text = std::fs::read_to_string(value).map_err(|source| McpError::ReadConfig {
+                file: value.clone(),
+                source,
+            })?;
             (value.clone(), text)
         };
-        let file: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("--mcp-config {label}: invalid JSON: {e}"))?;
-        server_map(&file).map_err(|e| format!("--mcp-config {label}: {e}"))?;
+        let file: Value = serde_json::from_str(&text).map_err(|source| McpError::ConfigJson {
+            label: label.clone(),
+            source,
+        })?;
+        if let Err(e) = server_map(&file) {
+            return Err(McpError::ConfigShape { label, source: e });
+        }
         list.put_all(&file, &label, true, |_| true);
     }
     Ok(list)
@@ -287,7 +294,11 @@ mod tests {
         let cwd = tempfile::tempdir().unwrap();
         let project = paths(cwd.path(), home.path(), home.path());
         let s = settings(&project);
-        for bad in ["{not json", "/no/such/file.json", "{\"mcpServers\": 3}"] {
+        let kinds = ["invalid JSON", "cannot read", "not a map"];
+        for (bad, kind) in ["{not json", "/no/such/file.json", "{\"mcpServers\": 3}"]
+            .into_iter()
+            .zip(kinds)
+        {
             let flag = vec![bad.to_string()];
             let sources = McpSources {
                 paths: &project,
@@ -295,7 +306,14 @@ mod tests {
                 flag_configs: &flag,
                 strict: false,
             };
-            assert!(collect(&sources).unwrap_err().contains("--mcp-config"));
+            let err = collect(&sources).unwrap_err();
+            let expected = match kind {
+                "invalid JSON" => matches!(err, McpError::ConfigJson { .. }),
+                "cannot read" => matches!(err, McpError::ReadConfig { .. }),
+                _ => matches!(err, McpError::ConfigShape { .. }),
+            };
+            assert!(expected, "{bad}: {err}");
+            assert!(err.to_string().contains("--mcp-config"), "{err}");
         }
     }
 }

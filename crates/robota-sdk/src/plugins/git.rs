@@ -6,8 +6,10 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use super::error::PluginError;
+
 /// Runs `git args…` (in `dir` when given); `Err` carries git's stderr.
-fn git(dir: Option<&Path>, args: &[&str]) -> Result<String, String> {
+fn git(dir: Option<&Path>, args: &[&str]) -> Result<String, PluginError> {
     let mut command = Command::new("git");
     if let Some(dir) = dir {
         command.current_dir(dir);
@@ -17,12 +19,15 @@ fn git(dir: Option<&Path>, args: &[&str]) -> Result<String, String> {
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(PluginError::GitMissing)?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-        Err(format!("git {} failed: {stderr}", args.join(" ")))
+        Err(PluginError::Git {
+            args: args.join(" "),
+            stderr,
+        })
     }
 }
 
@@ -33,7 +38,7 @@ pub fn clone(
     dest: &Path,
     git_ref: Option<&str>,
     sha: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), PluginError> {
     let dest_text = dest.to_string_lossy();
     let mut args = vec!["clone", "--quiet"];
     if sha.is_none() {
@@ -51,12 +56,12 @@ pub fn clone(
 }
 
 /// Brings the checkout at `dir` to its upstream's newest commit (fast-forward only).
-pub fn pull(dir: &Path) -> Result<(), String> {
+pub fn pull(dir: &Path) -> Result<(), PluginError> {
     git(Some(dir), &["pull", "--quiet", "--ff-only"]).map(|_| ())
 }
 
 /// The commit the checkout at `dir` is at.
-pub fn head(dir: &Path) -> Result<String, String> {
+pub fn head(dir: &Path) -> Result<String, PluginError> {
     git(Some(dir), &["rev-parse", "HEAD"])
 }
 
@@ -95,7 +100,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let missing = format!("file://{}/nothing.git", tmp.path().display());
         let err = clone(&missing, &tmp.path().join("dest"), None, None).unwrap_err();
-        assert!(err.contains("git clone"), "{err}");
+        assert!(
+            matches!(&err, PluginError::Git { args, .. } if args.starts_with("clone")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("git clone"), "{err}");
         assert!(!tmp.path().join("dest").exists());
     }
 }

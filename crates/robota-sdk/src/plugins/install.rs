@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::error::{FormatError, PluginError};
 use super::git;
 use super::known::{self, OpenMarketplace};
 use super::load::{Plugin, load_plugin};
@@ -19,14 +20,11 @@ use super::marketplace::{MarketplaceEntry, PluginSource};
 use super::store::{PluginStore, copy_tree, now_text, staging_name};
 use crate::settings::Settings;
 
-/// At most this many names are listed when a plugin is not found.
-const LISTED_NAMES: usize = 40;
-
 /// `name@marketplace` split; a bare name is looked up in every known marketplace.
-pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), String> {
+pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), PluginError> {
     if let Some((name, marketplace)) = id.split_once('@') {
         if name.is_empty() || marketplace.is_empty() {
-            return Err(format!("{id}: expected name@marketplace"));
+            return Err(PluginError::BadId(id.to_string()));
         }
         return Ok((name.to_string(), marketplace.to_string()));
     }
@@ -48,11 +46,11 @@ pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), Str
     }
     match found.as_slice() {
         [one] => resolve_id(store, one),
-        [] => Err(format!("no marketplace has a plugin named {id}")),
-        many => Err(format!(
-            "{id} is in several marketplaces; say which: {}",
-            many.join(", ")
-        )),
+        [] => Err(PluginError::NoSuchPlugin(id.to_string())),
+        many => Err(PluginError::Ambiguous {
+            id: id.to_string(),
+            candidates: many.to_vec(),
+        }),
     }
 }
 
@@ -71,12 +69,11 @@ pub fn install(
     marketplace: &str,
     settings: Option<&Settings>,
     cwd: &Path,
-) -> Result<Installed, String> {
+) -> Result<Installed, PluginError> {
     let open = known::open(store, marketplace, settings, cwd)?;
     let entry = find_entry(&open, name)?;
     let cache = store.plugin_cache(marketplace, name);
-    std::fs::create_dir_all(&cache)
-        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    std::fs::create_dir_all(&cache).map_err(|e| PluginError::io("create", &cache, e))?;
     let staging = cache.join(staging_name("staging"));
     let result = stage(&open, entry, &staging);
     let (plugin, sha) = match result {
@@ -84,7 +81,10 @@ pub fn install(
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
             remove_if_empty(&cache);
-            return Err(format!("{name}@{marketplace} was not installed: {e}"));
+            return Err(PluginError::InstallFailed {
+                name: format!("{name}@{marketplace}"),
+                source: Box::new(e),
+            });
         }
     };
     let version = folder_safe(
@@ -104,7 +104,7 @@ pub fn install(
     .and_then(|()| std::fs::rename(&staging, &dest));
     if let Err(e) = moved {
         let _ = std::fs::remove_dir_all(&staging);
-        return Err(format!("cannot move the plugin to {}: {e}", dest.display()));
+        return Err(PluginError::io("move the plugin to", dest, e));
     }
     let id = format!("{name}@{marketplace}");
     let mut installed = store.installed()?;
@@ -145,28 +145,22 @@ pub fn install(
     })
 }
 
-fn find_entry<'a>(open: &'a OpenMarketplace, name: &str) -> Result<&'a MarketplaceEntry, String> {
-    open.marketplace.find(name).ok_or_else(|| {
-        let names = open.marketplace.names();
-        let mut listed = names
-            .iter()
-            .take(LISTED_NAMES)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if names.len() > LISTED_NAMES {
-            listed.push_str(&format!(", … ({} in all)", names.len()));
-        }
-        format!(
-            "marketplace {} has no plugin named {name}; it has: {}",
-            open.marketplace.name,
-            if listed.is_empty() {
-                "none".to_string()
-            } else {
-                listed
-            }
-        )
-    })
+fn find_entry<'a>(
+    open: &'a OpenMarketplace,
+    name: &str,
+) -> Result<&'a MarketplaceEntry, PluginError> {
+    open.marketplace
+        .find(name)
+        .ok_or_else(|| PluginError::NotInMarketplace {
+            marketplace: open.marketplace.name.clone(),
+            name: name.to_string(),
+            names: open
+                .marketplace
+                .names()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        })
 }
 
 /// Fills `staging` with the plugin's files and checks that it loads; returns it and the
@@ -175,18 +169,18 @@ fn stage(
     open: &OpenMarketplace,
     entry: &MarketplaceEntry,
     staging: &Path,
-) -> Result<(Plugin, Option<String>), String> {
+) -> Result<(Plugin, Option<String>), PluginError> {
     let sha = match &entry.source {
         PluginSource::Relative(path) => {
             let from = open.root.join(path);
             if open.source.get("source").and_then(Value::as_str) == Some("url") {
-                return Err(format!(
-                    "its source is the relative path {path:?}, but marketplace {} was added from a URL and has no files; add its git repository instead",
-                    open.marketplace.name
-                ));
+                return Err(PluginError::RelativeFromUrl {
+                    path: path.clone(),
+                    marketplace: open.marketplace.name.clone(),
+                });
             }
             if !from.is_dir() {
-                return Err(format!("its source {} is not a folder", from.display()));
+                return Err(PluginError::SourceNotFolder(from));
             }
             // A symlink may not lead the copy out of the marketplace.
             let inside = match (
@@ -197,14 +191,12 @@ fn stage(
                 _ => false,
             };
             if !inside {
-                return Err(format!(
-                    "its source {} leads outside the marketplace {}",
-                    from.display(),
-                    open.root.display()
-                ));
+                return Err(PluginError::SourceOutside {
+                    from,
+                    root: open.root.clone(),
+                });
             }
-            copy_tree(&from, staging)
-                .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+            copy_tree(&from, staging).map_err(|e| PluginError::io("copy", &from, e))?;
             None
         }
         PluginSource::Git {
@@ -222,25 +214,25 @@ fn stage(
                         None => clone.clone(),
                     };
                     if !from.is_dir() {
-                        return Err(format!(
-                            "{url} has no folder {}",
-                            subdir.as_deref().unwrap_or(".")
-                        ));
+                        return Err(PluginError::NoSubfolder {
+                            url: url.clone(),
+                            subdir: subdir.as_deref().unwrap_or(".").to_string(),
+                        });
                     }
                     if !stays_inside(&from, &clone) {
-                        return Err(format!("{} leads outside {url}", from.display()));
+                        return Err(PluginError::SubfolderOutside {
+                            from,
+                            url: url.clone(),
+                        });
                     }
-                    copy_tree(&from, staging)
-                        .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+                    copy_tree(&from, staging).map_err(|e| PluginError::io("copy", &from, e))?;
                     Ok(head)
                 });
             let _ = std::fs::remove_dir_all(&clone);
             Some(result?)
         }
         PluginSource::Unsupported(kind) => {
-            return Err(format!(
-                "its source is of kind {kind:?}, which robota cannot install yet"
-            ));
+            return Err(PluginError::UnsupportedSource(kind.clone()));
         }
     };
     let manifest = staging.join(".claude-plugin").join("plugin.json");
@@ -249,18 +241,22 @@ fn stage(
     } else if MANIFEST_KEYS.iter().any(|k| entry.raw.contains_key(*k)) {
         // Strict: the plugin's own manifest wins; the entry adds what it leaves out.
         let text = std::fs::read_to_string(&manifest)
-            .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+            .map_err(|e| PluginError::io("read", &manifest, e))?;
+        let invalid = |source| PluginError::Manifest {
+            path: manifest.clone(),
+            source,
+        };
         let own = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}'))
-            .map_err(|e| format!("{}: invalid JSON: {e}", manifest.display()))?;
+            .map_err(|e| invalid(FormatError::Json(e)))?;
         let own = own
             .as_object()
             .cloned()
-            .ok_or_else(|| format!("{}: expected a JSON object", manifest.display()))?;
+            .ok_or_else(|| invalid(FormatError::top("expected a JSON object")))?;
         write_manifest(&manifest, entry, own)?;
     }
     let mut warnings = Vec::new();
-    let plugin =
-        load_plugin(staging, "install", &mut warnings).ok_or_else(|| warnings.join("; "))?;
+    let plugin = load_plugin(staging, "install", &mut warnings)
+        .ok_or_else(|| PluginError::DoesNotLoad(warnings))?;
     Ok((plugin, sha))
 }
 
@@ -295,19 +291,20 @@ fn write_manifest(
     path: &Path,
     entry: &MarketplaceEntry,
     mut manifest: Map<String, Value>,
-) -> Result<(), String> {
+) -> Result<(), PluginError> {
     manifest.entry("name").or_insert_with(|| json!(entry.name));
     for key in MANIFEST_KEYS {
         if let Some(v) = entry.raw.get(*key) {
             manifest.entry(*key).or_insert_with(|| v.clone());
         }
     }
-    let text = serde_json::to_string_pretty(&Value::Object(manifest)).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&Value::Object(manifest))
+        .map_err(PluginError::ManifestText)?;
     path.parent()
         .map(std::fs::create_dir_all)
         .transpose()
         .and_then(|_| std::fs::write(path, text))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|e| PluginError::io("write", path, e))
 }
 
 /// A version usable as a folder name.
@@ -334,29 +331,19 @@ fn remove_if_empty(dir: &Path) {
 }
 
 /// Uninstalls `id`: its record and its cached copies go; its data folder stays.
-pub fn uninstall(store: &PluginStore, id: &str) -> Result<PathBuf, String> {
+pub fn uninstall(store: &PluginStore, id: &str) -> Result<PathBuf, PluginError> {
     let mut installed = store.installed()?;
     if installed.remove(id).is_none() {
-        let names: Vec<&String> = installed.keys().collect();
-        return Err(format!(
-            "{id} is not installed; installed: {}",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        ));
+        return Err(PluginError::NotInstalled {
+            id: id.to_string(),
+            installed: installed.keys().cloned().collect(),
+        });
     }
     store.save_installed(installed)?;
     if let Some((name, marketplace)) = id.split_once('@') {
         let cache = store.plugin_cache(marketplace, name);
         if cache.exists() {
-            std::fs::remove_dir_all(&cache)
-                .map_err(|e| format!("cannot delete {}: {e}", cache.display()))?;
+            std::fs::remove_dir_all(&cache).map_err(|e| PluginError::io("delete", &cache, e))?;
         }
     }
     Ok(store.data_dir(id))

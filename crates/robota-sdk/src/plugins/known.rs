@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::error::PluginError;
 use super::git;
 use super::marketplace::{Marketplace, github_url};
 use super::store::{PluginStore, now_text, staging_name};
@@ -40,10 +41,17 @@ enum Origin {
 }
 
 /// Reads `<root>/.claude-plugin/marketplace.json` (or the file itself); errors name it.
-fn read_marketplace(file: &Path) -> Result<Marketplace, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    Marketplace::parse(&text).map_err(|e| format!("{}: {e}", file.display()))
+fn read_marketplace(file: &Path) -> Result<Marketplace, PluginError> {
+    let text = std::fs::read_to_string(file).map_err(|e| PluginError::io("read", file, e))?;
+    parse_marketplace(&text, &file.display().to_string())
+}
+
+/// Parses a `marketplace.json` read from `at` (a file or URL, which errors name).
+fn parse_marketplace(text: &str, at: &str) -> Result<Marketplace, PluginError> {
+    Marketplace::parse(text).map_err(|source| PluginError::Marketplace {
+        at: at.to_string(),
+        source,
+    })
 }
 
 fn manifest_in(root: &Path) -> PathBuf {
@@ -61,7 +69,7 @@ fn root_of_file(file: &Path) -> PathBuf {
     }
 }
 
-fn parse_origin(source: &str, cwd: &Path) -> Result<Origin, String> {
+fn parse_origin(source: &str, cwd: &Path) -> Result<Origin, PluginError> {
     let source = source.trim();
     let expanded = match source.strip_prefix("~/") {
         Some(rest) => std::env::var_os("HOME")
@@ -109,9 +117,7 @@ fn parse_origin(source: &str, cwd: &Path) -> Result<Origin, String> {
             record: json!({"source": "github", "repo": repo}),
         });
     }
-    Err(format!(
-        "{source}: not a folder, a marketplace.json file, a git URL or a GitHub owner/repo"
-    ))
+    Err(PluginError::UnknownSource(source.to_string()))
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -119,13 +125,11 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 /// `marketplace add`: returns the marketplace added.
-pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketplace, String> {
+pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketplace, PluginError> {
     let origin = parse_origin(source, cwd)?;
     let mut known = store.known()?;
     let check_new = |name: &str, known: &Map<String, Value>| match known.get(name) {
-        Some(_) => Err(format!(
-            "marketplace {name} is already added; `robota plugin marketplace update {name}` refreshes it, `remove` drops it"
-        )),
+        Some(_) => Err(PluginError::MarketplaceExists(name.to_string())),
         None => Ok(()),
     };
     let (open, location) = match origin {
@@ -162,8 +166,7 @@ pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketpl
             mut record,
         } => {
             let dir = store.marketplaces_dir();
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| PluginError::io("create", &dir, e))?;
             let staging = dir.join(staging_name("clone"));
             let result = git::clone(&url, &staging, git_ref.as_deref(), None)
                 .and_then(|()| read_marketplace(&manifest_in(&staging)))
@@ -179,7 +182,7 @@ pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketpl
             let moved = remove_stale(&dest).and_then(|()| std::fs::rename(&staging, &dest));
             if let Err(e) = moved {
                 let _ = std::fs::remove_dir_all(&staging);
-                return Err(format!("cannot move the clone to {}: {e}", dest.display()));
+                return Err(PluginError::io("move the clone to", dest, e));
             }
             if let (Some(r), Some(obj)) = (git_ref, record.as_object_mut()) {
                 obj.insert("ref".into(), json!(r));
@@ -193,12 +196,12 @@ pub fn add(store: &PluginStore, source: &str, cwd: &Path) -> Result<OpenMarketpl
         }
         Origin::Url(url) => {
             let text = download(&url)?;
-            let marketplace = Marketplace::parse(&text).map_err(|e| format!("{url}: {e}"))?;
+            let marketplace = parse_marketplace(&text, &url)?;
             check_new(&marketplace.name, &known)?;
             let dest = store.marketplaces_dir().join(&marketplace.name);
-            remove_stale(&dest)
-                .and_then(|()| save_download(&dest, &text))
-                .map_err(|e| format!("cannot save {url} in {}: {e}", dest.display()))?;
+            if let Err(source) = remove_stale(&dest).and_then(|()| save_download(&dest, &text)) {
+                return Err(PluginError::SaveDownload { url, dest, source });
+            }
             let source = json!({"source": "url", "url": url});
             let open = OpenMarketplace {
                 marketplace,
@@ -221,37 +224,43 @@ const MAX_DOWNLOAD_BYTES: usize = 16 * 1024 * 1024;
 
 /// GETs `url` (30 s at most) on a thread of its own, so it works inside and outside an
 /// async runtime; the body must be UTF-8 and at most [`MAX_DOWNLOAD_BYTES`].
-fn download(url: &str) -> Result<String, String> {
+fn download(url: &str) -> Result<String, PluginError> {
     let url = url.to_string();
-    let fetch = move || -> Result<String, String> {
+    let fetch = move || -> Result<String, PluginError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PluginError::DownloadSetup(e.into()))?;
         runtime.block_on(async {
             let client = reqwest::Client::builder()
                 .timeout(std::time::Duration::from_secs(30))
                 .build()
-                .map_err(|e| e.to_string())?;
-            let response = client
-                .get(&url)
-                .send()
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
+                .map_err(|e| PluginError::DownloadSetup(e.into()))?;
+            let failed = |source| PluginError::Request {
+                url: url.clone(),
+                source,
+            };
+            let response = client.get(&url).send().await.map_err(failed)?;
             let status = response.status();
             if !status.is_success() {
-                return Err(format!("{url}: HTTP {status}"));
+                return Err(PluginError::HttpStatus {
+                    url: url.clone(),
+                    status,
+                });
             }
-            let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+            let body = response.bytes().await.map_err(failed)?;
             if body.len() > MAX_DOWNLOAD_BYTES {
-                return Err(format!("{url}: larger than {MAX_DOWNLOAD_BYTES} bytes"));
+                return Err(PluginError::TooLarge {
+                    url: url.clone(),
+                    limit: MAX_DOWNLOAD_BYTES,
+                });
             }
-            String::from_utf8(body.to_vec()).map_err(|_| format!("{url}: not UTF-8 text"))
+            String::from_utf8(body.to_vec()).map_err(|_| PluginError::NotText(url.clone()))
         })
     };
     std::thread::spawn(fetch)
         .join()
-        .map_err(|_| "the download stopped unexpectedly".to_string())?
+        .map_err(|_| PluginError::DownloadStopped)?
 }
 
 /// Writes a downloaded marketplace as `<dest>/.claude-plugin/marketplace.json`.
@@ -278,7 +287,7 @@ pub fn open(
     name: &str,
     settings: Option<&Settings>,
     cwd: &Path,
-) -> Result<OpenMarketplace, String> {
+) -> Result<OpenMarketplace, PluginError> {
     let known = store.known()?;
     let Some(record) = known.get(name) else {
         let declared = settings.map(declared);
@@ -291,10 +300,10 @@ pub fn open(
         if let Some(source) = source {
             let open = add(store, &source, cwd)?;
             if open.marketplace.name != name {
-                return Err(format!(
-                    "extraKnownMarketplaces.{name} names a marketplace called {}; added under that name",
-                    open.marketplace.name
-                ));
+                return Err(PluginError::DeclaredUnderOtherName {
+                    declared: name.to_string(),
+                    actual: open.marketplace.name,
+                });
             }
             return Ok(open);
         }
@@ -302,29 +311,22 @@ pub fn open(
         if let Some(d) = &declared {
             names.extend(d.sources.iter().map(|(n, _)| n.clone()));
             if d.held_back.iter().any(|n| n == name) {
-                return Err(format!(
-                    "marketplace {name} is declared by this project's settings, which are not trusted yet; run `robota trust` to use it"
-                ));
+                return Err(PluginError::DeclaredButUntrusted(name.to_string()));
             }
         }
-        return Err(format!(
-            "no marketplace named {name}; known: {} (add one with `robota plugin marketplace add <source>`)",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ));
+        return Err(PluginError::NoMarketplace {
+            name: name.to_string(),
+            known: names,
+            suggest_add: true,
+        });
     };
     let location = record
         .get("installLocation")
         .and_then(Value::as_str)
         .map(PathBuf::from)
-        .ok_or_else(|| {
-            format!(
-                "{}: {name} has no installLocation",
-                store.known_path().display()
-            )
+        .ok_or_else(|| PluginError::NoInstallLocation {
+            file: store.known_path(),
+            name: name.to_string(),
         })?;
     let source = record.get("source").cloned().unwrap_or(Value::Null);
     let (file, root) = if location.is_file() {
@@ -393,13 +395,10 @@ fn declared_source(entry: &Value) -> Option<String> {
 
 /// `marketplace remove`: forgets it and deletes its clone; returns the plugins from it
 /// that stay installed.
-pub fn remove(store: &PluginStore, name: &str) -> Result<Vec<String>, String> {
+pub fn remove(store: &PluginStore, name: &str) -> Result<Vec<String>, PluginError> {
     let mut known = store.known()?;
     let Some(record) = known.remove(name) else {
-        return Err(format!(
-            "no marketplace named {name}; known: {}",
-            list_names(&known)
-        ));
+        return Err(no_marketplace(name, &known));
     };
     store.save_known(known)?;
     let location = record
@@ -407,8 +406,7 @@ pub fn remove(store: &PluginStore, name: &str) -> Result<Vec<String>, String> {
         .and_then(Value::as_str)
         .map(PathBuf::from);
     if let Some(dir) = location.filter(|d| d.starts_with(store.marketplaces_dir())) {
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+        std::fs::remove_dir_all(&dir).map_err(|e| PluginError::io("delete", &dir, e))?;
     }
     let suffix = format!("@{name}");
     Ok(store
@@ -419,26 +417,21 @@ pub fn remove(store: &PluginStore, name: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn list_names(known: &Map<String, Value>) -> String {
-    if known.is_empty() {
-        "none".to_string()
-    } else {
-        known.keys().cloned().collect::<Vec<_>>().join(", ")
+fn no_marketplace(name: &str, known: &Map<String, Value>) -> PluginError {
+    PluginError::NoMarketplace {
+        name: name.to_string(),
+        known: known.keys().cloned().collect(),
+        suggest_add: false,
     }
 }
 
 /// `marketplace update [name]`: pulls each cloned marketplace and re-reads every one;
 /// returns a line per marketplace.
-pub fn update(store: &PluginStore, name: Option<&str>) -> Result<Vec<String>, String> {
+pub fn update(store: &PluginStore, name: Option<&str>) -> Result<Vec<String>, PluginError> {
     let mut known = store.known()?;
     let names: Vec<String> = match name {
         Some(n) if known.contains_key(n) => vec![n.to_string()],
-        Some(n) => {
-            return Err(format!(
-                "no marketplace named {n}; known: {}",
-                list_names(&known)
-            ));
-        }
+        Some(n) => return Err(no_marketplace(n, &known)),
         None => known.keys().cloned().collect(),
     };
     let mut lines = Vec::new();
@@ -460,8 +453,9 @@ pub fn update(store: &PluginStore, name: Option<&str>) -> Result<Vec<String>, St
         let cloned = location.starts_with(store.marketplaces_dir());
         let pulled = match url {
             Some(url) => download(&url).and_then(|text| {
-                Marketplace::parse(&text).map_err(|e| format!("{url}: {e}"))?;
-                save_download(&location, &text).map_err(|e| e.to_string())
+                parse_marketplace(&text, &url)?;
+                save_download(&location, &text)
+                    .map_err(|e| PluginError::io("write", manifest_in(&location), e))
             }),
             None if cloned => git::pull(&location),
             None => Ok(()),

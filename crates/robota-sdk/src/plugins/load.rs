@@ -6,12 +6,13 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+use super::error::{FormatError, PluginFileError};
 use super::manifest::{ComponentPaths, Manifest};
 use crate::agents::AgentDefinition;
 use crate::agents::definition::{parse as parse_agent, read_folder};
 use crate::commands::definition::{
-    DefinitionKind, Origin, PromptCommand, read_command_file, read_commands, read_skills,
-    read_text_capped,
+    DefinitionKind, Origin, PromptCommand, TextFileError, read_command_file, read_commands,
+    read_skills, read_text_capped,
 };
 use robota_core::hooks::HookConfig;
 use robota_tools::mcp::server_map;
@@ -93,7 +94,9 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
     }
     let manifest_path = root.join(".claude-plugin").join("plugin.json");
     let manifest = if manifest_path.is_file() {
-        let parsed = read_text(&manifest_path).and_then(|t| Manifest::parse(&t));
+        let parsed = read_text(&manifest_path)
+            .map_err(PluginFileError::from)
+            .and_then(|t| Ok(Manifest::parse(&t)?));
         match parsed {
             Ok(m) => m,
             Err(e) => {
@@ -411,16 +414,18 @@ fn custom_paths(
         .collect()
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+fn read_text(path: &Path) -> Result<String, TextFileError> {
     read_text_capped(path, MAX_JSON_BYTES)
 }
 
 /// A JSON file (a byte order mark tolerated), or `None` with a warning naming it.
 pub(super) fn read_json(path: &Path, warnings: &mut Vec<String>) -> Option<Value> {
-    let parsed = read_text(path).and_then(|text| {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
-        serde_json::from_str(&text).map_err(|e| format!("invalid JSON: {e}"))
-    });
+    let parsed = read_text(path)
+        .map_err(PluginFileError::from)
+        .and_then(|text| {
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            Ok(serde_json::from_str(text).map_err(FormatError::from)?)
+        });
     match parsed {
         Ok(v) => Some(v),
         Err(e) => {

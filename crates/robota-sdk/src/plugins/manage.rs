@@ -7,11 +7,12 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use super::error::PluginError;
 use super::install::{self, resolve_id};
 use super::known;
 use super::store::{PluginStore, Scope, set_enabled};
 use crate::paths::ProjectPaths;
-use crate::settings::{LoadOptions, Settings};
+use crate::settings::{LoadOptions, Settings, SettingsError};
 
 /// One operation of the plugin manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +54,7 @@ pub enum PluginAction {
 pub const USAGE: &str = "Usage: /plugin [list] | install <name@marketplace> [--scope user|project|local] | uninstall|enable|disable <name@marketplace> [--scope …] | update <name@marketplace> | marketplace add <folder|git URL|owner/repo> | marketplace list | marketplace remove <name> | marketplace update [name]";
 
 /// Parses the words after `/plugin`.
-pub fn parse_words(args: &str) -> Result<PluginAction, String> {
+pub fn parse_words(args: &str) -> Result<PluginAction, PluginError> {
     let mut words: Vec<&str> = args.split_whitespace().collect();
     let mut scope = Scope::User;
     if let Some(i) = words
@@ -63,14 +64,14 @@ pub fn parse_words(args: &str) -> Result<PluginAction, String> {
         let value = match words[i].strip_prefix("--scope=") {
             Some(v) => v.to_string(),
             None if i + 1 < words.len() => words.remove(i + 1).to_string(),
-            None => return Err(USAGE.to_string()),
+            None => return Err(PluginError::Usage),
         };
         scope = Scope::parse(&value)?;
         words.remove(i);
     }
     let one = |rest: &[&str]| match rest {
         [x] => Ok(x.to_string()),
-        _ => Err(USAGE.to_string()),
+        _ => Err(PluginError::Usage),
     };
     Ok(match words.as_slice() {
         [] | ["list"] => PluginAction::List,
@@ -100,15 +101,15 @@ pub fn parse_words(args: &str) -> Result<PluginAction, String> {
         ["marketplace", "update", name] => PluginAction::MarketplaceUpdate {
             name: Some(name.to_string()),
         },
-        _ => return Err(USAGE.to_string()),
+        _ => return Err(PluginError::Usage),
     })
 }
 
 const RESTART: &str = "It loads in sessions started from now on.";
 
-/// Carries out `action`; `Ok` is the report, `Err` a message saying what went wrong (and
-/// that nothing was changed where that is so).
-pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, String> {
+/// Carries out `action`; `Ok` is the report, `Err` says what went wrong (and that nothing
+/// was changed where that is so).
+pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, PluginError> {
     let store = PluginStore::new(&places.robota_home);
     let settings_path = |scope: Scope| scope.settings_path(&places.robota_home, &places.cwd);
     match action {
@@ -153,8 +154,12 @@ pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, S
             let done =
                 install::install(&store, &name, &marketplace, settings.as_ref(), &places.cwd)?;
             let path = settings_path(*scope);
-            set_enabled(&path, &done.id, Some(true), *scope)
-                .map_err(|e| format!("{} was installed but not enabled: {e}", done.id))?;
+            set_enabled(&path, &done.id, Some(true), *scope).map_err(|e| {
+                PluginError::NotEnabled {
+                    id: done.id.clone(),
+                    source: Box::new(e.into()),
+                }
+            })?;
             let mut out = format!(
                 "Installed {} {} into {}\nIt adds: {}",
                 done.id,
@@ -185,9 +190,7 @@ pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, S
             let (name, marketplace) = resolve_id(&store, id)?;
             let id = format!("{name}@{marketplace}");
             if store.record(&id)?.is_none() {
-                return Err(format!(
-                    "{id} is not installed; install it with /plugin install {id}"
-                ));
+                return Err(PluginError::NotInstalledYet(id));
             }
             let path = settings_path(*scope);
             set_enabled(&path, &id, Some(on), *scope)?;
@@ -200,9 +203,9 @@ pub fn perform(places: &ProjectPaths, action: &PluginAction) -> Result<String, S
         PluginAction::Update { id } => {
             let (name, marketplace) = resolve_id(&store, id)?;
             let id = format!("{name}@{marketplace}");
-            let before = store.record(&id)?.ok_or_else(|| {
-                format!("{id} is not installed; install it with /plugin install {id}")
-            })?;
+            let before = store
+                .record(&id)?
+                .ok_or_else(|| PluginError::NotInstalledYet(id.clone()))?;
             let mut out = String::new();
             for line in known::update(&store, Some(&marketplace))? {
                 let _ = writeln!(out, "Marketplace {line}");
@@ -259,13 +262,12 @@ fn preview(names: &[&str]) -> String {
     text
 }
 
-fn load_settings(places: &ProjectPaths) -> Result<Settings, String> {
+fn load_settings(places: &ProjectPaths) -> Result<Settings, SettingsError> {
     Settings::load(&LoadOptions {
         paths: places,
         extra: None,
         interactive: true,
     })
-    .map_err(|e| e.to_string())
 }
 
 fn enabled_state(settings: Option<&Settings>, id: &str) -> &'static str {
@@ -277,7 +279,7 @@ fn enabled_state(settings: Option<&Settings>, id: &str) -> &'static str {
 }
 
 /// The plugins installed from marketplaces: `name@marketplace version  enabled  path`.
-fn list(places: &ProjectPaths, store: &PluginStore) -> Result<String, String> {
+fn list(places: &ProjectPaths, store: &PluginStore) -> Result<String, PluginError> {
     let installed = store.installed()?;
     if installed.is_empty() {
         return Ok("No plugins installed from marketplaces.".to_string());
@@ -310,7 +312,7 @@ fn list(places: &ProjectPaths, store: &PluginStore) -> Result<String, String> {
     Ok(out)
 }
 
-fn marketplace_list(places: &ProjectPaths, store: &PluginStore) -> Result<String, String> {
+fn marketplace_list(places: &ProjectPaths, store: &PluginStore) -> Result<String, PluginError> {
     let known_map = store.known()?;
     let mut out = String::new();
     for (name, record) in &known_map {
@@ -383,12 +385,17 @@ mod tests {
             parse_words("marketplace update").unwrap(),
             PluginAction::MarketplaceUpdate { name: None }
         );
-        assert!(parse_words("install").unwrap_err().starts_with("Usage"));
+        assert!(matches!(parse_words("install"), Err(PluginError::Usage)));
         assert!(
-            parse_words("install a --scope team")
+            parse_words("install")
                 .unwrap_err()
-                .contains("unknown scope")
+                .to_string()
+                .starts_with("Usage")
         );
+        assert!(matches!(
+            parse_words("install a --scope team"),
+            Err(PluginError::UnknownScope(scope)) if scope == "team"
+        ));
         assert!(parse_words("frobnicate").is_err());
     }
 }

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use super::error::FormatError;
+
 /// One component entry of a manifest.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ComponentPaths {
@@ -31,28 +33,30 @@ pub struct Manifest {
 
 impl Manifest {
     /// Parses the text of a `plugin.json`; `Err` says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Manifest, String> {
+    pub fn parse(text: &str) -> Result<Manifest, FormatError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        let obj = value.as_object().ok_or("expected a JSON object")?;
+        let value: Value = serde_json::from_str(text)?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| FormatError::top("expected a JSON object"))?;
         let name = match obj.get("name") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
             Some(Value::String(_)) | None | Some(Value::Null) => {
-                return Err("missing \"name\"".to_string());
+                return Err(FormatError::top("missing \"name\""));
             }
-            Some(_) => return Err("\"name\" must be a string".to_string()),
+            Some(_) => return Err(FormatError::top("\"name\" must be a string")),
         };
         if name.contains(['/', '\\', ' ', ':']) {
-            return Err(format!(
+            return Err(FormatError::top(format!(
                 "\"name\" {name:?} may not contain spaces, slashes or colons"
-            ));
+            )));
         }
         let text = |key: &str| obj.get(key).and_then(scalar_text);
         let author = obj.get("author").and_then(|a| match a {
             Value::Object(o) => o.get("name").and_then(Value::as_str).map(str::to_string),
             other => scalar_text(other),
         });
-        let paths = |key: &str, inline: bool| -> Result<Option<ComponentPaths>, String> {
+        let paths = |key: &str, inline: bool| -> Result<Option<ComponentPaths>, FormatError> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(ComponentPaths::Paths(vec![s.clone()]))),
@@ -61,12 +65,14 @@ impl Manifest {
                     .map(|v| {
                         v.as_str()
                             .map(str::to_string)
-                            .ok_or_else(|| format!("\"{key}\" must list paths"))
+                            .ok_or_else(|| FormatError::top(format!("\"{key}\" must list paths")))
                     })
                     .collect::<Result<Vec<_>, _>>()
                     .map(|p| Some(ComponentPaths::Paths(p))),
                 Some(v @ Value::Object(_)) if inline => Ok(Some(ComponentPaths::Inline(v.clone()))),
-                Some(_) => Err(format!("\"{key}\" must be a path or a list of paths")),
+                Some(_) => Err(FormatError::top(format!(
+                    "\"{key}\" must be a path or a list of paths"
+                ))),
             }
         };
         Ok(Manifest {
@@ -130,26 +136,31 @@ mod tests {
         assert!(
             Manifest::parse("{\"version\": \"1\"}")
                 .unwrap_err()
+                .to_string()
                 .contains("name")
         );
         assert!(
             Manifest::parse("{\"name\": 3}")
                 .unwrap_err()
+                .to_string()
                 .contains("string")
         );
         assert!(
             Manifest::parse("{\"name\": \"a b\"}")
                 .unwrap_err()
+                .to_string()
                 .contains("spaces")
         );
         assert!(
             Manifest::parse("{nope")
                 .unwrap_err()
+                .to_string()
                 .contains("invalid JSON")
         );
         assert!(
             Manifest::parse("{\"name\": \"a\", \"commands\": {\"x\": 1}}")
                 .unwrap_err()
+                .to_string()
                 .contains("commands")
         );
     }

@@ -9,6 +9,8 @@
 
 use serde_json::{Map, Value};
 
+use super::error::FormatError;
+
 /// Where one plugin of a marketplace comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginSource {
@@ -49,10 +51,12 @@ pub struct Marketplace {
 
 impl Marketplace {
     /// Parses the text of a `marketplace.json`; `Err` names the field that is wrong.
-    pub fn parse(text: &str) -> Result<Marketplace, String> {
+    pub fn parse(text: &str) -> Result<Marketplace, FormatError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        let obj = value.as_object().ok_or("expected a JSON object")?;
+        let value: Value = serde_json::from_str(text)?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| FormatError::top("expected a JSON object"))?;
         let name = required_name(obj, "name")?;
         let owner = obj.get("owner").and_then(|o| match o {
             Value::Object(o) => o.get("name").and_then(Value::as_str).map(str::to_string),
@@ -66,12 +70,12 @@ impl Marketplace {
         });
         let entries = match obj.get("plugins") {
             Some(Value::Array(items)) => items,
-            None => return Err("missing \"plugins\"".to_string()),
-            Some(_) => return Err("\"plugins\" must be a list".to_string()),
+            None => return Err(FormatError::top("missing \"plugins\"")),
+            Some(_) => return Err(FormatError::top("\"plugins\" must be a list")),
         };
         let mut plugins = Vec::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
-            let entry = parse_entry(entry).map_err(|e| format!("plugins[{i}]{e}"))?;
+            let entry = parse_entry(entry).map_err(|e| e.within(&format!("plugins[{i}]")))?;
             plugins.push(entry);
         }
         Ok(Marketplace {
@@ -94,19 +98,19 @@ impl Marketplace {
 }
 
 /// A name usable as a folder and in `name@marketplace`.
-fn required_name(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
+fn required_name(obj: &Map<String, Value>, key: &str) -> Result<String, FormatError> {
     let name = match obj.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
-            return Err(format!("missing \"{key}\""));
+            return Err(FormatError::top(format!("missing \"{key}\"")));
         }
-        Some(_) => return Err(format!("\"{key}\" must be a string")),
+        Some(_) => return Err(FormatError::top(format!("\"{key}\" must be a string"))),
     };
     let bad = name.contains(['/', '\\', ' ', ':', '@']) || name.starts_with('.');
     if bad {
-        return Err(format!(
+        return Err(FormatError::top(format!(
             "\"{key}\" {name:?} may not contain spaces, slashes, colons or @, nor start with a dot"
-        ));
+        )));
     }
     Ok(name)
 }
@@ -119,18 +123,27 @@ fn text_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
-/// One `plugins[]` entry; the error starts with the field path after `plugins[i]`.
-fn parse_entry(entry: &Value) -> Result<MarketplaceEntry, String> {
-    let obj = entry.as_object().ok_or(": expected an object")?;
-    let name = required_name(obj, "name").map_err(|e| format!(".name: {e}"))?;
+/// One `plugins[]` entry; the error's field path is the one after `plugins[i]`.
+fn parse_entry(entry: &Value) -> Result<MarketplaceEntry, FormatError> {
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| FormatError::top("expected an object"))?;
+    let name = required_name(obj, "name").map_err(|e| e.within(".name"))?;
     let source = match obj.get("source") {
-        None | Some(Value::Null) => return Err(format!(" ({name}).source: missing")),
-        Some(v) => parse_source(v).map_err(|e| format!(" ({name}).source{e}"))?,
+        None | Some(Value::Null) => {
+            return Err(FormatError::field(format!(" ({name}).source"), "missing"));
+        }
+        Some(v) => parse_source(v).map_err(|e| e.within(&format!(" ({name}).source")))?,
     };
     let strict = match obj.get("strict") {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(format!(" ({name}).strict: must be true or false")),
+        Some(_) => {
+            return Err(FormatError::field(
+                format!(" ({name}).strict"),
+                "must be true or false",
+            ));
+        }
     };
     Ok(MarketplaceEntry {
         version: text_field(obj, "version"),
@@ -142,20 +155,24 @@ fn parse_entry(entry: &Value) -> Result<MarketplaceEntry, String> {
     })
 }
 
-fn parse_source(value: &Value) -> Result<PluginSource, String> {
+fn parse_source(value: &Value) -> Result<PluginSource, FormatError> {
     let obj = match value {
         Value::String(path) => return relative(path).map(PluginSource::Relative),
         Value::Object(obj) => obj,
-        _ => return Err(": must be a relative path or an object".to_string()),
+        _ => return Err(FormatError::top("must be a relative path or an object")),
     };
-    let text = |key: &str| -> Result<Option<String>, String> {
+    let text = |key: &str| -> Result<Option<String>, FormatError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
-            Some(_) => Err(format!(".{key}: must be a non-empty string")),
+            Some(_) => Err(FormatError::field(
+                format!(".{key}"),
+                "must be a non-empty string",
+            )),
         }
     };
-    let required = |key: &str| text(key)?.ok_or_else(|| format!(".{key}: missing"));
+    let required =
+        |key: &str| text(key)?.ok_or_else(|| FormatError::field(format!(".{key}"), "missing"));
     let kind = required("source")?;
     let git_ref = text("ref")?;
     let sha = text("sha")?;
@@ -163,7 +180,10 @@ fn parse_source(value: &Value) -> Result<PluginSource, String> {
         "github" => {
             let repo = required("repo")?;
             if repo.split('/').count() != 2 || repo.split('/').any(str::is_empty) {
-                return Err(format!(".repo: {repo:?} is not owner/repo"));
+                return Err(FormatError::field(
+                    ".repo",
+                    format!("{repo:?} is not owner/repo"),
+                ));
             }
             Ok(PluginSource::Git {
                 url: github_url(&repo),
@@ -180,7 +200,7 @@ fn parse_source(value: &Value) -> Result<PluginSource, String> {
         }),
         "git-subdir" => {
             let path = required("path")?;
-            let path = relative(&path).map_err(|e| format!(".path{e}"))?;
+            let path = relative(&path).map_err(|e| e.within(".path"))?;
             Ok(PluginSource::Git {
                 url: required("url")?,
                 git_ref,
@@ -193,7 +213,7 @@ fn parse_source(value: &Value) -> Result<PluginSource, String> {
 }
 
 /// A path inside the marketplace: no `..`, not absolute.
-fn relative(path: &str) -> Result<String, String> {
+fn relative(path: &str) -> Result<String, FormatError> {
     let p = std::path::Path::new(path);
     let inside = p.components().all(|c| {
         matches!(
@@ -202,9 +222,9 @@ fn relative(path: &str) -> Result<String, String> {
         )
     });
     if path.trim().is_empty() || !inside {
-        return Err(format!(
-            ": {path:?} must be a relative path inside the marketplace (./…)"
-        ));
+        return Err(FormatError::top(format!(
+            "{path:?} must be a relative path inside the marketplace (./…)"
+        )));
     }
     Ok(path.to_string())
 }
@@ -263,7 +283,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let err = |text: &str| Marketplace::parse(text).unwrap_err();
+        let err = |text: &str| Marketplace::parse(text).unwrap_err().to_string();
         assert!(err("{nope").contains("invalid JSON"));
         assert_eq!(err(r#"{"plugins": []}"#), "missing \"name\"");
         assert!(err(r#"{"name": "a b", "plugins": []}"#).contains("spaces"));

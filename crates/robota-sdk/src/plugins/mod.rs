@@ -9,6 +9,7 @@
 //! `plugin:agent`, `mcp__plugin_<plugin>_<server>__<tool>`, hooks after the settings' hooks.
 
 pub mod discover;
+pub mod error;
 pub mod git;
 pub mod install;
 pub mod known;
@@ -19,6 +20,7 @@ pub mod marketplace;
 pub mod store;
 
 pub use discover::{PluginSet, PluginSources, discover};
+pub use error::{FormatError, PluginError};
 pub use load::{Plugin, load_plugin};
 pub use manage::{PluginAction, perform};
 pub use manifest::Manifest;

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::settings::local_rules::{FileAccess, read_for_edit, write_atomically};
+use super::error::PluginError;
+use crate::settings::local_rules::{
+    FileAccess, SettingsWriteError, read_for_edit, write_atomically,
+};
 
 /// Which settings file `enabledPlugins` is written to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +28,12 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub fn parse(text: &str) -> Result<Scope, String> {
+    pub fn parse(text: &str) -> Result<Scope, PluginError> {
         match text {
             "user" => Ok(Scope::User),
             "project" => Ok(Scope::Project),
             "local" => Ok(Scope::Local),
-            other => Err(format!(
-                "unknown scope {other:?}; choose user, project or local"
-            )),
+            other => Err(PluginError::UnknownScope(other.to_string())),
         }
     }
 
@@ -56,17 +57,20 @@ impl Scope {
 
 /// Sets `enabledPlugins[id]` to `on` (`None` removes it) in the settings file at `path`,
 /// keeping every other key. The user file stays private (it may hold an API key).
-pub fn set_enabled(path: &Path, id: &str, on: Option<bool>, scope: Scope) -> Result<(), String> {
-    let mut root = read_for_edit(path).map_err(|e| e.to_string())?;
+pub fn set_enabled(
+    path: &Path,
+    id: &str,
+    on: Option<bool>,
+    scope: Scope,
+) -> Result<(), SettingsWriteError> {
+    let mut root = read_for_edit(path)?;
     let map = root
         .entry("enabledPlugins")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .ok_or_else(|| {
-            format!(
-                "{}: \"enabledPlugins\" is not an object, not changed",
-                path.display()
-            )
+        .ok_or_else(|| SettingsWriteError::Shape {
+            path: path.to_path_buf(),
+            what: "\"enabledPlugins\" is not an object".to_string(),
         })?;
     match on {
         Some(on) => {
@@ -80,7 +84,7 @@ pub fn set_enabled(path: &Path, id: &str, on: Option<bool>, scope: Scope) -> Res
     } else {
         FileAccess::Shared
     };
-    write_atomically(path, &Value::Object(root), access).map_err(|e| e.to_string())
+    write_atomically(path, &Value::Object(root), access)
 }
 
 /// `$ROBOTA_HOME/plugins/` and the files in it.
@@ -130,43 +134,42 @@ impl PluginStore {
     }
 
     /// The known marketplaces by name.
-    pub fn known(&self) -> Result<Map<String, Value>, String> {
-        read_for_edit(&self.known_path()).map_err(|e| e.to_string())
+    pub fn known(&self) -> Result<Map<String, Value>, SettingsWriteError> {
+        read_for_edit(&self.known_path())
     }
 
-    pub fn save_known(&self, known: Map<String, Value>) -> Result<(), String> {
+    pub fn save_known(&self, known: Map<String, Value>) -> Result<(), SettingsWriteError> {
         write_atomically(
             &self.known_path(),
             &Value::Object(known),
             FileAccess::Shared,
         )
-        .map_err(|e| e.to_string())
     }
 
     /// The install records by `name@marketplace` (the `plugins` map).
-    pub fn installed(&self) -> Result<Map<String, Value>, String> {
+    pub fn installed(&self) -> Result<Map<String, Value>, SettingsWriteError> {
         let path = self.installed_path();
-        let root = read_for_edit(&path).map_err(|e| e.to_string())?;
+        let root = read_for_edit(&path)?;
         match root.get("plugins") {
             None => Ok(Map::new()),
             Some(Value::Object(map)) => Ok(map.clone()),
-            Some(_) => Err(format!(
-                "{}: \"plugins\" is not an object, not changed",
-                path.display()
-            )),
+            Some(_) => Err(SettingsWriteError::Shape {
+                path,
+                what: "\"plugins\" is not an object".to_string(),
+            }),
         }
     }
 
-    pub fn save_installed(&self, plugins: Map<String, Value>) -> Result<(), String> {
+    pub fn save_installed(&self, plugins: Map<String, Value>) -> Result<(), SettingsWriteError> {
         let path = self.installed_path();
-        let mut root = read_for_edit(&path).map_err(|e| e.to_string())?;
+        let mut root = read_for_edit(&path)?;
         root.insert("version".into(), json!(2));
         root.insert("plugins".into(), Value::Object(plugins));
-        write_atomically(&path, &Value::Object(root), FileAccess::Shared).map_err(|e| e.to_string())
+        write_atomically(&path, &Value::Object(root), FileAccess::Shared)
     }
 
     /// The record of an installed plugin (the last of its list).
-    pub fn record(&self, id: &str) -> Result<Option<Value>, String> {
+    pub fn record(&self, id: &str) -> Result<Option<Value>, SettingsWriteError> {
         Ok(self.installed()?.get(id).and_then(|e| match e {
             Value::Array(items) => items.last().cloned(),
             other => Some(other.clone()),
@@ -241,7 +244,11 @@ mod tests {
         assert_eq!(v["enabledPlugins"], json!({"p@m": true}));
         std::fs::write(&path, "{\"enabledPlugins\": ").unwrap();
         let err = set_enabled(&path, "p@m", Some(false), Scope::User).unwrap_err();
-        assert!(err.contains("malformed JSON, not changed"), "{err}");
+        assert!(matches!(err, SettingsWriteError::Malformed { .. }), "{err}");
+        assert!(
+            err.to_string().contains("malformed JSON, not changed"),
+            "{err}"
+        );
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"enabledPlugins\": "

@@ -8,15 +8,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::SettingsError;
-
 /// The file "don't ask again" writes to.
 pub fn local_settings_path(project_dir: &Path) -> PathBuf {
     project_dir.join(".robota").join("settings.local.json")
 }
 
 /// Adds `rule` to `permissions.allow` of the project's local settings; returns the file.
-pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, SettingsError> {
+pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, SettingsWriteError> {
     let path = local_settings_path(project_dir);
     let mut root = read_for_edit(&path)?;
     let shape_error = |what: &str| SettingsWriteError::Shape {
@@ -60,12 +58,6 @@ pub enum SettingsWriteError {
         #[source]
         source: std::io::Error,
     },
-}
-
-impl From<SettingsWriteError> for SettingsError {
-    fn from(e: SettingsWriteError) -> Self {
-        SettingsError(e.to_string())
-    }
 }
 
 /// Who may read a written settings file.
@@ -203,8 +195,15 @@ mod tests {
         let path = local_settings_path(dir.path());
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{ nope").unwrap();
-        let err = add_allow_rule(dir.path(), "Read").unwrap_err().0;
-        assert!(err.contains("malformed JSON, not changed"), "{err}");
+        let err = add_allow_rule(dir.path(), "Read").unwrap_err();
+        assert!(
+            matches!(&err, SettingsWriteError::Malformed { path: p, .. } if *p == path),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("malformed JSON, not changed"),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ nope");
     }
 }

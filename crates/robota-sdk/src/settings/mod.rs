@@ -39,7 +39,7 @@ impl Scope {
     }
 
     /// `--setting-sources`: a comma list of `user`, `project`, `local` (empty: none).
-    pub fn parse_sources(list: &str) -> Result<Vec<Scope>, String> {
+    pub fn parse_sources(list: &str) -> Result<Vec<Scope>, SettingsError> {
         list.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -47,9 +47,7 @@ impl Scope {
                 "user" => Ok(Scope::User),
                 "project" => Ok(Scope::Project),
                 "local" => Ok(Scope::Local),
-                other => Err(format!(
-                    "--setting-sources: unknown source {other:?} (use user, project, local)"
-                )),
+                other => Err(SettingsError::UnknownSource(other.to_string())),
             })
             .collect()
     }
@@ -70,10 +68,56 @@ pub struct Layer {
     pub model: SettingsModel,
 }
 
-/// A settings file that could not be used.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct SettingsError(pub String);
+/// Why the settings could not be used; each message names the file (and line and
+/// column) to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read --settings file {file}: {source}")]
+    ReadFlagFile {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{file}:{line}: this file has unresolved merge-conflict markers (<<<<<<<, =======, >>>>>>>) from git; keep the side you want, delete the markers, and start robota again"
+    )]
+    MergeConflict { file: String, line: usize },
+    #[error("{file}:{}:{}: malformed JSON: {source}", .source.line(), .source.column())]
+    Malformed {
+        file: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{file}: settings must be a JSON object")]
+    NotObject { file: String },
+    /// A value of the wrong type; the source names its key's path.
+    #[error(
+        "{file}:{}:{}: wrong type at {}: {}",
+        .source.inner().line(),
+        .source.inner().column(),
+        .source.path(),
+        .source.inner()
+    )]
+    WrongType {
+        file: String,
+        #[source]
+        source: model::ModelError<serde_json::Error>,
+    },
+    #[error("the merged settings: wrong type: {0}")]
+    Merged(#[source] model::ModelError<serde_json::Error>),
+    #[error(
+        "autoCompactThreshold {share} in {file} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false"
+    )]
+    Threshold { share: f64, file: String },
+    #[error("--setting-sources: unknown source {0:?} (use user, project, local)")]
+    UnknownSource(String),
+}
 
 /// How to load.
 #[derive(Debug, Clone)]
@@ -130,20 +174,18 @@ impl Settings {
                     layers.push(Layer::new(label, scope, base, value));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(SettingsError(format!(
-                        "cannot read {}: {e}",
-                        path.display()
-                    )));
-                }
+                Err(source) => return Err(SettingsError::Read { path, source }),
             }
         }
         if let Some(extra) = options.extra {
             let (label, text) = if extra.trim_start().starts_with('{') {
                 ("--settings".to_string(), extra.to_string())
             } else {
-                let text = std::fs::read_to_string(extra).map_err(|e| {
-                    SettingsError(format!("cannot read --settings file {extra}: {e}"))
+                let text = std::fs::read_to_string(extra).map_err(|source| {
+                    SettingsError::ReadFlagFile {
+                        file: extra.to_string(),
+                        source,
+                    }
                 })?;
                 (extra.to_string(), text)
             };
@@ -167,7 +209,7 @@ impl Settings {
             );
         }
         let values = model::read_model(&merged, "merged settings", &mut Vec::new())
-            .map_err(|e| SettingsError(format!("the merged settings: wrong type: {e}")))?;
+            .map_err(SettingsError::Merged)?;
         Ok(Settings {
             values,
             merged,
@@ -227,11 +269,13 @@ impl Settings {
                 return if share > 0.0 && share <= 1.0 {
                     Ok(Some(share))
                 } else {
-                    Err(SettingsError(format!(
-                        "autoCompactThreshold {share} in {} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false",
-                        self.source_of("/autoCompactThreshold")
+                    Err(SettingsError::Threshold {
+                        share,
+                        file: self
+                            .source_of("/autoCompactThreshold")
                             .unwrap_or("settings")
-                    )))
+                            .to_string(),
+                    })
                 };
             }
             _ => {}
@@ -395,26 +439,22 @@ fn conflict_marker(text: &str) -> Option<usize> {
 /// Parses one file: JSON syntax, then the model's types (collecting the keys it does not
 /// name), then env expansion.
 fn parse(text: &str, label: &str, unknown: &mut Vec<UnknownKey>) -> Result<Value, SettingsError> {
-    let position = |e: &serde_json::Error| format!("{label}:{}:{}", e.line(), e.column());
-    let mut value: Value = serde_json::from_str(text).map_err(|e| match conflict_marker(text) {
-        Some(line) => SettingsError(format!(
-            "{label}:{line}: this file has unresolved merge-conflict markers (<<<<<<<, =======, >>>>>>>) from git; keep the side you want, delete the markers, and start robota again"
-        )),
-        None => SettingsError(format!("{}: malformed JSON: {e}", position(&e))),
-    })?;
+    let file = || label.to_string();
+    let mut value: Value =
+        serde_json::from_str(text).map_err(|source| match conflict_marker(text) {
+            Some(line) => SettingsError::MergeConflict { file: file(), line },
+            None => SettingsError::Malformed {
+                file: file(),
+                source,
+            },
+        })?;
     if !value.is_object() {
-        return Err(SettingsError(format!(
-            "{label}: settings must be a JSON object"
-        )));
+        return Err(SettingsError::NotObject { file: file() });
     }
     let mut input = serde_json::Deserializer::from_str(text);
-    model::read_model(&mut input, label, unknown).map_err(|e| {
-        SettingsError(format!(
-            "{}: wrong type at {}: {}",
-            position(e.inner()),
-            e.path(),
-            e.inner()
-        ))
+    model::read_model(&mut input, label, unknown).map_err(|source| SettingsError::WrongType {
+        file: file(),
+        source,
     })?;
     // Hook and status-line commands are shell text: their `$VAR`s expand when they run.
     if let Some(map) = value.as_object_mut() {

@@ -96,7 +96,7 @@ fn merge_conflict_markers_are_named_in_plain_words() {
     let text =
         "{\n<<<<<<< HEAD\n  \"model\": \"a\"\n=======\n  \"model\": \"b\"\n>>>>>>> feature\n}\n";
     write(&path, text);
-    let err = load(&d, None, false).unwrap_err().0;
+    let err = load(&d, None, false).unwrap_err().to_string();
     assert!(err.starts_with(&format!("{}:2: ", path.display())), "{err}");
     assert!(err.contains("unresolved merge-conflict markers"), "{err}");
     assert_eq!(
@@ -114,14 +114,14 @@ fn malformed_json_and_wrong_types_name_file_line_and_column() {
         &path,
         "{\n  \"model\": \"x\",\n  \"permissions\": {\"allow\": [\"Read\",]}\n}",
     );
-    let err = load(&d, None, false).unwrap_err().0;
+    let err = load(&d, None, false).unwrap_err().to_string();
     assert!(err.contains(&format!("{}:3:", path.display())), "{err}");
     assert!(err.contains("malformed JSON"));
     write(
         &path,
         "{\n  \"permissions\": {\n    \"allow\": \"Read\"\n  }\n}",
     );
-    let err = load(&d, None, false).unwrap_err().0;
+    let err = load(&d, None, false).unwrap_err().to_string();
     assert!(err.contains(&format!("{}:3:", path.display())), "{err}");
     assert!(err.contains("wrong type"), "{err}");
     write(&path, r#"{"someFutureKey": {"x": 1}, "model": "ok"}"#);
@@ -280,15 +280,26 @@ fn the_auto_compact_threshold_is_a_share_false_or_the_default() {
         write(&path, text);
         load(&d, None, false).unwrap().auto_compact_threshold()
     };
-    assert_eq!(threshold("{}"), Ok(Some(0.835)));
-    assert_eq!(threshold(r#"{"autoCompactThreshold":0.5}"#), Ok(Some(0.5)));
-    assert_eq!(threshold(r#"{"autoCompactThreshold":false}"#), Ok(None));
-    assert_eq!(threshold(r#"{"autoCompactEnabled":false}"#), Ok(None));
+    assert_eq!(threshold("{}").unwrap(), Some(0.835));
+    assert_eq!(
+        threshold(r#"{"autoCompactThreshold":0.5}"#).unwrap(),
+        Some(0.5)
+    );
+    assert_eq!(
+        threshold(r#"{"autoCompactThreshold":false}"#).unwrap(),
+        None
+    );
+    assert_eq!(threshold(r#"{"autoCompactEnabled":false}"#).unwrap(), None);
     let err = threshold(r#"{"autoCompactThreshold":83.5}"#)
         .unwrap_err()
         .to_string();
     assert!(err.contains("above 0 and at most 1"), "{err}");
     assert!(err.contains(&path.display().to_string()), "{err}");
     write(&path, r#"{"autoCompactThreshold":"high"}"#);
-    assert!(load(&d, None, false).unwrap_err().0.contains("wrong type"));
+    assert!(
+        load(&d, None, false)
+            .unwrap_err()
+            .to_string()
+            .contains("wrong type")
+    );
 }

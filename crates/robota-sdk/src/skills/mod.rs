@@ -178,7 +178,7 @@ impl Tool for SkillTool {
         };
         let text = match expand(&command, args, context).await {
             Ok(text) => text,
-            Err(message) => return ToolOutput::error(message),
+            Err(refused) => return ToolOutput::error(refused.to_string()),
         };
         match (&command.fork_agent, self.subagents.get()) {
             (Some(agent_type), Some(agents)) => {

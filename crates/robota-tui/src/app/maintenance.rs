@@ -81,7 +81,7 @@ impl App {
                 }
                 self.editor_request = Some(file.path);
             }
-            Err(message) => self.notice(NoticeKind::Warning, message),
+            Err(problem) => self.notice(NoticeKind::Warning, problem.to_string()),
         }
     }
 

@@ -35,7 +35,6 @@ use agent_client_protocol::{Agent, Client, Error, Stdio};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::core::image::checked_base64_image;
 use crate::core::message::ImageSource;
 use crate::core::permission::PermissionMode;
 use crate::core::{Block, ToolDisplay};
@@ -47,7 +46,7 @@ use crate::sdk::{
 use crate::session::PermissionAnswer;
 
 use super::super::args::Args;
-use super::super::headless::{EXIT_ERROR, EXIT_OK};
+use super::super::headless::{EXIT_ERROR, EXIT_OK, InputError, checked_image};
 use crate::sdk::assembly as paths;
 
 const ALLOW_ONCE: &str = "allow_once";
@@ -279,8 +278,8 @@ impl Driver {
             client_host::tool_host(&self.cx, &self.offered, session_id.clone(), &self.terminals);
         let opened = match open::open(&self.base, &cwd, resume.as_deref(), servers, &host) {
             Ok(opened) => opened,
-            Err(message) => {
-                let _ = responder.respond_with_error(failure(INVALID_PARAMS, message));
+            Err(e) => {
+                let _ = responder.respond_with_error(failure(INVALID_PARAMS, e.to_string()));
                 return;
             }
         };
@@ -360,7 +359,7 @@ impl Driver {
         let images = match prompt_images(prompt) {
             Ok(images) => images,
             Err(problem) => {
-                let _ = responder.respond_with_error(failure(INVALID_PARAMS, problem));
+                let _ = responder.respond_with_error(failure(INVALID_PARAMS, problem.to_string()));
                 return;
             }
         };
@@ -757,13 +756,12 @@ fn prompt_text(prompt: &[ContentBlock]) -> String {
 
 /// A prompt's image blocks, checked (PNG, JPEG, GIF or WebP up to 5 MB); `Err` names the
 /// first that is not one.
-fn prompt_images(prompt: &[ContentBlock]) -> Result<Vec<ImageSource>, String> {
+fn prompt_images(prompt: &[ContentBlock]) -> Result<Vec<ImageSource>, InputError> {
     let mut images = Vec::new();
     for block in prompt {
         if let ContentBlock::Image(image) = block {
-            let n = images.len() + 1;
             let source = ImageSource::base64(&image.mime_type, &image.data);
-            images.push(checked_base64_image(&source).map_err(|e| format!("image {n}: {e}"))?);
+            images.push(checked_image(images.len() + 1, &source)?);
         }
     }
     Ok(images)
@@ -785,14 +783,16 @@ mod tests {
             ContentBlock::Image(ImageContent::new(png.clone(), "image/png")),
         ];
         assert_eq!(
-            prompt_images(&blocks),
-            Ok(vec![ImageSource::base64("image/png", png)])
+            prompt_images(&blocks).unwrap(),
+            vec![ImageSource::base64("image/png", png)]
         );
         let bad = vec![ContentBlock::Image(ImageContent::new(
             "aGVsbG8=",
             "image/png",
         ))];
-        assert!(prompt_images(&bad).unwrap_err().starts_with("image 1: "));
+        let err = prompt_images(&bad).unwrap_err();
+        assert!(matches!(err, InputError::Image { n: 1, .. }), "{err}");
+        assert!(err.to_string().starts_with("image 1: "), "{err}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! added to the ones robota's settings configure. Also what the client is told of it: the
 //! permission modes it may switch between and the model option.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     McpServer, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
@@ -19,7 +19,7 @@ use crate::sdk::{InteractiveSession, SessionEvent};
 use crate::tools::ToolHost;
 
 use super::super::super::args::Args;
-use super::super::super::assemble::{assemble_in, options};
+use super::super::super::assemble::{AssembleError, assemble_in, options};
 
 /// The id of the model option.
 pub const MODEL_OPTION: &str = "model";
@@ -38,6 +38,19 @@ pub struct Opened {
     pub warnings: Vec<String>,
 }
 
+/// Why a session could not be opened for the client (sent back as the request's error).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cwd {} is not an absolute path", .0.display())]
+    CwdNotAbsolute(PathBuf),
+    #[error("cwd {} is not a directory", .0.display())]
+    CwdNotDirectory(PathBuf),
+    #[error(transparent)]
+    Assemble(#[from] AssembleError),
+    #[error("the session's events were already taken")]
+    EventsTaken,
+}
+
 /// Opens a session in `cwd`: new, or `resume`d by id, its tools using what `host` offers.
 pub fn open(
     base: &Args,
@@ -45,12 +58,12 @@ pub fn open(
     resume: Option<&str>,
     servers: &[McpServer],
     host: &ToolHost,
-) -> Result<Opened, String> {
+) -> Result<Opened, OpenError> {
     if !cwd.is_absolute() {
-        return Err(format!("cwd {} is not an absolute path", cwd.display()));
+        return Err(OpenError::CwdNotAbsolute(cwd.to_path_buf()));
     }
     if !cwd.is_dir() {
-        return Err(format!("cwd {} is not a directory", cwd.display()));
+        return Err(OpenError::CwdNotDirectory(cwd.to_path_buf()));
     }
     let mut args = Args {
         resume: resume.map(str::to_string),
@@ -76,9 +89,7 @@ pub fn open(
     warnings.extend(assembled.warnings.iter().cloned());
     let model = assembled.model.clone();
     let mut session = assembled.start();
-    let events = session
-        .events()
-        .ok_or_else(|| "the session's events were already taken".to_string())?;
+    let events = session.events().ok_or(OpenError::EventsTaken)?;
     Ok(Opened {
         session,
         events,
