@@ -309,7 +309,8 @@ async fn a_mistyped_rule_starts_nothing_and_a_deny_rule_beats_bypass() {
     assert_eq!(error.kind, ErrorKind::Config);
     assert!(server.requests().is_empty(), "nothing reached the model");
 
-    // Well-formed, the deny rule holds even in bypassPermissions.
+    // Well-formed, the deny rule holds even in bypassPermissions: a whole-tool rule takes
+    // the tool away (as on the command line), and a call the model makes anyway is not run.
     let server = MockServer::start(vec![write_call(), anthropic::text_turn("blocked")]);
     let mut session = SessionBuilder::new(provider(&server), MODEL, dir.path())
         .permission_mode(PermissionMode::BypassPermissions)
@@ -318,11 +319,59 @@ async fn a_mistyped_rule_starts_nothing_and_a_deny_rule_beats_bypass() {
         .unwrap();
     let mut events = session.events().unwrap();
     let id = session.submit("write it");
-    let mut denied = 0;
+    let outcome = until(&mut events, |e| match e {
+        SessionEvent::SubmissionEnded { id: got, outcome } if got == id => Some(outcome),
+        _ => None,
+    })
+    .await;
+    session.close().await;
+    assert_eq!(outcome.result, "blocked");
+    let offered: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(offered.iter().any(|n| n == "Read"), "{offered:?}");
+    assert!(!offered.iter().any(|n| n == "Write"), "{offered:?}");
+    assert!(
+        !dir.path().join("out.txt").exists(),
+        "the denied write did not happen"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_built_session_reads_the_project_context_files_and_no_settings_commands_or_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    std::fs::write(project.join("CLAUDE.md"), "context-marker-7731\n").unwrap();
+    std::fs::create_dir_all(project.join(".claude/commands")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Write"]}, "env": {"SETTINGS_MARKER": "1"}}"#,
+    )
+    .unwrap();
+    std::fs::write(project.join(".claude/commands/hello.md"), "Say hello\n").unwrap();
+    let server_log = project.join("server-started");
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {"probe": {"command": "touch", "args": [&server_log]}}}).to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![write_call(), anthropic::text_turn("asked")]);
+    let mut session = builder(&server, project).start().unwrap();
+    let names: Vec<String> = session
+        .list_commands()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert!(!names.iter().any(|n| n == "hello"), "{names:?}");
+    let mut events = session.events().unwrap();
+    let id = session.submit("write it");
+    let mut denied = Vec::new();
     let outcome = until(&mut events, |e| match e {
         SessionEvent::PermissionDenied { tool_name, .. } => {
-            assert_eq!(tool_name, "Write");
-            denied += 1;
+            denied.push(tool_name);
             None
         }
         SessionEvent::SubmissionEnded { id: got, outcome } if got == id => Some(outcome),
@@ -330,10 +379,11 @@ async fn a_mistyped_rule_starts_nothing_and_a_deny_rule_beats_bypass() {
     })
     .await;
     session.close().await;
-    assert_eq!(outcome.result, "blocked");
-    assert_eq!(denied, 1);
-    assert!(
-        !dir.path().join("out.txt").exists(),
-        "the denied write did not happen"
-    );
+    assert_eq!(outcome.result, "asked");
+    // The project's allow rule was not read: with no one to ask, the write is denied.
+    assert_eq!(denied, ["Write"]);
+    assert!(!project.join("out.txt").exists());
+    let system = server.requests()[0].body["system"].to_string();
+    assert!(system.contains("context-marker-7731"), "{system}");
+    assert!(!server_log.exists(), "the project's MCP server was started");
 }

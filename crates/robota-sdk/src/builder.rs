@@ -1,31 +1,32 @@
 //! `SessionBuilder`: an [`InteractiveSession`] put together from what an embedding program
 //! knows — a provider it created, a model, a working directory — without the session's
-//! internals (configuration, tool registry, permission policy). It reads no settings
-//! files and keeps no session log: everything it does is what the builder was told.
+//! internals. It is a front for the one assembly ([`ProjectSession`]) with a bare
+//! profile: no settings files, nothing discovered on disk but the project's context files,
+//! no session log; everything else is what the builder was told.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use robota_core::permission::{PermissionMode, PermissionPolicy, PermissionRule};
-use robota_core::{Message, Provider, Tool, ToolRegistry, models};
-use robota_session::{Session, SessionConfig};
+use robota_core::permission::{PermissionMode, PermissionRule};
+use robota_core::{Message, Provider, Tool};
 
-use super::context_files;
+use super::assembly::{
+    AssemblyError, Discovery, ProjectOptions, ProjectPaths, ProjectSession, ProviderSource,
+};
 use super::errors::{ErrorKind, TurnError};
-use super::interactive::{InteractiveSession, SessionOptions};
-use super::system_prompt::{self, PromptParts};
-
-/// Answers are capped at this many tokens unless the model allows fewer.
-const DEFAULT_MAX_TOKENS: u32 = 32_000;
+use super::interactive::InteractiveSession;
 
 /// Builds an [`InteractiveSession`] over a provider the caller created.
 ///
 /// By default the session has robota's built-in tools (Bash, Glob, Grep, Read, Edit,
-/// Write, TodoWrite) working in `cwd`, the built-in system prompt with the project's
-/// context files (`AGENTS.md`, `CLAUDE.md` … from `cwd` up to the root), the
-/// [`PermissionMode::Default`] mode, no turn limit, and **no one to ask** about
-/// permissions: a tool call that would need approval is denied, and the model is told
-/// why. Call [`ask_permissions`](Self::ask_permissions) to receive those questions as
+/// Write, TodoWrite, WebFetch, ExitPlanMode, and Anthropic's web search on an Anthropic
+/// provider) working in `cwd`, Bash in the sandbox where the machine has one, the built-in
+/// system prompt with the project's context files (`AGENTS.md`, `CLAUDE.md` … from `cwd`
+/// up to the root), the [`PermissionMode::Default`] mode, no turn limit, and **no one to
+/// ask** about permissions: a tool call that would need approval is denied, and the model
+/// is told why. It reads no settings files and keeps no session log; for the session the
+/// command line builds (settings, hooks, MCP servers, plugins, commands, skills,
+/// subagents, the log) use [`ProjectSession::assemble`]. Call [`ask_permissions`](Self::ask_permissions) to receive those questions as
 /// [`SessionEvent::PermissionRequest`](super::SessionEvent::PermissionRequest) events
 /// instead, or [`allow`](Self::allow) to pre-approve calls by rule.
 ///
@@ -57,8 +58,8 @@ pub struct SessionBuilder {
     context_files: bool,
     builtin_tools: bool,
     tools: Vec<Arc<dyn Tool>>,
-    allow: Vec<PermissionRule>,
-    deny: Vec<PermissionRule>,
+    allow: Vec<String>,
+    deny: Vec<String>,
     /// Rules given to `allow`/`deny` that do not parse: `start` refuses them.
     bad_rules: Vec<String>,
     ask_permissions: bool,
@@ -165,7 +166,7 @@ impl SessionBuilder {
     /// for all its calls. A rule that does not parse makes [`start`](Self::start) fail.
     pub fn allow(mut self, rule: &str) -> Self {
         match PermissionRule::parse(rule) {
-            Some(parsed) => self.allow.push(parsed),
+            Some(_) => self.allow.push(rule.to_string()),
             None => self.bad_rules.push(rule.to_string()),
         }
         self
@@ -175,7 +176,7 @@ impl SessionBuilder {
     /// deny rules win over allow rules and over every mode.
     pub fn deny(mut self, rule: &str) -> Self {
         match PermissionRule::parse(rule) {
-            Some(parsed) => self.deny.push(parsed),
+            Some(_) => self.deny.push(rule.to_string()),
             None => self.bad_rules.push(rule.to_string()),
         }
         self
@@ -224,76 +225,43 @@ impl SessionBuilder {
             )
             .with_hint("write a rule as `Tool` or `Tool(specifier)`, e.g. `Bash(git status)`"));
         }
-        Ok(InteractiveSession::start_with(
-            self.build(),
-            SessionOptions::default(),
-        ))
+        let provider = ProviderSource::Given(self.provider.clone());
+        let paths = ProjectPaths::from_env(self.cwd.clone());
+        let session = ProjectSession::assemble(paths, self.into_options(), provider)
+            .map_err(assembly_error)?;
+        Ok(session.start())
     }
 
-    /// The session the builder describes, not started yet.
-    pub(crate) fn build(self) -> Session {
-        let info = models::lookup(&self.model);
-        let files = if self.context_files {
-            let denial = PermissionPolicy {
-                deny: self.deny.clone(),
-                ..PermissionPolicy::default()
-            }
-            .read_denial(&self.cwd);
-            context_files::load_project(&self.cwd, denial.as_ref())
-        } else {
-            Vec::new()
-        };
-        let date = jiff::Zoned::now().date().to_string();
-        let prompt = system_prompt::build(&PromptParts {
-            cwd: &self.cwd,
-            model: &self.model,
-            date: &date,
-            replace: self.system_prompt.as_deref(),
-            append: self.append_system_prompt.as_deref(),
-            context_files: &files,
-            language: None,
-        });
-        let mut tools: Vec<Arc<dyn Tool>> = if self.builtin_tools {
-            robota_tools::default_tools(&self.cwd)
-        } else {
-            Vec::new()
-        };
-        tools.extend(self.tools);
-        let config = SessionConfig {
-            session_id: self
-                .session_id
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
-            cwd: self.cwd,
-            model: self.model,
-            system_prompt: prompt,
-            max_tokens: self
-                .max_tokens
-                .unwrap_or_else(|| info.max_output.min(DEFAULT_MAX_TOKENS)),
-            thinking_budget: None,
-            max_rounds: self.max_turns,
-            context_window: info.context_window,
-            env: self.env,
-            interactive: self.ask_permissions,
-            server_tools: Vec::new(),
-        };
-        let policy = PermissionPolicy {
-            mode: self.mode,
+    /// The assembly's options for what the builder was told.
+    fn into_options(self) -> ProjectOptions {
+        ProjectOptions {
+            setting_sources: Some(Vec::new()),
+            discovery: if self.context_files {
+                Discovery::ProjectContextFiles
+            } else {
+                Discovery::Nothing
+            },
+            ask_permissions: self.ask_permissions,
+            model: Some(self.model),
+            permission_mode: Some(self.mode),
             allow: self.allow,
             deny: self.deny,
-            protected: super::settings::protected::protected_paths(
-                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-                None,
-            ),
-            session_start: Some(std::time::SystemTime::now()),
-            ..PermissionPolicy::default()
-        };
-        Session::new(
-            config,
-            self.provider,
-            ToolRegistry::new(tools),
-            policy,
-            None,
-        )
-        .with_history(self.history, None)
+            tools: (!self.builtin_tools).then(Vec::new),
+            program_tools: self.tools,
+            env: self.env,
+            history: self.history,
+            session_id: self.session_id,
+            no_log: true,
+            system_prompt: self.system_prompt,
+            append_system_prompt: self.append_system_prompt,
+            max_turns: self.max_turns,
+            max_tokens: self.max_tokens,
+            ..ProjectOptions::default()
+        }
     }
+}
+
+/// An assembly that failed: the builder's options were not usable.
+fn assembly_error(error: AssemblyError) -> TurnError {
+    TurnError::new(ErrorKind::Config, error.to_string())
 }

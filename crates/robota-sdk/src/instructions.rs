@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::assembly::Discovery;
 use super::commands::CommandError;
 use super::context_files::{self, ContextFile};
 use super::paths::ProjectPaths;
@@ -27,6 +28,8 @@ pub struct Instructions {
     pub append: Option<String>,
     /// Files deny rules protect: never loaded or imported into the prompt.
     pub read_denial: Option<PathDenial>,
+    /// Which context files are read: all, the project's only, or none.
+    pub discovery: Discovery,
     language: Mutex<Option<String>>,
 }
 
@@ -55,18 +58,24 @@ impl Instructions {
             replace: None,
             append: None,
             read_denial: None,
+            discovery: Discovery::Full,
             language: Mutex::new(language.filter(|l| !l.trim().is_empty())),
         }
     }
 
     /// Reads the context files afresh and builds the prompt for `model`.
     pub fn build(&self, model: &str) -> BuiltPrompt {
-        let files = context_files::load(
-            &self.paths.cwd,
-            self.paths.home(),
-            &self.paths.robota_home,
-            self.read_denial.as_ref(),
-        );
+        let denial = self.read_denial.as_ref();
+        let files = match self.discovery {
+            Discovery::Full => context_files::load(
+                &self.paths.cwd,
+                self.paths.home(),
+                &self.paths.robota_home,
+                denial,
+            ),
+            Discovery::ProjectContextFiles => context_files::load_project(&self.paths.cwd, denial),
+            Discovery::Nothing => Vec::new(),
+        };
         let language = self.language();
         let prompt = system_prompt::build(&PromptParts {
             cwd: &self.paths.cwd,

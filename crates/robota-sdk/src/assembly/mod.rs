@@ -17,9 +17,9 @@ mod toolset;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use robota_core::Provider;
 use robota_core::hooks::{HookCallbacks, HookConfig};
 use robota_core::permission::PermissionMode;
+use robota_core::{Message, Provider, Tool};
 use robota_session::Session;
 use robota_session::error::LogError;
 use robota_session::store::FindError;
@@ -108,12 +108,32 @@ pub struct CallbackHooks {
     pub callbacks: Arc<dyn HookCallbacks>,
 }
 
+/// What the assembly finds on disk besides the settings layers (which
+/// [`ProjectOptions::setting_sources`] chooses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Discovery {
+    /// Everything the command line finds: the user's and the project's context files,
+    /// custom commands, skills, subagents, plugins and MCP servers (`.mcp.json`,
+    /// `~/.claude.json`).
+    #[default]
+    Full,
+    /// Only the project's context files (`AGENTS.md`, `CLAUDE.md` … from the filesystem
+    /// root down to `cwd`); nothing under the user's home, no commands, skills, subagents,
+    /// plugins or MCP servers of its own. What [`SessionBuilder`](crate::SessionBuilder)
+    /// sessions read.
+    ProjectContextFiles,
+    /// Nothing from disk: the session is only what the options say.
+    Nothing,
+}
+
 /// What a session is assembled from, beside its directory and provider. The default is
 /// what `robota -p` does in a directory with no flags.
 #[derive(Default)]
 pub struct ProjectOptions {
     /// Which settings files are read (`None`: user, project and local).
     pub setting_sources: Option<Vec<Scope>>,
+    /// What else is read from disk (default: everything the command line reads).
+    pub discovery: Discovery,
     /// One more settings layer, a file path or inline JSON (`--settings`).
     pub extra_settings: Option<String>,
     /// A person is at the terminal: an untrusted project's settings, plugins and MCP
@@ -130,8 +150,15 @@ pub struct ProjectOptions {
     pub allow: Vec<String>,
     /// More deny rules, each a rule list as `--disallowedTools` takes it.
     pub deny: Vec<String>,
-    /// Only these tools are offered (`--tools`; `None`: all).
+    /// Only these built-in tools are offered (`--tools`; `None`: all).
     pub tools: Option<Vec<String>>,
+    /// Tools of the embedding program, offered beside the built-in ones whatever
+    /// [`tools`](Self::tools) says (a whole-tool deny rule still removes one). Each tool's
+    /// [`RiskClass`](robota_core::RiskClass) decides whether a call needs approval.
+    pub program_tools: Vec<Arc<dyn Tool>>,
+    /// More environment variables for the processes the tools start, after the settings'
+    /// `env`.
+    pub env: Vec<(String, String)>,
     /// A JSON schema the final answer must follow (`--json-schema`).
     pub json_schema: Option<String>,
     /// More plugin directories (`--plugin-dir`).
@@ -150,11 +177,15 @@ pub struct ProjectOptions {
     pub host: ToolHost,
     /// A session to continue instead of starting a new one.
     pub resume: Option<ResumeFrom>,
+    /// The messages a new session starts from, as an earlier conversation left them
+    /// (ignored when [`resume`](Self::resume) names a session).
+    pub history: Vec<Message>,
     /// Continue the resumed session under a new id (`--fork-session`).
     pub fork: bool,
     /// Resume as of this message id (`--resume-session-at`).
     pub resume_at: Option<String>,
-    /// The new session's id, a UUID (`--session-id`).
+    /// The new session's id (`--session-id`): a UUID when the session keeps a log, any
+    /// text without one.
     pub session_id: Option<String>,
     /// Keep no session log (`--no-session-persistence`).
     pub no_log: bool,
@@ -170,6 +201,9 @@ pub struct ProjectOptions {
     pub thinking: Option<Thinking>,
     /// At most this many tool rounds per prompt (`--max-turns`).
     pub max_turns: Option<u32>,
+    /// The answer limit in tokens per provider call (default: the model's own, at most
+    /// 32 000).
+    pub max_tokens: Option<u32>,
     /// The session's name (`--name`).
     pub name: Option<String>,
 }
@@ -194,7 +228,8 @@ pub struct ProjectSession {
     pub plugins: Vec<serde_json::Value>,
     mcp: Option<Arc<McpManager>>,
     commands: Arc<CommandRegistry>,
-    agents: Arc<AgentCatalog>,
+    agents: Option<Arc<AgentCatalog>>,
+    discovery: Discovery,
     checkpoints: Option<Checkpointer>,
     instructions: Arc<Instructions>,
     bash: Option<Arc<robota_tools::BashTool>>,
@@ -235,10 +270,9 @@ impl ProjectSession {
     /// The names of the subagents the model may start.
     pub fn agent_names(&self) -> Vec<String> {
         self.agents
-            .names()
-            .into_iter()
-            .map(str::to_string)
-            .collect()
+            .as_ref()
+            .map(|agents| agents.names().into_iter().map(str::to_string).collect())
+            .unwrap_or_default()
     }
 
     /// What the system prompt is built from (rebuilt by `/language` and `/memory`).
@@ -247,18 +281,21 @@ impl ProjectSession {
     }
 
     /// Starts the session on the current tokio runtime: its MCP servers, commands,
-    /// subagents, checkpoints and prompt parts move into it.
+    /// subagents, checkpoints and prompt parts move into it. A session that discovered
+    /// nothing on disk has no `/plugin`, `/memory` or `/language` (they would write files
+    /// it never reads).
     pub fn start(self) -> InteractiveSession {
+        let full = self.discovery == Discovery::Full;
         let options = SessionOptions {
             endpoint: self.endpoint,
             mcp: self.mcp,
             commands: self.commands,
-            agents: Some(self.agents),
+            agents: self.agents,
             checkpoints: self.checkpoints,
-            instructions: Some(self.instructions),
+            instructions: full.then_some(self.instructions),
             bash: self.bash,
             startup_warnings: self.warnings,
-            plugins: Some(self.plugin_places),
+            plugins: full.then_some(self.plugin_places),
         };
         InteractiveSession::start_with(self.session, options)
     }
@@ -347,7 +384,8 @@ fn assemble_stages(
         plugin_places: paths.clone(),
         mcp: tools.mcp,
         commands: Arc::new(definitions.commands),
-        agents: Arc::new(definitions.agents),
+        agents: definitions.agents.map(Arc::new),
+        discovery: options.discovery,
         plugins: definitions.plugin_list,
         checkpoints,
         instructions: Arc::new(built.instructions),

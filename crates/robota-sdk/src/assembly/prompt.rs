@@ -17,6 +17,9 @@ use crate::settings::Settings;
 /// limit).
 const DEFAULT_THINKING_BUDGET: u32 = 16_000;
 
+/// Answers are capped at this many tokens unless the model allows fewer.
+const DEFAULT_MAX_TOKENS: u32 = 32_000;
+
 /// Extended thinking, as asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Thinking {
@@ -53,6 +56,7 @@ pub(super) fn build(
     instructions.replace = options.system_prompt.clone();
     instructions.append = appended(options.append_system_prompt.clone(), structured);
     instructions.read_denial = policy.read_denial(&paths.cwd);
+    instructions.discovery = options.discovery;
     let BuiltPrompt { prompt, files } = instructions.build(model);
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {
@@ -63,7 +67,9 @@ pub(super) fn build(
         instructions: context_files::compact_instructions(&files),
     };
     let info = models::lookup(model);
-    let max_tokens = info.max_output.min(32_000);
+    let max_tokens = options
+        .max_tokens
+        .unwrap_or_else(|| info.max_output.min(DEFAULT_MAX_TOKENS));
     Ok(Built {
         instructions,
         compaction,
@@ -94,7 +100,7 @@ impl Built {
             thinking_budget: self.thinking_budget,
             max_rounds: options.max_turns,
             context_window: self.context_window,
-            env: settings.env(),
+            env: super::toolset::session_env(settings, options),
             interactive: options.ask_permissions,
             server_tools,
         }

@@ -93,7 +93,7 @@ fn fresh(
     Ok(Opened {
         session_id: id,
         log,
-        history: Vec::new(),
+        history: options.history.clone(),
         checkpoints: Vec::new(),
         name: None,
         todos: Vec::new(),
@@ -151,10 +151,11 @@ fn resumed(
     })
 }
 
-/// The new session's id: the one asked for (a UUID), unless a fork without a resume
-/// asked for it, else a fresh one.
+/// The new session's id: the one asked for (a UUID, since it names the log; any text
+/// when there is none), unless a fork without a resume asked for it, else a fresh one.
 fn new_session_id(options: &ProjectOptions) -> Result<String, AssemblyError> {
     match &options.session_id {
+        Some(id) if options.no_log && options.resume.is_none() => Ok(id.clone()),
         Some(id) if !options.fork || options.resume.is_some() => uuid::Uuid::parse_str(id)
             .map(|u| u.to_string())
             .map_err(|_| {

@@ -10,7 +10,7 @@ use robota_core::{ServerTool, Tool, ToolRegistry};
 use robota_tools::{BashTool, StructuredSlot, TodoList};
 
 use super::permissions::Rules;
-use super::{AssemblyError, ProjectOptions, ProjectPaths};
+use super::{AssemblyError, Discovery, ProjectOptions, ProjectPaths};
 use crate::agents::AgentCatalog;
 use crate::commands::{CommandRegistry, DefinitionRoots};
 use crate::mcp::{McpManager, McpSources};
@@ -32,7 +32,8 @@ pub(super) struct Toolset {
 /// The commands, skills and agents found for the session.
 pub(super) struct Definitions {
     pub(super) commands: CommandRegistry,
-    pub(super) agents: AgentCatalog,
+    /// `None`: no `Agent` tool (nothing discovered and no agents of the program).
+    pub(super) agents: Option<AgentCatalog>,
     /// The plugins loaded, as `system/init` lists them.
     pub(super) plugin_list: Vec<serde_json::Value>,
 }
@@ -54,16 +55,26 @@ impl Toolset {
         let has_search_backend = search_tool.is_some();
         tools.extend(search_tool);
         let structured = structured_output(options, &mut tools)?;
+        tools.extend(options.program_tools.iter().cloned());
         let mut registry = ToolRegistry::new(tools);
         if let Some(chosen) = &options.tools {
             warn_unknown_tools(chosen, &registry, warnings);
+        }
+        let program_tools: Vec<String> = options
+            .program_tools
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        let mut chosen = options.tools.clone();
+        if let Some(chosen) = &mut chosen {
+            chosen.extend(program_tools);
         }
         let plugins = plugins(paths, settings, options, warnings);
         let mcp = mcp_servers(paths, settings, options, &plugins, warnings)?;
         if let Some(mcp) = &mcp {
             registry.add_source(mcp.clone());
         }
-        retain_chosen(&mut registry, options.tools.clone(), rules);
+        retain_chosen(&mut registry, chosen, rules);
         Ok(Toolset {
             registry,
             todos,
@@ -122,6 +133,9 @@ impl Toolset {
         options: &ProjectOptions,
         warnings: &mut Vec<String>,
     ) -> Definitions {
+        if options.discovery != Discovery::Full {
+            return program_definitions(options, warnings);
+        }
         let trusted = TrustStore::load(&paths.robota_home).is_trusted(&paths.cwd);
         let roots = DefinitionRoots::new(&paths.cwd, paths.home(), &paths.robota_home);
         let plugins = std::mem::take(&mut self.plugins.plugins);
@@ -144,9 +158,25 @@ impl Toolset {
         }
         Definitions {
             commands,
-            agents,
+            agents: Some(agents),
             plugin_list,
         }
+    }
+}
+
+/// The definitions of a session that discovers nothing on disk: the built-in commands,
+/// and the subagents the program defines, if any (only then an `Agent` tool).
+fn program_definitions(options: &ProjectOptions, warnings: &mut Vec<String>) -> Definitions {
+    let agents = options.program_agents.as_ref().map(|program_agents| {
+        let mut agents = AgentCatalog::default();
+        agents.add_program_agents(program_agents);
+        warnings.extend(agents.warnings.iter().cloned());
+        agents
+    });
+    Definitions {
+        commands: CommandRegistry::default(),
+        agents,
+        plugin_list: Vec::new(),
     }
 }
 
@@ -195,6 +225,9 @@ fn plugins(
     options: &ProjectOptions,
     warnings: &mut Vec<String>,
 ) -> PluginSet {
+    if options.discovery != Discovery::Full {
+        return PluginSet::default();
+    }
     let plugins = crate::plugins::discover(&PluginSources {
         paths,
         settings,
@@ -224,7 +257,7 @@ fn mcp_servers(
         paths,
         settings,
         flag_configs: &options.mcp_configs,
-        strict: options.strict_mcp_config,
+        strict: options.strict_mcp_config || options.discovery != Discovery::Full,
     })?;
     if !options.strict_mcp_config {
         for plugin in &plugins.plugins {
@@ -244,8 +277,16 @@ fn mcp_servers(
         McpManager::new(
             servers.servers,
             paths.cwd.clone(),
-            settings.env(),
+            session_env(settings, options),
             options.sdk_mcp.clone(),
         )
     }))
+}
+
+/// The environment of the processes the session starts: the settings' `env`, then the
+/// options'.
+pub(super) fn session_env(settings: &Settings, options: &ProjectOptions) -> Vec<(String, String)> {
+    let mut env = settings.env();
+    env.extend(options.env.iter().cloned());
+    env
 }
