@@ -202,6 +202,25 @@ fn an_sdk_pre_tool_use_hook_blocks_the_call() {
 }
 
 #[test]
+fn allowed_tools_bash_runs_a_command_that_writes_in_the_project() {
+    let Some(python) = python() else { return };
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("t1", "Bash", json!({"command": "echo made > sdk-made.txt"}))],
+        ),
+        anthropic::text_turn("written"),
+    ]);
+    let seen = scenario(&python, &p, &server, "bash_allowed");
+    assert_eq!(result_texts(&seen), ["written"], "{seen}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("sdk-made.txt")).unwrap(),
+        "made\n"
+    );
+}
+
+#[test]
 fn resume_continues_the_session_by_id() {
     let Some(python) = python() else { return };
     let p = project();

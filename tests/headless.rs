@@ -159,6 +159,53 @@ fn bash_needing_approval_is_denied_in_print_mode_and_listed() {
 }
 
 #[test]
+fn a_whole_tool_bash_allow_runs_commands_that_write_and_the_protected_files_still_ask() {
+    let p = project();
+    let script = "open('by-python.txt', 'w').write('x')";
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[
+                (
+                    "toolu_1",
+                    "Bash",
+                    json!({"command": "echo hi > by-redirect.txt"}),
+                ),
+                (
+                    "toolu_2",
+                    "Bash",
+                    json!({"command": format!("python3 -c \"{script}\"")}),
+                ),
+                (
+                    "toolu_3",
+                    "Bash",
+                    json!({"command": "echo x >> .claude/settings.json"}),
+                ),
+            ],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p.run(
+        &server,
+        &[
+            "-p",
+            "write",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(p.root.join("by-redirect.txt").exists());
+    assert!(p.root.join("by-python.txt").exists());
+    assert!(!p.root.join(".claude/settings.json").exists());
+    let denials = &json_result(&out)["permission_denials"];
+    assert_eq!(denials.as_array().map(Vec::len), Some(1), "{denials}");
+    assert_eq!(denials[0]["tool_use_id"], "toolu_3");
+}
+
+#[test]
 fn deny_rules_hold_even_in_bypass_mode() {
     let p = project();
     let server = MockServer::start(vec![

@@ -157,6 +157,10 @@ async def hook_blocks():
     return out
 
 
+async def bash_allowed():
+    return summary(await collect("write the file", options(allowed_tools=["Bash"])))
+
+
 async def resume():
     first = summary(await collect("remember the number 42", options()))
     session = first["results"][0]["session_id"]
@@ -250,7 +254,7 @@ async def stdio_mcp_server():
 
 SCENARIOS = {f.__name__: f for f in [
     query_text, tool_loop, client_two_turns, can_use_tool, interrupt, hook_blocks,
-    resume, partial_messages, mode_and_model, json_schema, max_budget, sdk_mcp_server,
+    bash_allowed, resume, partial_messages, mode_and_model, json_schema, max_budget, sdk_mcp_server,
     stdio_mcp_server,
 ]}
 

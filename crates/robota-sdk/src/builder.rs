@@ -26,7 +26,9 @@ use super::interactive::InteractiveSession;
 /// ask** about permissions: a tool call that would need approval is denied, and the model
 /// is told why. It reads no settings files and keeps no session log; for the session the
 /// command line builds (settings, hooks, MCP servers, plugins, commands, skills,
-/// subagents, the log) use [`ProjectSession::assemble`]. Call [`ask_permissions`](Self::ask_permissions) to receive those questions as
+/// subagents, the log) use [`ProjectSession::assemble`].
+///
+/// Call [`ask_permissions`](Self::ask_permissions) to receive the permission questions as
 /// [`SessionEvent::PermissionRequest`](super::SessionEvent::PermissionRequest) events
 /// instead, or [`allow`](Self::allow) to pre-approve calls by rule.
 ///

@@ -6,7 +6,10 @@
 //!    file it touches) denies the whole line;
 //! 2. ask — a deny rule that *might* match, anything opaque while a deny or ask rule
 //!    exists for Bash (in every mode), or an ask rule that matches or might;
-//! 3. allow — every command allowed by an allow rule, by the read-only set (its files
+//! 3. allow — a whole-tool `Bash` allow rule allows the line (as in Claude Code: whatever
+//!    it writes or runs, once no deny or ask rule and no protected file stopped it above;
+//!    in plan mode its writes are still refused);
+//!    otherwise every command allowed by an allow rule, by the read-only set (its files
 //!    inside the working directories) or by `acceptEdits` (simple file commands inside
 //!    them), and every file written allowed as an Edit of that path would be;
 //! 4. the mode: bypass allows, plan denies, the others ask.
@@ -237,6 +240,10 @@ impl<'a> JudgedLine<'a> {
             .allow
             .iter()
             .any(|r| r.specifier.is_none() && r.names_tool("Bash", RuleList::Allow));
+        // Plan mode stays read-only: there the rule allows commands, never their writes.
+        if bare_allow && policy.mode != PermissionMode::Plan {
+            return (true, true);
+        }
         let allow: Vec<&Pattern> = policy
             .allow
             .iter()

@@ -390,3 +390,54 @@ fn files_changed_during_the_session_make_what_runs_them_ask() {
     };
     assert_eq!(q.evaluate(&at("make")), Verdict::Allow);
 }
+
+#[test]
+fn a_whole_tool_allow_runs_writes_and_opaque_lines_but_not_past_deny_ask_or_protected() {
+    let p = PermissionPolicy {
+        protected: crate::ProtectedPaths {
+            rules: PermissionRule::parse_list("Edit(~/.bashrc)"),
+            words: vec![".bashrc".into()],
+        },
+        ..policy(PermissionMode::Default, "Bash", "", "")
+    };
+    for cmd in [
+        "echo x > out.txt",
+        "python3 -c 'open(\"f\", \"w\").write(\"x\")'",
+        "bash -c 'touch made.txt'",
+        "sed -i s/a/b/ x",
+        "rm -rf build",
+        "PATH=/tmp make",
+    ] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+    assert_eq!(verdict(&p, "echo x >> /home/u/.bashrc"), "ask", "protected");
+    let with_rules = policy(
+        PermissionMode::Default,
+        "Bash",
+        "Bash(git push:*)",
+        "Bash(rm:*)",
+    );
+    assert_eq!(verdict(&with_rules, "rm -rf build"), "deny");
+    assert_eq!(verdict(&with_rules, "git push origin main"), "ask");
+    assert_eq!(verdict(&with_rules, "bash -c 'rm -rf build'"), "deny");
+    assert_eq!(
+        verdict(&with_rules, "eval \"$CMD\""),
+        "ask",
+        "an opaque line cannot be checked against the deny rule"
+    );
+    assert_eq!(verdict(&with_rules, "echo x > out.txt"), "allow");
+    let narrow = policy(PermissionMode::Default, "Bash(echo:*)", "", "");
+    assert_eq!(
+        verdict(&narrow, "echo x > out.txt"),
+        "ask",
+        "a narrow rule asks for the redirect"
+    );
+    let plan = policy(PermissionMode::Plan, "Bash", "", "");
+    assert_eq!(verdict(&plan, "ls"), "allow");
+    assert_eq!(
+        verdict(&plan, "echo x > out.txt"),
+        "deny",
+        "plan mode stays read-only"
+    );
+    assert_eq!(verdict(&plan, "python3 -c 'print(1)'"), "deny");
+}
