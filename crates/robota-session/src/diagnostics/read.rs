@@ -26,6 +26,7 @@ pub struct DiagnosticsLog {
 /// One request rebuilt from the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RebuiltRequest {
+    /// The request's number in the log, counting from 1.
     pub n: u64,
     /// The body as sent (credentials redacted), or why it cannot be rebuilt.
     pub body: Result<String, String>,
