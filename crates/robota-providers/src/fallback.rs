@@ -14,6 +14,9 @@ use robota_core::{
     StreamSink,
 };
 
+/// Wraps the main provider; after the first `Overloaded` failure it sends this and every
+/// later request to the fallback model through the same provider. Its name is the inner
+/// provider's.
 pub struct FallbackProvider {
     inner: Arc<dyn Provider>,
     fallback: String,
@@ -22,6 +25,8 @@ pub struct FallbackProvider {
 }
 
 impl FallbackProvider {
+    /// Wraps `inner`, switching to the model named `fallback` when the main model is
+    /// overloaded.
     pub fn new(inner: Arc<dyn Provider>, fallback: impl Into<String>) -> Self {
         FallbackProvider {
             inner,

@@ -2,6 +2,8 @@
 //! Chat Completions, Google Gemini), the shared SSE decoder, the retry policy and the HTTP plumbing they share. Each
 //! adapter implements `core::Provider`; nothing above this layer sees a wire format.
 
+#![deny(missing_docs)]
+
 pub mod anthropic;
 pub mod fallback;
 pub mod gemini;

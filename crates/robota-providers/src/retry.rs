@@ -95,7 +95,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 
 /// One failed attempt, as an adapter reports it to the `RetryLoop`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AttemptFailure {
+pub(crate) struct AttemptFailure {
     pub error: ProviderError,
     /// Something of this attempt already reached the event sink (so it must be discarded).
     pub streamed: bool,
@@ -104,7 +104,7 @@ pub struct AttemptFailure {
 }
 
 impl AttemptFailure {
-    pub fn new(error: ProviderError, streamed: bool) -> Self {
+    pub(crate) fn new(error: ProviderError, streamed: bool) -> Self {
         AttemptFailure {
             error,
             streamed,
@@ -121,22 +121,17 @@ impl From<ProviderError> for AttemptFailure {
 
 /// Retry bookkeeping for one provider call.
 #[derive(Debug)]
-pub struct RetryLoop<'a> {
+pub(crate) struct RetryLoop<'a> {
     policy: &'a RetryPolicy,
     retries_done: u32,
 }
 
 impl<'a> RetryLoop<'a> {
-    pub fn new(policy: &'a RetryPolicy) -> Self {
+    pub(crate) fn new(policy: &'a RetryPolicy) -> Self {
         RetryLoop {
             policy,
             retries_done: 0,
         }
-    }
-
-    /// Retries already taken.
-    pub fn retries_done(&self) -> u32 {
-        self.retries_done
     }
 
     /// Decides what follows a failed attempt. `Ok(())`: the caller should try again (the

@@ -32,8 +32,12 @@ impl SseEvent {
 /// Why a stream could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SseError {
+    /// A line or an event's accumulated `data` grew past the decoder's limit.
     #[error("server-sent event line or payload exceeds {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit in bytes (`max_event_bytes`).
+        limit: usize,
+    },
 }
 
 /// Incremental SSE decoder: feed it bytes with `push`, call `finish` at end of stream.
@@ -60,6 +64,8 @@ impl Default for SseDecoder {
 }
 
 impl SseDecoder {
+    /// A decoder with the default limit of `DEFAULT_MAX_EVENT_BYTES` (16 MiB) per line or
+    /// event payload.
     pub fn new() -> Self {
         SseDecoder::with_max_event_bytes(DEFAULT_MAX_EVENT_BYTES)
     }

@@ -28,6 +28,7 @@ impl EffectBarrier {
 }
 
 impl BarrierOpener {
+    /// Opens the barrier: the turn waiting on it goes on with its hooks and tool calls.
     pub fn open(self) {
         let _ = self.0.send(true);
     }

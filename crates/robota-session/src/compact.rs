@@ -79,6 +79,7 @@ pub enum CompactError {
     Empty,
     /// A PreCompact hook refused, with its reason.
     Blocked(String),
+    /// The cancellation token fired before the summary was made.
     Interrupted,
     /// The summary call failed.
     Failed(ProviderError),
@@ -280,6 +281,7 @@ impl Session {
         self
     }
 
+    /// The compaction settings in force (threshold, Compact Instructions).
     pub fn compaction(&self) -> &CompactionConfig {
         &self.compaction
     }
@@ -436,7 +438,7 @@ pub fn summary_prompt(
 }
 
 /// The conversation as the summariser reads it: each message under its role, tool calls
-/// with their input, tool results cut to [`TOOL_RESULT_CHARS`]; thinking left out.
+/// with their input, tool results cut to 2,000 characters; thinking left out.
 pub fn conversation_text(messages: &[Message]) -> String {
     let mut out = String::new();
     for message in messages {

@@ -41,14 +41,26 @@ const PLAN_MODE_REMINDER: &str = "Plan mode is active: the user wants a plan bef
 /// How a session is set up; fixed for its life except where setters exist.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
+    /// The session's id: its log's file name and the `session_id` hooks receive. `clear`
+    /// gives the session a new one.
     pub session_id: String,
+    /// The working directory of tools and hooks, and the project the log belongs to.
     pub cwd: PathBuf,
+    /// The model the provider is asked for; `set_model` changes it.
     pub model: String,
+    /// Sent with every request; `set_system_prompt` changes it.
     pub system_prompt: String,
+    /// Upper bound on the tokens of each model answer.
     pub max_tokens: u32,
+    /// Tokens the model may spend thinking per answer; `None` asks for no extended
+    /// thinking.
     pub thinking_budget: Option<u32>,
+    /// Cap on the model calls of one turn that may run tools; `None` is unlimited.
     pub max_rounds: Option<u32>,
+    /// The model's context window in tokens: the context estimate and the compaction
+    /// threshold are measured against it.
     pub context_window: u64,
+    /// Environment variables set for tool commands and hooks, on top of the process's own.
     pub env: Vec<(String, String)>,
     /// Whether a person can be asked to approve a call. Headless runs cannot: a call that
     /// needs approval is denied.
@@ -61,10 +73,13 @@ pub struct SessionConfig {
 /// last figure for the messages when it is larger).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextUsage {
+    /// Tokens of the system prompt.
     pub system_prompt: u64,
     /// Tool definitions (names, descriptions, input schemas).
     pub tools: u64,
+    /// Tokens of the conversation history.
     pub messages: u64,
+    /// The model's context window, in tokens.
     pub window: u64,
 }
 
@@ -111,6 +126,9 @@ pub struct Session {
 }
 
 impl Session {
+    /// A fresh session: no history, name or hooks, started as `startup`, default
+    /// compaction settings. `log`, when given, records everything from here on; the context
+    /// estimate starts with the system prompt and the tool definitions.
     pub fn new(
         config: SessionConfig,
         provider: Arc<dyn Provider>,
@@ -202,10 +220,12 @@ impl Session {
         self
     }
 
+    /// How the session began (see [`Session::with_start_source`]); `startup` unless set.
     pub fn start_source(&self) -> &str {
         &self.start_source
     }
 
+    /// The session's hooks, when it has any.
     pub fn hooks(&self) -> Option<&SessionHooks> {
         self.hooks.as_deref()
     }
@@ -295,6 +315,7 @@ impl Session {
         self.usage.lock().map(|u| u.clone()).unwrap_or_default()
     }
 
+    /// The session's name, when it has one.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
@@ -322,18 +343,22 @@ impl Session {
         self
     }
 
+    /// The session's id (a new one after `clear`).
     pub fn id(&self) -> &str {
         &self.config.session_id
     }
 
+    /// The session's settings as they stand (the model and system prompt included).
     pub fn config(&self) -> &SessionConfig {
         &self.config
     }
 
+    /// The conversation so far, oldest first; after a compaction its summary comes first.
     pub fn history(&self) -> &[Message] {
         &self.history
     }
 
+    /// The tools offered to the model.
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }
@@ -344,6 +369,7 @@ impl Session {
         self.tools.add_source(source);
     }
 
+    /// The name of the provider the session talks to.
     pub fn provider_name(&self) -> &str {
         self.provider.name()
     }
@@ -355,10 +381,13 @@ impl Session {
             .is_some_and(|log| log.diagnostics().is_some())
     }
 
+    /// The session log's path, when the session has a log.
     pub fn log_path(&self) -> Option<PathBuf> {
         self.log.as_ref().map(|l| l.path().to_path_buf())
     }
 
+    /// The estimated context in tokens: system prompt, tool definitions and messages (for
+    /// the messages, the provider's last figure when it is larger).
     pub fn context_estimate(&self) -> u64 {
         self.tracker.estimate(&self.history)
     }
@@ -375,7 +404,6 @@ impl Session {
         }
     }
 
-    /// The live policy, for changing the mode while a turn runs.
     /// The permission rules as they stand now (a copy).
     pub fn policy_snapshot(&self) -> PermissionPolicy {
         self.policy.lock().map(|p| p.clone()).unwrap_or_default()
@@ -387,14 +415,17 @@ impl Session {
         self.steering.clone()
     }
 
+    /// The live policy, for changing the mode while a turn runs.
     pub fn policy_handle(&self) -> Arc<Mutex<PermissionPolicy>> {
         self.policy.clone()
     }
 
+    /// The permission mode in force.
     pub fn mode(&self) -> PermissionMode {
         self.policy.lock().map(|p| p.mode).unwrap_or_default()
     }
 
+    /// Changes the permission mode and records the change in the log.
     pub fn set_mode(&mut self, mode: PermissionMode) {
         if let Ok(mut p) = self.policy.lock() {
             p.mode = mode;
@@ -417,6 +448,8 @@ impl Session {
         self.config.system_prompt = prompt;
     }
 
+    /// Switches to `model`, whose window is `context_window` tokens, from the next request
+    /// on, and records the change in the log.
     pub fn set_model(&mut self, model: String, context_window: u64) {
         self.with_log(|log| log.append_model(&model));
         self.config.model = model;
@@ -461,13 +494,13 @@ impl Session {
         self.history.push(message);
     }
 
-    /// Writes an event line; failures are logged to the trace, never fatal.
     /// The first log write that failed since the last call, naming the file and what
     /// failed; clients must tell the user (the conversation itself goes on in memory).
     pub fn take_log_failure(&self) -> Option<String> {
         self.log.as_ref().and_then(|log| log.take_failure())
     }
 
+    /// Writes an event line; failures are logged to the trace, never fatal.
     pub fn log_event(&self, event: LogEvent) {
         self.with_log(|log| log.append_event(event));
     }

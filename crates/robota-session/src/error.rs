@@ -10,12 +10,16 @@ use thiserror::Error;
 /// What is wrong with the first line of a session log, which must be its header.
 #[derive(Debug, Error)]
 pub enum HeaderError {
+    /// Line 1 does not parse as JSON.
     #[error("line 1 is not JSON ({0})")]
     NotJson(#[source] serde_json::Error),
+    /// Line 1 is JSON but not a `"type": "session"` line.
     #[error("the first line is not of type \"session\"")]
     NotSession,
+    /// Line 1 is a session line whose fields do not fit the header.
     #[error("the first line is not a valid session header ({0})")]
     Invalid(#[source] serde_json::Error),
+    /// The header names no session id.
     #[error("the header has no sessionId")]
     NoSessionId,
 }
@@ -24,28 +28,51 @@ pub enum HeaderError {
 /// for a bad id, the id that would have named it).
 #[derive(Debug, Error)]
 pub enum LogError {
+    /// A file operation on the log failed.
     #[error("session log {}: cannot {action}: {source}", path.display())]
     Io {
+        /// The log file.
         path: PathBuf,
+        /// What was being done to it.
         action: LogAction,
+        /// The operating system's error.
         source: io::Error,
     },
+    /// A new log was to be created where one already exists.
     #[error("session log {} already exists", path.display())]
-    AlreadyExists { path: PathBuf },
+    AlreadyExists {
+        /// The existing log.
+        path: PathBuf,
+    },
     /// Another process writes this log (two writers would interleave their turns).
     #[error("{}", in_use_message(path, *holder))]
-    InUse { path: PathBuf, holder: Option<u32> },
+    InUse {
+        /// The log.
+        path: PathBuf,
+        /// The pid holding the lock, when `/proc/locks` (Linux) shows it.
+        holder: Option<u32>,
+    },
+    /// The log's first line is not a valid session header.
     #[error("session log {} has no valid session header: {reason}", path.display())]
     InvalidHeader {
+        /// The log file.
         path: PathBuf,
+        /// What is wrong with the first line.
         #[source]
         reason: HeaderError,
     },
+    /// The id contains characters that cannot name a file.
     #[error("session id {id:?} cannot name a log file (use letters, digits, '-', '_', '.')")]
-    InvalidSessionId { id: String },
+    InvalidSessionId {
+        /// The id as given.
+        id: String,
+    },
+    /// A line could not be serialised to JSON; nothing was written.
     #[error("session log {}: cannot serialise a line: {source}", path.display())]
     Serialize {
+        /// The log file.
         path: PathBuf,
+        /// The serialiser's error.
         source: serde_json::Error,
     },
 }
@@ -53,9 +80,13 @@ pub enum LogError {
 /// The file operation that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogAction {
+    /// Creating the directory the log lives in.
     CreateDir,
+    /// Creating a new log file.
     Create,
+    /// Opening an existing log.
     Open,
+    /// Reading the log.
     Read,
     /// Appending (and flushing) a line.
     Write,

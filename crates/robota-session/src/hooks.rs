@@ -69,10 +69,12 @@ impl SessionHooks {
         self
     }
 
+    /// Whether at least one hook is configured for `event`.
     pub fn has(&self, event: HookEvent) -> bool {
         self.runner.has(event)
     }
 
+    /// The hook configuration the hooks run from.
     pub fn config(&self) -> &HookConfig {
         self.runner.config()
     }
@@ -94,6 +96,7 @@ pub struct HookHandle {
 }
 
 impl HookHandle {
+    /// Whether at least one hook is configured for `event`.
     pub fn has(&self, event: HookEvent) -> bool {
         self.hooks.has(event)
     }
@@ -384,7 +387,9 @@ pub enum TurnEnding {
     Ends(TurnOutcome),
     /// A Stop hook blocked: the turn goes on with `reason` as the next user message.
     Continues {
+        /// The Stop hook's reason, the next user message.
         reason: String,
+        /// Context the hooks added (`additionalContext`), given to the model with it.
         context: Vec<String>,
     },
 }

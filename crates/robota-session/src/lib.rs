@@ -14,6 +14,8 @@
 //! `diagnostics` (the replay-grade second log, written through `log`) uses `redact` and `line`;
 //! `rewind` (rewinding the conversation, recording checkpoints) sits beside `compact`.
 
+#![deny(missing_docs)]
+
 pub mod barrier;
 pub mod compact;
 pub mod conversation;

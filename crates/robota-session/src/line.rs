@@ -30,8 +30,11 @@ const EVENT_LINE_KEYS: [&str; 4] = ["type", "event", "sessionId", "timestamp"];
 pub enum LogLine {
     /// The first line.
     Session(SessionHeader),
+    /// A user message: a prompt, tool results, a note.
     User(MessageLine),
+    /// A model's answer.
     Assistant(MessageLine),
+    /// Anything else the session records (see [`LogEvent`]).
     Event(EventLine),
     /// A line type this version does not know; never written.
     #[serde(other, skip_serializing)]
@@ -66,8 +69,10 @@ impl LogLine {
 /// The first line of every log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionHeader {
+    /// The session's id, the log's file name without `.jsonl`.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// The directory the session was started in.
     pub cwd: PathBuf,
     /// RFC 3339 (written with milliseconds, UTC).
     #[serde(default)]
@@ -75,10 +80,13 @@ pub struct SessionHeader {
     /// The robota version that created the log.
     #[serde(default)]
     pub version: String,
+    /// The model at the start (later `model` events change it).
     #[serde(default)]
     pub model: String,
+    /// The name of the provider the session talked to.
     #[serde(default)]
     pub provider: String,
+    /// The id of the session this one was forked from.
     #[serde(
         rename = "forkedFrom",
         default,
@@ -134,18 +142,28 @@ impl SessionHeader {
 /// lines ever written, compaction or not) and `state` (only when interrupted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageLine {
+    /// The message's id.
     pub uuid: String,
+    /// The `uuid` of the previous message line (the lines form a chain); `None` for the
+    /// first.
     #[serde(rename = "parentUuid", default)]
     pub parent_uuid: Option<String>,
+    /// The session that wrote the line.
     #[serde(rename = "sessionId", default)]
     pub session_id: String,
+    /// When the line was written, RFC 3339.
     #[serde(default)]
     pub timestamp: String,
+    /// The session's working directory.
     #[serde(default)]
     pub cwd: String,
+    /// The line's number among the message lines ever written to the log, from 1; absent
+    /// in Claude Code's logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// The message: its role, content, model, stop reason and usage.
     pub message: MessageBody,
+    /// `Interrupted` when the message was cut short; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<MessageState>,
 }
@@ -159,8 +177,10 @@ pub struct MessageBody {
     /// Claude Code may write plain string content: it reads as one text block.
     #[serde(deserialize_with = "blocks_or_text")]
     pub content: Vec<Block>,
+    /// The model that wrote an assistant message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Why the model stopped (`end_turn`, `tool_use`, `max_tokens`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
     /// A usage this version cannot read is dropped, not the message.
@@ -175,7 +195,9 @@ pub struct MessageBody {
 /// Assistant extras written inside `message` next to the content.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MessageExtra {
+    /// The model that wrote the message.
     pub model: Option<String>,
+    /// Why the model stopped (`end_turn`, `tool_use`, `max_tokens`…).
     pub stop_reason: Option<String>,
 }
 
@@ -224,9 +246,13 @@ impl MessageLine {
 /// Where a message line sits: its session, its parent in the chain, its number.
 #[derive(Debug, Clone, Copy)]
 pub struct LinePlace<'a> {
+    /// The session writing the line.
     pub session_id: &'a str,
+    /// The session's working directory.
     pub cwd: &'a str,
+    /// The `uuid` of the previous message line; `None` for the first.
     pub parent_uuid: Option<&'a str>,
+    /// The line's number among the log's message lines, from 1.
     pub seq: u64,
 }
 
@@ -235,8 +261,11 @@ pub struct LinePlace<'a> {
 /// session store finds renames by that prefix).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventLine {
+    /// The session that wrote the line.
     pub session_id: String,
+    /// When the line was written, RFC 3339.
     pub timestamp: String,
+    /// What happened.
     pub event: LogEvent,
 }
 
@@ -298,47 +327,72 @@ impl<'de> Deserialize<'de> for EventLine {
 pub enum LogEvent {
     /// A tool call began (after the gate allowed it).
     ToolStart {
+        /// The tool's name.
         tool: String,
+        /// The call's id.
         tool_use_id: String,
+        /// The call's input.
         input: Value,
     },
+    /// A tool call finished.
     ToolEnd {
+        /// The tool's name.
         tool: String,
+        /// The call's id.
         tool_use_id: String,
+        /// The tool reported an error.
         is_error: bool,
+        /// How long the call ran, in milliseconds.
         duration_ms: u64,
+        /// The length of the output text, in bytes.
         output_chars: usize,
     },
     /// A gate decision that was not the policy's silent allow.
     Permission {
+        /// The tool's name.
         tool: String,
+        /// The call's id.
         tool_use_id: String,
+        /// What the gate decided.
         decision: PermissionDecision,
+        /// Why: the rule, the mode, the hook or the user's answer.
         reason: String,
     },
     /// One finished hook run.
     Hook(HookRun),
     /// One provider call's tokens.
     Usage {
+        /// The model called.
         model: String,
+        /// The tokens the provider reported.
         usage: Usage,
+        /// How long the call took, in milliseconds.
         api_duration_ms: u64,
     },
+    /// The context estimate after a model call.
     Context {
+        /// Estimated tokens in use.
         used_tokens: u64,
+        /// The model's context window, in tokens.
         window: u64,
     },
     /// The provider call is retried after an error.
     Retry {
+        /// The retry's number, from 1.
         attempt: u32,
+        /// The retries the policy allows.
         max_attempts: u32,
+        /// The wait before the retry, in milliseconds.
         delay_ms: u64,
+        /// What failed.
         error: String,
+        /// The HTTP status, when the server answered.
         status: Option<u16>,
     },
     /// Everything before is summarised by `summary`; replay starts here, with the last
     /// `kept` messages before the line (the unfinished turn's) after the summary.
     CompactBoundary {
+        /// The summary that stands for everything before the line.
         summary: String,
         /// The id of the summary message (a new one when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,27 +400,35 @@ pub enum LogEvent {
         /// `manual` or `auto`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trigger: Option<String>,
-        /// The context estimate before and after, in tokens.
+        /// The context estimate before, in tokens.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pre_tokens: Option<u64>,
+        /// The context estimate after, in tokens.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         post_tokens: Option<u64>,
+        /// How many messages before the line follow the summary (0 when absent).
         #[serde(default, skip_serializing_if = "is_zero")]
         kept: usize,
     },
     /// The session's name (empty clears it). Repeated so it stays in the file's tail.
     Rename {
+        /// The new name.
         #[serde(default)]
         name: String,
     },
+    /// The permission mode changed.
     Mode {
+        /// The new mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`).
         mode: String,
     },
+    /// The model changed.
     Model {
+        /// The model asked from here on.
         model: String,
     },
     /// TodoWrite's list after a call.
     Todos {
+        /// The list, in order.
         todos: Vec<TodoItem>,
     },
     /// The conversation was emptied (the log keeps what was said).
@@ -375,14 +437,18 @@ pub enum LogEvent {
     /// before it): what came after is left out from here on (the log keeps it).
     /// `--resume-session-at` and `/rewind` write it.
     Rewind {
+        /// The id of the message the conversation goes on from.
         to: String,
+        /// Go on from just before `to` instead of including it.
         #[serde(default, skip_serializing_if = "is_false")]
         before: bool,
     },
     /// A user prompt opened a checkpoint: `snapshot` (in the project's checkpoint store)
     /// holds the files as they were before prompt `message` ran.
     Checkpoint {
+        /// The id of the prompt's message.
         message: String,
+        /// The snapshot's id in the checkpoint store.
         snapshot: String,
         /// What the snapshot left out (too many files, unreadable paths).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -391,10 +457,14 @@ pub enum LogEvent {
     /// The turn of prompt `message` ended with the files as in `snapshot`; `files` changed
     /// during it, of which `not_restorable` cannot be put back (too large, unreadable).
     CheckpointFiles {
+        /// The id of the prompt's message.
         message: String,
+        /// The snapshot's id in the checkpoint store.
         snapshot: String,
+        /// Paths of the files changed during the turn.
         #[serde(default)]
         files: Vec<String>,
+        /// Those of `files` that cannot be restored.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         not_restorable: Vec<String>,
     },
@@ -402,21 +472,28 @@ pub enum LogEvent {
     Interrupted {},
     /// A provider error ended the turn.
     Error {
+        /// The error's message.
         message: String,
+        /// What kind of error it is.
         kind: ProviderErrorKind,
+        /// The HTTP status, when the server answered.
         status: Option<u16>,
     },
     /// The turn hit its round limit.
     MaxTurns {
+        /// The tool rounds the turn ran.
         rounds: u32,
     },
+    /// The context passed 95% of the window and the turn stopped.
     ContextFull {},
     /// A hook said `continue: false`.
     HookStopped {
+        /// The hook's `stopReason`.
         reason: String,
     },
     /// A UserPromptSubmit hook refused the prompt.
     PromptBlocked {
+        /// The hook's reason.
         reason: String,
     },
     /// An event this version does not know; never written.
@@ -428,7 +505,9 @@ pub enum LogEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PermissionDecision {
+    /// The call may run (a rule, the mode, a hook or the user allowed it).
     Allow,
+    /// The call was refused.
     Deny,
     /// A hook replaced the call's input (the policy judges the new input).
     InputUpdated,
@@ -437,17 +516,27 @@ pub enum PermissionDecision {
 /// A `hook` event: one finished run, its output cut to an excerpt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookRun {
+    /// A fresh id of this run.
     pub hook_id: String,
+    /// The event that fired it (`PreToolUse`, `Stop`…).
     pub hook_event: String,
+    /// `Event` or `Event:query` (`PreToolUse:Bash`).
     pub hook_name: String,
+    /// The handler type (`command`, `http`, `prompt`…).
     pub hook_type: String,
     /// The command, URL or prompt.
     pub command: String,
+    /// The command's exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// How long it ran, in milliseconds.
     pub duration_ms: u64,
+    /// `success`, `blocked`, `error`, `timeout` or `cancelled`.
     pub outcome: String,
+    /// An excerpt of its standard output.
     pub stdout: String,
+    /// An excerpt of its standard error.
     pub stderr: String,
+    /// The notice the run produced for the user, if any.
     pub notice: Option<String>,
 }
 

@@ -156,10 +156,12 @@ impl SessionLog {
         }
     }
 
+    /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The id of the session written to this log (the header's `sessionId`).
     pub fn session_id(&self) -> &str {
         &self.session_id
     }
@@ -216,24 +218,28 @@ impl SessionLog {
         Ok(())
     }
 
+    /// Appends a `rename` event; an empty `name` clears the name.
     pub fn append_rename(&self, name: &str) -> Result<(), LogError> {
         self.append_event(LogEvent::Rename {
             name: name.to_string(),
         })
     }
 
+    /// Appends a `mode` event: the permission mode is now `mode`.
     pub fn append_mode(&self, mode: &str) -> Result<(), LogError> {
         self.append_event(LogEvent::Mode {
             mode: mode.to_string(),
         })
     }
 
+    /// Appends a `model` event: later requests ask for `model`.
     pub fn append_model(&self, model: &str) -> Result<(), LogError> {
         self.append_event(LogEvent::Model {
             model: model.to_string(),
         })
     }
 
+    /// Appends a `todos` event with TodoWrite's list as it stands.
     pub fn append_todos(&self, todos: &[TodoItem]) -> Result<(), LogError> {
         self.append_event(LogEvent::Todos {
             todos: todos.to_vec(),

@@ -19,12 +19,15 @@ pub use crate::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 /// A session read back from its log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayedSession {
+    /// The log's first line.
     pub header: SessionHeader,
     /// Messages after the last `compact_boundary`, whose summary comes first as a user
     /// message opening with [`CONTEXT_SUMMARY_PREFIX`] (then the messages of the turn the
     /// compaction kept, then later ones).
     pub messages: Vec<Message>,
+    /// The name set by the last `rename` event, if any.
     pub name: Option<String>,
+    /// The permission mode set by the last `mode` event, as its name (`plan`…).
     pub mode: Option<String>,
     /// The model chosen by the last `model` event (the header holds the initial one).
     pub model: Option<String>,

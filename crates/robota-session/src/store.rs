@@ -30,13 +30,21 @@ const MAX_LISTED_CANDIDATES: usize = 10;
 /// One session as the picker shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
+    /// The session's id (its log's file name without `.jsonl`).
     pub id: String,
+    /// The log file.
     pub path: PathBuf,
+    /// The directory the session was started in.
     pub cwd: PathBuf,
+    /// The name of the last `rename` event, if any.
     pub name: Option<String>,
+    /// The first prompt, cut to 500 characters.
     pub first_prompt: Option<String>,
+    /// When the session began, RFC 3339, from the header.
     pub created: String,
+    /// The log file's modification time.
     pub modified: SystemTime,
+    /// User and assistant messages ever written to the log.
     pub message_count: usize,
     /// The git branch the session began on, when the log says.
     pub git_branch: Option<String>,
@@ -45,17 +53,31 @@ pub struct SessionSummary {
 /// Why `SessionStore::find` found no single session.
 #[derive(Debug, Error)]
 pub enum FindError {
+    /// No session's id, name or id prefix matches `query`.
     #[error("no session matches {query:?} (searched {})", searched.display())]
-    NotFound { query: String, searched: PathBuf },
+    NotFound {
+        /// What was looked for.
+        query: String,
+        /// The directory holding the projects' logs.
+        searched: PathBuf,
+    },
     /// The log of that id exists and cannot be read as a session; nothing was changed.
     #[error("session log {} cannot be resumed: {reason}", path.display())]
-    Damaged { path: PathBuf, reason: String },
+    Damaged {
+        /// The log file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Several sessions' ids start with `query`.
     #[error(
         "{query:?} matches several sessions: {}; give more of the id",
         candidates.join(", ")
     )]
     Ambiguous {
+        /// The id prefix looked for.
         query: String,
+        /// The ids it matches, at most ten.
         candidates: Vec<String>,
     },
 }
@@ -67,10 +89,12 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
+    /// The store of the logs under `home` (`$ROBOTA_HOME`).
     pub fn new(home: PathBuf) -> Self {
         SessionStore { home }
     }
 
+    /// The `$ROBOTA_HOME` directory.
     pub fn home(&self) -> &Path {
         &self.home
     }

@@ -27,20 +27,26 @@ pub enum PermissionAnswer {
 /// What a session reports while a turn runs.
 #[derive(Debug)]
 pub enum SessionUpdate {
+    /// What the engine running the turn reports: streamed text, tool calls, usage, context.
     Engine(EngineEvent),
     /// The policy says ask: the client must answer through `responder`.
     PermissionAsked {
+        /// The call waiting for an answer.
         call: ToolCall,
+        /// Why the policy asks.
         reason: String,
         /// The narrow rule "don't ask again" would add.
         suggested_rule: String,
         /// What the call would change, worked out by its tool.
         preview: Option<robota_core::ToolDisplay>,
+        /// Takes the answer; dropping it (or cancelling the turn) denies the call.
         responder: oneshot::Sender<PermissionAnswer>,
     },
     /// A call was refused (by a rule, the mode, the user, or because nobody could be asked).
     PermissionDenied {
+        /// The refused call.
         call: ToolCall,
+        /// Why it was refused.
         reason: String,
     },
     /// A warning that does not stop the turn (e.g. the log could not be written, a hook
@@ -54,6 +60,7 @@ pub enum SessionUpdate {
     Hook(HookProgress),
     /// A compaction began (its PreCompact hooks let it): the summary call follows.
     CompactStarted {
+        /// What started it.
         trigger: CompactTrigger,
     },
     /// The history was replaced by a summary.
@@ -61,11 +68,13 @@ pub enum SessionUpdate {
     /// Something a subagent's session reported while the parent's Agent call
     /// `parent_tool_use_id` runs it.
     Subagent {
+        /// The id of the Agent call running the subagent.
         parent_tool_use_id: String,
         /// The agent definition it runs (`general-purpose`, `Explore`, a custom one).
         agent_type: String,
         /// The Agent call's short description.
         description: String,
+        /// The subagent session's own update.
         update: Box<SessionUpdate>,
     },
 }
@@ -94,9 +103,13 @@ impl CompactTrigger {
 /// that now stands for the earlier conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactReport {
+    /// What started the compaction.
     pub trigger: CompactTrigger,
+    /// The context estimate before, in tokens.
     pub pre_tokens: u64,
+    /// The context estimate after, in tokens.
     pub post_tokens: u64,
+    /// The summary that now stands for the earlier conversation.
     pub summary: String,
 }
 

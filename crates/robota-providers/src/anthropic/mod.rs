@@ -29,13 +29,17 @@ pub const API_VERSION: &str = "2023-06-01";
 /// How to reach the Anthropic API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnthropicConfig {
+    /// Sent as `x-api-key`, or as a bearer token when `bearer_token` is set.
     pub api_key: String,
     /// Host root (`https://api.anthropic.com`); `/v1/messages` is appended. A trailing `/`
     /// or `/v1` is tolerated.
     pub base_url: String,
+    /// Retries and their backoff for a failed request (default: 4 retries, 0.5 s doubling
+    /// to 8 s).
     pub retry: RetryPolicy,
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
+    /// Longest wait for the TCP and TLS connection to open (default 10 s).
     pub connect_timeout: Duration,
     /// Send the key as `Authorization: Bearer <key>` (an `ANTHROPIC_AUTH_TOKEN` for a
     /// gateway) instead of `x-api-key`.
@@ -75,6 +79,8 @@ pub struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
+    /// A provider for `config`. Fails with `InvalidRequest` when the base URL does not parse
+    /// and with `Auth` when the key cannot be sent in a header.
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let url = reqwest::Url::parse(&config.messages_url()).map_err(|e| {
             ProviderError::new(
@@ -117,6 +123,7 @@ impl AnthropicProvider {
         })
     }
 
+    /// The configuration the provider was built with.
     pub fn config(&self) -> &AnthropicConfig {
         &self.config
     }

@@ -46,9 +46,12 @@ pub struct GeminiConfig {
     /// `/v1beta/models/{model}:streamGenerateContent?alt=sse` is appended. A trailing `/`
     /// or `/v1beta` is tolerated.
     pub base_url: String,
+    /// Retries and their backoff for a failed request (default: 4 retries, 0.5 s doubling
+    /// to 8 s).
     pub retry: RetryPolicy,
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
+    /// Longest wait for the TCP and TLS connection to open (default 10 s).
     pub connect_timeout: Duration,
 }
 
@@ -97,6 +100,8 @@ pub struct GeminiProvider {
 }
 
 impl GeminiProvider {
+    /// A provider for `config`. Fails with `InvalidRequest` when the base URL does not parse
+    /// and with `Auth` when the key cannot be sent in a header.
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
         let probe = parse_url(&config, &config.stream_url("probe"))?;
         let client = http::build_client(&probe, config.connect_timeout)?;
@@ -121,6 +126,7 @@ impl GeminiProvider {
         })
     }
 
+    /// The configuration the provider was built with.
     pub fn config(&self) -> &GeminiConfig {
         &self.config
     }

@@ -36,9 +36,12 @@ pub struct OpenAiChatConfig {
     /// The API root including its version path (`http://127.0.0.1:11434/v1`);
     /// `/chat/completions` is appended. A trailing `/` is tolerated.
     pub base_url: String,
+    /// Retries and their backoff for a failed request (default: 4 retries, 0.5 s doubling
+    /// to 8 s).
     pub retry: RetryPolicy,
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
+    /// Longest wait for the TCP and TLS connection to open (default 10 s).
     pub connect_timeout: Duration,
     /// Extra request headers (OpenRouter's `HTTP-Referer`, a gateway's key header…).
     pub extra_headers: Vec<(String, String)>,
@@ -81,6 +84,9 @@ pub struct OpenAiChatProvider {
 }
 
 impl OpenAiChatProvider {
+    /// A provider for `config`. Fails with `InvalidRequest` when the base URL does not parse
+    /// with `Auth` when the key cannot be sent in a header, and with `InvalidRequest` when an
+    /// extra header's name or value is not valid.
     pub fn new(config: OpenAiChatConfig) -> Result<Self, ProviderError> {
         let url = reqwest::Url::parse(&config.chat_completions_url()).map_err(|e| {
             ProviderError::new(
@@ -101,6 +107,7 @@ impl OpenAiChatProvider {
         })
     }
 
+    /// The configuration the provider was built with.
     pub fn config(&self) -> &OpenAiChatConfig {
         &self.config
     }

@@ -41,9 +41,12 @@ pub struct OpenAiResponsesConfig {
     /// API base with its version path (`https://api.openai.com/v1`); `/responses` is
     /// appended. A trailing `/` (or an already present `/responses`) is tolerated.
     pub base_url: String,
+    /// Retries and their backoff for a failed request (default: 4 retries, 0.5 s doubling
+    /// to 8 s).
     pub retry: RetryPolicy,
     /// Longest wait for the response head or for the next byte of the stream.
     pub idle_timeout: Duration,
+    /// Longest wait for the TCP and TLS connection to open (default 10 s).
     pub connect_timeout: Duration,
     /// `reasoning.effort` for every call (`minimal`, `low`, `medium`, `high`…); `None`
     /// leaves the model's default, or follows the request's thinking budget.
@@ -81,6 +84,8 @@ pub struct OpenAiResponsesProvider {
 }
 
 impl OpenAiResponsesProvider {
+    /// A provider for `config`. Fails with `InvalidRequest` when the base URL does not parse
+    /// and with `Auth` when the key cannot be sent in a header.
     pub fn new(config: OpenAiResponsesConfig) -> Result<Self, ProviderError> {
         let url = reqwest::Url::parse(&config.responses_url()).map_err(|e| {
             ProviderError::new(
@@ -114,6 +119,7 @@ impl OpenAiResponsesProvider {
         })
     }
 
+    /// The configuration the provider was built with.
     pub fn config(&self) -> &OpenAiResponsesConfig {
         &self.config
     }

@@ -104,6 +104,7 @@ impl Diagnostics {
         })
     }
 
+    /// The diagnostics JSONL file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -140,6 +141,7 @@ impl Diagnostics {
         self.write(&mut state, line);
     }
 
+    /// Records a tool call about to run, with its input.
     pub fn tool_request(&self, call: &ToolCall) {
         self.write_now(json!({
             "type": "tool_execution_request",
@@ -149,6 +151,7 @@ impl Diagnostics {
         }));
     }
 
+    /// Records a finished tool call: its output, whether it is an error, and how long it ran.
     pub fn tool_result(&self, call: &ToolCall, output: &ToolOutput, duration: Duration) {
         self.write_now(json!({
             "type": "tool_execution_result",

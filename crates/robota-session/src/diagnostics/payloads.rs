@@ -48,6 +48,7 @@ pub struct PayloadWriter {
 }
 
 impl PayloadWriter {
+    /// A writer of payload files in `dir`.
     pub fn new(dir: PathBuf) -> Self {
         PayloadWriter {
             dir,
@@ -117,7 +118,9 @@ fn write_new(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// A run of bytes of a request: inline text, or a payload holding it (by hash).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
+    /// Text recorded in the line itself.
     Inline(String),
+    /// Text kept in a payload file, named by its SHA-256 (hex).
     Stored(String),
 }
 
@@ -164,6 +167,7 @@ impl PieceChain {
 pub struct Encoded {
     /// `{"base", "keep": how many of the base's pieces come first, "append": the rest}`.
     pub delta: Value,
+    /// The pieces of the recorded text, for encoding the next request against it.
     pub chain: PieceChain,
     /// Credentials were redacted: the recorded text differs from the raw one.
     pub redacted: bool,
@@ -347,17 +351,21 @@ pub struct PayloadReader {
 /// Why a payload could not be read; each names the payload's hash.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadProblem {
+    /// There is no payload file of this hash (or the hash is not 64 hex digits).
     #[error("payload {0} is missing")]
     Missing(String),
+    /// The file's content does not match its hash, or is not JSON.
     #[error("payload {0} does not match its hash or is not JSON")]
     Corrupt(String),
 }
 
 impl PayloadReader {
+    /// A reader of the payload files in `dir`.
     pub fn new(dir: PathBuf) -> Self {
         PayloadReader { dir }
     }
 
+    /// The JSON payload of `hash`, checked against the hash.
     pub fn load(&self, hash: &str) -> Result<Value, PayloadProblem> {
         let valid_name = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
         let path = self.dir.join(format!("{hash}.json"));

@@ -24,6 +24,7 @@ use super::payloads::{
 pub struct DiagnosticsReadError {
     /// The diagnostics log.
     pub path: PathBuf,
+    /// The operating system's error.
     #[source]
     pub source: std::io::Error,
 }
@@ -37,10 +38,14 @@ pub enum RebuildError {
     /// Its `body` or `envelope` (`part`) builds on a request not in the log, or its delta
     /// is malformed.
     #[error("its {part} refers to pieces of a request not in the log")]
-    UnknownBase { part: &'static str },
+    UnknownBase {
+        /// Which part of the request: `body` or `envelope`.
+        part: &'static str,
+    },
     /// A payload it refers to is missing or damaged.
     #[error(transparent)]
     Payload(#[from] PayloadProblem),
+    /// The rebuilt body's hash is not the one the log recorded.
     #[error("its rebuilt body does not match the recorded hash")]
     HashMismatch,
 }
@@ -58,6 +63,7 @@ pub struct DiagnosticsLog {
 /// One request rebuilt from the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RebuiltRequest {
+    /// The request's number in the log, counting from 1.
     pub n: u64,
     /// The body as sent (credentials redacted), or why it cannot be rebuilt.
     pub body: Result<String, RebuildError>,
