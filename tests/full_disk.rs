@@ -1,7 +1,7 @@
 //! A full disk under `ROBOTA_HOME` is told, never a success over a log that stopped (issue
 //! 9): a 64 KiB tmpfs is mounted as `ROBOTA_HOME`, a first session is written, the rest of
-//! the space is filled, and the resumed session's next prompt must end in an error naming
-//! the log. Mounting needs root (or CAP_SYS_ADMIN); where `mount` is refused the test
+//! the space is filled; resuming it warns that the disk is full, and a prompt too long for
+//! the log's last page must end in an error naming the log. Mounting needs root (or CAP_SYS_ADMIN); where `mount` is refused the test
 //! skips through `support::skip` (a failure under `ROBOTA_REQUIRE_REAL`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -47,6 +47,7 @@ fn a_full_disk_is_reported_as_an_error_with_the_log_named() {
     let _guard = Mounted(p.home.clone());
     let server = MockServer::start(vec![
         anthropic::text_turn("first answer"),
+        anthropic::text_turn("short answer"),
         anthropic::text_turn("second answer"),
     ]);
     let out = p.run(&server, &["-p", "hello"]);
@@ -60,6 +61,17 @@ fn a_full_disk_is_reported_as_an_error_with_the_log_named() {
     let block = vec![0u8; 4096];
     while fill.write_all(&block).is_ok() {}
     drop(fill);
+
+    // A short prompt still fits in the log's last page: it is answered, and the user is
+    // told that the log is about to stop being written.
+    let out = p.run(&server, &["-c", "-p", "short"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("short answer"));
+    assert!(
+        stderr.contains("is full") && stderr.contains(".jsonl"),
+        "{stderr}"
+    );
 
     // A prompt longer than the free room left in the log's last page.
     let long = format!("again {}", "and again ".repeat(2_000));

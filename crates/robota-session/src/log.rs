@@ -166,6 +166,14 @@ impl SessionLog {
         &self.session_id
     }
 
+    /// The bytes the log's filesystem still gives an unprivileged writer, when the system
+    /// says (`statvfs`). A resumed log whose disk is full goes on appending into its last
+    /// page for a while, then stops: the caller warns while it still can.
+    pub fn room_left(&self) -> Option<u64> {
+        let stats = rustix::fs::statvfs(&self.path).ok()?;
+        Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+    }
+
     /// Appends a user or assistant message in Claude Code's transcript shape.
     pub fn append_message(&self, message: &Message, extra: MessageExtra) -> Result<(), LogError> {
         let mut state = self.lock();

@@ -138,6 +138,7 @@ fn resumed(
         answer_in_log(&log, &replayed, warnings);
         (replayed.header.session_id.clone(), log)
     };
+    warn_if_full(&log, warnings);
     Ok(Opened {
         session_id,
         log: Some(log),
@@ -149,6 +150,20 @@ fn resumed(
         resumed_model: replayed.model,
         start_source: "resume",
     })
+}
+
+/// Below this much free room, a resumed log is about to stop being written.
+const LOW_ROOM: u64 = 1024 * 1024;
+
+/// Tells the user, at the start, that the disk under a resumed log is full: its next lines
+/// may not be written (a new session would not even start its log).
+fn warn_if_full(log: &SessionLog, warnings: &mut Vec<String>) {
+    if let Some(room) = log.room_left().filter(|room| *room < LOW_ROOM) {
+        warnings.push(format!(
+            "the disk holding the session log {} is full ({room} bytes free): this session's next lines may not be written, so it may not resume; free disk space",
+            log.path().display()
+        ));
+    }
 }
 
 /// The new session's id: the one asked for (a UUID, since it names the log; any text
