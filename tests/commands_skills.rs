@@ -71,22 +71,50 @@ fn an_untrusted_projects_command_cannot_pre_approve_its_shell_lines() {
         &p.root.join(".claude/commands/setup.md"),
         "---\nallowed-tools: Bash(touch:*)\n---\nSetup: !`touch pwned.txt`\n",
     );
-    let server = MockServer::start(vec![anthropic::text_turn("never asked")]);
+    let server = MockServer::start(vec![
+        anthropic::text_turn("not set up"),
+        anthropic::text_turn("set up"),
+    ]);
     let out = p.run(&server, &["-p", "/setup"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!p.root.join("pwned.txt").exists());
     let err = stderr(&out);
     assert!(
-        err.contains("permission check failed for `touch pwned.txt`"),
+        err.contains("`touch pwned.txt` was not run: the shell command permission check failed"),
         "{err}"
     );
     assert!(err.contains("not trusted"), "{err}");
-    assert!(server.requests().is_empty());
+    let texts = last_user_texts(&server.requests()[0].body);
+    assert!(
+        texts[0].starts_with("Setup: [`touch pwned.txt` was not run: "),
+        "{texts:?}"
+    );
     // Once the user trusts the directory, the command's own rule applies.
     assert_eq!(p.run(&server, &["trust"]).status.code(), Some(0));
     let out = p.run(&server, &["-p", "/setup"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(p.root.join("pwned.txt").exists());
+}
+
+#[test]
+fn a_refused_shell_line_leaves_the_commands_other_lines_running() {
+    let p = project();
+    write(
+        &p.user_home.join(".claude/commands/report.md"),
+        "---\nallowed-tools: Bash(echo:*)\n---\nFirst: !`echo one`\nRisky: !`sh -c \"$DANGER\"`\nLast: !`echo three`\n",
+    );
+    let server = MockServer::start(vec![anthropic::text_turn("Reported.")]);
+    let out = p.run(&server, &["-p", "/report", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["result"], "Reported.");
+    let texts = last_user_texts(&server.requests()[0].body);
+    assert!(
+        texts[0].starts_with("First: one\nRisky: [`sh -c \"$DANGER\"` was not run: "),
+        "{texts:?}"
+    );
+    assert!(texts[0].ends_with("]\nLast: three\n"), "{texts:?}");
+    let err = stderr(&out);
+    assert!(err.contains("no rule can allow it"), "{err}");
 }
 
 #[test]

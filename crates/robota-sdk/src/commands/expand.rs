@@ -4,11 +4,12 @@
 //! none), `${CLAUDE_SESSION_ID}`, `${CLAUDE_SKILL_DIR}` and `${CLAUDE_PROJECT_DIR}`, and
 //! the output of its `` !`command` `` lines and ```` ```! ```` blocks. Those commands go
 //! through the permission rules like a Bash call, with the command's `allowed-tools`
-//! added: only what the rules allow runs (nobody is asked); anything else refuses the
-//! whole command with a message saying which rule would allow it, as Claude Code does. A
-//! command that exits non-zero stops the command too (exit 1 of `grep`, `diff` and the
-//! like means "nothing found" and is kept). Before the rules, `PreSkillShellCommand`
-//! hooks may stop a line (`shell_hook.rs`).
+//! added: only what the rules allow runs (nobody is asked). A line the rules refuse does
+//! not run; the others do, as in Claude Code, and the prompt says where and why the
+//! refused one did not (the user is told too, with the rule that would allow it). A
+//! command that exits non-zero stops the command (exit 1 of `grep`, `diff` and the like
+//! means "nothing found" and is kept). Before the rules, `PreSkillShellCommand` hooks may
+//! stop a line and with it the command (`shell_hook.rs`).
 
 use std::path::Path;
 
@@ -16,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::shell_command::run_shell_command;
 use robota_core::RiskClass;
-use robota_core::permission::{CallFacts, PermissionPolicy, PermissionRule, Verdict};
+use robota_core::permission::{
+    CallFacts, PermissionPolicy, PermissionRule, Verdict, suggested_rule,
+};
 use robota_session::hooks::HookHandle;
 
 use super::definition::PromptCommand;
@@ -33,21 +36,12 @@ pub struct ExpandContext<'a> {
     pub hooks: Option<&'a HookHandle>,
 }
 
-/// Why a command's prompt could not be worked out: one of its shell lines was refused,
-/// stopped or failed (the whole command is refused, as in Claude Code).
+/// Why a command's prompt could not be worked out: a hook stopped one of its shell lines,
+/// or one failed (the whole command is refused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
     #[error("/{command}: `{script}` was stopped by a PreSkillShellCommand hook: {reason}")]
     StoppedByHook {
-        command: String,
-        script: String,
-        reason: String,
-    },
-    #[error(
-        "/{command}: shell command permission check failed for `{script}` ({reason}); allow it in the command's allowed-tools (e.g. Bash({}:*)) or a permissions.allow rule",
-        .script.split_whitespace().next().unwrap_or(.script)
-    )]
-    NotAllowed {
         command: String,
         script: String,
         reason: String,
@@ -67,6 +61,48 @@ pub enum ExpandError {
     },
 }
 
+/// A command's prompt, and the shell lines the rules did not let run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// The text the turn sends.
+    pub prompt: String,
+    /// The refused lines, in order; the prompt names each where its output would be.
+    pub refused: Vec<RefusedLine>,
+}
+
+/// A shell line of a command that the permission rules refused: it did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedLine {
+    /// The line as written.
+    pub script: String,
+    /// Why the rules refused it.
+    pub reason: String,
+    /// The narrowest rule that would allow it, if one can (none for a line that builds
+    /// what it runs at run time).
+    pub rule: Option<String>,
+}
+
+impl RefusedLine {
+    /// What the prompt holds in the line's place.
+    fn note(&self) -> String {
+        format!("[`{}` was not run: {}]", self.script, self.reason)
+    }
+
+    /// What the user is told, for the command `/command`.
+    pub fn message(&self, command: &str) -> String {
+        let allow = match &self.rule {
+            Some(rule) => format!(
+                "; allow it in the command's allowed-tools or a permissions.allow rule ({rule})"
+            ),
+            None => "; no rule can allow it, since it cannot be checked before it runs".into(),
+        };
+        format!(
+            "/{command}: `{}` was not run: the shell command permission check failed ({}){allow}",
+            self.script, self.reason
+        )
+    }
+}
+
 /// Programs whose exit status 1 means "no match" or "differs", not failure.
 const EXIT_ONE_IS_AN_ANSWER: &[&str] = &["grep", "egrep", "fgrep", "rg", "diff", "cmp", "git"];
 
@@ -75,7 +111,7 @@ pub async fn expand(
     command: &PromptCommand,
     args: &str,
     ctx: ExpandContext<'_>,
-) -> Result<String, ExpandError> {
+) -> Result<Expanded, ExpandError> {
     let mut text = String::new();
     if let Some(dir) = command.skill_dir() {
         text.push_str(&format!(
@@ -91,16 +127,20 @@ pub async fn expand(
             .iter()
             .flat_map(|rule| PermissionRule::parse_list(rule)),
     );
-    let runner = InlineRunner {
+    let mut runner = InlineRunner {
         command,
         policy: &policy,
         cwd: ctx.cwd,
         env: ctx.env,
         cancel: ctx.cancel,
         hooks: ctx.hooks,
+        refused: Vec::new(),
     };
     text.push_str(&runner.run_all(&body).await?);
-    Ok(text)
+    Ok(Expanded {
+        prompt: text,
+        refused: runner.refused,
+    })
 }
 
 /// Puts the arguments and the session's variables into `body`.
@@ -226,12 +266,14 @@ struct InlineRunner<'a> {
     env: &'a [(String, String)],
     cancel: &'a CancellationToken,
     hooks: Option<&'a HookHandle>,
+    /// The lines the rules refused so far.
+    refused: Vec<RefusedLine>,
 }
 
 impl InlineRunner<'_> {
     /// Runs the `` !`command` `` lines and ```` ```! ```` blocks of `body`, each replaced
     /// by its output.
-    async fn run_all(&self, body: &str) -> Result<String, ExpandError> {
+    async fn run_all(&mut self, body: &str) -> Result<String, ExpandError> {
         let mut out = String::with_capacity(body.len());
         let mut lines = body.split_inclusive('\n');
         while let Some(line) = lines.next() {
@@ -278,8 +320,9 @@ fn inline_start(text: &str) -> Option<usize> {
 }
 
 impl InlineRunner<'_> {
-    /// One shell line: run when the rules allow it, its output (or why not).
-    async fn run_one(&self, script: &str) -> Result<String, ExpandError> {
+    /// One shell line: its output when the rules allow it, else a note saying why it did
+    /// not run.
+    async fn run_one(&mut self, script: &str) -> Result<String, ExpandError> {
         let (command, policy, cwd, env, cancel) =
             (self.command, self.policy, self.cwd, self.env, self.cancel);
         super::shell_hook::check(self.hooks, command, script, cancel).await?;
@@ -287,11 +330,15 @@ impl InlineRunner<'_> {
         match policy.evaluate(&facts) {
             Verdict::Allow => {}
             Verdict::Ask { reason } | Verdict::Deny { reason } => {
-                return Err(ExpandError::NotAllowed {
-                    command: command.name.clone(),
+                let rule = suggested_rule(&facts);
+                let refused = RefusedLine {
                     script: script.to_string(),
                     reason,
-                });
+                    rule: (!rule.is_empty()).then_some(rule),
+                };
+                let note = refused.note();
+                self.refused.push(refused);
+                return Ok(note);
             }
         }
         let run = run_shell_command(script, cwd, env, cancel, &|_| {}).await;
@@ -382,24 +429,40 @@ mod tests {
             "File: !`cat f.txt`\n```!\necho one\necho two\n```\nend !`x` a!`y`",
             &["Bash(cat:*)", "Bash(echo:*)"],
         );
-        let refused = expand(&c, "", ctx(PermissionMode::Default)).await;
-        let err = refused.unwrap_err();
+        let expanded = expand(&c, "", ctx(PermissionMode::Default)).await.unwrap();
+        let scripts: Vec<&str> = expanded.refused.iter().map(|r| r.script.as_str()).collect();
+        assert_eq!(scripts, ["x"], "only the refused line is left out");
         assert!(
-            matches!(&err, ExpandError::NotAllowed { script, .. } if script == "x"),
-            "{err}"
+            expanded
+                .prompt
+                .starts_with("File: content\none\ntwo\nend [`x` was not run: "),
+            "{}",
+            expanded.prompt
         );
+        assert!(expanded.prompt.ends_with(" a!`y`"), "{}", expanded.prompt);
         let c = command(
             "File: !`cat f.txt`\n```!\necho one\necho two\n```\nend",
             &["Bash(cat:*)", "Bash(echo:*)"],
         );
         let text = expand(&c, "", ctx(PermissionMode::Default)).await.unwrap();
-        assert_eq!(text, "File: content\none\ntwo\nend");
+        assert_eq!(text.prompt, "File: content\none\ntwo\nend");
+        assert!(text.refused.is_empty());
         let unallowed = command("!`touch made`", &[]);
-        let err = expand(&unallowed, "", ctx(PermissionMode::Default))
+        let expanded = expand(&unallowed, "", ctx(PermissionMode::Default))
             .await
-            .unwrap_err();
-        assert!(err.to_string().contains("permission check failed"), "{err}");
+            .unwrap();
+        let message = expanded.refused[0].message("c");
+        assert!(message.contains("permission check failed"), "{message}");
+        assert!(message.contains("(Bash(touch *))"), "{message}");
         assert!(!dir.path().join("made").exists());
+        let opaque = command("!`sh -c \"$X\"`", &[]);
+        let expanded = expand(&opaque, "", ctx(PermissionMode::Default))
+            .await
+            .unwrap();
+        assert_eq!(
+            expanded.refused[0].rule, None,
+            "no rule allows an opaque line"
+        );
         let failing = command("!`cat missing.txt`", &["Bash(cat:*)"]);
         let err = expand(&failing, "", ctx(PermissionMode::Default))
             .await
@@ -419,7 +482,8 @@ mod tests {
         assert_eq!(
             expand(&grep, "", ctx(PermissionMode::Default))
                 .await
-                .unwrap(),
+                .unwrap()
+                .prompt,
             ""
         );
     }

@@ -234,7 +234,12 @@ impl Driver {
         let mode_change = busy.mode_change;
         self.keep_mode(mode_change);
         let prompt = match expanded {
-            Ok(prompt) => prompt,
+            Ok(expanded) => {
+                for line in &expanded.refused {
+                    self.emit(SessionEvent::Warning(line.message(&command.name)));
+                }
+                expanded.prompt
+            }
             Err(_) if cancel.is_cancelled() => return (TurnEnd::Interrupted, 0, String::new()),
             Err(refused) => return (command_failed(refused.to_string()), 0, String::new()),
         };

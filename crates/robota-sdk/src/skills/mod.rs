@@ -177,7 +177,7 @@ impl Tool for SkillTool {
             hooks: self.hooks.get(),
         };
         let text = match expand(&command, args, context).await {
-            Ok(text) => text,
+            Ok(expanded) => expanded.prompt,
             Err(refused) => return ToolOutput::error(refused.to_string()),
         };
         match (&command.fork_agent, self.subagents.get()) {
