@@ -22,6 +22,10 @@ fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
 #[test]
 fn language_is_saved_and_every_later_request_asks_for_it() {
     let p = project();
@@ -87,7 +91,20 @@ fn doctor_connects_to_the_provider_and_names_what_to_fix() {
     );
     assert!(report.contains("✓ git version"), "{report}");
     assert!(report.contains("Session log"), "{report}");
+    assert!(
+        report.contains("✓ WebSearch runs at the provider"),
+        "{report}"
+    );
     assert!(server.requests().is_empty(), "/doctor asks no model");
+
+    // A webSearch block that cannot work is said at start-up and in the report.
+    let block = r#"{"webSearch": {"provider": "searxng"}}"#;
+    let out = p.run(&server, &["-p", "/doctor", "--settings", block]);
+    let report = stdout(&out);
+    let expected =
+        "WebSearch is not offered: webSearch with provider \"searxng\" needs webSearch.baseURL";
+    assert!(report.contains(expected), "{report}");
+    assert!(stderr(&out).contains(expected), "{}", stderr(&out));
 
     let mut cmd = p.command(&server, &["-p", "/doctor"]);
     cmd.env("ANTHROPIC_BASE_URL", support::refused_url());

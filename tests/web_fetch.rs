@@ -580,7 +580,9 @@ async fn web_search_lists_brave_results_as_numbered_markdown() {
     let server = WebServer::start(|_| page("application/json", brave_results().to_string()));
     let settings = search_section(json!({"provider": "brave", "apiKey": "brave-key",
                                          "baseURL": server.url("")}));
-    let tool = web_search_tool(Some(&settings)).expect("a configured backend offers the tool");
+    let tool = web_search_tool(Some(&settings))
+        .unwrap()
+        .expect("a configured backend offers the tool");
     assert_eq!(tool.name(), "WebSearch");
     let out = tool
         .call(
@@ -625,7 +627,7 @@ async fn web_search_reads_searxng_and_reports_backend_errors() {
         ]}).to_string())
     });
     let settings = search_section(json!({"provider": "searxng", "baseURL": server.url("/searx")}));
-    let tool = web_search_tool(Some(&settings)).unwrap();
+    let tool = web_search_tool(Some(&settings)).unwrap().unwrap();
     let out = tool
         .call(
             json!({"query": "serde", "allowed_domains": ["docs.rs"]}),
@@ -647,13 +649,18 @@ async fn web_search_reads_searxng_and_reports_backend_errors() {
 
 #[test]
 fn web_search_is_absent_without_a_working_backend() {
-    assert!(web_search_tool(None).is_none());
-    for block in [
-        json!({"provider": "none"}),
-        json!({"provider": "searxng"}),
-        json!({"provider": "altavista"}),
+    assert!(web_search_tool(None).unwrap().is_none());
+    let off = web_search_tool(Some(&search_section(json!({"provider": "none"}))));
+    assert!(off.unwrap().is_none());
+    for (block, says) in [
+        (json!({"provider": "searxng"}), "needs webSearch.baseURL"),
+        (
+            json!({"provider": "altavista"}),
+            "\"altavista\" is not supported",
+        ),
     ] {
-        assert!(web_search_tool(Some(&search_section(block))).is_none());
+        let error = web_search_tool(Some(&search_section(block))).err().unwrap();
+        assert!(error.to_string().contains(says), "{error}");
     }
 }
 

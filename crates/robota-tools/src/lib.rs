@@ -66,7 +66,7 @@ pub use structured_output::{
     StructuredSlot,
 };
 pub use todo::{TodoList, TodoWriteTool};
-pub use web::search_backend::WebSearchSection;
+pub use web::search_backend::{SearchConfigError, WebSearchSection};
 pub use web_fetch::{WebFetchConfig, WebFetchSection, WebFetchTool, web_fetch_tool};
 pub use web_search::{WebSearchTool, web_search_tool};
 pub use write::WriteTool;

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::input::{ToolFailure, ToolInput, into_output, type_name};
-use super::web::search_backend::{SearchBackend, SearchHit, WebSearchSection, search_setup};
+use super::web::search_backend::{
+    SearchBackend, SearchConfigError, SearchHit, WebSearchSection, search_setup,
+};
 use robota_core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 const DESCRIPTION: &str = "Searches the web and returns the top results (title, URL, snippet). \
@@ -22,21 +24,14 @@ Cite the sources you use in your answer as markdown links.";
 /// Results requested from the backend when domain filters will drop some.
 const FILTERED_FETCH_COUNT: usize = 20;
 
-/// WebSearch over the backend the `webSearch` settings block configures, or `None` when
-/// none is configured or the configuration cannot work (logged; `search_setup` gives the
-/// reason for display).
-pub fn web_search_tool(section: Option<&WebSearchSection>) -> Option<Arc<dyn Tool>> {
-    match search_setup(section) {
-        Ok(Some(setup)) => Some(Arc::new(WebSearchTool::new(
-            setup.backend,
-            setup.max_results,
-        ))),
-        Ok(None) => None,
-        Err(error) => {
-            tracing::warn!(%error, "WebSearch not offered");
-            None
-        }
-    }
+/// WebSearch over the backend the `webSearch` settings block configures: `None` when none
+/// is configured, an error saying what to fix when the block cannot work.
+pub fn web_search_tool(
+    section: Option<&WebSearchSection>,
+) -> Result<Option<Arc<dyn Tool>>, SearchConfigError> {
+    Ok(search_setup(section)?.map(|setup| {
+        Arc::new(WebSearchTool::new(setup.backend, setup.max_results)) as Arc<dyn Tool>
+    }))
 }
 
 pub struct WebSearchTool {
@@ -328,10 +323,10 @@ mod tests {
     #[test]
     fn no_backend_means_no_tool() {
         let section = |v: Value| serde_json::from_value::<WebSearchSection>(v).unwrap();
-        assert!(web_search_tool(None).is_none());
-        assert!(web_search_tool(Some(&section(json!({"provider": "bing"})))).is_none());
+        assert!(web_search_tool(None).unwrap().is_none());
+        assert!(web_search_tool(Some(&section(json!({"provider": "bing"})))).is_err());
         let tool = web_search_tool(Some(&section(json!({
             "provider": "searxng", "baseURL": "http://127.0.0.1:9"}))));
-        assert_eq!(tool.unwrap().name(), "WebSearch");
+        assert_eq!(tool.unwrap().unwrap().name(), "WebSearch");
     }
 }

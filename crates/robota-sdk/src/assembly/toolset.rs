@@ -51,7 +51,11 @@ impl Toolset {
         let mut tools = defaults.tools;
         tools.push(robota_tools::web_fetch_tool(&settings.values.web_fetch));
         tools.push(Arc::new(robota_tools::ExitPlanModeTool));
-        let search_tool = robota_tools::web_search_tool(settings.values.web_search.as_ref());
+        let search_tool = robota_tools::web_search_tool(settings.values.web_search.as_ref())
+            .unwrap_or_else(|error| {
+                warnings.push(format!("WebSearch is not offered: {error}"));
+                None
+            });
         let has_search_backend = search_tool.is_some();
         tools.extend(search_tool);
         let structured = structured_output(options, &mut tools)?;

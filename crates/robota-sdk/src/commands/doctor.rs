@@ -24,6 +24,19 @@ pub struct DoctorFacts<'a> {
     pub startup_warnings: &'a [String],
     pub mcp: Vec<ServerReport>,
     pub log: Option<PathBuf>,
+    /// How the model can search the web in this session.
+    pub web_search: WebSearchOffer,
+}
+
+/// How a session offers web search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebSearchOffer {
+    /// The `WebSearch` tool, over the backend the `webSearch` settings configure.
+    Backend,
+    /// The provider's own server-side search (Anthropic's `web_search`).
+    ServerSide,
+    /// Neither: WebSearch is not offered.
+    NotOffered,
 }
 
 /// The report being written: one marked line per check, and the counts for the summary.
@@ -86,6 +99,7 @@ pub async fn doctor_report(facts: DoctorFacts<'_>) -> String {
             let _ = writeln!(report.out, "    {}", warning.lines().next().unwrap_or(""));
         }
     }
+    web_search_check(&mut report, facts.web_search);
     for server in &facts.mcp {
         server_check(&mut report, server);
     }
@@ -102,6 +116,17 @@ pub async fn doctor_report(facts: DoctorFacts<'_>) -> String {
         }
     }
     report.finish()
+}
+
+/// Whether the model can search the web, and how to let it when it cannot.
+fn web_search_check(report: &mut Report, offer: WebSearchOffer) {
+    match offer {
+        WebSearchOffer::Backend => report.ok("WebSearch through the webSearch backend of the settings"),
+        WebSearchOffer::ServerSide => report.ok("WebSearch runs at the provider (server-side search)"),
+        WebSearchOffer::NotOffered => report.warn(
+            "WebSearch is not offered: this provider has no server-side search and no webSearch backend is configured (settings \"webSearch\": {\"provider\": \"brave\", \"apiKey\": \"$ENV:BRAVE_API_KEY\"} or {\"provider\": \"searxng\", \"baseURL\": …})",
+        ),
+    }
 }
 
 /// The provider, its key, and whether its address answers.
@@ -254,7 +279,29 @@ mod tests {
             startup_warnings: &[],
             mcp: Vec::new(),
             log: Some(PathBuf::from("/tmp/s.jsonl")),
+            web_search: WebSearchOffer::ServerSide,
         }
+    }
+
+    #[tokio::test]
+    async fn web_search_is_reported_with_how_to_offer_it() {
+        let endpoint = ProviderEndpoint::default();
+        let report = doctor_report(DoctorFacts {
+            web_search: WebSearchOffer::NotOffered,
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(report.contains("! WebSearch is not offered"), "{report}");
+        assert!(report.contains("\"provider\": \"brave\""), "{report}");
+        let report = doctor_report(DoctorFacts {
+            web_search: WebSearchOffer::Backend,
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(
+            report.contains("✓ WebSearch through the webSearch backend"),
+            "{report}"
+        );
     }
 
     #[tokio::test]

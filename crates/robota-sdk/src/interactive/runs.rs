@@ -53,6 +53,7 @@ impl Driver {
                         .map(|m| m.reports())
                         .unwrap_or_default(),
                     log: self.session.log_path(),
+                    web_search: self.web_search_offer(),
                 };
                 let report = commands::doctor::doctor_report(facts).await;
                 return self.shared.command_ended(id, name, Ok(report));
@@ -85,6 +86,30 @@ impl Driver {
 
     /// `/language [language|default]`: shows the response language, or sets it (saved in
     /// the user settings) and rebuilds the system prompt with it.
+    /// How this session lets the model search the web, for `/doctor`.
+    fn web_search_offer(&self) -> commands::doctor::WebSearchOffer {
+        use commands::doctor::WebSearchOffer;
+        if self
+            .session
+            .tools()
+            .names()
+            .iter()
+            .any(|n| n == "WebSearch")
+        {
+            WebSearchOffer::Backend
+        } else if self
+            .session
+            .config()
+            .server_tools
+            .iter()
+            .any(|t| matches!(t, robota_core::ServerTool::WebSearch { .. }))
+        {
+            WebSearchOffer::ServerSide
+        } else {
+            WebSearchOffer::NotOffered
+        }
+    }
+
     async fn run_language(&mut self, args: &str) -> Result<String, CommandError> {
         let Some(instructions) = self.options.instructions.clone() else {
             return Err(CommandError::FixedSystemPrompt);
