@@ -150,15 +150,19 @@ fn the_manifest_reader_sees_every_dependency_form() {
 const MAX_FUNCTION_LINES: usize = 150;
 
 /// Functions of `text` longer than the limit, as `(name, lines)`, read from rustfmt's
-/// layout: a `fn` line and the `}` at its indentation that closes it. Test modules (from
-/// a `#[cfg(test)]` line on) are not counted.
+/// layout: a `fn` line and the `}` at its indentation that closes it. Inline test modules
+/// (from a `#[cfg(test)]` line on) are not counted; a `#[cfg(test)] mod tests;` naming
+/// another file ends nothing.
 fn long_functions(text: &str) -> Vec<(String, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut long = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if line.trim_start().starts_with("#[cfg(test)]") {
+        let out_of_line = lines
+            .get(i + 1)
+            .is_some_and(|next| next.trim_end().ends_with(';'));
+        if line.trim_start().starts_with("#[cfg(test)]") && !out_of_line {
             break;
         }
         let indent = line.len() - line.trim_start().len();
@@ -226,7 +230,7 @@ fn no_function_of_the_product_is_longer_than_a_screen_or_two() {
 fn the_function_reader_measures_from_fn_to_its_closing_brace() {
     let body = "        x();\n".repeat(MAX_FUNCTION_LINES);
     let text = format!(
-        "impl A {{\n    pub async fn long<T>(&self) {{\n{body}    }}\n\n    fn short() {{}}\n    fn after() {{\n        y();\n    }}\n}}\n#[cfg(test)]\nfn in_tests() {{\n{body}}}\n"
+        "#[cfg(test)]\nmod tests;\nimpl A {{\n    pub async fn long<T>(&self) {{\n{body}    }}\n\n    fn short() {{}}\n    fn after() {{\n        y();\n    }}\n}}\n#[cfg(test)]\nfn in_tests() {{\n{body}}}\n"
     );
     assert_eq!(
         long_functions(&text),
