@@ -209,7 +209,7 @@ fn resume_session_at_continues_from_that_message_and_the_log_remembers() {
 }
 
 #[test]
-fn export_writes_the_conversation_as_markdown() {
+fn export_gives_the_whole_session_as_markdown_and_writes_only_the_file_named() {
     let p = project();
     let server = MockServer::start(vec![
         anthropic::tool_turn(
@@ -217,12 +217,37 @@ fn export_writes_the_conversation_as_markdown() {
             &[("t1", "Read", serde_json::json!({"file_path": "calc.py"}))],
         ),
         anthropic::text_turn("add subtracts"),
+        anthropic::text_turn("Summary: calc.py's add subtracts."),
     ]);
     assert!(
         p.run(&server, &["-p", "what does calc.py do?"])
             .status
             .success()
     );
+    // A compaction summarises the history sent; the export still has all of it.
+    assert!(p.run(&server, &["-c", "-p", "/compact"]).status.success());
+    assert_eq!(server.requests().len(), 3);
+    // With no file named, the transcript is the output: nothing is written unasked.
+    let before: Vec<_> = std::fs::read_dir(&p.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let out = p.run(&server, &["-c", "-p", "/export"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("## You\n\nwhat does calc.py do?"), "{shown}");
+    assert!(shown.contains("## robota\n\nadd subtracts"), "{shown}");
+    let after: Vec<_> = std::fs::read_dir(&p.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(before, after, "/export wrote a file unasked");
     // A directory that does not exist is an error that says so.
     let out = p.run(&server, &["-c", "-p", "/export notes/session.md"]);
     assert_eq!(out.status.code(), Some(1));
@@ -240,5 +265,5 @@ fn export_writes_the_conversation_as_markdown() {
     assert!(text.contains("**Read**"), "{text}");
     assert!(text.contains("return a - b"), "{text}");
     assert!(text.contains("## robota\n\nadd subtracts"), "{text}");
-    assert_eq!(server.requests().len(), 2, "/export calls no model");
+    assert_eq!(server.requests().len(), 3, "/export calls no model");
 }

@@ -113,6 +113,24 @@ impl CheckpointRecord {
 
 /// Reads a session log. See the module docs for what is an error and what a warning.
 pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
+    replay_as(path, Compactions::Apply)
+}
+
+/// Every message of the session in its log, from the first prompt on: what compactions
+/// summarised away is kept (rewinds still cut the history back), for a transcript of the
+/// whole session.
+pub fn whole_history(path: &Path) -> Result<Vec<Message>, LogError> {
+    Ok(replay_as(path, Compactions::Ignore)?.messages)
+}
+
+/// Whether a replay replaces the history before a compaction boundary by its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compactions {
+    Apply,
+    Ignore,
+}
+
+fn replay_as(path: &Path, compactions: Compactions) -> Result<ReplayedSession, LogError> {
     let bytes = fs::read(path).map_err(|e| LogError::io(path, LogAction::Read, e))?;
     let mut lines = bytes.split(|b| *b == b'\n');
     let header = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
@@ -147,6 +165,10 @@ pub fn replay(path: &Path) -> Result<ReplayedSession, LogError> {
             Ok(LogLine::User(line)) => (line, Role::User),
             Ok(LogLine::Assistant(line)) => (line, Role::Assistant),
             Ok(LogLine::Event(line)) => {
+                let compaction = matches!(line.event, LogEvent::CompactBoundary { .. });
+                if compaction && compactions == Compactions::Ignore {
+                    continue;
+                }
                 if !CheckpointRecord::apply(&mut session.checkpoints, &line.event, &line.timestamp)
                 {
                     apply_event(&mut session, line.event);

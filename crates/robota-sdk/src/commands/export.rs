@@ -1,6 +1,8 @@
-//! `/export [file]`: the conversation as a Markdown transcript — each prompt and answer,
-//! tool calls with their input and (shortened) results — written to `file` (relative to
-//! the session's directory; default `robota-<session id prefix>.md` there).
+//! `/export [file]`: the whole session as a Markdown transcript — each prompt and answer,
+//! tool calls with their input and (shortened) results, from the first prompt on (what a
+//! compaction summarised is read back from the log) — written to `file` (relative to the
+//! session's directory), or, with no file, given as the command's output for the client
+//! to show or copy (nothing is written unasked).
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -13,29 +15,29 @@ use super::CommandError;
 /// Characters of a tool result kept in the transcript.
 const RESULT_CHARS: usize = 2_000;
 
-/// Writes the transcript; returns the message for the user.
+/// The transcript (no file named), or writes it and says where.
 pub fn export(session: &Session, args: &str) -> Result<String, CommandError> {
-    let cwd = &session.config().cwd;
+    let whole = session
+        .log_path()
+        .and_then(|log| robota_session::replay::whole_history(&log).ok());
+    let history = whole.as_deref().unwrap_or(session.history());
+    let text = transcript(
+        session.name(),
+        session.id(),
+        &session.config().model,
+        history,
+    );
     let path = match args.trim() {
-        "" => cwd.join(format!(
-            "robota-{}.md",
-            session.id().chars().take(8).collect::<String>()
-        )),
+        "" => return Ok(text),
         name => {
             let name = PathBuf::from(name);
             if name.is_absolute() {
                 name
             } else {
-                cwd.join(name)
+                session.config().cwd.join(name)
             }
         }
     };
-    let text = transcript(
-        session.name(),
-        session.id(),
-        &session.config().model,
-        session.history(),
-    );
     if let Err(source) = std::fs::write(&path, text) {
         return Err(CommandError::Export { path, source });
     }
