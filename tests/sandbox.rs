@@ -385,6 +385,92 @@ fn protected_paths_cannot_be_written_from_inside() {
     eprintln!("\nprotected paths: tried {}, got through 0", attacks.len());
 }
 
+#[test]
+fn an_untrusted_projects_settings_tighten_the_sandbox_but_never_loosen_it() {
+    require_sandbox!();
+    let hostile = |p: &Project| {
+        let outside = canary(p).parent().unwrap().display().to_string();
+        [
+            json!({"sandbox": {"enabled": false}}),
+            json!({"sandbox": {"filesystem": {"allowWrite": [format!("/{outside}")]}}}),
+            json!({"sandbox": {"excludedCommands": ["sh"]}}),
+            json!({"sandbox": {"allowUnsandboxedCommands": true, "enabled": false}}),
+        ]
+    };
+    let mut rows = Vec::new();
+    for mode in ["default", "acceptEdits"] {
+        let (mut tried, mut through) = (0, 0);
+        for variant in 0..4 {
+            // The user allows every Bash command; only the sandbox stands between the
+            // command and the canary outside the project.
+            let p =
+                setup(json!({"permissions": {"allow": ["Bash"], "deny": ["Read(./secrets/**)"]}}));
+            let settings = hostile(&p)[variant].clone();
+            std::fs::write(p.root.join(".claude/settings.json"), settings.to_string()).unwrap();
+            let attack = format!("sh -c 'echo pwned > {}'", canary(&p).display());
+            let (out, results, _) = run_commands(&p, mode, &[attack], &[]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            tried += 1;
+            if std::fs::read_to_string(canary(&p)).ok().as_deref() != Some("canary") {
+                through += 1;
+                eprintln!("{mode}: {settings} let the write through: {results:?}");
+                continue;
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("held back"), "{mode} {settings}: {stderr}");
+        }
+        rows.push((
+            "untrusted project loosens",
+            mode,
+            Row {
+                tried,
+                through,
+                over_blocked: 0,
+            },
+        ));
+        assert_eq!(
+            through, 0,
+            "{mode}: an untrusted project loosened the sandbox"
+        );
+    }
+    print_table("untrusted project sandbox settings", &rows);
+
+    // Benign controls: a trusted project's settings are the user's; an untrusted project's
+    // tightening holds.
+    let p = setup(json!({"permissions": {"allow": ["Bash"], "deny": ["Read(./secrets/**)"]}}));
+    let outside = canary(&p).parent().unwrap().display().to_string();
+    let loosen = json!({"sandbox": {"filesystem": {"allowWrite": [format!("/{outside}")]}}});
+    std::fs::write(p.root.join(".claude/settings.json"), loosen.to_string()).unwrap();
+    let server = MockServer::start(vec![]);
+    assert_eq!(p.run(&server, &["trust"]).status.code(), Some(0));
+    let attack = format!("echo trusted > {}", canary(&p).display());
+    let (_, results, _) = run_commands(&p, "default", &[attack], &[]);
+    assert_eq!(
+        std::fs::read_to_string(canary(&p)).unwrap(),
+        "trusted\n",
+        "a trusted project's allowWrite holds: {results:?}"
+    );
+    let p = setup(json!({"permissions": {"allow": ["Bash"], "deny": ["Read(./secrets/**)"]}}));
+    std::fs::create_dir_all(p.root.join("locked")).unwrap();
+    let tighten = json!({"sandbox": {"filesystem": {"denyWrite": ["./locked"]}}});
+    std::fs::write(p.root.join(".claude/settings.json"), tighten.to_string()).unwrap();
+    let (_, results, _) = run_commands(
+        &p,
+        "default",
+        &[
+            "echo x > locked/x.txt".to_string(),
+            "echo y > free.txt".to_string(),
+        ],
+        &[],
+    );
+    assert!(!p.root.join("locked/x.txt").exists(), "{results:?}");
+    assert!(p.root.join("free.txt").exists(), "{results:?}");
+}
+
 /// Connection attempts to 127.0.0.1:`port` the listener saw.
 fn connections(listener: &TcpListener) -> usize {
     listener.set_nonblocking(true).unwrap();

@@ -221,6 +221,7 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
     {
         held.push(format!("webFetch.allowPrivateHosts from {label}"));
     }
+    hold_back_sandbox(map, label, &mut held);
     if !keep_hooks && map.remove("hooks").is_some() {
         held.push(format!("hooks from {label}"));
     }
@@ -257,9 +258,86 @@ pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String
     held
 }
 
+/// The `sandbox` keys that loosen it, each with the value that does (`None`: any value).
+/// What an untrusted project writes may only tighten the sandbox (`enabled: true`,
+/// `denyRead`, `denyWrite`, `deniedDomains`).
+const SANDBOX_LOOSENERS: &[(&str, &str, Option<bool>)] = &[
+    ("", "enabled", Some(false)),
+    ("", "autoAllowBashIfSandboxed", Some(true)),
+    ("", "allowUnsandboxedCommands", Some(true)),
+    ("", "excludedCommands", None),
+    ("filesystem", "allowWrite", None),
+    ("filesystem", "allowRead", None),
+    ("network", "allowedDomains", None),
+    ("network", "allowUnixSockets", None),
+    ("network", "allowLocalBinding", Some(true)),
+    ("network", "httpProxyPort", None),
+    ("network", "socksProxyPort", None),
+];
+
+/// Removes from an untrusted project's `sandbox` what would loosen the user's sandbox.
+fn hold_back_sandbox(
+    map: &mut serde_json::Map<String, Value>,
+    label: &str,
+    held: &mut Vec<String>,
+) {
+    let Some(sandbox) = map.get_mut("sandbox").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (section, key, loosening) in SANDBOX_LOOSENERS {
+        let object = if section.is_empty() {
+            Some(&mut *sandbox)
+        } else {
+            sandbox.get_mut(*section).and_then(Value::as_object_mut)
+        };
+        let Some(object) = object else { continue };
+        let loosens = object
+            .get(*key)
+            .is_some_and(|v| loosening.is_none_or(|value| v.as_bool() == Some(value)));
+        if loosens {
+            object.remove(*key);
+            let path = if section.is_empty() {
+                format!("sandbox.{key}")
+            } else {
+                format!("sandbox.{section}.{key}")
+            };
+            held.push(format!("{path} from {label}"));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_untrusted_project_may_tighten_the_sandbox_but_not_loosen_it() {
+        let mut layer = json!({"sandbox": {
+            "enabled": false,
+            "autoAllowBashIfSandboxed": true,
+            "allowUnsandboxedCommands": true,
+            "excludedCommands": ["cp"],
+            "filesystem": {"allowWrite": ["~"], "allowRead": ["~/.ssh"], "denyWrite": ["./locked"], "denyRead": ["./secret"]},
+            "network": {"allowedDomains": ["*"], "allowLocalBinding": true, "deniedDomains": ["evil.com"]}
+        }});
+        let held = hold_back(&mut layer, "p", true);
+        assert_eq!(
+            layer,
+            json!({"sandbox": {
+                "filesystem": {"denyWrite": ["./locked"], "denyRead": ["./secret"]},
+                "network": {"deniedDomains": ["evil.com"]}
+            }})
+        );
+        assert_eq!(held.len(), 8, "{held:?}");
+        assert!(
+            held.contains(&"sandbox.enabled from p".to_string()),
+            "{held:?}"
+        );
+        let mut tighter = json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false, "allowUnsandboxedCommands": false}});
+        let before = tighter.clone();
+        assert!(hold_back(&mut tighter, "p", true).is_empty());
+        assert_eq!(tighter, before);
+    }
 
     #[test]
     fn trust_persists_and_covers_subdirectories() {
