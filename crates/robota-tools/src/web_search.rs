@@ -39,7 +39,7 @@ pub fn web_search_tool(section: Option<&WebSearchSection>) -> Option<Arc<dyn Too
     }
 }
 
-pub struct WebSearchTool {
+pub(crate) struct WebSearchTool {
     backend: Arc<dyn SearchBackend>,
     max_results: usize,
 }
