@@ -26,6 +26,8 @@ pub struct ContextTracker {
 }
 
 impl ContextTracker {
+    /// A tracker for a conversation whose fixed prefix (system prompt and tool schemas) is
+    /// `prefix_chars` characters long; no provider figures yet.
     pub fn new(prefix_chars: usize) -> Self {
         ContextTracker {
             prefix_tokens: chars_to_tokens(prefix_chars),

@@ -29,23 +29,36 @@ pub const MAX_PAUSES: u32 = 5;
 /// How long a cancelled tool may take to wind down before it is dropped.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
+/// The result of a call that was running or about to run when the user interrupted the
+/// turn.
 pub const INTERRUPTED_RESULT: &str = "Interrupted by user: the tool call did not complete.";
+/// The result of each call a hook's `continue: false` kept from running (see
+/// [`ToolGate::halted`]).
 pub const HALTED_RESULT: &str = "Not run: a hook stopped the turn before this tool call.";
-pub const SKIPPED_RESULT: &str =
+/// The result of a call skipped because the context window is nearly full.
+pub(crate) const SKIPPED_RESULT: &str =
     "Skipped: context window near capacity. Tool execution result skipped to save context.";
-pub const SUMMARY_REQUEST: &str = "You have reached the maximum number of turns for this request. Do not call any tools. Summarize what you have done so far and what remains to be done.";
+/// The user message added to the summary call the engine makes at the round cap.
+pub(crate) const SUMMARY_REQUEST: &str = "You have reached the maximum number of turns for this request. Do not call any tools. Summarize what you have done so far and what remains to be done.";
 
 /// Settings of one turn.
 #[derive(Debug, Clone)]
 pub struct TurnConfig {
+    /// The model to ask.
     pub model: String,
+    /// The system prompt.
     pub system: String,
+    /// Most output tokens per provider call.
     pub max_tokens: u32,
+    /// Extended-thinking budget in tokens; `None` leaves thinking off.
     pub thinking_budget: Option<u32>,
     /// Cap on provider calls that may run tools; `None` = unlimited.
     pub max_rounds: Option<u32>,
+    /// The model's context window in tokens, for the context guards.
     pub context_window: u64,
+    /// The working directory tools run in.
     pub cwd: std::path::PathBuf,
+    /// Extra environment for processes tools start (settings `env`).
     pub env: Vec<(String, String)>,
     /// Provider-side tools offered every round.
     pub server_tools: Vec<super::provider::ServerTool>,
@@ -58,9 +71,13 @@ pub struct TurnConfig {
 /// A tool call as the gate sees it.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
+    /// The provider's id for the call.
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The input the model sent (or the gate rewrote).
     pub input: Value,
+    /// What the tool can do, for the permission decision.
     pub risk: RiskClass,
     /// The command, path or URL the call acts on.
     pub argument: Option<String>,
@@ -85,6 +102,8 @@ pub enum GateDecision {
 /// the session; the engine knows only this seam.
 #[async_trait]
 pub trait ToolGate: Send + Sync {
+    /// Whether the call may run: [`GateDecision::Allow`] with the input to run it with, or
+    /// why not. `cancel` fires when the user aborts the turn.
     async fn check(&self, call: &ToolCall, cancel: &CancellationToken) -> GateDecision;
 
     /// Runs after a call finished; may add context for the model to the result.
@@ -108,22 +127,34 @@ pub trait ToolGate: Send + Sync {
 /// Everything the engine reports while a turn runs.
 #[derive(Debug, Clone)]
 pub enum EngineEvent {
+    /// Pieces of the provider's answer as they arrive.
     Stream(StreamEvent),
     /// A committed assistant message.
     Assistant {
+        /// The message, as appended to the history.
         message: Message,
+        /// Why the model stopped; `None` for the part of an answer a failure or an
+        /// interruption cut short.
         stop_reason: Option<StopReason>,
+        /// The model that answered.
         model: String,
     },
+    /// A tool call starts (one that cannot run starts too, then finishes with its error).
     ToolStarted(ToolCall),
     /// A running call's latest output: its last few lines (replacing the last report).
     ToolProgress {
+        /// The call's id.
         id: String,
+        /// Its last few lines of output.
         tail: Vec<String>,
     },
+    /// A tool call ended.
     ToolFinished {
+        /// The call as it ran.
         call: ToolCall,
+        /// What it produced, before the result is cut to size.
         output: ToolOutput,
+        /// How long it ran.
         duration: Duration,
     },
     /// Text the user sent during the turn (tag, text) joins the tool results about to be
@@ -131,21 +162,32 @@ pub enum EngineEvent {
     Steered(Vec<(u64, String)>),
     /// A committed user message carrying tool results.
     ToolResults(Message),
+    /// A provider call's token usage.
     Usage {
+        /// The tokens reported.
         usage: Usage,
+        /// The model that answered.
         model: String,
+        /// How long the provider call took, streaming included.
         api_duration: Duration,
     },
+    /// The context window's occupancy after a committed answer.
     Context(ContextState),
 }
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnStop {
+    /// The model finished its answer (no tool calls left), for this reason.
     Completed(StopReason),
+    /// The user interrupted the turn.
     Interrupted,
+    /// The round cap was reached; the model was asked for a summary instead of more tool
+    /// calls.
     MaxRounds,
+    /// The context window was too full to make another call.
     ContextFull,
+    /// A provider call failed (after its retries).
     Failed(ProviderError),
     /// A hook ended the turn (`continue: false`), with its `stopReason`.
     HookStopped(String),
@@ -156,6 +198,7 @@ pub enum TurnStop {
 /// The result of one turn.
 #[derive(Debug, Clone)]
 pub struct TurnOutcome {
+    /// How it ended.
     pub stop: TurnStop,
     /// Provider calls made.
     pub rounds: u32,
@@ -163,9 +206,13 @@ pub struct TurnOutcome {
 
 /// The collaborators of a turn.
 pub struct Engine<'a> {
+    /// The model API to call.
     pub provider: &'a dyn Provider,
+    /// The tools the model may call.
     pub tools: &'a ToolRegistry,
+    /// Decides whether each tool call runs.
     pub gate: &'a dyn ToolGate,
+    /// Receives every [`EngineEvent`] as it happens.
     pub sink: &'a (dyn Fn(EngineEvent) + Send + Sync),
     /// Text the user sends while the turn runs ("send now"): it joins the next tool
     /// results, so the model reads it with its next call.

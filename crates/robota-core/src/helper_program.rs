@@ -73,13 +73,16 @@ impl HelperOutput {
 /// Why a helper gave no output.
 #[derive(Debug, thiserror::Error)]
 pub enum HelperError {
+    /// The program does not exist (not on `PATH`, or no such file).
     #[error("not installed")]
     NotInstalled,
+    /// Starting it failed.
     #[error("cannot run it: {0}")]
     CannotStart(#[source] io::Error),
     /// It was still running at its deadline; it was killed with everything it started.
     #[error("did not finish in {}", describe(*.0))]
     TimedOut(Duration),
+    /// Waiting for it to exit failed.
     #[error("waiting for it failed: {0}")]
     Wait(#[source] io::Error),
 }

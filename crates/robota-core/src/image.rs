@@ -61,6 +61,7 @@ pub enum EncodedImageError {
     /// A source `type` other than `base64` (a URL, a file id…).
     #[error("image source type {0:?} is not supported (only \"base64\")")]
     UnsupportedSource(String),
+    /// The data is not valid base64.
     #[error("image data is not valid base64: {0}")]
     Base64(#[source] base64::DecodeError),
     /// The decoded bytes are not a PNG, JPEG, GIF or WebP file.

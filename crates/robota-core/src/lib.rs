@@ -2,6 +2,8 @@
 //! execution loop, permission evaluation, context estimation and the model table. It knows
 //! no provider, no terminal and no file format of ours; everything else builds on it.
 
+#![deny(missing_docs)]
+
 pub mod context;
 pub mod engine;
 pub mod helper_program;

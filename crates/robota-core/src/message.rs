@@ -10,7 +10,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The user, or tool results sent back on the user's side.
     User,
+    /// The model.
     Assistant,
 }
 
@@ -18,17 +20,22 @@ pub enum Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MessageState {
+    /// Finished as the model or user meant it.
     #[default]
     Complete,
+    /// Cut short; kept in the history as far as it got.
     Interrupted,
 }
 
 /// An image carried inline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageSource {
+    /// How the data is carried: `base64`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The image's media type (`image/png`, `image/jpeg`…).
     pub media_type: String,
+    /// The encoded image data.
     pub data: String,
 }
 
@@ -53,11 +60,14 @@ impl ImageSource {
 /// plain string, or — with images — an array of `text` and `image` blocks.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolResultContent {
+    /// The text the model reads.
     pub text: String,
+    /// Images the model sees with the text.
     pub images: Vec<ImageSource>,
 }
 
 impl ToolResultContent {
+    /// A result of `text` and `images`.
     pub fn with_images(text: impl Into<String>, images: Vec<ImageSource>) -> Self {
         ToolResultContent {
             text: text.into(),
@@ -174,33 +184,50 @@ impl<'de> Deserialize<'de> for ToolResultContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
+    /// Text, the model's or the user's.
     Text {
+        /// The text.
         text: String,
         /// Sources the text cites (Anthropic web search), kept as the API gave them.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         citations: Option<Value>,
     },
+    /// The model's visible reasoning (extended thinking).
     Thinking {
+        /// The reasoning text.
         thinking: String,
+        /// The provider's signature over it, sent back with it on later calls.
         #[serde(default)]
         signature: String,
     },
+    /// Reasoning the provider keeps encrypted; carried back as it came.
     RedactedThinking {
+        /// The encrypted reasoning.
         data: String,
     },
+    /// A tool call the model made.
     ToolUse {
+        /// The provider's id for the call; its result refers to it.
         id: String,
+        /// The tool's name.
         name: String,
+        /// The input object.
         input: Value,
     },
+    /// The result of a tool call, in a `User` message.
     ToolResult {
+        /// The id of the call it answers.
         tool_use_id: String,
+        /// What the call produced.
         #[serde(default)]
         content: ToolResultContent,
+        /// Whether the call failed.
         #[serde(default, skip_serializing_if = "is_false")]
         is_error: bool,
     },
+    /// An image, in a user message.
     Image {
+        /// The image data.
         source: ImageSource,
     },
     /// A block of a provider's own kind (server tool use and results, citations…) that
@@ -214,6 +241,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Block {
+    /// A text block without citations.
     pub fn text(text: impl Into<String>) -> Self {
         Block::Text {
             text: text.into(),
@@ -250,12 +278,16 @@ impl Block {
 /// the whole prompt is `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens neither read from nor written to the cache.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Tokens the model generated.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Prompt tokens read from the cache.
     #[serde(default)]
     pub cache_read_input_tokens: u64,
+    /// Prompt tokens written to the cache.
     #[serde(default)]
     pub cache_creation_input_tokens: u64,
 }
@@ -266,6 +298,7 @@ impl Usage {
         self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
     }
 
+    /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -277,16 +310,22 @@ impl Usage {
 /// One conversation message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// A unique id (the provider's message id for an assistant message, when it gave one).
     pub id: String,
+    /// Who wrote it.
     pub role: Role,
+    /// Its blocks, in order.
     pub content: Vec<Block>,
+    /// Whether it was finished or cut short.
     #[serde(default)]
     pub state: MessageState,
+    /// The token usage of the provider call that produced it (assistant messages only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }
 
 impl Message {
+    /// A complete message with a fresh id.
     pub fn new(role: Role, content: Vec<Block>) -> Self {
         Message {
             id: uuid::Uuid::new_v4().to_string(),
@@ -297,6 +336,7 @@ impl Message {
         }
     }
 
+    /// A user message of one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
         Message::new(Role::User, vec![Block::text(text)])
     }
@@ -320,7 +360,9 @@ impl Message {
         })
     }
 
-    pub fn char_len(&self) -> usize {
+    /// Characters this message contributes to a context estimate, a small overhead for the
+    /// message itself included.
+    pub(crate) fn char_len(&self) -> usize {
         self.content.iter().map(Block::char_len).sum::<usize>() + 16
     }
 }

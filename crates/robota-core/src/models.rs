@@ -6,9 +6,13 @@ use super::message::Usage;
 /// Prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Price {
+    /// Per million uncached prompt tokens.
     pub input: f64,
+    /// Per million output tokens.
     pub output: f64,
+    /// Per million prompt tokens read from the cache.
     pub cache_read: f64,
+    /// Per million prompt tokens written to the cache.
     pub cache_write: f64,
 }
 
@@ -26,12 +30,16 @@ impl Price {
 /// What we know of a model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelInfo {
+    /// Tokens the model's context window holds.
     pub context_window: u64,
+    /// Most output tokens one answer may have.
     pub max_output: u32,
     /// `None`: the price is unknown and cost is shown as unknown, never guessed.
     pub price: Option<Price>,
 }
 
+/// What [`lookup`] gives for a model not in the table: 200K context, 16K output, price
+/// unknown.
 pub const FALLBACK: ModelInfo = ModelInfo {
     context_window: 200_000,
     max_output: 16_384,

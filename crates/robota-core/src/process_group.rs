@@ -217,6 +217,7 @@ pub fn signal_group(pgid: i32, signal: i32) {
 
 /// Where a [`PipeReader`] puts what it reads; each sink decides what it keeps.
 pub trait OutputSink: Default + Send + 'static {
+    /// Takes the next bytes read from the pipe.
     fn push(&mut self, bytes: &[u8]);
 }
 

@@ -19,8 +19,11 @@ pub const INVALID_INPUT_KEY: &str = "__robota_invalid_json";
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSchema {
+    /// The name the model calls it by.
     pub name: String,
+    /// What it does and when to use it, for the model.
     pub description: String,
+    /// JSON Schema of its input object.
     pub input_schema: Value,
 }
 
@@ -29,8 +32,11 @@ pub struct ToolSchema {
 pub enum ServerTool {
     /// Web search with citations (Anthropic `web_search`).
     WebSearch {
+        /// How many searches one answer may make.
         max_uses: u32,
+        /// Only results from these domains (none: no filter).
         allowed_domains: Vec<String>,
+        /// No results from these domains.
         blocked_domains: Vec<String>,
     },
 }
@@ -49,10 +55,15 @@ impl ServerTool {
 /// Everything one provider call needs.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderRequest {
+    /// The model to ask.
     pub model: String,
+    /// The system prompt.
     pub system: String,
+    /// The conversation so far, oldest first; the last message is the one to answer.
     pub messages: Vec<Message>,
+    /// The tools the model may call.
     pub tools: Vec<ToolSchema>,
+    /// Most output tokens for the answer.
     pub max_tokens: u32,
     /// Extended-thinking budget in tokens, when the user turned thinking on.
     pub thinking_budget: Option<u32>,
@@ -68,27 +79,42 @@ pub struct ProviderRequest {
 /// Pieces of an answer as they stream in, plus retry notices.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
+    /// A piece of the answer's text.
     TextDelta(String),
+    /// A piece of the model's visible reasoning.
     ThinkingDelta(String),
+    /// The model started a tool call.
     ToolUseStart {
+        /// The call's id.
         id: String,
+        /// The tool's name.
         name: String,
     },
+    /// A piece of a tool call's input, as JSON text to append to what came before.
     ToolInputDelta {
+        /// The call's id.
         id: String,
+        /// The next piece of the input's JSON text.
         partial_json: String,
     },
     /// A provider-side tool (e.g. Anthropic `web_search`) started.
     ServerToolUse {
+        /// The call's id.
         id: String,
+        /// The server tool's name.
         name: String,
     },
     /// The call failed and will be re-sent after `delay`.
     Retrying {
+        /// Which retry this is, counting from 1.
         attempt: u32,
+        /// Retries allowed in all.
         max_attempts: u32,
+        /// How long until the retry is sent.
         delay: Duration,
+        /// Why the attempt failed, in one line.
         error: String,
+        /// The HTTP status, when there was one.
         status: Option<u16>,
     },
     /// Everything streamed since the attempt began is void: a retry follows.
@@ -99,17 +125,25 @@ pub enum StreamEvent {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// The model finished its answer.
     EndTurn,
+    /// The model wants its tool calls run.
     ToolUse,
+    /// The answer hit the output token limit.
     MaxTokens,
+    /// The model produced a stop sequence.
     StopSequence,
+    /// The model declined to answer.
     Refusal,
+    /// A long answer paused around a provider-side tool; sending it back continues it.
     PauseTurn,
+    /// A reason this enum does not know, as the provider named it.
     #[serde(untagged)]
     Other(String),
 }
 
 impl StopReason {
+    /// The reason as the wire names it (`end_turn`, `tool_use`…).
     pub fn as_str(&self) -> &str {
         match self {
             StopReason::EndTurn => "end_turn",
@@ -128,8 +162,11 @@ impl StopReason {
 pub struct AssistantTurn {
     /// The provider's message id, when it gives one.
     pub id: Option<String>,
+    /// The model that answered (as the provider names it; may be empty).
     pub model: String,
+    /// The answer's blocks, in order.
     pub content: Vec<Block>,
+    /// Why the model stopped.
     pub stop_reason: StopReason,
     /// `None` when the provider reported no usage (not zero).
     pub usage: Option<Usage>,
@@ -139,19 +176,33 @@ pub struct AssistantTurn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderErrorKind {
+    /// Too many requests (429); retried after the server's delay.
     RateLimited,
+    /// The service is overloaded (503, 529); retried.
     Overloaded,
+    /// The API key is missing or rejected (401).
     Auth,
+    /// The key may not do this (403).
     Permission,
+    /// No such model or endpoint (404).
     NotFound,
+    /// The request was malformed or refused (400 and other 4xx).
     InvalidRequest,
+    /// The prompt does not fit the model's context window.
     ContextTooLong,
+    /// The account's quota or credit is used up (402 or the provider's own code).
     Quota,
+    /// The connection failed (DNS, refused, TLS); retried.
     Network,
+    /// The provider failed on its side (5xx and the like); retried.
     Server,
+    /// The answer's stream ended before the answer did; retried.
     StreamCut,
+    /// No answer or no progress within the time limit; retried.
     Timeout,
+    /// The response could not be read (not the shape the adapter expects).
     Decode,
+    /// The user interrupted the call.
     Cancelled,
 }
 
@@ -174,14 +225,20 @@ impl ProviderErrorKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ProviderError {
+    /// The category, which decides retries and the advice shown.
     pub kind: ProviderErrorKind,
+    /// What the provider said, or what went wrong on the way.
     pub message: String,
+    /// The HTTP status, when there was one.
     pub status: Option<u16>,
+    /// How long the provider asked us to wait before retrying (`retry-after`).
     pub retry_after: Option<Duration>,
+    /// The provider's id for the failed request, for a support ticket.
     pub request_id: Option<String>,
 }
 
 impl ProviderError {
+    /// An error of `kind` with `message`, no status or request id.
     pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
         ProviderError {
             kind,
@@ -192,20 +249,24 @@ impl ProviderError {
         }
     }
 
+    /// The same error with its HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self
     }
 
+    /// The same error with the wait the provider asked for.
     pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
         self.retry_after = retry_after;
         self
     }
 
+    /// The error of a call the user interrupted.
     pub fn cancelled() -> Self {
         ProviderError::new(ProviderErrorKind::Cancelled, "interrupted by user")
     }
 
+    /// Whether re-sending the same request may succeed (by its kind).
     pub fn is_retryable(&self) -> bool {
         self.kind.is_retryable()
     }

@@ -57,8 +57,12 @@ impl ToolProgress {
 /// A todo item as TodoWrite keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TodoItem {
+    /// What to do, in the imperative (`Run the tests`).
     pub content: String,
+    /// `pending`, `in_progress` or `completed`.
     pub status: String,
+    /// The same in the present continuous, shown while the item is in progress
+    /// (`Running the tests`).
     #[serde(
         rename = "activeForm",
         default,
@@ -73,12 +77,18 @@ pub struct TodoItem {
 pub enum ToolDisplay {
     /// A file changed: its text before (None when created) and after.
     FileDiff {
+        /// The file's path.
         file_path: String,
+        /// Its text before the change; `None` when the file was created.
         before: Option<String>,
+        /// Its text after the change.
         after: String,
     },
     /// The todo list after a TodoWrite.
-    Todos { todos: Vec<TodoItem> },
+    Todos {
+        /// The whole list, in order.
+        todos: Vec<TodoItem>,
+    },
 }
 
 /// What a tool call produced.
@@ -135,10 +145,12 @@ impl ToolOutput {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct PreviewError {
+    /// The error result the call would end with.
     pub message: String,
 }
 
 impl PreviewError {
+    /// A preview failure with this message for the model.
     pub fn new(message: impl Into<String>) -> Self {
         PreviewError {
             message: message.into(),
@@ -203,6 +215,7 @@ pub trait Tool: Send + Sync {
 /// Tools that come and go while a session runs (an MCP server's tools join when it
 /// connects): asked afresh each time the registry is read.
 pub trait ToolSource: Send + Sync {
+    /// The tools the source offers now.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }
 
@@ -219,6 +232,7 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// A registry of these fixed tools, in this order, with no sources or filters.
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
         ToolRegistry {
             tools,
@@ -246,6 +260,7 @@ impl ToolRegistry {
         all
     }
 
+    /// The tool offered under `name`, if any.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
             return Some(tool.clone());
@@ -253,10 +268,12 @@ impl ToolRegistry {
         self.all().into_iter().find(|t| t.name() == name)
     }
 
+    /// The names of every tool now offered, in order.
     pub fn names(&self) -> Vec<String> {
         self.all().iter().map(|t| t.name().to_string()).collect()
     }
 
+    /// The schemas of every tool now offered, in order, as providers advertise them.
     pub fn schemas(&self) -> Vec<ToolSchema> {
         self.all().iter().map(|t| t.schema()).collect()
     }
@@ -267,6 +284,7 @@ impl ToolRegistry {
         self.filters.push(Arc::new(keep));
     }
 
+    /// Whether no tool is offered now.
     pub fn is_empty(&self) -> bool {
         self.all().is_empty()
     }

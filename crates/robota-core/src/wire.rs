@@ -14,6 +14,7 @@ pub struct WireRequest<'a> {
     pub provider: &'a str,
     /// The provider-neutral request the adapter encoded.
     pub envelope: &'a ProviderRequest,
+    /// The URL it went to.
     pub url: &'a str,
     /// Header names and values as sent (the observer redacts credentials).
     pub headers: Vec<(String, String)>,

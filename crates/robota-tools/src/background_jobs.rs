@@ -22,8 +22,11 @@ __robota_status=$?; printf '\\n[exit code: %d]\\n' \"$__robota_status\"";
 /// A job as the session can list it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackgroundJob {
+    /// The job's id (`bash_1`, `bash_2`…), which the model uses to refer to it.
     pub id: String,
+    /// The command as given.
     pub command: String,
+    /// The log file its stdout and stderr go to.
     pub output_path: PathBuf,
     /// The shell's exit code once it finished.
     pub exit_code: Option<i32>,

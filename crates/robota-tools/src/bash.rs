@@ -54,6 +54,8 @@ struct ShellDir {
     current: PathBuf,
 }
 
+/// Runs shell commands (Claude Code's `Bash`) in a working directory that persists between
+/// calls, in the foreground or as background jobs.
 #[derive(Debug)]
 pub struct BashTool {
     dir: Mutex<ShellDir>,

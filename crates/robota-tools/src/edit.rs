@@ -30,7 +30,7 @@ struct EditRequest {
     replace_all: bool,
 }
 
-pub struct EditTool {
+pub(crate) struct EditTool {
     tracker: FileReadTracker,
     host: ToolHost,
 }

@@ -13,6 +13,8 @@ use robota_core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 const DESCRIPTION: &str = "Use this tool when you are in plan mode and have finished planning: pass the plan (markdown, concise) in `plan`. The user is asked to approve it; once approved you leave plan mode and may edit files and run commands. Only use it for tasks that need writing code, not for research.";
 
+/// Presents the plan made in plan mode for the user's approval (Claude Code's
+/// `ExitPlanMode`).
 pub struct ExitPlanModeTool;
 
 #[async_trait]

@@ -24,6 +24,7 @@ const DESCRIPTION: &str = "Finds files by name pattern, e.g. \"**/*.rs\" or \"sr
 Searches the working directory or `path`, skipping gitignored and hidden files. \
 Returns absolute paths, most recently modified first (at most 100). Use Grep to search file contents.";
 
+/// Finds files by glob pattern (Claude Code's `Glob`), newest first.
 pub struct GlobTool;
 
 /// Where to walk and what to match there.

@@ -18,6 +18,8 @@ Respects .gitignore; skips hidden and binary files. Filter files with glob (\"*.
 output_mode: \"files_with_matches\" (default; paths, newest first), \"content\" (matching lines; -n line numbers, -A/-B/-C context), \"count\" (matching lines per file). \
 Patterns match within a line unless multiline is true. head_limit keeps the first N results. Use this instead of grep or rg in Bash.";
 
+/// Searches file contents with a regular expression (Claude Code's `Grep`, ripgrep's
+/// engine).
 pub struct GrepTool;
 
 impl GrepTool {

@@ -54,9 +54,13 @@ pub trait HostFiles: Send + Sync {
 /// A foreground command for the host's terminal: `program args…` in `cwd`.
 #[derive(Debug, Clone)]
 pub struct TerminalCommand {
+    /// The program to run.
     pub program: String,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Where it runs.
     pub cwd: std::path::PathBuf,
+    /// Extra environment for it.
     pub env: Vec<(String, String)>,
     /// The tool call the terminal belongs to (a host may show the terminal in it).
     pub tool_use_id: String,
@@ -65,19 +69,24 @@ pub struct TerminalCommand {
 /// How a command in the host's terminal ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostEnding {
+    /// Exited with this code.
     Exited(u32),
     /// Ended by this signal (as the host names it).
     Signaled(String),
+    /// Killed at its timeout.
     TimedOut,
+    /// Killed because the call was cancelled.
     Cancelled,
 }
 
 /// What a command left in the host's terminal: stdout and stderr as one stream.
 #[derive(Debug, Clone)]
 pub struct TerminalRun {
+    /// What it wrote to stdout and stderr, interleaved.
     pub output: String,
     /// The host dropped the start of the output to stay within its limit.
     pub truncated: bool,
+    /// How it ended.
     pub ending: HostEnding,
 }
 

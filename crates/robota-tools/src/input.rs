@@ -10,14 +10,14 @@ use robota_core::{INVALID_INPUT_KEY, PreviewError, ToolOutput};
 /// The model sent input the tool cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Invalid input for {tool}: {problem}")]
-pub struct InvalidInput {
-    pub tool: &'static str,
-    pub problem: String,
+pub(crate) struct InvalidInput {
+    pub(crate) tool: &'static str,
+    pub(crate) problem: String,
 }
 
 /// Why a tool call failed; its text becomes the error result the model reads.
 #[derive(Debug, thiserror::Error)]
-pub enum ToolFailure {
+pub(crate) enum ToolFailure {
     #[error(transparent)]
     InvalidInput(#[from] InvalidInput),
     #[error("{0}")]
@@ -25,7 +25,7 @@ pub enum ToolFailure {
 }
 
 impl ToolFailure {
-    pub fn failed(message: impl Into<String>) -> Self {
+    pub(crate) fn failed(message: impl Into<String>) -> Self {
         ToolFailure::Failed(message.into())
     }
 }

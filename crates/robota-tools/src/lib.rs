@@ -12,6 +12,8 @@
 //! the caller adds them: `web_fetch_tool(section)`, and `web_search_tool(section)` when a
 //! search backend is configured.
 
+#![deny(missing_docs)]
+
 mod background_jobs;
 mod bash;
 mod edit;
@@ -47,16 +49,15 @@ use robota_core::Tool;
 
 pub use background_jobs::BackgroundJob;
 pub use bash::BashTool;
-pub use edit::EditTool;
+use edit::EditTool;
 pub use exit_plan_mode::ExitPlanModeTool;
-pub use file_tracker::{FileReadTracker, FileStamp, Staleness};
+pub use file_tracker::FileReadTracker;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use host::{
     HostEnding, HostError, HostFiles, HostSource, HostTerminal, TerminalCommand, TerminalRun,
     ToolHost,
 };
-pub use input::{InvalidInput, ToolFailure};
 pub use live_run::{RunWatch, TAIL_LINES, WatchedRun, run_watched};
 pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
@@ -65,11 +66,12 @@ pub use structured_output::{
     STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, SchemaError, StructuredOutputTool,
     StructuredSlot,
 };
-pub use todo::{TodoList, TodoWriteTool};
+pub use todo::TodoList;
+use todo::TodoWriteTool;
 pub use web::search_backend::{SearchConfigError, WebSearchSection};
 pub use web_fetch::{WebFetchConfig, WebFetchSection, WebFetchTool, web_fetch_tool};
-pub use web_search::{WebSearchTool, web_search_tool};
-pub use write::WriteTool;
+pub use web_search::web_search_tool;
+use write::WriteTool;
 
 /// The built-in tools of a session with the state they share, for a session that needs
 /// more than the list: the todo list (to show and persist it) and the Bash tool (its
@@ -77,8 +79,11 @@ pub use write::WriteTool;
 pub struct DefaultTools {
     /// Bash, Glob, Grep, Read, Edit, Write, TodoWrite, in that order.
     pub tools: Vec<Arc<dyn Tool>>,
+    /// The Bash tool of `tools`, for its current directory and background jobs.
     pub bash: Arc<BashTool>,
+    /// The list TodoWrite writes to (the one [`default_tool_set`] was given).
     pub todos: TodoList,
+    /// The read-before-write record Read, Edit and Write share.
     pub read_tracker: FileReadTracker,
 }
 

@@ -55,7 +55,7 @@ impl DetachSignal {
 #[derive(Default)]
 pub struct RunWatch<'a> {
     /// Called with the last lines printed (stdout and stderr as they came), when they
-    /// changed, at most every [`TAIL_EVERY`].
+    /// changed, at most every 100 ms (`TAIL_EVERY`).
     pub tail: Option<&'a (dyn Fn(Vec<String>) + Send + Sync)>,
     /// When it fires, the run is handed back still running.
     pub detach: Option<watch::Receiver<u64>>,

@@ -29,12 +29,15 @@ Returns up to 2000 lines, numbered like `cat -n` (from 1); use offset (1-based l
 Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP images (up to 5 MB) are returned as images you can see; other binary files are refused; for a directory use Glob or Bash `ls`. \
 A file must be read before Edit or Write may change it. Read several files in parallel when useful.";
 
+/// Reads a text file as numbered lines, or an image the model sees (Claude Code's `Read`),
+/// recording what it read for Edit and Write.
 pub struct ReadTool {
     tracker: FileReadTracker,
     host: ToolHost,
 }
 
 impl ReadTool {
+    /// A Read that records what it reads in `tracker`, reading from the disk.
     pub fn new(tracker: FileReadTracker) -> Self {
         ReadTool {
             tracker,

@@ -25,10 +25,15 @@ pub(crate) const KILL_GRACE: Duration = Duration::from_millis(1500);
 /// How a run ended.
 pub type Ending = GroupEnding;
 
+/// What a finished script left: its output (head and tail of each stream kept) and how it
+/// ended.
 #[derive(Debug)]
 pub struct ShellRun {
+    /// Its stdout, as text.
     pub stdout: String,
+    /// Its stderr, as text.
     pub stderr: String,
+    /// How it ended.
     pub ending: Ending,
 }
 
@@ -36,9 +41,13 @@ pub struct ShellRun {
 /// extra environment.
 #[derive(Debug, Clone)]
 pub struct ShellScript<'a> {
+    /// The script.
     pub script: &'a str,
+    /// The arguments it sees as `$1…`.
     pub args: &'a [&'a str],
+    /// Where it runs.
     pub cwd: &'a Path,
+    /// Extra environment for it.
     pub env: &'a [(String, String)],
     /// The sandbox the shell enters before it runs, if any.
     pub sandbox: Option<&'a std::sync::Arc<super::sandbox::PreparedSandbox>>,

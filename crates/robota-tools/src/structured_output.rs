@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use robota_core::{RiskClass, Tool, ToolContext, ToolOutput};
 
+/// The tool's name.
 pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 const DESCRIPTION: &str = "Use this tool to return your final response in the requested structured format. \
@@ -38,14 +39,19 @@ impl StructuredSlot {
 /// Why the `--json-schema` a run was given cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
+    /// The schema is not JSON.
     #[error("--json-schema is not valid JSON: {0}")]
     NotJson(#[source] serde_json::Error),
+    /// The schema is JSON but not an object.
     #[error("--json-schema must be a JSON Schema object")]
     NotAnObject,
+    /// The schema is not a valid JSON Schema.
     #[error("--json-schema is not a valid JSON Schema: {0}")]
     Invalid(#[source] Box<jsonschema::ValidationError<'static>>),
 }
 
+/// Takes the run's final answer as input matching the caller's schema (`--json-schema`),
+/// validates it and keeps it in a [`StructuredSlot`].
 pub struct StructuredOutputTool {
     schema: Value,
     validator: jsonschema::Validator,

@@ -24,6 +24,7 @@ pub struct TodoList {
 }
 
 impl TodoList {
+    /// An empty list.
     pub fn new() -> Self {
         Self::default()
     }
@@ -45,7 +46,7 @@ impl TodoList {
     }
 }
 
-pub struct TodoWriteTool {
+pub(crate) struct TodoWriteTool {
     list: TodoList,
 }
 

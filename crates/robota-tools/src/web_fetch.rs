@@ -40,8 +40,11 @@ pub struct WebFetchConfig {
     /// other non-public addresses: settings `webFetch.allowPrivateHosts`. Listed hosts
     /// are also fetched over plain http when asked to.
     pub allow_private_hosts: Vec<String>,
+    /// Total time for one fetch, redirects and the body included.
     pub timeout: Duration,
+    /// Bytes downloaded at most.
     pub max_bytes: usize,
+    /// Same-host redirects followed at most.
     pub max_redirects: usize,
     /// Upgrade `http://` to `https://` (not for listed hosts or URLs with a port).
     pub upgrade_to_https: bool,
@@ -82,11 +85,14 @@ pub fn web_fetch_tool(section: &WebFetchSection) -> Arc<dyn Tool> {
     Arc::new(WebFetchTool::new(WebFetchConfig::from_section(section)))
 }
 
+/// Fetches one page and returns it as markdown headed by the prompt (Claude Code's
+/// `WebFetch`).
 pub struct WebFetchTool {
     fetcher: Fetcher,
 }
 
 impl WebFetchTool {
+    /// WebFetch with `config`, resolving host names through the system resolver.
     pub fn new(config: WebFetchConfig) -> Self {
         WebFetchTool::with_resolver(config, system_resolver())
     }

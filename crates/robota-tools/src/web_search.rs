@@ -34,7 +34,7 @@ pub fn web_search_tool(
     }))
 }
 
-pub struct WebSearchTool {
+pub(crate) struct WebSearchTool {
     backend: Arc<dyn SearchBackend>,
     max_results: usize,
 }

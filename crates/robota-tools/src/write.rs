@@ -19,7 +19,7 @@ const DESCRIPTION: &str = "Writes a file, creating parent directories as needed,
 An existing file must have been Read in this session first (and not changed since). \
 Prefer Edit for changes to existing files; only create new files (including docs) when they are needed.";
 
-pub struct WriteTool {
+pub(crate) struct WriteTool {
     tracker: FileReadTracker,
     host: ToolHost,
 }

@@ -27,35 +27,47 @@ pub enum HandlerKind {
     /// A shell command run with `sh -c`, the event JSON on stdin; with `args` (the exec
     /// form, `"command": "node", "args": [...]`) the program runs directly with them.
     Command {
+        /// The command line, or the program when `args` is given.
         command: String,
+        /// The program's arguments (the exec form); `None` runs `command` with `sh -c`.
         args: Option<Vec<String>>,
     },
     /// The event JSON POSTed to a URL; the response body is read like stdout.
     Http {
+        /// Where the event JSON is POSTed.
         url: String,
+        /// Request headers, values as written (`$VAR` expanded from `allowed_env_vars`).
         headers: Vec<(String, String)>,
         /// Environment variables that may be expanded in header values.
         allowed_env_vars: Vec<String>,
     },
     /// A model asked about the event (`$ARGUMENTS` = the event JSON).
     Prompt {
+        /// What to ask, `$ARGUMENTS` standing for the event JSON.
         prompt: String,
+        /// The model to ask; `None`: the one the runner uses by default.
         model: Option<String>,
     },
     /// Like `Prompt`; Claude Code runs a subagent, robota asks the model once.
     Agent {
+        /// What to ask, `$ARGUMENTS` standing for the event JSON.
         prompt: String,
+        /// The model to ask; `None`: the one the runner uses by default.
         model: Option<String>,
     },
     /// A callback registered by the program driving robota (the Claude Agent SDK's
     /// `hookCallbackIds`), asked through the `HookCallbacks` the runner was given; its
     /// answer is read as a command's JSON output. Never read from settings files.
-    Callback { id: String },
+    Callback {
+        /// The id the program registered the callback under.
+        id: String,
+    },
 }
 
 /// One configured handler.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookHandler {
+    /// What it runs.
     pub kind: HandlerKind,
     /// `None` = the kind's default.
     pub timeout: Option<Duration>,
@@ -64,6 +76,7 @@ pub struct HookHandler {
     pub condition: Option<String>,
     /// `async` / `asyncRewake`: run in the background; its output decides nothing.
     pub background: bool,
+    /// `statusMessage`: what clients show while it runs.
     pub status_message: Option<String>,
     /// The plugin directory, for plugin hooks.
     pub plugin_root: Option<PathBuf>,
@@ -110,7 +123,8 @@ impl HookHandler {
         }
     }
 
-    pub fn type_name(&self) -> &'static str {
+    /// The handler's `type` as settings write it (`command`, `http`…).
+    pub(crate) fn type_name(&self) -> &'static str {
         match self.kind {
             HandlerKind::Command { .. } => "command",
             HandlerKind::Http { .. } => "http",
@@ -124,7 +138,9 @@ impl HookHandler {
 /// A matcher and the handlers it selects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatcherGroup {
+    /// Which queries (tool names, sources…) the group's handlers run for.
     pub matcher: Matcher,
+    /// The handlers, in configuration order.
     pub handlers: Vec<HookHandler>,
 }
 
@@ -281,6 +297,7 @@ impl HookConfig {
         }
     }
 
+    /// The matcher groups configured for `event`, in configuration order.
     pub fn groups(&self, event: HookEvent) -> &[MatcherGroup] {
         self.groups.get(&event).map(Vec::as_slice).unwrap_or(&[])
     }
@@ -290,6 +307,7 @@ impl HookConfig {
         self.groups(event).iter().any(|g| !g.handlers.is_empty())
     }
 
+    /// Whether no handler is configured for any event.
     pub fn is_empty(&self) -> bool {
         !HookEvent::ALL.into_iter().any(|e| self.has(e))
     }
@@ -351,7 +369,7 @@ fn parse_group(
 /// What is wrong with one configured hook handler (or a group's `timeout`); the warning
 /// that skips it names where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HookConfigError {
+pub(crate) enum HookConfigError {
     #[error("expected a handler object")]
     NotAnObject,
     #[error("\"{key}\" must be a string")]

@@ -47,6 +47,7 @@ pub enum HookCallbackError {
     /// The program answered with an error (its message).
     #[error("the hook callback failed: {0}")]
     Failed(String),
+    /// The handler's run was cancelled.
     #[error("cancelled")]
     Cancelled,
 }
@@ -55,6 +56,8 @@ pub enum HookCallbackError {
 /// Agent SDK's `hook_callback` control request) and returns its JSON output.
 #[async_trait]
 pub trait HookCallbacks: Send + Sync {
+    /// Runs the callback `callback_id` with the event's stdin JSON `input`; `Ok` is its JSON
+    /// output, read as a command hook's stdout.
     async fn call(
         &self,
         callback_id: &str,
@@ -66,12 +69,15 @@ pub trait HookCallbacks: Send + Sync {
 /// The session facts every hook input carries, and the environment hooks run in.
 #[derive(Debug, Clone, Default)]
 pub struct HookEnvironment {
+    /// The session's id.
     pub session_id: String,
     /// The session log; `None` when the session is not persisted (sent as `""`).
     pub transcript_path: Option<PathBuf>,
+    /// The session's working directory.
     pub cwd: PathBuf,
     /// The project root (`CLAUDE_PROJECT_DIR`, `ROBOTA_PROJECT_DIR`).
     pub project_dir: PathBuf,
+    /// The permission mode's Claude Code name (`default`, `acceptEdits`, `plan`…).
     pub permission_mode: String,
     /// The session's extra environment (settings `env`).
     pub env: Vec<(String, String)>,
@@ -79,6 +85,7 @@ pub struct HookEnvironment {
 
 /// One event to fire.
 pub struct HookRequest<'a> {
+    /// The event.
     pub event: HookEvent,
     /// What matchers filter on: the tool name, the start source, the end reason…
     pub query: Option<&'a str>,
@@ -89,6 +96,8 @@ pub struct HookRequest<'a> {
 }
 
 impl<'a> HookRequest<'a> {
+    /// A request for `event` with `query` for matchers and `fields` (an object; anything
+    /// else counts as none), every `if` rule holding.
     pub fn new(event: HookEvent, query: Option<&'a str>, fields: Value) -> Self {
         HookRequest {
             event,
@@ -105,14 +114,20 @@ impl<'a> HookRequest<'a> {
 /// How one run ended, as logs and clients show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunOutcome {
+    /// It went on normally (exit 0).
     Success,
+    /// It blocked what the event is about (exit 2 or a block decision).
     Blocked,
+    /// It failed without blocking (another exit code, a failure to run).
     Error,
+    /// It ran out of time.
     TimedOut,
+    /// It was cancelled.
     Cancelled,
 }
 
 impl RunOutcome {
+    /// The outcome as logs write it (`success`, `blocked`, `error`, `timeout`, `cancelled`).
     pub fn as_str(self) -> &'static str {
         match self {
             RunOutcome::Success => "success",
@@ -127,17 +142,25 @@ impl RunOutcome {
 /// One finished run, for the session log and clients.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookRunRecord {
+    /// A fresh id for the run, shared with its [`HookProgress::Started`].
     pub hook_id: String,
+    /// The event that fired.
     pub event: HookEvent,
     /// `Event` or `Event:query` (`PreToolUse:Bash`).
     pub hook_name: String,
+    /// The handler's `type` (`command`, `http`, `prompt`, `agent`, `callback`).
     pub handler_type: &'static str,
     /// The command, URL or prompt.
     pub label: String,
+    /// The exit code, for runs that exited (HTTP and model answers count as exits).
     pub exit_code: Option<i32>,
+    /// How it ended.
     pub outcome: RunOutcome,
+    /// How long it took.
     pub duration: Duration,
+    /// What it wrote to stdout (the middle cut when long).
     pub stdout: String,
+    /// What it wrote to stderr (the middle cut when long).
     pub stderr: String,
     /// The notice the run produced, if any.
     pub notice: Option<String>,
@@ -146,12 +169,18 @@ pub struct HookRunRecord {
 /// A hook starting or finishing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HookProgress {
+    /// A run started.
     Started {
+        /// The run's id, shared with its [`HookProgress::Finished`] record.
         hook_id: String,
+        /// The event that fired.
         event: HookEvent,
+        /// `Event` or `Event:query` (`PreToolUse:Bash`).
         hook_name: String,
+        /// The command, URL or prompt.
         label: String,
     },
+    /// A run finished.
     Finished(HookRunRecord),
 }
 
@@ -167,6 +196,7 @@ pub struct HookRunner {
 }
 
 impl HookRunner {
+    /// A runner of `config`'s hooks, with no model runner or callbacks yet.
     pub fn new(config: HookConfig) -> Self {
         HookRunner {
             config,
@@ -188,10 +218,12 @@ impl HookRunner {
         self
     }
 
+    /// The hooks it runs.
     pub fn config(&self) -> &HookConfig {
         &self.config
     }
 
+    /// Whether any handler is configured for `event`.
     pub fn has(&self, event: HookEvent) -> bool {
         self.config.has(event)
     }
@@ -519,7 +551,7 @@ pub fn prompt_with_arguments(prompt: &str, input: &Value) -> String {
 
 /// A model's `{"ok": bool, "reason": "…"}` answer as a run: ok = exit 0, not ok = exit 2
 /// with the reason.
-pub fn model_answer(answer: &str) -> RawRun {
+pub(crate) fn model_answer(answer: &str) -> RawRun {
     let parsed = answer
         .find('{')
         .zip(answer.rfind('}'))

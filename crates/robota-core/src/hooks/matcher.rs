@@ -8,8 +8,11 @@ use regex::Regex;
 /// A compiled matcher.
 #[derive(Debug, Clone)]
 pub enum Matcher {
+    /// Matches everything (`*`, empty or missing).
     All,
+    /// Matches exactly these names.
     Names(Vec<String>),
+    /// Matches queries the regular expression finds a match in (unanchored).
     Pattern(Regex),
 }
 
@@ -34,6 +37,7 @@ fn is_list_char(c: char) -> bool {
 pub struct MatcherError {
     /// The matcher as written (trimmed).
     pub text: String,
+    /// The regular expression's error.
     #[source]
     pub source: regex::Error,
 }

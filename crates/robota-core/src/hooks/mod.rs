@@ -14,7 +14,7 @@ pub mod protocol;
 
 use std::fmt;
 
-pub use config::{HandlerKind, HookConfig, HookConfigError, HookHandler, MatcherGroup};
+pub use config::{HandlerKind, HookConfig, HookHandler, MatcherGroup};
 pub use dispatch::{
     HookCallbackError, HookCallbacks, HookEnvironment, HookProgress, HookRequest, HookRunRecord,
     HookRunner, ModelHookRunner, RunOutcome,
@@ -25,19 +25,34 @@ pub use protocol::{HookOutcome, PermissionRequestDecision, ToolPermissionDecisio
 /// A moment at which hooks run. Names and meanings are Claude Code's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum HookEvent {
+    /// A session starts, resumes, or restarts after `/clear` or compaction (matcher: the
+    /// source).
     SessionStart,
+    /// A session ends (matcher: the reason).
     SessionEnd,
+    /// The user sent a prompt, before the model sees it.
     UserPromptSubmit,
+    /// Before a tool call runs (matcher: the tool name); may allow, ask, deny or rewrite it.
     PreToolUse,
+    /// A tool call is about to ask the user's permission; may answer for the user.
     PermissionRequest,
+    /// After a tool call succeeded.
     PostToolUse,
+    /// After a tool call failed.
     PostToolUseFailure,
+    /// robota wants the user's attention (matcher: the kind, `permission_prompt`…).
     Notification,
+    /// The model finished its answer; a block makes it go on.
     Stop,
+    /// A turn ended in an API error (matcher: the error's kind).
     StopFailure,
+    /// A subagent starts (matcher: the agent's name).
     SubagentStart,
+    /// A subagent finished (matcher: the agent's name); a block makes it go on.
     SubagentStop,
+    /// Before the conversation is compacted (matcher: `manual` or `auto`).
     PreCompact,
+    /// After the conversation was compacted (matcher: `manual` or `auto`).
     PostCompact,
     /// Before a skill's or custom command's `` !`command` `` line runs (matcher: the
     /// skill's name); deny, ask, defer or exit 2 stop it.
@@ -66,6 +81,7 @@ pub const KNOWN_UNSUPPORTED_EVENTS: &[&str] = &[
 ];
 
 impl HookEvent {
+    /// Every event, in declaration order.
     pub const ALL: [HookEvent; 15] = [
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
@@ -84,6 +100,7 @@ impl HookEvent {
         HookEvent::PreSkillShellCommand,
     ];
 
+    /// The event's name as settings and hook input write it (`PreToolUse`).
     pub fn as_str(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "SessionStart",
@@ -104,7 +121,8 @@ impl HookEvent {
         }
     }
 
-    pub fn parse(name: &str) -> Option<HookEvent> {
+    /// The event named `name` in settings, if robota fires it.
+    pub(crate) fn parse(name: &str) -> Option<HookEvent> {
         HookEvent::ALL.into_iter().find(|e| e.as_str() == name)
     }
 

@@ -14,7 +14,7 @@ pub const OUTPUT_CAP: usize = 10_000;
 
 /// How one run ended, before interpretation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RunEnding {
+pub(crate) enum RunEnding {
     Exited(i32),
     Signaled(i32),
     TimedOut,
@@ -26,7 +26,7 @@ pub enum RunEnding {
 /// The raw result of one run: its ending and its output. HTTP answers and model answers
 /// are mapped onto the same shape (2xx = exit 0; `ok:false` = exit 2 with the reason).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawRun {
+pub(crate) struct RawRun {
     pub ending: RunEnding,
     pub stdout: String,
     pub stderr: String,
@@ -35,23 +35,31 @@ pub struct RawRun {
 /// A PreToolUse hook's permission decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ToolPermission {
+    /// Run the call without asking.
     Allow,
+    /// Ask the user.
     Ask,
+    /// Refuse the call.
     Deny,
 }
 
 /// `hookSpecificOutput.permissionDecision` with its reason.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPermissionDecision {
+    /// The decision.
     pub decision: ToolPermission,
+    /// Why, for the model (deny) or the user (ask).
     pub reason: Option<String>,
 }
 
 /// A PermissionRequest hook's answer (`hookSpecificOutput.decision`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionRequestDecision {
+    /// Whether the request is granted.
     pub allow: bool,
+    /// Why it was denied, for the model.
     pub message: Option<String>,
+    /// The input to run the call with instead, when granted.
     pub updated_input: Option<Value>,
     /// Deny and stop the turn.
     pub interrupt: bool,
@@ -59,7 +67,7 @@ pub struct PermissionRequestDecision {
 
 /// What one run decided.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunVerdict {
+pub(crate) struct RunVerdict {
     /// Exit 2, `decision:"block"` or a `prompt` hook's `ok:false`: the reason.
     pub block: Option<String>,
     /// `continue:false`: the `stopReason` (possibly empty).
@@ -75,7 +83,7 @@ pub struct RunVerdict {
 }
 
 /// Interprets one run of a handler for `event`. `label` names the handler in notices.
-pub fn interpret(event: HookEvent, label: &str, run: &RawRun) -> RunVerdict {
+pub(crate) fn interpret(event: HookEvent, label: &str, run: &RawRun) -> RunVerdict {
     let mut verdict = RunVerdict::default();
     let first_stderr_line = || {
         run.stderr
@@ -265,7 +273,9 @@ pub struct HookOutcome {
     pub blocks: Vec<String>,
     /// `continue:false` from any run: its `stopReason`s (possibly empty strings).
     pub stops: Vec<String>,
+    /// `systemMessage`s, shown to the user.
     pub system_messages: Vec<String>,
+    /// `additionalContext` (or plain stdout where that is context), for the model.
     pub contexts: Vec<String>,
     /// The strongest PreToolUse decision: deny > ask > allow.
     pub permission: Option<ToolPermissionDecision>,
@@ -273,12 +283,13 @@ pub struct HookOutcome {
     pub permission_request: Option<PermissionRequestDecision>,
     /// The last `updatedInput` in configuration order.
     pub updated_input: Option<Value>,
+    /// Problems to show the user (exit 1, timeouts, invalid JSON…).
     pub notices: Vec<String>,
 }
 
 impl HookOutcome {
     /// Folds one run's verdict in.
-    pub fn absorb(&mut self, verdict: RunVerdict) {
+    pub(crate) fn absorb(&mut self, verdict: RunVerdict) {
         self.ran += 1;
         self.blocks.extend(verdict.block);
         self.stops.extend(verdict.stop);

@@ -38,11 +38,13 @@ pub enum ConnectError {
     /// The server answered 401: it wants credentials (OAuth or a header).
     #[error("{0}")]
     NeedsAuth(String),
+    /// Anything else that kept the connection from being made.
     #[error("{0}")]
     Failed(String),
 }
 
 impl ConnectError {
+    /// The message, causes included.
     pub fn message(&self) -> &str {
         match self {
             ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => m,
@@ -71,7 +73,9 @@ pub struct McpRequestError(#[source] pub ServiceError);
 /// What the server said about itself and offers.
 #[derive(Debug, Clone, Default)]
 pub struct ServerOffer {
+    /// The tools it offers.
     pub tools: Vec<McpToolInfo>,
+    /// The prompts it offers (empty when it offers none or listing them failed).
     pub prompts: Vec<Prompt>,
     /// The server's `instructions`, if any.
     pub instructions: Option<String>,

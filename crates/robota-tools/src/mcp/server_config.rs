@@ -12,30 +12,40 @@ use serde_json::{Map, Value};
 /// What is wrong with a server entry or a file of servers; the caller names the entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpConfigError {
+    /// A server entry is not a JSON object.
     #[error("a server entry must be a JSON object")]
     EntryNotAnObject,
+    /// A file of servers is not a JSON object.
     #[error("an MCP server file must be a JSON object")]
     FileNotAnObject,
+    /// `mcpServers` is there but not an object.
     #[error("`mcpServers` must be an object")]
     ServersNotAnObject,
     /// A field that must be a string is not (`type`, `url`…; `env.NAME`, `headers.NAME`).
     #[error("`{0}` must be a string")]
     NotAString(String),
+    /// An entry has a `url` but no `type`.
     #[error("a server with a `url` needs a `type` (\"http\" or \"sse\")")]
     UrlWithoutType,
+    /// A stdio entry has no `command`.
     #[error("a stdio server needs a `command`")]
     NoCommand,
+    /// An http or sse entry has no `url`.
     #[error("an http or sse server needs a `url`")]
     NoUrl,
+    /// The `url` is not an `http://` or `https://` address.
     #[error("`url` {0:?} is not an http(s) address")]
     NotHttp(String),
+    /// The `type` names a transport robota does not have.
     #[error("transport type {0:?} is not supported (use stdio, http, sse or sdk)")]
     UnsupportedTransport(String),
     /// `args` holds something other than strings (or numbers, booleans).
     #[error("`{0}` must hold strings")]
     ListItemNotAString(String),
+    /// A field that must be a list of strings is not (the field's name).
     #[error("`{0}` must be a list of strings")]
     NotAList(String),
+    /// A field that must be an object of strings is not (the field's name).
     #[error("`{0}` must be an object of strings")]
     NotAMap(String),
 }
@@ -45,23 +55,33 @@ pub enum McpConfigError {
 pub enum McpServerConfig {
     /// A child process speaking JSON-RPC over its stdin and stdout.
     Stdio {
+        /// The program to start.
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Extra environment for it.
         env: BTreeMap<String, String>,
     },
     /// Streamable HTTP.
     Http {
+        /// The server's endpoint.
         url: String,
+        /// Extra request headers (`Authorization`…).
         headers: BTreeMap<String, String>,
     },
     /// The older HTTP+SSE transport.
     Sse {
+        /// The server's SSE endpoint.
         url: String,
+        /// Extra request headers (`Authorization`…).
         headers: BTreeMap<String, String>,
     },
     /// A server inside the Agent SDK program that started robota, reached by
     /// `mcp_message` control requests under its `name` (the key it is configured under).
-    Sdk { name: String },
+    Sdk {
+        /// The key the server is configured under.
+        name: String,
+    },
 }
 
 impl McpServerConfig {

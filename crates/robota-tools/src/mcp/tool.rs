@@ -45,6 +45,8 @@ pub struct McpTool {
 }
 
 impl McpTool {
+    /// The tool `info` describes, of the server configured as `server`, called over
+    /// `connection`; the model knows it as `mcp__<server>__<tool>` ([`qualified_name`]).
     pub fn new(server: &str, info: &McpToolInfo, connection: Arc<McpConnection>) -> Self {
         let description = info
             .description

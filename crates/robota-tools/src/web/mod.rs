@@ -4,7 +4,7 @@
 //! without a provider-side search calls (`search_backend`).
 
 pub mod address;
-pub mod checked_resolver;
-pub mod content;
-pub mod fetch;
-pub mod search_backend;
+pub(crate) mod checked_resolver;
+pub(crate) mod content;
+pub(crate) mod fetch;
+pub(crate) mod search_backend;

@@ -50,18 +50,29 @@ pub struct SearchError {
 /// Why the `webSearch` settings block cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SearchConfigError {
+    /// `provider` names no backend robota has.
     #[error("webSearch.provider \"{0}\" is not supported (use \"brave\" or \"searxng\")")]
     UnknownProvider(String),
+    /// The block has no `provider`.
     #[error("webSearch.provider is missing (use \"brave\" or \"searxng\")")]
     MissingProvider,
+    /// Brave without a key in the block or the environment.
     #[error(
         "webSearch with provider \"brave\" needs an API key (webSearch.apiKey, e.g. \"$ENV:BRAVE_API_KEY\", or BRAVE_API_KEY)"
     )]
     MissingApiKey,
+    /// SearXNG without the address of the instance.
     #[error("webSearch with provider \"searxng\" needs webSearch.baseURL")]
     MissingBaseUrl,
+    /// `baseURL` is not an http(s) URL robota can use.
     #[error("webSearch.baseURL {url:?} is not a usable http(s) URL: {reason}")]
-    BadBaseUrl { url: String, reason: String },
+    BadBaseUrl {
+        /// The address as written.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The HTTP client could not be built (its error's message).
     #[error("the HTTP client for web search could not be built: {0}")]
     Client(String),
 }
