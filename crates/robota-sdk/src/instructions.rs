@@ -32,7 +32,7 @@ pub struct Instructions {
 
 /// A system prompt and the context files it holds.
 #[derive(Debug, Clone)]
-pub struct BuiltPrompt {
+pub(crate) struct BuiltPrompt {
     pub prompt: String,
     pub files: Vec<ContextFile>,
 }
@@ -48,7 +48,7 @@ pub struct MemoryFile {
 
 impl Instructions {
     /// The instructions of a session in `paths`, dated `date`, answering in `language`.
-    pub fn new(paths: ProjectPaths, date: String, language: Option<String>) -> Self {
+    pub(crate) fn new(paths: ProjectPaths, date: String, language: Option<String>) -> Self {
         Instructions {
             paths,
             date,
@@ -60,7 +60,7 @@ impl Instructions {
     }
 
     /// Reads the context files afresh and builds the prompt for `model`.
-    pub fn build(&self, model: &str) -> BuiltPrompt {
+    pub(crate) fn build(&self, model: &str) -> BuiltPrompt {
         let files = context_files::load(
             &self.paths.cwd,
             self.paths.home(),
@@ -81,13 +81,16 @@ impl Instructions {
     }
 
     /// The language answers are written in, if one was chosen.
-    pub fn language(&self) -> Option<String> {
+    pub(crate) fn language(&self) -> Option<String> {
         self.language.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// `/language <lang>`: saves `language` in the user settings (`None` removes it) and
     /// uses it from the next prompt built. Returns the settings file written.
-    pub fn set_language(&self, language: Option<String>) -> Result<PathBuf, SettingsWriteError> {
+    pub(crate) fn set_language(
+        &self,
+        language: Option<String>,
+    ) -> Result<PathBuf, SettingsWriteError> {
         let value = language.clone().map(serde_json::Value::String);
         let path = set_user_setting(&self.paths.robota_home, "language", value)?;
         if let Ok(mut current) = self.language.lock() {
@@ -100,7 +103,7 @@ impl Instructions {
     /// `AGENTS.md`, whichever exists, else a new `AGENTS.md`), the personal untracked
     /// `CLAUDE.local.md`, and the user's own (`$ROBOTA_HOME/AGENTS.md`, or
     /// `~/.claude/CLAUDE.md` when only that exists).
-    pub fn memory_files(&self) -> Vec<MemoryFile> {
+    pub(crate) fn memory_files(&self) -> Vec<MemoryFile> {
         let pick = |candidates: Vec<PathBuf>| -> MemoryFile {
             let existing = candidates.iter().find(|p| p.is_file()).cloned();
             let path = existing

@@ -46,7 +46,7 @@
 //! The modules marked hidden below are how robota's own command line assembles a session
 //! (settings, plugins, MCP servers, subagents …); they are not part of the embedding API.
 
-#![deny(missing_docs)]
+#![warn(missing_docs)]
 
 mod builder;
 mod errors;
@@ -54,36 +54,22 @@ mod events;
 mod interactive;
 mod query;
 
-#[doc(hidden)]
 pub mod agents;
 pub mod assembly;
-#[doc(hidden)]
 pub mod attachments;
-#[doc(hidden)]
 pub mod checkpoint;
-#[doc(hidden)]
 pub mod commands;
-#[doc(hidden)]
-pub mod context_files;
-#[doc(hidden)]
-pub mod frontmatter;
-#[doc(hidden)]
+pub(crate) mod context_files;
+pub(crate) mod frontmatter;
 pub mod instructions;
-#[doc(hidden)]
 pub mod mcp;
 pub mod paths;
-#[doc(hidden)]
 pub mod plugins;
-#[doc(hidden)]
 pub mod settings;
-#[doc(hidden)]
 pub mod shell_command;
-#[doc(hidden)]
 pub mod skills;
-#[doc(hidden)]
 pub mod system_prompt;
-#[doc(hidden)]
-pub mod tasks;
+pub(crate) mod tasks;
 mod translate;
 
 pub use assembly::{

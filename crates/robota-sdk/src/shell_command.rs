@@ -16,11 +16,11 @@ use robota_core::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
 use robota_tools::{Ending, RunWatch, ShellScript, WatchedRun, run_watched};
 
 /// How long a `!command` may run before it is killed.
-pub const SHELL_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const SHELL_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What a `!command` produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellCommandRun {
+pub(crate) struct ShellCommandRun {
     /// stdout then stderr (and how the run ended when it did not exit), as shown to the
     /// user.
     pub output: String,
@@ -69,12 +69,12 @@ pub fn parse_shell_note(text: &str) -> Option<ShellNote> {
 }
 
 /// What a running `!command`'s last lines are reported to.
-pub type TailReport<'a> = &'a (dyn Fn(Vec<String>) + Send + Sync);
+pub(crate) type TailReport<'a> = &'a (dyn Fn(Vec<String>) + Send + Sync);
 
 /// Runs `command` in `cwd` with `env` added, until it ends, [`SHELL_COMMAND_TIMEOUT`]
 /// passes or `cancel` fires, reporting its last lines to `tail` while it runs. Never
 /// fails: a command that cannot start reports why.
-pub async fn run_shell_command(
+pub(crate) async fn run_shell_command(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],

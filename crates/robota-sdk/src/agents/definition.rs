@@ -112,7 +112,10 @@ impl AgentCatalog {
     /// Adds the agents a driving program defines (the Agent SDK's `agents`:
     /// `{name: {description, prompt, tools?, model?}}`), replacing any of the same name;
     /// an entry without a description or prompt is skipped with a warning.
-    pub fn add_program_agents(&mut self, agents: &serde_json::Map<String, serde_json::Value>) {
+    pub(crate) fn add_program_agents(
+        &mut self,
+        agents: &serde_json::Map<String, serde_json::Value>,
+    ) {
         for (name, value) in agents {
             let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str);
             let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
@@ -154,7 +157,7 @@ impl AgentCatalog {
 
     /// Adds a plugin's agents (named `plugin:agent`) after the others; a name already
     /// defined keeps its first definition.
-    pub fn add_plugin_agents(&mut self, agents: Vec<AgentDefinition>) {
+    pub(crate) fn add_plugin_agents(&mut self, agents: Vec<AgentDefinition>) {
         for agent in agents {
             if self.find(&agent.name).is_none() {
                 self.agents.push(agent);
@@ -172,7 +175,7 @@ impl AgentCatalog {
 }
 
 /// The definitions of one `agents` folder (subfolders included).
-pub fn read_folder(
+pub(crate) fn read_folder(
     folder: &Path,
     origin: &Origin,
     warnings: &mut Vec<String>,

@@ -50,7 +50,7 @@ pub fn changed_files(
 
 /// What a restore did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RestoreReport {
+pub(crate) struct RestoreReport {
     /// Paths written back or removed.
     pub restored: Vec<String>,
     /// Paths left as they are, each with the reason.
@@ -58,7 +58,7 @@ pub struct RestoreReport {
 }
 
 /// Puts each of `paths` back as `snapshot` had it.
-pub fn restore_paths(
+pub(crate) fn restore_paths(
     store: &SnapshotStore,
     snapshot: &BTreeMap<String, Entry>,
     paths: &[String],

@@ -28,7 +28,7 @@ use super::restore::ChangedFile;
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// A snapshot stops after this many files (and says so).
-pub const MAX_FILES: usize = 100_000;
+pub(crate) const MAX_FILES: usize = 100_000;
 
 /// A file whose mtime is this close to the last snapshot's start may have changed within
 /// the same clock tick after it was looked at: it is hashed again (git's "racy clean").
@@ -52,7 +52,7 @@ pub enum Entry {
 }
 
 impl Entry {
-    pub fn is_restorable(&self) -> bool {
+    pub(crate) fn is_restorable(&self) -> bool {
         !matches!(self, Entry::Unstored { .. })
     }
 }
@@ -121,7 +121,7 @@ impl SnapshotStore {
         }
     }
 
-    pub fn work_tree(&self) -> &Path {
+    pub(crate) fn work_tree(&self) -> &Path {
         &self.work_tree
     }
 

@@ -101,7 +101,7 @@ impl CommandRegistry {
 
     /// Adds a plugin's commands and skills after those found in folders: a name already
     /// taken (by a built-in or a folder's command) keeps its first owner, with a warning.
-    pub fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
+    pub(crate) fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
         for command in commands {
             if self.find(&command.name).is_some() {
                 self.warnings.push(format!(
@@ -129,7 +129,7 @@ impl CommandRegistry {
 
     /// The skills and commands the model may invoke through the `Skill` tool: those with
     /// a description that do not forbid it.
-    pub fn model_invocable(&self) -> impl Iterator<Item = &Arc<PromptCommand>> {
+    pub(crate) fn model_invocable(&self) -> impl Iterator<Item = &Arc<PromptCommand>> {
         self.prompts
             .iter()
             .filter(|c| !c.disable_model_invocation && !c.description.is_empty())

@@ -25,7 +25,7 @@ use super::sources::ConfiguredServer;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a `-p` run waits for the servers before its first request, unless
 /// `MCP_TIMEOUT` (milliseconds) says otherwise.
-pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_millis(2_000);
+pub(crate) const DEFAULT_STARTUP_WAIT: Duration = Duration::from_millis(2_000);
 
 /// `MCP_TIMEOUT` in milliseconds, else [`DEFAULT_STARTUP_WAIT`].
 pub fn startup_wait() -> Duration {
@@ -274,7 +274,7 @@ impl McpManager {
 
     /// Ends the server's connection (if any) and connects it again, waiting for the
     /// outcome; `Err` names no such server.
-    pub async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, McpError> {
+    pub(crate) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, McpError> {
         let slot = self
             .slots
             .iter()

@@ -18,7 +18,7 @@ use crate::settings::expand::expand_value;
 use robota_tools::mcp::{McpConfigError, McpServerConfig, server_map};
 
 /// Where the servers are looked for.
-pub struct McpSources<'a> {
+pub(crate) struct McpSources<'a> {
     /// The project (`.mcp.json`) and the user's home (`~/.claude.json`).
     pub paths: &'a ProjectPaths,
     pub settings: &'a Settings,
@@ -85,7 +85,7 @@ impl ServerList {
 
 /// Gathers the servers. `Err` is a `--mcp-config` that cannot be read or parsed (the run
 /// stops, as Claude Code's does); a broken file elsewhere is skipped with a note.
-pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> {
+pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> {
     let mut list = ServerList::default();
     if !sources.strict {
         let claude_json = sources.paths.home().map(|h| h.join(".claude.json"));

@@ -59,7 +59,7 @@ fn field_message(field: &str, problem: &str) -> String {
 
 /// A plugin's JSON file (its manifest, `hooks.json`, `.mcp.json`) that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum PluginFileError {
+pub(crate) enum PluginFileError {
     #[error(transparent)]
     Read(#[from] TextFileError),
     #[error(transparent)]

@@ -21,7 +21,7 @@ use super::store::{PluginStore, copy_tree, now_text, staging_name};
 use crate::settings::Settings;
 
 /// `name@marketplace` split; a bare name is looked up in every known marketplace.
-pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), PluginError> {
+pub(crate) fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), PluginError> {
     if let Some((name, marketplace)) = id.split_once('@') {
         if name.is_empty() || marketplace.is_empty() {
             return Err(PluginError::BadId(id.to_string()));

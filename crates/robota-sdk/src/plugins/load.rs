@@ -46,7 +46,7 @@ impl Plugin {
     /// Gives the plugin its data directory (creating it): `${CLAUDE_PLUGIN_DATA}` expands
     /// in its hooks and MCP server entries, and hook processes and stdio servers get
     /// `CLAUDE_PLUGIN_DATA` in their environment.
-    pub fn set_data_dir(&mut self, dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn set_data_dir(&mut self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         self.hooks.set_plugin_data(dir);
         let text = dir.to_string_lossy().into_owned();

@@ -51,10 +51,10 @@ pub enum PluginAction {
 }
 
 /// The usage line of `/plugin`.
-pub const USAGE: &str = "Usage: /plugin [list] | install <name@marketplace> [--scope user|project|local] | uninstall|enable|disable <name@marketplace> [--scope …] | update <name@marketplace> | marketplace add <folder|git URL|owner/repo> | marketplace list | marketplace remove <name> | marketplace update [name]";
+pub(crate) const USAGE: &str = "Usage: /plugin [list] | install <name@marketplace> [--scope user|project|local] | uninstall|enable|disable <name@marketplace> [--scope …] | update <name@marketplace> | marketplace add <folder|git URL|owner/repo> | marketplace list | marketplace remove <name> | marketplace update [name]";
 
 /// Parses the words after `/plugin`.
-pub fn parse_words(args: &str) -> Result<PluginAction, PluginError> {
+pub(crate) fn parse_words(args: &str) -> Result<PluginAction, PluginError> {
     let mut words: Vec<&str> = args.split_whitespace().collect();
     let mut scope = Scope::User;
     if let Some(i) = words

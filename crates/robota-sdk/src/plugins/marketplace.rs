@@ -230,7 +230,7 @@ fn relative(path: &str) -> Result<String, FormatError> {
 }
 
 /// The clone URL of a GitHub `owner/repo`.
-pub fn github_url(repo: &str) -> String {
+pub(crate) fn github_url(repo: &str) -> String {
     format!("https://github.com/{repo}.git")
 }
 

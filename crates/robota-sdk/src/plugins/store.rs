@@ -46,7 +46,7 @@ impl Scope {
     }
 
     /// The settings file of this scope.
-    pub fn settings_path(self, robota_home: &Path, project: &Path) -> PathBuf {
+    pub(crate) fn settings_path(self, robota_home: &Path, project: &Path) -> PathBuf {
         match self {
             Scope::User => crate::settings::setup_save::user_settings_path(robota_home),
             Scope::Project => project.join(".robota").join("settings.json"),
@@ -57,7 +57,7 @@ impl Scope {
 
 /// Sets `enabledPlugins[id]` to `on` (`None` removes it) in the settings file at `path`,
 /// keeping every other key. The user file stays private (it may hold an API key).
-pub fn set_enabled(
+pub(crate) fn set_enabled(
     path: &Path,
     id: &str,
     on: Option<bool>,
@@ -100,26 +100,26 @@ impl PluginStore {
         }
     }
 
-    pub fn known_path(&self) -> PathBuf {
+    pub(crate) fn known_path(&self) -> PathBuf {
         self.dir.join("known_marketplaces.json")
     }
 
-    pub fn installed_path(&self) -> PathBuf {
+    pub(crate) fn installed_path(&self) -> PathBuf {
         self.dir.join("installed_plugins.json")
     }
 
-    pub fn marketplaces_dir(&self) -> PathBuf {
+    pub(crate) fn marketplaces_dir(&self) -> PathBuf {
         self.dir.join("marketplaces")
     }
 
     /// `cache/<marketplace>/<plugin>/`: every installed version of one plugin.
-    pub fn plugin_cache(&self, marketplace: &str, plugin: &str) -> PathBuf {
+    pub(crate) fn plugin_cache(&self, marketplace: &str, plugin: &str) -> PathBuf {
         self.dir.join("cache").join(marketplace).join(plugin)
     }
 
     /// `data/<id>/`, the id with every character outside `a-z A-Z 0-9 _ -` made `-`
     /// (Claude Code's rule: `formatter@team` → `formatter-team`).
-    pub fn data_dir(&self, id: &str) -> PathBuf {
+    pub(crate) fn data_dir(&self, id: &str) -> PathBuf {
         let name: String = id
             .chars()
             .map(|c| {
@@ -138,7 +138,7 @@ impl PluginStore {
         read_for_edit(&self.known_path())
     }
 
-    pub fn save_known(&self, known: Map<String, Value>) -> Result<(), SettingsWriteError> {
+    pub(crate) fn save_known(&self, known: Map<String, Value>) -> Result<(), SettingsWriteError> {
         write_atomically(
             &self.known_path(),
             &Value::Object(known),
@@ -160,7 +160,10 @@ impl PluginStore {
         }
     }
 
-    pub fn save_installed(&self, plugins: Map<String, Value>) -> Result<(), SettingsWriteError> {
+    pub(crate) fn save_installed(
+        &self,
+        plugins: Map<String, Value>,
+    ) -> Result<(), SettingsWriteError> {
         let path = self.installed_path();
         let mut root = read_for_edit(&path)?;
         root.insert("version".into(), json!(2));
@@ -178,7 +181,7 @@ impl PluginStore {
 }
 
 /// A temporary folder name beside the real one (`.staging-<pid>-<nanos>`).
-pub fn staging_name(what: &str) -> String {
+pub(crate) fn staging_name(what: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -187,13 +190,13 @@ pub fn staging_name(what: &str) -> String {
 }
 
 /// Now, as Claude Code writes it in these files (RFC 3339, UTC).
-pub fn now_text() -> String {
+pub(crate) fn now_text() -> String {
     jiff::Timestamp::now().to_string()
 }
 
 /// Copies the folder `from` into `to` (created), leaving out `.git`; symlinks are copied
 /// as links.
-pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

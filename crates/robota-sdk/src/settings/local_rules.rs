@@ -9,12 +9,15 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 /// The file "don't ask again" writes to.
-pub fn local_settings_path(project_dir: &Path) -> PathBuf {
+pub(crate) fn local_settings_path(project_dir: &Path) -> PathBuf {
     project_dir.join(".robota").join("settings.local.json")
 }
 
 /// Adds `rule` to `permissions.allow` of the project's local settings; returns the file.
-pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, SettingsWriteError> {
+pub(crate) fn add_allow_rule(
+    project_dir: &Path,
+    rule: &str,
+) -> Result<PathBuf, SettingsWriteError> {
     let path = local_settings_path(project_dir);
     let mut root = read_for_edit(&path)?;
     let shape_error = |what: &str| SettingsWriteError::Shape {

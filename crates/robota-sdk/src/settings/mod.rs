@@ -6,8 +6,8 @@
 //! column), and gated by workspace trust.
 
 pub mod expand;
-pub mod git_exclude;
-pub mod local_rules;
+pub(crate) mod git_exclude;
+pub(crate) mod local_rules;
 pub mod merge;
 pub mod model;
 pub mod protected;
@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use crate::paths::ProjectPaths;
 use merge::Provenance;
-pub use model::{SettingsModel, UnknownKey};
+pub use model::SettingsModel;
+pub(crate) use model::UnknownKey;
 use robota_core::permission::RuleList;
 
 /// Where a layer sits.
@@ -34,7 +35,7 @@ pub enum Scope {
 
 impl Scope {
     /// Project and local files live in the checkout: trust applies to them.
-    pub fn is_project(self) -> bool {
+    pub(crate) fn is_project(self) -> bool {
         matches!(self, Scope::Project | Scope::Local)
     }
 
@@ -144,7 +145,7 @@ pub struct Settings {
     /// What an untrusted project's files asked for and did not get.
     pub held_back: Vec<String>,
     /// Keys no part of robota reads, with the file that has them.
-    pub unknown_keys: Vec<UnknownKey>,
+    pub(crate) unknown_keys: Vec<UnknownKey>,
     /// Whether the project is trusted.
     pub trusted: bool,
 }
@@ -157,7 +158,7 @@ impl Settings {
 
     /// `load`, reading only the files of these scopes (`--setting-sources`; `None`: all).
     /// `--settings` is always read.
-    pub fn load_sources(
+    pub(crate) fn load_sources(
         options: &LoadOptions<'_>,
         sources: Option<&[Scope]>,
     ) -> Result<Settings, SettingsError> {
@@ -261,7 +262,7 @@ impl Settings {
     /// Where automatic compaction starts, as a share of the context window: Claude Code's
     /// `autoCompactEnabled: false` and `autoCompactThreshold: false` turn it off; a number
     /// must be above 0 and at most 1. Default 0.835.
-    pub fn auto_compact_threshold(&self) -> Result<Option<f64>, SettingsError> {
+    pub(crate) fn auto_compact_threshold(&self) -> Result<Option<f64>, SettingsError> {
         let default = robota_core::context::AUTO_COMPACT_THRESHOLD;
         match self.values.auto_compact_threshold {
             Some(model::Threshold::Flag(false)) => return Ok(None),

@@ -26,7 +26,7 @@ pub struct SetupProfile {
 }
 
 /// The user settings file under `robota_home`.
-pub fn user_settings_path(robota_home: &Path) -> PathBuf {
+pub(crate) fn user_settings_path(robota_home: &Path) -> PathBuf {
     robota_home.join("settings.json")
 }
 
