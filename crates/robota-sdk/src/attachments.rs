@@ -224,15 +224,23 @@ pub fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
 /// Why a file cannot be attached as an image.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadImageError {
+    /// The file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
     /// Not an image, or too large.
     #[error("{}: {problem}", path.display())]
-    NotSendable { path: PathBuf, problem: ImageError },
+    NotSendable {
+        /// The file.
+        path: PathBuf,
+        /// Why the provider cannot be sent it.
+        problem: ImageError,
+    },
 }
 
 /// The image in the file at `path`, or why it cannot be sent (not an image, too large).

@@ -20,6 +20,7 @@ use robota_core::permission::PathDenial;
 pub struct Instructions {
     /// The project and the homes (`~/.claude/CLAUDE.md`, `~` imports, `$ROBOTA_HOME`).
     pub paths: ProjectPaths,
+    /// Today's date as the prompt states it (`2026-11-26`).
     pub date: String,
     /// `--system-prompt`: replaces the built-in text.
     pub replace: Option<String>,
@@ -42,7 +43,9 @@ pub(crate) struct BuiltPrompt {
 pub struct MemoryFile {
     /// `project`, `local` or `user`.
     pub scope: &'static str,
+    /// The file (`AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` …).
     pub path: PathBuf,
+    /// Whether the file is there yet (`/memory` creates it when not).
     pub exists: bool,
 }
 

@@ -33,13 +33,17 @@ pub(crate) struct ShellCommandRun {
 /// A `!command` note read back out of a user message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellNote {
+    /// The command as typed, without the `!`.
     pub command: String,
+    /// What it wrote to standard output.
     pub stdout: String,
+    /// What it wrote to standard error.
     pub stderr: String,
 }
 
 impl ShellNote {
-    /// stdout then stderr, as [`ShellCommandRun::output`] shows them.
+    /// stdout then stderr, joined by a newline when both are non-empty (as the command
+    /// showed them when it ran).
     pub fn output(&self) -> String {
         join_output(&self.stdout, &self.stderr)
     }

@@ -211,6 +211,8 @@ impl RewindAction {
         }
     }
 
+    /// The action a word names (`both`/`all`, `conversation`/`chat`, `code`/`files`,
+    /// `summarize`/`summary`); `None` for any other word.
     pub fn parse(word: &str) -> Option<RewindAction> {
         match word {
             "both" | "all" => Some(RewindAction::CodeAndConversation),
@@ -231,6 +233,8 @@ impl RewindAction {
         }
     }
 
+    /// Whether it puts files back (both and code do; conversation and summarize leave
+    /// the files as they are).
     pub fn restores_code(self) -> bool {
         matches!(self, RewindAction::CodeAndConversation | RewindAction::Code)
     }

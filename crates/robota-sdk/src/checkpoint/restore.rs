@@ -15,6 +15,7 @@ use super::store::{Entry, SnapshotStore, write_atomically};
 /// A path that changed between two snapshots and whether its earlier state is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedFile {
+    /// The path, relative to the work tree.
     pub path: String,
     /// Whether the earlier snapshot can give it back (false for a large or unreadable
     /// file).

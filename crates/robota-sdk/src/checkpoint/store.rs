@@ -39,14 +39,25 @@ const RACY_WINDOW: Duration = Duration::from_secs(2);
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
     /// A regular file: its content's hash and whether it is executable.
-    File { hash: String, executable: bool },
+    File {
+        /// The SHA-256 of the content (hex), the name of its object in the store.
+        hash: String,
+        /// Whether any execute bit is set.
+        executable: bool,
+    },
     /// A symbolic link and where it points.
-    Symlink { target: String },
+    Symlink {
+        /// The link's target, as written in the link.
+        target: String,
+    },
     /// A file whose content is not stored (too large, unreadable): only what tells a
     /// change.
     Unstored {
+        /// Its size in bytes.
         size: u64,
+        /// Its modification time, in nanoseconds since the Unix epoch.
         mtime_ns: i64,
+        /// Why the content was not stored (too large, unreadable …).
         reason: String,
     },
 }
@@ -112,6 +123,8 @@ pub struct SnapshotStore {
 }
 
 impl SnapshotStore {
+    /// A store kept in the folder `root` (created on first write) for the files under
+    /// `work_tree`.
     pub fn new(root: PathBuf, work_tree: PathBuf) -> Self {
         SnapshotStore {
             root,

@@ -30,13 +30,16 @@ pub enum DefinitionKind {
 /// Whose folder it was found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// A project folder (`.claude/` or `.robota/` in the working directory or a parent).
     Project,
+    /// The user's folders (`~/.claude/` or `$ROBOTA_HOME`).
     User,
     /// A plugin's folder, by plugin name (commands are then `/plugin:name`).
     Plugin(String),
 }
 
 impl Origin {
+    /// How listings name it: `project`, `user` or `plugin:<name>`.
     pub fn label(&self) -> String {
         match self {
             Origin::Project => "project".to_string(),
@@ -51,9 +54,13 @@ impl Origin {
 pub struct PromptCommand {
     /// The name typed after `/` (`frontend:component` for a file in a subfolder).
     pub name: String,
+    /// What it does, from the frontmatter (or the first paragraph when there is none).
     pub description: String,
+    /// The frontmatter's `argument-hint` (empty when absent), shown in completion.
     pub argument_hint: String,
+    /// Whether it is a command file or a skill folder.
     pub kind: DefinitionKind,
+    /// Whose folder it was found in.
     pub origin: Origin,
     /// The `.md` file (or `SKILL.md`).
     pub path: PathBuf,
@@ -139,6 +146,8 @@ pub struct DefinitionRoots {
 }
 
 impl DefinitionRoots {
+    /// The roots for a session in `cwd`: `cwd` and its parents up to the repository
+    /// root, the home folder and `$ROBOTA_HOME`.
     pub fn new(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> DefinitionRoots {
         let mut project_dirs = Vec::new();
         for dir in cwd.ancestors() {

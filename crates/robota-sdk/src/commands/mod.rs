@@ -40,9 +40,13 @@ pub enum CommandScope {
 /// A command as listed in help and completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandSpec {
+    /// The name typed after `/`.
     pub name: &'static str,
+    /// One line saying what it does.
     pub description: &'static str,
+    /// Its arguments as completion shows them (empty when it takes none).
     pub argument_hint: &'static str,
+    /// Whether the session or only an interactive client runs it.
     pub scope: CommandScope,
     /// Runs at once even while a turn is in progress (it reads or changes nothing the
     /// turn holds); every other submission waits in the queue behind the turn.

@@ -35,7 +35,7 @@ pub struct CommandRegistry {
 
 impl CommandRegistry {
     /// A registry of the built-in commands and `prompts` (a prompt command named like a
-    /// built-in is kept for the model only, with a warning: see [`Self::add_shadowed`]).
+    /// built-in is kept for the model only, with a warning).
     pub fn new(prompts: Vec<Arc<PromptCommand>>) -> CommandRegistry {
         let mut registry = CommandRegistry::default();
         for command in prompts {

@@ -32,7 +32,9 @@ pub enum Submission {
     /// Text for the model with images attached (pasted, dropped, or sent as image blocks
     /// in stream-json input); the text names each one `[Image #n]`.
     PromptWithImages {
+        /// The prompt text, with an `[Image #n]` placeholder per image.
         text: String,
+        /// The images, in placeholder order.
         images: Vec<ImageSource>,
     },
     /// A command of the registry with its argument text.
@@ -55,6 +57,7 @@ pub enum Submission {
         name: String,
         /// The text after the name (kept so a registry can resolve the name later).
         args: String,
+        /// Known command names close to the one typed, closest first.
         suggestions: Vec<String>,
     },
     /// A `!command` (without the `!`) to run in the session's directory.

@@ -31,7 +31,9 @@ pub(crate) struct McpSources<'a> {
 /// failed, with the reason).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfiguredServer {
+    /// The server's name (its key in `mcpServers`).
     pub name: String,
+    /// How to start or reach it; `Err`: what is wrong with its entry.
     pub config: Result<McpServerConfig, McpConfigError>,
     /// The file (or flag) it came from.
     pub source: String,
@@ -40,7 +42,9 @@ pub struct ConfiguredServer {
 /// The servers found, and notes for stderr (what an untrusted project held back).
 #[derive(Debug, Clone, Default)]
 pub struct ServerList {
+    /// The servers, one per name.
     pub servers: Vec<ConfiguredServer>,
+    /// One line per server an untrusted project's files declare and robota did not start.
     pub held_back: Vec<String>,
 }
 

@@ -56,9 +56,14 @@ pub(crate) fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, Strin
 
 /// A plugin installed: where and what it adds.
 pub struct Installed {
+    /// `name@marketplace`.
     pub id: String,
+    /// The version installed: the plugin's, else the marketplace entry's, else the
+    /// commit's first 12 characters, else `unknown`.
     pub version: String,
+    /// Its folder in the plugin cache (`cache/<marketplace>/<name>/<version>/`).
     pub path: PathBuf,
+    /// The plugin as loaded from that folder.
     pub plugin: Plugin,
 }
 

@@ -28,6 +28,7 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The scope a word names: `user`, `project` or `local`.
     pub fn parse(text: &str) -> Result<Scope, PluginError> {
         match text {
             "user" => Ok(Scope::User),
@@ -37,6 +38,7 @@ impl Scope {
         }
     }
 
+    /// The word for it, as [`Scope::parse`] reads it.
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::User => "user",
@@ -90,10 +92,12 @@ pub(crate) fn set_enabled(
 /// `$ROBOTA_HOME/plugins/` and the files in it.
 #[derive(Debug, Clone)]
 pub struct PluginStore {
+    /// The folder itself.
     pub dir: PathBuf,
 }
 
 impl PluginStore {
+    /// The store under `robota_home` (nothing is created until written).
     pub fn new(robota_home: &Path) -> PluginStore {
         PluginStore {
             dir: robota_home.join("plugins"),

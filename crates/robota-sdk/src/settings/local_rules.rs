@@ -45,19 +45,34 @@ pub(crate) fn add_allow_rule(
 /// keeps its old content or gets the new one whole.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsWriteError {
+    /// The file is not valid JSON.
     #[error("{}:{line}:{column}: malformed JSON, not changed: {message}", path.display())]
     Malformed {
+        /// The settings file.
         path: PathBuf,
+        /// The line of the parse error, from 1.
         line: usize,
+        /// The column of the parse error, from 1.
         column: usize,
+        /// The parser's message.
         message: String,
     },
+    /// The file is JSON, but a value robota must change has the wrong shape.
     #[error("{}: {what}, not changed", path.display())]
-    Shape { path: PathBuf, what: String },
+    Shape {
+        /// The settings file.
+        path: PathBuf,
+        /// What is wrong (`not a JSON object`, `"permissions" is not an object` …).
+        what: String,
+    },
+    /// Reading, writing or replacing the file failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
+        /// What was tried, as a verb phrase for the message.
         action: &'static str,
+        /// The file (or its folder) it was tried on.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },

@@ -27,9 +27,14 @@ use robota_core::permission::RuleList;
 /// Where a layer sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
+    /// The user's own files: `~/.claude/settings.json` and `$ROBOTA_HOME/settings.json`.
     User,
+    /// The project's shared files: `.claude/settings.json` and `.robota/settings.json`.
     Project,
+    /// The project's uncommitted files: `.claude/settings.local.json` and
+    /// `.robota/settings.local.json`.
     Local,
+    /// `--settings` on the command line (a file or inline JSON).
     Flag,
 }
 
@@ -73,30 +78,49 @@ pub struct Layer {
 /// column) to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
+    /// A settings file exists but could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
+        /// The settings file.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
+    /// The `--settings` file could not be read.
     #[error("cannot read --settings file {file}: {source}")]
     ReadFlagFile {
+        /// The file as given on the command line.
         file: String,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
+    /// The file still has git merge-conflict markers.
     #[error(
         "{file}:{line}: this file has unresolved merge-conflict markers (<<<<<<<, =======, >>>>>>>) from git; keep the side you want, delete the markers, and start robota again"
     )]
-    MergeConflict { file: String, line: usize },
+    MergeConflict {
+        /// The file's label (its path, or `--settings`).
+        file: String,
+        /// The line of the first marker, from 1.
+        line: usize,
+    },
+    /// The file is not valid JSON.
     #[error("{file}:{}:{}: malformed JSON: {source}", .source.line(), .source.column())]
     Malformed {
+        /// The file's label (its path, or `--settings`).
         file: String,
+        /// The parse error, with its line and column.
         #[source]
         source: serde_json::Error,
     },
+    /// The file is JSON but not an object.
     #[error("{file}: settings must be a JSON object")]
-    NotObject { file: String },
+    NotObject {
+        /// The file's label (its path, or `--settings`).
+        file: String,
+    },
     /// A value of the wrong type; the source names its key's path.
     #[error(
         "{file}:{}:{}: wrong type at {}: {}",
@@ -106,16 +130,27 @@ pub enum SettingsError {
         .source.inner()
     )]
     WrongType {
+        /// The file's label (its path, or `--settings`).
         file: String,
+        /// The type error and the path of the key it is at.
         #[source]
         source: model::ModelError<serde_json::Error>,
     },
+    /// The files are each well typed, but merged they are not.
     #[error("the merged settings: wrong type: {0}")]
     Merged(#[source] model::ModelError<serde_json::Error>),
+    /// `autoCompactThreshold` is a number outside (0, 1].
     #[error(
         "autoCompactThreshold {share} in {file} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false"
     )]
-    Threshold { share: f64, file: String },
+    Threshold {
+        /// The number given.
+        share: f64,
+        /// The file's label (its path, or `--settings`).
+        file: String,
+    },
+    /// `--setting-sources` names a source (the word given) other than user, project or
+    /// local.
     #[error("--setting-sources: unknown source {0:?} (use user, project, local)")]
     UnknownSource(String),
 }

@@ -21,7 +21,10 @@ pub struct SetupProfile {
     pub kind: &'static str,
     /// A literal key, or `$ENV:NAME` to read it from the environment at start-up.
     pub api_key: Option<String>,
+    /// The endpoint, when not the provider's default (required for
+    /// `openai-compatible`).
     pub base_url: Option<String>,
+    /// The model the profile starts sessions with.
     pub model: String,
 }
 

@@ -1,6 +1,6 @@
 //! Skills for the model: the `Skill` tool (Claude Code's name and input, `{skill, args}`),
 //! whose description lists the skills and commands the model may invoke — names and
-//! descriptions only, within [`LISTING_BUDGET`] — and whose call loads one: its body with
+//! descriptions only, within a budget of 8,000 characters — and whose call loads one: its body with
 //! the arguments put in and its `` !`commands` `` run (as a user's `/name` would), its
 //! folder named so the model can read the files beside `SKILL.md`, and its
 //! `allowed-tools` granted until the turn ends. The body is loaded only when invoked.
