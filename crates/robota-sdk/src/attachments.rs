@@ -30,13 +30,13 @@ const TRAILING: &[char] = &[',', '.', ';', ':', '!', '?', ')', ']', '}', '\'', '
 
 /// One `@` mention as typed and the path it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mention {
+pub(crate) struct Mention {
     pub typed: String,
     pub path: PathBuf,
 }
 
 /// The mentions in `text` whose paths exist, and the ones that look like paths but do not.
-pub fn mentions(text: &str, cwd: &Path) -> (Vec<Mention>, Vec<String>) {
+pub(crate) fn mentions(text: &str, cwd: &Path) -> (Vec<Mention>, Vec<String>) {
     let mut found: Vec<Mention> = Vec::new();
     let mut missing = Vec::new();
     let mut in_fence = false;
@@ -119,13 +119,13 @@ fn candidates(typed: &str) -> Vec<String> {
 /// What attaching the mentions of a prompt gave: the blocks to send after its text, and
 /// a line for the user about each mention that was not attached.
 #[derive(Debug, Default)]
-pub struct Attached {
+pub(crate) struct Attached {
     pub blocks: Vec<Block>,
     pub warnings: Vec<String>,
 }
 
 /// Reads every file and directory `text` mentions.
-pub async fn attach(
+pub(crate) async fn attach(
     text: &str,
     cwd: &Path,
     tools: &ToolRegistry,
@@ -224,15 +224,23 @@ pub fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
 /// Why a file cannot be attached as an image.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadImageError {
+    /// The file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
     /// Not an image, or too large.
     #[error("{}: {problem}", path.display())]
-    NotSendable { path: PathBuf, problem: ImageError },
+    NotSendable {
+        /// The file.
+        path: PathBuf,
+        /// Why the provider cannot be sent it.
+        problem: ImageError,
+    },
 }
 
 /// The image in the file at `path`, or why it cannot be sent (not an image, too large).

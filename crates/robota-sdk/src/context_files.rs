@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use robota_core::permission::PathDenial;
 
 /// Import depth limit, as in Claude Code.
-pub const MAX_IMPORT_DEPTH: usize = 4;
+pub(crate) const MAX_IMPORT_DEPTH: usize = 4;
 /// A context file larger than this is cut (and says so).
 const MAX_FILE_BYTES: usize = 256 * 1024;
 /// Punctuation that ends an `@path` import rather than belonging to it.
@@ -18,7 +18,7 @@ const TRAILING_PUNCTUATION: &[char] = &[',', ';', ':', '.', '!', '?', ')', ']', 
 
 /// One loaded file with its imports expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextFile {
+pub(crate) struct ContextFile {
     pub path: PathBuf,
     pub content: String,
 }
@@ -189,7 +189,7 @@ impl Loader<'_> {
 /// The bodies of every section headed "Compact Instructions" (any heading level, any case)
 /// in `files`, in order: each runs to the next heading of the same or a higher level.
 /// `None` when no file has one.
-pub fn compact_instructions(files: &[ContextFile]) -> Option<String> {
+pub(crate) fn compact_instructions(files: &[ContextFile]) -> Option<String> {
     let mut sections = Vec::new();
     for file in files {
         let mut open: Option<(usize, String)> = None;

@@ -13,7 +13,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 /// A Markdown file split into its frontmatter and body.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Document {
+pub(crate) struct Document {
     /// The frontmatter's keys (empty when the file has none).
     pub fields: Map<String, Value>,
     /// The text after the frontmatter.
@@ -79,7 +79,7 @@ impl Document {
     }
 
     /// The first paragraph of the body, for a definition without a `description`.
-    pub fn first_paragraph(&self) -> Option<String> {
+    pub(crate) fn first_paragraph(&self) -> Option<String> {
         let paragraph: Vec<&str> = self
             .body
             .lines()

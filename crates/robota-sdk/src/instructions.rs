@@ -21,6 +21,7 @@ use robota_core::permission::PathDenial;
 pub struct Instructions {
     /// The project and the homes (`~/.claude/CLAUDE.md`, `~` imports, `$ROBOTA_HOME`).
     pub paths: ProjectPaths,
+    /// Today's date as the prompt states it (`2026-11-26`).
     pub date: String,
     /// `--system-prompt`: replaces the built-in text.
     pub replace: Option<String>,
@@ -35,7 +36,7 @@ pub struct Instructions {
 
 /// A system prompt and the context files it holds.
 #[derive(Debug, Clone)]
-pub struct BuiltPrompt {
+pub(crate) struct BuiltPrompt {
     pub prompt: String,
     pub files: Vec<ContextFile>,
 }
@@ -45,13 +46,15 @@ pub struct BuiltPrompt {
 pub struct MemoryFile {
     /// `project`, `local` or `user`.
     pub scope: &'static str,
+    /// The file (`AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` …).
     pub path: PathBuf,
+    /// Whether the file is there yet (`/memory` creates it when not).
     pub exists: bool,
 }
 
 impl Instructions {
     /// The instructions of a session in `paths`, dated `date`, answering in `language`.
-    pub fn new(paths: ProjectPaths, date: String, language: Option<String>) -> Self {
+    pub(crate) fn new(paths: ProjectPaths, date: String, language: Option<String>) -> Self {
         Instructions {
             paths,
             date,
@@ -64,7 +67,7 @@ impl Instructions {
     }
 
     /// Reads the context files afresh and builds the prompt for `model`.
-    pub fn build(&self, model: &str) -> BuiltPrompt {
+    pub(crate) fn build(&self, model: &str) -> BuiltPrompt {
         let denial = self.read_denial.as_ref();
         let files = match self.discovery {
             Discovery::Full => context_files::load(
@@ -90,13 +93,16 @@ impl Instructions {
     }
 
     /// The language answers are written in, if one was chosen.
-    pub fn language(&self) -> Option<String> {
+    pub(crate) fn language(&self) -> Option<String> {
         self.language.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// `/language <lang>`: saves `language` in the user settings (`None` removes it) and
     /// uses it from the next prompt built. Returns the settings file written.
-    pub fn set_language(&self, language: Option<String>) -> Result<PathBuf, SettingsWriteError> {
+    pub(crate) fn set_language(
+        &self,
+        language: Option<String>,
+    ) -> Result<PathBuf, SettingsWriteError> {
         let value = language.clone().map(serde_json::Value::String);
         let path = set_user_setting(&self.paths.robota_home, "language", value)?;
         if let Ok(mut current) = self.language.lock() {
@@ -109,7 +115,7 @@ impl Instructions {
     /// `AGENTS.md`, whichever exists, else a new `AGENTS.md`), the personal untracked
     /// `CLAUDE.local.md`, and the user's own (`$ROBOTA_HOME/AGENTS.md`, or
     /// `~/.claude/CLAUDE.md` when only that exists).
-    pub fn memory_files(&self) -> Vec<MemoryFile> {
+    pub(crate) fn memory_files(&self) -> Vec<MemoryFile> {
         let pick = |candidates: Vec<PathBuf>| -> MemoryFile {
             let existing = candidates.iter().find(|p| p.is_file()).cloned();
             let path = existing

@@ -1,5 +1,5 @@
 //! The embedding API: robota as a library. A program creates a provider (from
-//! [`robota_providers`], or its own implementation of [`robota_core::Provider`]) and hands
+//! the `robota_providers` crate, or its own implementation of [`robota_core::Provider`]) and hands
 //! it to the SDK, which stays provider-neutral: it never builds one.
 //!
 //! Two ways in:
@@ -43,8 +43,27 @@
 //! # }
 //! ```
 //!
-//! The modules marked hidden below are how robota's own command line assembles a session
-//! (settings, plugins, MCP servers, subagents …); they are not part of the embedding API.
+//! To get the session robota's own command line runs — settings, trust, plugins, MCP
+//! servers, hooks, commands, skills and subagents, all from a project directory — use
+//! [`ProjectSession`] ([`assembly`]). The modules below are the parts it is built from,
+//! public for programs that want one part on its own:
+//!
+//! - [`assembly`]: puts a project's session together from [`ProjectOptions`].
+//! - [`paths`]: [`ProjectPaths`], the working directory and the homes a session reads.
+//! - [`settings`]: the settings files, merged and type-checked; workspace trust; writing
+//!   provider profiles and allow rules back.
+//! - [`instructions`]: what a session's system prompt is built from, and the files
+//!   `/memory` edits; [`system_prompt`]: the git branch the prompt names.
+//! - [`commands`]: the slash-command registry, parsing a submission, custom Markdown
+//!   commands and skills, and the Markdown transcript export.
+//! - [`skills`]: the listing of skills the model may invoke.
+//! - [`agents`]: subagent definitions (built-in and Markdown).
+//! - [`mcp`]: which MCP servers a session has and their connections.
+//! - [`plugins`]: loading, discovering and installing plugins, and their marketplaces.
+//! - [`checkpoint`]: file snapshots per prompt, and rewinding to them.
+//! - [`attachments`]: `@path` mentions and pasted image paths.
+//! - [`shell_command`]: the note a `!command` leaves in the conversation, and reading it
+//!   back.
 
 #![deny(missing_docs)]
 
@@ -54,36 +73,22 @@ mod events;
 mod interactive;
 mod query;
 
-#[doc(hidden)]
 pub mod agents;
 pub mod assembly;
-#[doc(hidden)]
 pub mod attachments;
-#[doc(hidden)]
 pub mod checkpoint;
-#[doc(hidden)]
 pub mod commands;
-#[doc(hidden)]
-pub mod context_files;
-#[doc(hidden)]
-pub mod frontmatter;
-#[doc(hidden)]
+pub(crate) mod context_files;
+pub(crate) mod frontmatter;
 pub mod instructions;
-#[doc(hidden)]
 pub mod mcp;
 pub mod paths;
-#[doc(hidden)]
 pub mod plugins;
-#[doc(hidden)]
 pub mod settings;
-#[doc(hidden)]
 pub mod shell_command;
-#[doc(hidden)]
 pub mod skills;
-#[doc(hidden)]
 pub mod system_prompt;
-#[doc(hidden)]
-pub mod tasks;
+pub(crate) mod tasks;
 mod translate;
 
 pub use assembly::{

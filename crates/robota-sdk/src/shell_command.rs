@@ -16,11 +16,11 @@ use robota_core::truncate::{TOOL_OUTPUT_CAP, truncate_middle};
 use robota_tools::{Ending, RunWatch, ShellScript, WatchedRun, run_watched};
 
 /// How long a `!command` may run before it is killed.
-pub const SHELL_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const SHELL_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What a `!command` produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellCommandRun {
+pub(crate) struct ShellCommandRun {
     /// stdout then stderr (and how the run ended when it did not exit), as shown to the
     /// user.
     pub output: String,
@@ -33,13 +33,17 @@ pub struct ShellCommandRun {
 /// A `!command` note read back out of a user message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellNote {
+    /// The command as typed, without the `!`.
     pub command: String,
+    /// What it wrote to standard output.
     pub stdout: String,
+    /// What it wrote to standard error.
     pub stderr: String,
 }
 
 impl ShellNote {
-    /// stdout then stderr, as [`ShellCommandRun::output`] shows them.
+    /// stdout then stderr, joined by a newline when both are non-empty (as the command
+    /// showed them when it ran).
     pub fn output(&self) -> String {
         join_output(&self.stdout, &self.stderr)
     }
@@ -69,12 +73,12 @@ pub fn parse_shell_note(text: &str) -> Option<ShellNote> {
 }
 
 /// What a running `!command`'s last lines are reported to.
-pub type TailReport<'a> = &'a (dyn Fn(Vec<String>) + Send + Sync);
+pub(crate) type TailReport<'a> = &'a (dyn Fn(Vec<String>) + Send + Sync);
 
 /// Runs `command` in `cwd` with `env` added, until it ends, [`SHELL_COMMAND_TIMEOUT`]
 /// passes or `cancel` fires, reporting its last lines to `tail` while it runs. Never
 /// fails: a command that cannot start reports why.
-pub async fn run_shell_command(
+pub(crate) async fn run_shell_command(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],

@@ -14,7 +14,7 @@ use robota_core::helper_program::{HelperError, HelperIo, deadline, describe, run
 
 use super::context_files::ContextFile;
 
-pub const BUILT_IN: &str = include_str!("../assets/system_prompt.md");
+pub(crate) const BUILT_IN: &str = include_str!("../assets/system_prompt.md");
 
 /// At most this many changed files are listed in the git summary.
 const GIT_STATUS_LINES: usize = 20;
@@ -25,7 +25,7 @@ const GIT_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
 /// What the prompt is built from.
 #[derive(Debug, Clone)]
-pub struct PromptParts<'a> {
+pub(crate) struct PromptParts<'a> {
     pub cwd: &'a Path,
     pub model: &'a str,
     pub date: &'a str,
@@ -37,7 +37,7 @@ pub struct PromptParts<'a> {
     pub language: Option<&'a str>,
 }
 
-pub fn build(parts: &PromptParts<'_>) -> String {
+pub(crate) fn build(parts: &PromptParts<'_>) -> String {
     let mut out = String::with_capacity(8 * 1024);
     out.push_str(parts.replace.unwrap_or(BUILT_IN).trim_end());
     out.push_str("\n\n# Environment\n");
@@ -167,7 +167,7 @@ pub fn git_branch(cwd: &Path) -> Option<String> {
 
 /// The branch checked out in `cwd` (one cheap `git symbolic-ref`, no status walk); `None`
 /// outside a repository or on a detached HEAD. Recorded in a new session's header.
-pub fn checked_out_branch(cwd: &Path) -> Option<String> {
+pub(crate) fn checked_out_branch(cwd: &Path) -> Option<String> {
     let output = git(cwd, &["symbolic-ref", "--short", "-q", "HEAD"]).ok()??;
     let branch = output.trim().to_string();
     (!branch.is_empty()).then_some(branch)

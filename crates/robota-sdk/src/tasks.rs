@@ -14,7 +14,7 @@ use crate::commands::CommandError;
 
 /// The background work of one session.
 #[derive(Debug, Default)]
-pub struct TaskBoard {
+pub(crate) struct TaskBoard {
     bash: Option<Arc<BashTool>>,
     subagents: Mutex<Vec<RunningSubagent>>,
 }
@@ -29,7 +29,7 @@ struct RunningSubagent {
 }
 
 /// Keeps a subagent on the board while it runs; dropping it takes the subagent off.
-pub struct SubagentOnBoard {
+pub(crate) struct SubagentOnBoard {
     board: Arc<TaskBoard>,
     id: String,
 }
@@ -53,7 +53,7 @@ impl TaskBoard {
 
     /// Puts a running subagent on the board until the returned guard is dropped;
     /// `/tasks stop <id>` cancels `cancel`.
-    pub fn subagent_started(
+    pub(crate) fn subagent_started(
         self: &Arc<Self>,
         id: &str,
         agent_type: &str,
@@ -77,14 +77,14 @@ impl TaskBoard {
 
     /// Sends the Bash commands running in the foreground now to the background (their
     /// calls return the job at once); whether one was running.
-    pub fn send_bash_to_background(&self) -> bool {
+    pub(crate) fn send_bash_to_background(&self) -> bool {
         self.bash
             .as_ref()
             .is_some_and(|bash| bash.send_to_background())
     }
 
     /// Background jobs still running.
-    pub fn running_jobs(&self) -> usize {
+    pub(crate) fn running_jobs(&self) -> usize {
         self.bash
             .as_ref()
             .map_or(0, |bash| bash.running_background_jobs())

@@ -14,10 +14,13 @@ use crate::frontmatter::Document;
 /// One kind of subagent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDefinition {
+    /// The name the `Agent` tool's `subagent_type` picks it by.
     pub name: String,
+    /// When to use it, as the model reads it in the `Agent` tool's description.
     pub description: String,
     /// The tools it may use (`None`: every tool of its parent but `Agent`).
     pub tools: Option<Vec<String>>,
+    /// Tools taken away from what `tools` allows (`disallowedTools`).
     pub disallowed_tools: Vec<String>,
     /// An alias or id; `None` or `inherit`: the parent's model.
     pub model: Option<String>,
@@ -27,6 +30,7 @@ pub struct AgentDefinition {
     pub prompt: String,
     /// `built-in`, `project`, `user`, `plugin:x`.
     pub source: String,
+    /// The Markdown file it was read from; `None` for a built-in.
     pub path: Option<PathBuf>,
 }
 
@@ -84,7 +88,9 @@ pub fn builtins() -> Vec<AgentDefinition> {
 /// name) and the files that could not be used.
 #[derive(Debug, Default, Clone)]
 pub struct AgentCatalog {
+    /// The usable definitions: the built-ins not replaced, then the custom ones.
     pub agents: Vec<AgentDefinition>,
+    /// One line per file that could not be used: its path and why.
     pub warnings: Vec<String>,
 }
 
@@ -112,7 +118,10 @@ impl AgentCatalog {
     /// Adds the agents a driving program defines (the Agent SDK's `agents`:
     /// `{name: {description, prompt, tools?, model?}}`), replacing any of the same name;
     /// an entry without a description or prompt is skipped with a warning.
-    pub fn add_program_agents(&mut self, agents: &serde_json::Map<String, serde_json::Value>) {
+    pub(crate) fn add_program_agents(
+        &mut self,
+        agents: &serde_json::Map<String, serde_json::Value>,
+    ) {
         for (name, value) in agents {
             let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str);
             let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
@@ -154,7 +163,7 @@ impl AgentCatalog {
 
     /// Adds a plugin's agents (named `plugin:agent`) after the others; a name already
     /// defined keeps its first definition.
-    pub fn add_plugin_agents(&mut self, agents: Vec<AgentDefinition>) {
+    pub(crate) fn add_plugin_agents(&mut self, agents: Vec<AgentDefinition>) {
         for agent in agents {
             if self.find(&agent.name).is_none() {
                 self.agents.push(agent);
@@ -162,17 +171,19 @@ impl AgentCatalog {
         }
     }
 
+    /// The definition named `name` (exact match), if any.
     pub fn find(&self, name: &str) -> Option<&AgentDefinition> {
         self.agents.iter().find(|a| a.name == name)
     }
 
+    /// The names of all definitions, in catalog order.
     pub fn names(&self) -> Vec<&str> {
         self.agents.iter().map(|a| a.name.as_str()).collect()
     }
 }
 
 /// The definitions of one `agents` folder (subfolders included).
-pub fn read_folder(
+pub(crate) fn read_folder(
     folder: &Path,
     origin: &Origin,
     warnings: &mut Vec<String>,

@@ -5,6 +5,4 @@ pub mod definition;
 mod tool;
 
 pub use definition::{AgentCatalog, AgentDefinition, builtins};
-pub use tool::{
-    AGENT_TOOL, AgentRuntime, AgentTool, AgentToolSource, MAX_PARALLEL, ParentNow, SubagentTask,
-};
+pub(crate) use tool::{AgentRuntime, AgentTool, AgentToolSource, ParentNow, SubagentTask};

@@ -32,9 +32,9 @@ use robota_session::{Session, SessionConfig, SessionUpdate};
 
 use super::definition::{AgentCatalog, AgentDefinition};
 
-pub const AGENT_TOOL: &str = "Agent";
+pub(crate) const AGENT_TOOL: &str = "Agent";
 /// At most this many subagents run at the same time.
-pub const MAX_PARALLEL: usize = 4;
+pub(crate) const MAX_PARALLEL: usize = 4;
 
 /// Tools a subagent never gets: delegation (no recursion), the plan approval of its
 /// parent's user, and the structured answer of a `--json-schema` run.
@@ -43,7 +43,7 @@ const NEVER_FOR_CHILDREN: &[&str] = &[AGENT_TOOL, "ExitPlanMode", "StructuredOut
 const REPORT_NOTE: &str = "\n\n# Reporting\nYou are a subagent: your final answer goes back to the agent that asked, not to the user. End with a concise, complete report of what you did and found (with file paths), since nothing else you wrote reaches it.";
 
 /// What starting a child session takes from its parent.
-pub struct AgentRuntime {
+pub(crate) struct AgentRuntime {
     pub provider: Arc<dyn Provider>,
     /// The parent's tools (the `Agent` tool is never among a child's).
     pub tools: ToolRegistry,
@@ -72,13 +72,13 @@ pub struct AgentRuntime {
 
 /// What of the parent session may change while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParentNow {
+pub(crate) struct ParentNow {
     pub session_id: String,
     pub model: String,
 }
 
 /// The `Agent` tool of one session.
-pub struct AgentTool {
+pub(crate) struct AgentTool {
     runtime: AgentRuntime,
     running: Arc<Semaphore>,
     started: AtomicU64,
@@ -273,7 +273,7 @@ impl Tool for AgentTool {
 }
 
 /// One subagent to run: what the `Agent` tool's input says, or a `context: fork` skill.
-pub struct SubagentTask<'a> {
+pub(crate) struct SubagentTask<'a> {
     pub agent_type: &'a str,
     pub description: &'a str,
     pub prompt: &'a str,
@@ -397,7 +397,7 @@ impl AgentTool {
 
 /// Offers the `Agent` tool through a session's tool registry (where `--tools` and deny
 /// rules filter it like any other).
-pub struct AgentToolSource(pub Arc<AgentTool>);
+pub(crate) struct AgentToolSource(pub Arc<AgentTool>);
 
 impl ToolSource for AgentToolSource {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {

@@ -36,12 +36,13 @@ use std::sync::{Arc, Mutex};
 use robota_core::Message;
 use robota_session::replay::{CheckpointEnd, CheckpointRecord};
 
-pub use restore::{ChangedFile, RestoreReport, changed_files, restore_paths};
-pub use store::{Entry, MAX_FILE_BYTES, MAX_FILES, Snapshot, SnapshotStore};
+pub use restore::{ChangedFile, changed_files};
+pub(crate) use restore::{RestoreReport, restore_paths};
+pub use store::{Entry, MAX_FILE_BYTES, Snapshot, SnapshotStore};
 
 /// Why a snapshot could not be taken, compared or put back.
 #[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
+pub(crate) enum CheckpointError {
     /// The store or the project's files could not be read or written.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -51,7 +52,7 @@ pub enum CheckpointError {
 }
 
 /// Where the checkpoints of the project at `cwd` are stored.
-pub fn store_dir(robota_home: &Path, cwd: &Path) -> PathBuf {
+pub(crate) fn store_dir(robota_home: &Path, cwd: &Path) -> PathBuf {
     robota_home
         .join("checkpoints")
         .join(robota_session::log::project_dir_name(cwd))
@@ -60,7 +61,7 @@ pub fn store_dir(robota_home: &Path, cwd: &Path) -> PathBuf {
 /// A project's snapshot store, shared by a session and its background work. Each
 /// operation runs on a blocking thread; they take turns on the store.
 #[derive(Debug, Clone)]
-pub struct Checkpointer {
+pub(crate) struct Checkpointer {
     store: Arc<Mutex<SnapshotStore>>,
 }
 
@@ -109,7 +110,7 @@ impl Checkpointer {
 
     /// The end of a turn that started at snapshot `start`: the files now and which
     /// changed.
-    pub async fn turn_end(&self, start: String) -> Result<CheckpointEnd, CheckpointError> {
+    pub(crate) async fn turn_end(&self, start: String) -> Result<CheckpointEnd, CheckpointError> {
         self.blocking(move |store| {
             let end = store.snapshot()?;
             let changed = store.changed_between(&start, &end.id)?;
@@ -210,6 +211,8 @@ impl RewindAction {
         }
     }
 
+    /// The action a word names (`both`/`all`, `conversation`/`chat`, `code`/`files`,
+    /// `summarize`/`summary`); `None` for any other word.
     pub fn parse(word: &str) -> Option<RewindAction> {
         match word {
             "both" | "all" => Some(RewindAction::CodeAndConversation),
@@ -230,6 +233,8 @@ impl RewindAction {
         }
     }
 
+    /// Whether it puts files back (both and code do; conversation and summarize leave
+    /// the files as they are).
     pub fn restores_code(self) -> bool {
         matches!(self, RewindAction::CodeAndConversation | RewindAction::Code)
     }
@@ -275,7 +280,7 @@ pub fn rewind_points(history: &[Message], checkpoints: &[CheckpointRecord]) -> V
 }
 
 /// The checkpoints from prompt `message_id`'s on, oldest first (`None`: it has none).
-pub fn records_from(
+pub(crate) fn records_from(
     checkpoints: &[CheckpointRecord],
     message_id: &str,
 ) -> Option<Vec<CheckpointRecord>> {
@@ -284,7 +289,7 @@ pub fn records_from(
 }
 
 /// `/rewind` without arguments in a text client: the points, newest first.
-pub fn points_text(points: &[RewindPoint]) -> String {
+pub(crate) fn points_text(points: &[RewindPoint]) -> String {
     if points.is_empty() {
         return "No prompts to rewind to yet.".to_string();
     }

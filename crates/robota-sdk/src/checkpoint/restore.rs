@@ -15,6 +15,7 @@ use super::store::{Entry, SnapshotStore, write_atomically};
 /// A path that changed between two snapshots and whether its earlier state is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedFile {
+    /// The path, relative to the work tree.
     pub path: String,
     /// Whether the earlier snapshot can give it back (false for a large or unreadable
     /// file).
@@ -50,7 +51,7 @@ pub fn changed_files(
 
 /// What a restore did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RestoreReport {
+pub(crate) struct RestoreReport {
     /// Paths written back or removed.
     pub restored: Vec<String>,
     /// Paths left as they are, each with the reason.
@@ -58,7 +59,7 @@ pub struct RestoreReport {
 }
 
 /// Puts each of `paths` back as `snapshot` had it.
-pub fn restore_paths(
+pub(crate) fn restore_paths(
     store: &SnapshotStore,
     snapshot: &BTreeMap<String, Entry>,
     paths: &[String],

@@ -28,7 +28,7 @@ use super::restore::ChangedFile;
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// A snapshot stops after this many files (and says so).
-pub const MAX_FILES: usize = 100_000;
+pub(crate) const MAX_FILES: usize = 100_000;
 
 /// A file whose mtime is this close to the last snapshot's start may have changed within
 /// the same clock tick after it was looked at: it is hashed again (git's "racy clean").
@@ -39,20 +39,31 @@ const RACY_WINDOW: Duration = Duration::from_secs(2);
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
     /// A regular file: its content's hash and whether it is executable.
-    File { hash: String, executable: bool },
+    File {
+        /// The SHA-256 of the content (hex), the name of its object in the store.
+        hash: String,
+        /// Whether any execute bit is set.
+        executable: bool,
+    },
     /// A symbolic link and where it points.
-    Symlink { target: String },
+    Symlink {
+        /// The link's target, as written in the link.
+        target: String,
+    },
     /// A file whose content is not stored (too large, unreadable): only what tells a
     /// change.
     Unstored {
+        /// Its size in bytes.
         size: u64,
+        /// Its modification time, in nanoseconds since the Unix epoch.
         mtime_ns: i64,
+        /// Why the content was not stored (too large, unreadable …).
         reason: String,
     },
 }
 
 impl Entry {
-    pub fn is_restorable(&self) -> bool {
+    pub(crate) fn is_restorable(&self) -> bool {
         !matches!(self, Entry::Unstored { .. })
     }
 }
@@ -112,6 +123,8 @@ pub struct SnapshotStore {
 }
 
 impl SnapshotStore {
+    /// A store kept in the folder `root` (created on first write) for the files under
+    /// `work_tree`.
     pub fn new(root: PathBuf, work_tree: PathBuf) -> Self {
         SnapshotStore {
             root,
@@ -121,7 +134,7 @@ impl SnapshotStore {
         }
     }
 
-    pub fn work_tree(&self) -> &Path {
+    pub(crate) fn work_tree(&self) -> &Path {
         &self.work_tree
     }
 

@@ -13,12 +13,12 @@ use super::{CommandEntry, CommandError, CommandRegistry, CommandScope};
 
 /// What running a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommandEffect {
+pub(crate) enum CommandEffect {
     Output(String),
 }
 
 /// Runs a built-in command; `Err` says why it failed.
-pub fn execute(
+pub(crate) fn execute(
     session: &mut Session,
     registry: &CommandRegistry,
     name: &str,
@@ -116,7 +116,7 @@ pub(crate) fn help_text(registry: &CommandRegistry) -> String {
 }
 
 /// Cells of the `/context` bar.
-pub const CONTEXT_BAR_CELLS: usize = 40;
+pub(crate) const CONTEXT_BAR_CELLS: usize = 40;
 
 /// `/context`: the total, a bar of [`CONTEXT_BAR_CELLS`] cells with one character per
 /// category, a table of tokens and share of the window per category, and where automatic

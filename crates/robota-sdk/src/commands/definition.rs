@@ -30,13 +30,16 @@ pub enum DefinitionKind {
 /// Whose folder it was found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// A project folder (`.claude/` or `.robota/` in the working directory or a parent).
     Project,
+    /// The user's folders (`~/.claude/` or `$ROBOTA_HOME`).
     User,
     /// A plugin's folder, by plugin name (commands are then `/plugin:name`).
     Plugin(String),
 }
 
 impl Origin {
+    /// How listings name it: `project`, `user` or `plugin:<name>`.
     pub fn label(&self) -> String {
         match self {
             Origin::Project => "project".to_string(),
@@ -51,9 +54,13 @@ impl Origin {
 pub struct PromptCommand {
     /// The name typed after `/` (`frontend:component` for a file in a subfolder).
     pub name: String,
+    /// What it does, from the frontmatter (or the first paragraph when there is none).
     pub description: String,
+    /// The frontmatter's `argument-hint` (empty when absent), shown in completion.
     pub argument_hint: String,
+    /// Whether it is a command file or a skill folder.
     pub kind: DefinitionKind,
+    /// Whose folder it was found in.
     pub origin: Origin,
     /// The `.md` file (or `SKILL.md`).
     pub path: PathBuf,
@@ -110,7 +117,7 @@ impl PromptCommand {
     }
 
     /// The skill's folder (its other files are the model's to read).
-    pub fn skill_dir(&self) -> Option<&Path> {
+    pub(crate) fn skill_dir(&self) -> Option<&Path> {
         match self.kind {
             DefinitionKind::Skill => self.path.parent(),
             DefinitionKind::Command => None,
@@ -118,7 +125,7 @@ impl PromptCommand {
     }
 
     /// Where it comes from, as listings show it (`project`, `user skill`, `plugin:x`).
-    pub fn source_label(&self) -> String {
+    pub(crate) fn source_label(&self) -> String {
         match self.kind {
             DefinitionKind::Command => self.origin.label(),
             DefinitionKind::Skill => format!("{} skill", self.origin.label()),
@@ -139,6 +146,8 @@ pub struct DefinitionRoots {
 }
 
 impl DefinitionRoots {
+    /// The roots for a session in `cwd`: `cwd` and its parents up to the repository
+    /// root, the home folder and `$ROBOTA_HOME`.
     pub fn new(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> DefinitionRoots {
         let mut project_dirs = Vec::new();
         for dir in cwd.ancestors() {
@@ -179,14 +188,14 @@ impl DefinitionRoots {
 /// What discovery found: the commands by name (the first found of a name wins) and what
 /// could not be read.
 #[derive(Debug, Default)]
-pub struct Discovered {
+pub(crate) struct Discovered {
     pub commands: Vec<Arc<PromptCommand>>,
     pub warnings: Vec<String>,
 }
 
 /// Finds every custom command and skill under `roots`. On a name clash a skill wins over
 /// a command (as in Claude Code), and otherwise the higher-priority folder wins.
-pub fn discover(roots: &DefinitionRoots) -> Discovered {
+pub(crate) fn discover(roots: &DefinitionRoots) -> Discovered {
     let mut found = Discovered::default();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut add = |command: PromptCommand, found: &mut Discovered| match by_name.get(&command.name)
@@ -273,7 +282,7 @@ pub fn read_commands(
 }
 
 /// One command file named `name` (without its plugin's namespace).
-pub fn read_command_file(
+pub(crate) fn read_command_file(
     file: &Path,
     name: String,
     origin: &Origin,
@@ -337,7 +346,7 @@ fn read_definition(file: &Path, warnings: &mut Vec<String>) -> Option<String> {
 
 /// Why a definition or plugin file's text could not be read (the caller names the file).
 #[derive(Debug, thiserror::Error)]
-pub enum TextFileError {
+pub(crate) enum TextFileError {
     #[error("cannot read: {0}")]
     Read(#[from] std::io::Error),
     #[error("larger than {} KiB", limit / 1024)]

@@ -16,7 +16,7 @@ use crate::mcp::{ServerReport, ServerStatus};
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What `/doctor` looks at.
-pub struct DoctorFacts<'a> {
+pub(crate) struct DoctorFacts<'a> {
     pub endpoint: &'a ProviderEndpoint,
     /// The provider the session talks to (when the endpoint does not say).
     pub provider: &'a str,
@@ -79,7 +79,7 @@ impl Report {
 
 /// The `/doctor` report: provider and key, whether the provider answers, what went wrong
 /// while loading, the MCP servers, the session log and git.
-pub async fn doctor_report(facts: DoctorFacts<'_>) -> String {
+pub(crate) async fn doctor_report(facts: DoctorFacts<'_>) -> String {
     let mut report = Report {
         out: format!(
             "robota {} — checking this session\n",

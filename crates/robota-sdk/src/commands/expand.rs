@@ -25,7 +25,7 @@ use robota_session::hooks::HookHandle;
 use super::definition::PromptCommand;
 
 /// What a command's expansion needs of its session.
-pub struct ExpandContext<'a> {
+pub(crate) struct ExpandContext<'a> {
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub session_id: &'a str,
@@ -39,7 +39,7 @@ pub struct ExpandContext<'a> {
 /// Why a command's prompt could not be worked out: a hook stopped one of its shell lines,
 /// or one failed (the whole command is refused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExpandError {
+pub(crate) enum ExpandError {
     #[error("/{command}: `{script}` was stopped by a PreSkillShellCommand hook: {reason}")]
     StoppedByHook {
         command: String,
@@ -144,7 +144,7 @@ pub async fn expand(
 }
 
 /// Puts the arguments and the session's variables into `body`.
-pub fn substitute(
+pub(crate) fn substitute(
     body: &str,
     args: &str,
     session_id: &str,
@@ -227,7 +227,7 @@ fn bracketed_index(text: &str) -> Option<(usize, &str)> {
 }
 
 /// Arguments split at whitespace, quoted ones (`"hello world"`, `'a b'`) kept whole.
-pub fn split_arguments(args: &str) -> Vec<String> {
+pub(crate) fn split_arguments(args: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;

@@ -10,7 +10,7 @@ use robota_core::permission::{PermissionPolicy, PermissionRule};
 /// The rules granted in the running turn, shared by the session driver (which revokes
 /// them when the turn ends) and the `Skill` tool (which grants them mid-turn).
 #[derive(Debug, Clone, Default)]
-pub struct TurnGrants {
+pub(crate) struct TurnGrants {
     granted: Arc<Mutex<Vec<PermissionRule>>>,
 }
 
@@ -31,7 +31,7 @@ impl TurnGrants {
     }
 
     /// Takes every rule granted this turn out of `policy` again (one copy each).
-    pub fn revoke_all(&self, policy: &Mutex<PermissionPolicy>) {
+    pub(crate) fn revoke_all(&self, policy: &Mutex<PermissionPolicy>) {
         let Ok(mut granted) = self.granted.lock() else {
             return;
         };

@@ -10,10 +10,10 @@ use robota_session::Session;
 use super::{CommandRegistry, DefinitionKind};
 
 /// What `/init` asks of the model (the user's notes follow it).
-pub const INIT_PROMPT: &str = "Study this repository and write an AGENTS.md file at its root for future coding agents (or improve the AGENTS.md or CLAUDE.md that exists, keeping what is still true). Include: the commands to build, test (all tests and a single test), lint and run it; the architecture in a few paragraphs (the big picture that needs several files to see, not a file listing); the conventions and rules the code follows that are not obvious. Be concise and specific to this repository; do not invent what you have not seen, and do not repeat generic advice. Read the README, the build files and any existing agent rule files (.cursorrules, .cursor/rules, .github/copilot-instructions.md) first.";
+pub(crate) const INIT_PROMPT: &str = "Study this repository and write an AGENTS.md file at its root for future coding agents (or improve the AGENTS.md or CLAUDE.md that exists, keeping what is still true). Include: the commands to build, test (all tests and a single test), lint and run it; the architecture in a few paragraphs (the big picture that needs several files to see, not a file listing); the conventions and rules the code follows that are not obvious. Be concise and specific to this repository; do not invent what you have not seen, and do not repeat generic advice. Read the README, the build files and any existing agent rule files (.cursorrules, .cursor/rules, .github/copilot-instructions.md) first.";
 
 /// `/agents`: every subagent type with its source and description.
-pub fn agents_report(catalog: Option<&AgentCatalog>) -> String {
+pub(crate) fn agents_report(catalog: Option<&AgentCatalog>) -> String {
     let Some(catalog) = catalog else {
         return "Subagents are not available in this session.".to_string();
     };
@@ -33,7 +33,7 @@ pub fn agents_report(catalog: Option<&AgentCatalog>) -> String {
 }
 
 /// `/skills`: the skills, then the custom commands, with their sources.
-pub fn skills_report(registry: &CommandRegistry) -> String {
+pub(crate) fn skills_report(registry: &CommandRegistry) -> String {
     let mut out = String::new();
     for (kind, title) in [
         (DefinitionKind::Skill, "Skills"),
@@ -78,7 +78,7 @@ pub fn skills_report(registry: &CommandRegistry) -> String {
 }
 
 /// `/status`: who and where this session is.
-pub fn status_report(
+pub(crate) fn status_report(
     session: &Session,
     endpoint: &ProviderEndpoint,
     registry: &CommandRegistry,

@@ -8,7 +8,7 @@ mod builtin;
 pub mod definition;
 pub mod doctor;
 mod error;
-pub mod expand;
+pub(crate) mod expand;
 mod export;
 pub mod grants;
 mod info;
@@ -16,14 +16,14 @@ mod registry;
 mod shell_hook;
 mod submission;
 
-pub use builtin::{CONTEXT_BAR_CELLS, CommandEffect, execute};
+pub(crate) use builtin::{CommandEffect, execute};
 pub(crate) use builtin::{help_text, mode_set, parse_mode};
 pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
 pub use error::CommandError;
 pub use export::transcript as markdown_transcript;
-pub use info::{INIT_PROMPT, agents_report, skills_report, status_report};
+pub(crate) use info::{INIT_PROMPT, agents_report, skills_report, status_report};
 pub use registry::{CommandEntry, CommandRegistry};
-pub use submission::{Submission, SubmissionId, parse_slash};
+pub use submission::{Submission, SubmissionId};
 
 use robota_core::permission::PermissionMode;
 
@@ -40,9 +40,13 @@ pub enum CommandScope {
 /// A command as listed in help and completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandSpec {
+    /// The name typed after `/`.
     pub name: &'static str,
+    /// One line saying what it does.
     pub description: &'static str,
+    /// Its arguments as completion shows them (empty when it takes none).
     pub argument_hint: &'static str,
+    /// Whether the session or only an interactive client runs it.
     pub scope: CommandScope,
     /// Runs at once even while a turn is in progress (it reads or changes nothing the
     /// turn holds); every other submission waits in the queue behind the turn.
@@ -79,7 +83,7 @@ const fn client(
 }
 
 /// Every command, session ones first.
-pub const COMMANDS: &[CommandSpec] = &[
+pub(crate) const COMMANDS: &[CommandSpec] = &[
     session("help", "List the available commands", "", true),
     session("clear", "Clear the conversation and start fresh", "", false),
     session("model", "Show or set the model", "[model id]", false),
@@ -234,7 +238,7 @@ pub fn closest(name: &str) -> Vec<String> {
 }
 
 /// Up to three of `names` close to `name` (a typo, a prefix), closest first.
-pub fn closest_among(name: &str, names: impl Iterator<Item = String>) -> Vec<String> {
+pub(crate) fn closest_among(name: &str, names: impl Iterator<Item = String>) -> Vec<String> {
     let mut scored: Vec<(f64, String)> = names
         .map(|candidate| {
             let score = if candidate.starts_with(name) || name.starts_with(candidate.as_str()) {

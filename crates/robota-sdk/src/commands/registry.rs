@@ -35,7 +35,7 @@ pub struct CommandRegistry {
 
 impl CommandRegistry {
     /// A registry of the built-in commands and `prompts` (a prompt command named like a
-    /// built-in is kept for the model only, with a warning: see [`Self::add_shadowed`]).
+    /// built-in is kept for the model only, with a warning).
     pub fn new(prompts: Vec<Arc<PromptCommand>>) -> CommandRegistry {
         let mut registry = CommandRegistry::default();
         for command in prompts {
@@ -101,7 +101,7 @@ impl CommandRegistry {
 
     /// Adds a plugin's commands and skills after those found in folders: a name already
     /// taken (by a built-in or a folder's command) keeps its first owner, with a warning.
-    pub fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
+    pub(crate) fn add_plugin_commands(&mut self, commands: Vec<PromptCommand>) {
         for command in commands {
             if self.find(&command.name).is_some() {
                 self.warnings.push(format!(
@@ -129,7 +129,7 @@ impl CommandRegistry {
 
     /// The skills and commands the model may invoke through the `Skill` tool: those with
     /// a description that do not forbid it.
-    pub fn model_invocable(&self) -> impl Iterator<Item = &Arc<PromptCommand>> {
+    pub(crate) fn model_invocable(&self) -> impl Iterator<Item = &Arc<PromptCommand>> {
         self.prompts
             .iter()
             .filter(|c| !c.disable_model_invocation && !c.description.is_empty())

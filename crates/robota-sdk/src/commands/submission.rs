@@ -32,7 +32,9 @@ pub enum Submission {
     /// Text for the model with images attached (pasted, dropped, or sent as image blocks
     /// in stream-json input); the text names each one `[Image #n]`.
     PromptWithImages {
+        /// The prompt text, with an `[Image #n]` placeholder per image.
         text: String,
+        /// The images, in placeholder order.
         images: Vec<ImageSource>,
     },
     /// A command of the registry with its argument text.
@@ -55,6 +57,7 @@ pub enum Submission {
         name: String,
         /// The text after the name (kept so a registry can resolve the name later).
         args: String,
+        /// Known command names close to the one typed, closest first.
         suggestions: Vec<String>,
     },
     /// A `!command` (without the `!`) to run in the session's directory.
@@ -100,7 +103,7 @@ impl Submission {
     }
 
     /// Whether it runs at once while a turn is in progress instead of waiting behind it.
-    pub fn runs_during_turn(&self) -> bool {
+    pub(crate) fn runs_during_turn(&self) -> bool {
         match self {
             Submission::Command { spec, .. } => spec.during_turn,
             Submission::UnknownCommand { .. } => true,
@@ -131,7 +134,7 @@ impl Submission {
     }
 
     /// The message for an unknown command: `Unknown command: /foo` and the closest names.
-    pub fn unknown_message(name: &str, suggestions: &[String]) -> String {
+    pub(crate) fn unknown_message(name: &str, suggestions: &[String]) -> String {
         match suggestions {
             [] => format!("Unknown command: /{name} — /help lists the commands"),
             names => format!(
@@ -160,7 +163,7 @@ impl From<String> for Submission {
 
 /// Splits `/name args` into its parts; `None` for text that is not a command's shape
 /// (no slash, a bare `/`, or a path such as `/usr/bin/env`).
-pub fn parse_slash(prompt: &str) -> Option<(&str, &str)> {
+pub(crate) fn parse_slash(prompt: &str) -> Option<(&str, &str)> {
     let rest = prompt.trim_start().strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     let command_like = !name.is_empty()

@@ -35,7 +35,7 @@ pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String
 pub(super) const NO_SERVERS: &str = "No MCP servers are configured. Add them to .mcp.json in the project, to \"mcpServers\" in a settings file or ~/.claude.json, or pass --mcp-config.";
 
 /// The listing `/mcp` prints.
-pub fn status_text(reports: &[ServerReport]) -> String {
+pub(crate) fn status_text(reports: &[ServerReport]) -> String {
     let mut out = String::from("MCP servers:\n");
     for report in reports {
         let _ = writeln!(

@@ -25,9 +25,9 @@ use super::sources::ConfiguredServer;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a `-p` run waits for the servers before its first request, unless
 /// `MCP_TIMEOUT` (milliseconds) says otherwise.
-pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_millis(2_000);
+pub(crate) const DEFAULT_STARTUP_WAIT: Duration = Duration::from_millis(2_000);
 
-/// `MCP_TIMEOUT` in milliseconds, else [`DEFAULT_STARTUP_WAIT`].
+/// `MCP_TIMEOUT` in milliseconds, else two seconds.
 pub fn startup_wait() -> Duration {
     std::env::var("MCP_TIMEOUT")
         .ok()
@@ -39,13 +39,18 @@ pub fn startup_wait() -> Duration {
 /// A server's state, with Claude Code's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerStatus {
+    /// Still connecting.
     Pending,
+    /// Connected; its tools are offered to the model.
     Connected,
+    /// The connection or the configuration failed; the report's `error` says why.
     Failed,
+    /// The server asks for authorization (OAuth) robota cannot give it.
     NeedsAuth,
 }
 
 impl ServerStatus {
+    /// The name clients print: `pending`, `connected`, `failed`, `needs-auth`.
     pub fn as_str(self) -> &'static str {
         match self {
             ServerStatus::Pending => "pending",
@@ -59,11 +64,17 @@ impl ServerStatus {
 /// What a client shows about one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerReport {
+    /// The server's name in its configuration.
     pub name: String,
+    /// Where its connection stands.
     pub status: ServerStatus,
+    /// `stdio`, `http`, `sse` or `sdk` (`?` when its configuration is broken).
     pub transport: &'static str,
+    /// The file (or flag, or plugin) that configured it.
     pub source: String,
+    /// The names of the tools it offers, once connected.
     pub tools: Vec<String>,
+    /// Why it failed, when it did.
     pub error: Option<String>,
 }
 
@@ -135,6 +146,7 @@ impl McpManager {
         })
     }
 
+    /// Whether no server is configured at all.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -274,7 +286,7 @@ impl McpManager {
 
     /// Ends the server's connection (if any) and connects it again, waiting for the
     /// outcome; `Err` names no such server.
-    pub async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, McpError> {
+    pub(crate) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<ServerReport, McpError> {
         let slot = self
             .slots
             .iter()

@@ -10,4 +10,5 @@ pub mod sources;
 
 pub use error::McpError;
 pub use manager::{McpManager, ServerReport, ServerStatus, startup_wait};
-pub use sources::{ConfiguredServer, McpSources, ServerList, collect};
+pub use sources::{ConfiguredServer, ServerList};
+pub(crate) use sources::{McpSources, collect};

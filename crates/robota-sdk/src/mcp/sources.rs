@@ -18,7 +18,7 @@ use crate::settings::expand::expand_value;
 use robota_tools::mcp::{McpConfigError, McpServerConfig, server_map};
 
 /// Where the servers are looked for.
-pub struct McpSources<'a> {
+pub(crate) struct McpSources<'a> {
     /// The project (`.mcp.json`) and the user's home (`~/.claude.json`).
     pub paths: &'a ProjectPaths,
     pub settings: &'a Settings,
@@ -31,7 +31,9 @@ pub struct McpSources<'a> {
 /// failed, with the reason).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfiguredServer {
+    /// The server's name (its key in `mcpServers`).
     pub name: String,
+    /// How to start or reach it; `Err`: what is wrong with its entry.
     pub config: Result<McpServerConfig, McpConfigError>,
     /// The file (or flag) it came from.
     pub source: String,
@@ -40,7 +42,9 @@ pub struct ConfiguredServer {
 /// The servers found, and notes for stderr (what an untrusted project held back).
 #[derive(Debug, Clone, Default)]
 pub struct ServerList {
+    /// The servers, one per name.
     pub servers: Vec<ConfiguredServer>,
+    /// One line per server an untrusted project's files declare and robota did not start.
     pub held_back: Vec<String>,
 }
 
@@ -85,7 +89,7 @@ impl ServerList {
 
 /// Gathers the servers. `Err` is a `--mcp-config` that cannot be read or parsed (the run
 /// stops, as Claude Code's does); a broken file elsewhere is skipped with a note.
-pub fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> {
+pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> {
     let mut list = ServerList::default();
     if !sources.strict {
         let claude_json = sources.paths.home().map(|h| h.join(".claude.json"));

@@ -28,20 +28,28 @@ pub struct PluginSources<'a> {
     pub settings: &'a Settings,
     /// `--plugin-dir` values.
     pub plugin_dirs: &'a [PathBuf],
+    /// Whether the session is interactive: only then are an untrusted project's plugin
+    /// hooks held back (headless runs do not run project hooks at all).
     pub interactive: bool,
 }
 
 /// The plugins found, what could not be loaded, and what an untrusted project held back.
 #[derive(Debug, Default)]
 pub struct PluginSet {
+    /// The plugins loaded, first found of a name only.
     pub plugins: Vec<Plugin>,
+    /// One line per plugin or file that could not be loaded, and why.
     pub warnings: Vec<String>,
+    /// What an untrusted project's plugins would add and was left out (`MCP servers of
+    /// plugin x`, `hooks of plugin x`).
     pub held_back: Vec<String>,
 }
 
 /// Folders of `$ROBOTA_HOME/plugins/` that are not plugins.
 const NOT_PLUGINS: &[&str] = &["cache", "marketplaces", "repos", "data"];
 
+/// Finds and loads the session's plugins from `sources`, in the order the module header
+/// gives.
 pub fn discover(sources: &PluginSources<'_>) -> PluginSet {
     let mut set = PluginSet::default();
     for dir in sources.plugin_dirs {

@@ -67,7 +67,7 @@ pub fn head(dir: &Path) -> Result<String, PluginError> {
 
 /// Whether `source` names a git repository rather than a folder or a JSON file:
 /// `git@…`, `ssh://`, `git://`, `file://`, or an `http(s)` URL ending in `.git`.
-pub fn looks_like_git_url(source: &str) -> bool {
+pub(crate) fn looks_like_git_url(source: &str) -> bool {
     source.starts_with("git@")
         || ["ssh://", "git://", "file://", "git+"]
             .iter()

@@ -21,7 +21,7 @@ use super::store::{PluginStore, copy_tree, now_text, staging_name};
 use crate::settings::Settings;
 
 /// `name@marketplace` split; a bare name is looked up in every known marketplace.
-pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), PluginError> {
+pub(crate) fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), PluginError> {
     if let Some((name, marketplace)) = id.split_once('@') {
         if name.is_empty() || marketplace.is_empty() {
             return Err(PluginError::BadId(id.to_string()));
@@ -56,9 +56,14 @@ pub fn resolve_id(store: &PluginStore, id: &str) -> Result<(String, String), Plu
 
 /// A plugin installed: where and what it adds.
 pub struct Installed {
+    /// `name@marketplace`.
     pub id: String,
+    /// The version installed: the plugin's, else the marketplace entry's, else the
+    /// commit's first 12 characters, else `unknown`.
     pub version: String,
+    /// Its folder in the plugin cache (`cache/<marketplace>/<name>/<version>/`).
     pub path: PathBuf,
+    /// The plugin as loaded from that folder.
     pub plugin: Plugin,
 }
 

@@ -18,7 +18,7 @@ use crate::settings::Settings;
 
 /// A marketplace opened for reading: its parsed file and the folder its relative plugin
 /// sources start from.
-pub struct OpenMarketplace {
+pub(crate) struct OpenMarketplace {
     pub marketplace: Marketplace,
     pub root: PathBuf,
     /// Its `source` record (`{source: "github", repo}`, …).
@@ -345,7 +345,7 @@ pub fn open(
 /// The marketplaces declared in settings (`extraKnownMarketplaces`, the highest file's
 /// entry winning whole), as a source each. A project's declarations count only once the
 /// directory is trusted, as in Claude Code; until then they come back in `held_back`.
-pub struct Declared {
+pub(crate) struct Declared {
     pub sources: Vec<(String, String)>,
     pub held_back: Vec<String>,
 }
@@ -478,7 +478,7 @@ pub fn update(store: &PluginStore, name: Option<&str>) -> Result<Vec<String>, Pl
 }
 
 /// A short text for a `source` record: `github o/r`, `git URL`, `directory PATH`.
-pub fn describe_source(source: &Value) -> String {
+pub(crate) fn describe_source(source: &Value) -> String {
     let field = |k: &str| source.get(k).and_then(Value::as_str).unwrap_or("");
     match field("source") {
         "github" => format!("github {}", field("repo")),

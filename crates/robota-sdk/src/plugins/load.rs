@@ -23,10 +23,15 @@ const MAX_JSON_BYTES: u64 = 1024 * 1024;
 /// One loaded plugin and everything it adds.
 #[derive(Debug, Clone)]
 pub struct Plugin {
+    /// Its name (the manifest's, else its folder's): the prefix of its commands.
     pub name: String,
+    /// The manifest's `version`.
     pub version: Option<String>,
+    /// The manifest's `description`.
     pub description: Option<String>,
+    /// The manifest's `author` name.
     pub author: Option<String>,
+    /// Its folder (`${CLAUDE_PLUGIN_ROOT}`).
     pub root: PathBuf,
     /// Where it was found (`--plugin-dir`, `name@marketplace`, `$ROBOTA_HOME/plugins`).
     pub source: String,
@@ -34,6 +39,7 @@ pub struct Plugin {
     pub commands: Vec<PromptCommand>,
     /// Its agents, named `plugin:name`.
     pub agents: Vec<AgentDefinition>,
+    /// Its hooks (`hooks/hooks.json` or the manifest's `hooks`).
     pub hooks: HookConfig,
     /// Its MCP servers as `(plugin_<plugin>_<server>, entry)`, `${CLAUDE_PLUGIN_ROOT}`
     /// expanded (and, for stdio servers, set in their environment).
@@ -46,7 +52,7 @@ impl Plugin {
     /// Gives the plugin its data directory (creating it): `${CLAUDE_PLUGIN_DATA}` expands
     /// in its hooks and MCP server entries, and hook processes and stdio servers get
     /// `CLAUDE_PLUGIN_DATA` in their environment.
-    pub fn set_data_dir(&mut self, dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn set_data_dir(&mut self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         self.hooks.set_plugin_data(dir);
         let text = dir.to_string_lossy().into_owned();

@@ -19,42 +19,64 @@ use crate::settings::{LoadOptions, Settings, SettingsError};
 pub enum PluginAction {
     /// What is installed from marketplaces, with version and whether it is on.
     List,
+    /// Installs a plugin from a marketplace into the plugin cache and enables it.
     Install {
+        /// The plugin: `name@marketplace`, or a bare name one marketplace lists.
         id: String,
+        /// Which settings file's `enabledPlugins` it changes.
         scope: Scope,
     },
+    /// Removes an installed plugin (its data folder is kept) and its `enabledPlugins`
+    /// entry.
     Uninstall {
+        /// The plugin: `name@marketplace`, or a bare name one marketplace lists.
         id: String,
+        /// Which settings file's `enabledPlugins` it changes.
         scope: Scope,
     },
+    /// Turns an installed plugin on.
     Enable {
+        /// The plugin: `name@marketplace`, or a bare name one marketplace lists.
         id: String,
+        /// Which settings file's `enabledPlugins` it changes.
         scope: Scope,
     },
+    /// Turns an installed plugin off (it stays installed).
     Disable {
+        /// The plugin: `name@marketplace`, or a bare name one marketplace lists.
         id: String,
+        /// Which settings file's `enabledPlugins` it changes.
         scope: Scope,
     },
+    /// Refreshes the plugin's marketplace, then installs the version it now lists.
     Update {
+        /// The plugin: `name@marketplace`, or a bare name one marketplace lists.
         id: String,
     },
+    /// Adds a marketplace.
     MarketplaceAdd {
+        /// A folder, a `marketplace.json` file, a git URL or a GitHub `owner/repo`.
         source: String,
     },
+    /// The added marketplaces and where each comes from.
     MarketplaceList,
+    /// Forgets a marketplace (plugins installed from it stay installed).
     MarketplaceRemove {
+        /// The marketplace's name.
         name: String,
     },
+    /// Refreshes a marketplace's listing (pulls its clone or downloads its file again).
     MarketplaceUpdate {
+        /// The marketplace's name; `None`: every added marketplace.
         name: Option<String>,
     },
 }
 
 /// The usage line of `/plugin`.
-pub const USAGE: &str = "Usage: /plugin [list] | install <name@marketplace> [--scope user|project|local] | uninstall|enable|disable <name@marketplace> [--scope …] | update <name@marketplace> | marketplace add <folder|git URL|owner/repo> | marketplace list | marketplace remove <name> | marketplace update [name]";
+pub(crate) const USAGE: &str = "Usage: /plugin [list] | install <name@marketplace> [--scope user|project|local] | uninstall|enable|disable <name@marketplace> [--scope …] | update <name@marketplace> | marketplace add <folder|git URL|owner/repo> | marketplace list | marketplace remove <name> | marketplace update [name]";
 
 /// Parses the words after `/plugin`.
-pub fn parse_words(args: &str) -> Result<PluginAction, PluginError> {
+pub(crate) fn parse_words(args: &str) -> Result<PluginAction, PluginError> {
     let mut words: Vec<&str> = args.split_whitespace().collect();
     let mut scope = Scope::User;
     if let Some(i) = words

@@ -10,7 +10,7 @@ use super::error::FormatError;
 
 /// One component entry of a manifest.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ComponentPaths {
+pub(crate) enum ComponentPaths {
     /// Paths relative to the plugin root.
     Paths(Vec<String>),
     /// An inline object (hooks, MCP servers).
@@ -19,7 +19,7 @@ pub enum ComponentPaths {
 
 /// A parsed manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub name: String,
     pub version: Option<String>,
     pub description: Option<String>,

@@ -18,9 +18,13 @@ pub enum PluginSource {
     Relative(String),
     /// A git repository and, for `git-subdir`, the folder of it that is the plugin.
     Git {
+        /// The repository's clone URL (`github` sources become a GitHub URL).
         url: String,
+        /// The branch or tag to check out (`ref`); `None`: the default branch.
         git_ref: Option<String>,
+        /// The commit to check out (`sha`), when pinned.
         sha: Option<String>,
+        /// For `git-subdir`, the plugin's folder inside the repository (`path`).
         subdir: Option<String>,
     },
     /// A kind robota cannot fetch (`npm`, `archive`, `command`, …).
@@ -30,9 +34,13 @@ pub enum PluginSource {
 /// One entry of `plugins[]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarketplaceEntry {
+    /// The plugin's name, unique in the marketplace.
     pub name: String,
+    /// Where the plugin's files come from.
     pub source: PluginSource,
+    /// The version the entry states, if any.
     pub version: Option<String>,
+    /// The entry's one-line description, if any.
     pub description: Option<String>,
     /// `false`: the entry is the plugin's whole definition.
     pub strict: bool,
@@ -43,9 +51,13 @@ pub struct MarketplaceEntry {
 /// A parsed marketplace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marketplace {
+    /// The marketplace's name: the part after `@` in plugin ids.
     pub name: String,
+    /// Its owner's name (`owner.name`, or `owner` when it is a string).
     pub owner: Option<String>,
+    /// Its description (`description`, or `metadata.description`).
     pub description: Option<String>,
+    /// Its plugins, in file order.
     pub plugins: Vec<MarketplaceEntry>,
 }
 
@@ -230,7 +242,7 @@ fn relative(path: &str) -> Result<String, FormatError> {
 }
 
 /// The clone URL of a GitHub `owner/repo`.
-pub fn github_url(repo: &str) -> String {
+pub(crate) fn github_url(repo: &str) -> String {
     format!("https://github.com/{repo}.git")
 }
 

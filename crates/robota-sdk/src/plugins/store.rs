@@ -28,6 +28,7 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The scope a word names: `user`, `project` or `local`.
     pub fn parse(text: &str) -> Result<Scope, PluginError> {
         match text {
             "user" => Ok(Scope::User),
@@ -37,6 +38,7 @@ impl Scope {
         }
     }
 
+    /// The word for it, as [`Scope::parse`] reads it.
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::User => "user",
@@ -46,7 +48,7 @@ impl Scope {
     }
 
     /// The settings file of this scope.
-    pub fn settings_path(self, robota_home: &Path, project: &Path) -> PathBuf {
+    pub(crate) fn settings_path(self, robota_home: &Path, project: &Path) -> PathBuf {
         match self {
             Scope::User => crate::settings::setup_save::user_settings_path(robota_home),
             Scope::Project => project.join(".robota").join("settings.json"),
@@ -57,7 +59,7 @@ impl Scope {
 
 /// Sets `enabledPlugins[id]` to `on` (`None` removes it) in the settings file at `path`,
 /// keeping every other key. The user file stays private (it may hold an API key).
-pub fn set_enabled(
+pub(crate) fn set_enabled(
     path: &Path,
     id: &str,
     on: Option<bool>,
@@ -90,36 +92,38 @@ pub fn set_enabled(
 /// `$ROBOTA_HOME/plugins/` and the files in it.
 #[derive(Debug, Clone)]
 pub struct PluginStore {
+    /// The folder itself.
     pub dir: PathBuf,
 }
 
 impl PluginStore {
+    /// The store under `robota_home` (nothing is created until written).
     pub fn new(robota_home: &Path) -> PluginStore {
         PluginStore {
             dir: robota_home.join("plugins"),
         }
     }
 
-    pub fn known_path(&self) -> PathBuf {
+    pub(crate) fn known_path(&self) -> PathBuf {
         self.dir.join("known_marketplaces.json")
     }
 
-    pub fn installed_path(&self) -> PathBuf {
+    pub(crate) fn installed_path(&self) -> PathBuf {
         self.dir.join("installed_plugins.json")
     }
 
-    pub fn marketplaces_dir(&self) -> PathBuf {
+    pub(crate) fn marketplaces_dir(&self) -> PathBuf {
         self.dir.join("marketplaces")
     }
 
     /// `cache/<marketplace>/<plugin>/`: every installed version of one plugin.
-    pub fn plugin_cache(&self, marketplace: &str, plugin: &str) -> PathBuf {
+    pub(crate) fn plugin_cache(&self, marketplace: &str, plugin: &str) -> PathBuf {
         self.dir.join("cache").join(marketplace).join(plugin)
     }
 
     /// `data/<id>/`, the id with every character outside `a-z A-Z 0-9 _ -` made `-`
     /// (Claude Code's rule: `formatter@team` → `formatter-team`).
-    pub fn data_dir(&self, id: &str) -> PathBuf {
+    pub(crate) fn data_dir(&self, id: &str) -> PathBuf {
         let name: String = id
             .chars()
             .map(|c| {
@@ -138,7 +142,7 @@ impl PluginStore {
         read_for_edit(&self.known_path())
     }
 
-    pub fn save_known(&self, known: Map<String, Value>) -> Result<(), SettingsWriteError> {
+    pub(crate) fn save_known(&self, known: Map<String, Value>) -> Result<(), SettingsWriteError> {
         write_atomically(
             &self.known_path(),
             &Value::Object(known),
@@ -160,7 +164,10 @@ impl PluginStore {
         }
     }
 
-    pub fn save_installed(&self, plugins: Map<String, Value>) -> Result<(), SettingsWriteError> {
+    pub(crate) fn save_installed(
+        &self,
+        plugins: Map<String, Value>,
+    ) -> Result<(), SettingsWriteError> {
         let path = self.installed_path();
         let mut root = read_for_edit(&path)?;
         root.insert("version".into(), json!(2));
@@ -178,7 +185,7 @@ impl PluginStore {
 }
 
 /// A temporary folder name beside the real one (`.staging-<pid>-<nanos>`).
-pub fn staging_name(what: &str) -> String {
+pub(crate) fn staging_name(what: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -187,13 +194,13 @@ pub fn staging_name(what: &str) -> String {
 }
 
 /// Now, as Claude Code writes it in these files (RFC 3339, UTC).
-pub fn now_text() -> String {
+pub(crate) fn now_text() -> String {
     jiff::Timestamp::now().to_string()
 }
 
 /// Copies the folder `from` into `to` (created), leaving out `.git`; symlinks are copied
 /// as links.
-pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

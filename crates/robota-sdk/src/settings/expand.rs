@@ -3,7 +3,7 @@
 //! (or the default).
 
 /// Expands a string with `lookup` giving variable values.
-pub fn expand_with(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+pub(crate) fn expand_with(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     if let Some(name) = value.strip_prefix("$ENV:") {
         return lookup(name.trim()).unwrap_or_default();
     }
@@ -48,7 +48,7 @@ fn is_name(name: &str) -> bool {
 }
 
 /// Expands every string inside a JSON value, in place.
-pub fn expand_value(value: &mut serde_json::Value, lookup: &dyn Fn(&str) -> Option<String>) {
+pub(crate) fn expand_value(value: &mut serde_json::Value, lookup: &dyn Fn(&str) -> Option<String>) {
     match value {
         serde_json::Value::String(s) if s.contains('$') => *s = expand_with(s, lookup),
         serde_json::Value::Array(items) => items.iter_mut().for_each(|v| expand_value(v, lookup)),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Adds `file` (inside the repository that holds it) to the repository's `info/exclude`
 /// unless a line already names it. Failures are logged: the settings were written, and
 /// this is only tidiness.
-pub fn exclude_from_git(file: &Path) {
+pub(crate) fn exclude_from_git(file: &Path) {
     let Some((exclude, pattern)) = exclude_entry(file) else {
         return;
     };

@@ -9,12 +9,15 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 /// The file "don't ask again" writes to.
-pub fn local_settings_path(project_dir: &Path) -> PathBuf {
+pub(crate) fn local_settings_path(project_dir: &Path) -> PathBuf {
     project_dir.join(".robota").join("settings.local.json")
 }
 
 /// Adds `rule` to `permissions.allow` of the project's local settings; returns the file.
-pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, SettingsWriteError> {
+pub(crate) fn add_allow_rule(
+    project_dir: &Path,
+    rule: &str,
+) -> Result<PathBuf, SettingsWriteError> {
     let path = local_settings_path(project_dir);
     let mut root = read_for_edit(&path)?;
     let shape_error = |what: &str| SettingsWriteError::Shape {
@@ -42,19 +45,34 @@ pub fn add_allow_rule(project_dir: &Path, rule: &str) -> Result<PathBuf, Setting
 /// keeps its old content or gets the new one whole.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsWriteError {
+    /// The file is not valid JSON.
     #[error("{}:{line}:{column}: malformed JSON, not changed: {message}", path.display())]
     Malformed {
+        /// The settings file.
         path: PathBuf,
+        /// The line of the parse error, from 1.
         line: usize,
+        /// The column of the parse error, from 1.
         column: usize,
+        /// The parser's message.
         message: String,
     },
+    /// The file is JSON, but a value robota must change has the wrong shape.
     #[error("{}: {what}, not changed", path.display())]
-    Shape { path: PathBuf, what: String },
+    Shape {
+        /// The settings file.
+        path: PathBuf,
+        /// What is wrong (`not a JSON object`, `"permissions" is not an object` …).
+        what: String,
+    },
+    /// Reading, writing or replacing the file failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
+        /// What was tried, as a verb phrase for the message.
         action: &'static str,
+        /// The file (or its folder) it was tried on.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },

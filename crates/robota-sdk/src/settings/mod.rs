@@ -6,8 +6,8 @@
 //! column), and gated by workspace trust.
 
 pub mod expand;
-pub mod git_exclude;
-pub mod local_rules;
+pub(crate) mod git_exclude;
+pub(crate) mod local_rules;
 pub mod merge;
 pub mod model;
 pub mod protected;
@@ -20,21 +20,27 @@ use serde_json::Value;
 
 use crate::paths::ProjectPaths;
 use merge::Provenance;
-pub use model::{SettingsModel, UnknownKey};
+pub use model::SettingsModel;
+pub(crate) use model::UnknownKey;
 use robota_core::permission::RuleList;
 
 /// Where a layer sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
+    /// The user's own files: `~/.claude/settings.json` and `$ROBOTA_HOME/settings.json`.
     User,
+    /// The project's shared files: `.claude/settings.json` and `.robota/settings.json`.
     Project,
+    /// The project's uncommitted files: `.claude/settings.local.json` and
+    /// `.robota/settings.local.json`.
     Local,
+    /// `--settings` on the command line (a file or inline JSON).
     Flag,
 }
 
 impl Scope {
     /// Project and local files live in the checkout: trust applies to them.
-    pub fn is_project(self) -> bool {
+    pub(crate) fn is_project(self) -> bool {
         matches!(self, Scope::Project | Scope::Local)
     }
 
@@ -72,30 +78,49 @@ pub struct Layer {
 /// column) to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
+    /// A settings file exists but could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
+        /// The settings file.
         path: PathBuf,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
+    /// The `--settings` file could not be read.
     #[error("cannot read --settings file {file}: {source}")]
     ReadFlagFile {
+        /// The file as given on the command line.
         file: String,
+        /// The io error.
         #[source]
         source: std::io::Error,
     },
+    /// The file still has git merge-conflict markers.
     #[error(
         "{file}:{line}: this file has unresolved merge-conflict markers (<<<<<<<, =======, >>>>>>>) from git; keep the side you want, delete the markers, and start robota again"
     )]
-    MergeConflict { file: String, line: usize },
+    MergeConflict {
+        /// The file's label (its path, or `--settings`).
+        file: String,
+        /// The line of the first marker, from 1.
+        line: usize,
+    },
+    /// The file is not valid JSON.
     #[error("{file}:{}:{}: malformed JSON: {source}", .source.line(), .source.column())]
     Malformed {
+        /// The file's label (its path, or `--settings`).
         file: String,
+        /// The parse error, with its line and column.
         #[source]
         source: serde_json::Error,
     },
+    /// The file is JSON but not an object.
     #[error("{file}: settings must be a JSON object")]
-    NotObject { file: String },
+    NotObject {
+        /// The file's label (its path, or `--settings`).
+        file: String,
+    },
     /// A value of the wrong type; the source names its key's path.
     #[error(
         "{file}:{}:{}: wrong type at {}: {}",
@@ -105,16 +130,27 @@ pub enum SettingsError {
         .source.inner()
     )]
     WrongType {
+        /// The file's label (its path, or `--settings`).
         file: String,
+        /// The type error and the path of the key it is at.
         #[source]
         source: model::ModelError<serde_json::Error>,
     },
+    /// The files are each well typed, but merged they are not.
     #[error("the merged settings: wrong type: {0}")]
     Merged(#[source] model::ModelError<serde_json::Error>),
+    /// `autoCompactThreshold` is a number outside (0, 1].
     #[error(
         "autoCompactThreshold {share} in {file} must be a share of the window above 0 and at most 1 (e.g. 0.835), or false"
     )]
-    Threshold { share: f64, file: String },
+    Threshold {
+        /// The number given.
+        share: f64,
+        /// The file's label (its path, or `--settings`).
+        file: String,
+    },
+    /// `--setting-sources` names a source (the word given) other than user, project or
+    /// local.
     #[error("--setting-sources: unknown source {0:?} (use user, project, local)")]
     UnknownSource(String),
 }
@@ -144,7 +180,7 @@ pub struct Settings {
     /// What an untrusted project's files asked for and did not get.
     pub held_back: Vec<String>,
     /// Keys no part of robota reads, with the file that has them.
-    pub unknown_keys: Vec<UnknownKey>,
+    pub(crate) unknown_keys: Vec<UnknownKey>,
     /// Whether the project is trusted.
     pub trusted: bool,
 }
@@ -157,7 +193,7 @@ impl Settings {
 
     /// `load`, reading only the files of these scopes (`--setting-sources`; `None`: all).
     /// `--settings` is always read.
-    pub fn load_sources(
+    pub(crate) fn load_sources(
         options: &LoadOptions<'_>,
         sources: Option<&[Scope]>,
     ) -> Result<Settings, SettingsError> {
@@ -261,7 +297,7 @@ impl Settings {
     /// Where automatic compaction starts, as a share of the context window: Claude Code's
     /// `autoCompactEnabled: false` and `autoCompactThreshold: false` turn it off; a number
     /// must be above 0 and at most 1. Default 0.835.
-    pub fn auto_compact_threshold(&self) -> Result<Option<f64>, SettingsError> {
+    pub(crate) fn auto_compact_threshold(&self) -> Result<Option<f64>, SettingsError> {
         let default = robota_core::context::AUTO_COMPACT_THRESHOLD;
         match self.values.auto_compact_threshold {
             Some(model::Threshold::Flag(false)) => return Ok(None),

@@ -20,9 +20,9 @@ pub struct SettingsModel {
     #[serde(rename = "$schema")]
     pub schema: Option<String>,
     /// `permissions`: rules, the default mode, more directories.
-    pub permissions: PermissionsSection,
+    pub(crate) permissions: PermissionsSection,
     /// `env`: variables for tool and hook processes (and provider keys).
-    pub env: BTreeMap<String, EnvValue>,
+    pub(crate) env: BTreeMap<String, EnvValue>,
     /// `model`: the model to use.
     pub model: Option<String>,
     /// `hooks`: event name → matcher groups (read by the hook configuration, entry by entry).
@@ -40,7 +40,7 @@ pub struct SettingsModel {
     /// `autoCompactEnabled`.
     pub auto_compact_enabled: Option<bool>,
     /// `autoCompactThreshold`: a share of the context window, or `false`.
-    pub auto_compact_threshold: Option<Threshold>,
+    pub(crate) auto_compact_threshold: Option<Threshold>,
     /// `verbose`.
     pub verbose: Option<bool>,
     /// `diagnostics`: replay-grade diagnostics in the session's diagnostics log.
@@ -87,7 +87,7 @@ pub struct SettingsModel {
 /// `permissions`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct PermissionsSection {
+pub(crate) struct PermissionsSection {
     /// `allow` rules.
     pub allow: Vec<String>,
     /// `ask` rules.
@@ -138,7 +138,7 @@ pub struct StatusLineSection {
 /// A string, number or boolean: the types a settings `env` value may have.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
-pub enum EnvValue {
+pub(crate) enum EnvValue {
     /// A string.
     Text(String),
     /// A number, passed on as written.
@@ -149,7 +149,7 @@ pub enum EnvValue {
 
 impl EnvValue {
     /// The value as an environment variable holds it.
-    pub fn to_env_text(&self) -> String {
+    pub(crate) fn to_env_text(&self) -> String {
         match self {
             EnvValue::Text(text) => text.clone(),
             EnvValue::Number(n) => n.to_string(),
@@ -161,7 +161,7 @@ impl EnvValue {
 /// `autoCompactThreshold`: a share of the window, or `false` (off).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(untagged)]
-pub enum Threshold {
+pub(crate) enum Threshold {
     /// A share of the context window.
     Share(f64),
     /// `false`: off (`true` means the default).
@@ -180,7 +180,7 @@ pub enum FlagOrName {
 
 /// A key of a settings file that the model does not name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownKey {
+pub(crate) struct UnknownKey {
     /// The file (or `--settings`).
     pub file: String,
     /// The key's path, dotted (`sandbox.enableWeakerNestedSandbox`).
@@ -188,11 +188,11 @@ pub struct UnknownKey {
 }
 
 /// A value of the wrong type, with the dotted path of its key.
-pub type ModelError<E> = serde_path_to_error::Error<E>;
+pub(crate) type ModelError<E> = serde_path_to_error::Error<E>;
 
 /// Reads one settings file (or the merged value) into the model, collecting the keys it
 /// does not name; a wrong type names its key's path.
-pub fn read_model<'de, D: Deserializer<'de>>(
+pub(crate) fn read_model<'de, D: Deserializer<'de>>(
     input: D,
     file: &str,
     unknown: &mut Vec<UnknownKey>,

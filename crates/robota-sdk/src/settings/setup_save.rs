@@ -21,12 +21,15 @@ pub struct SetupProfile {
     pub kind: &'static str,
     /// A literal key, or `$ENV:NAME` to read it from the environment at start-up.
     pub api_key: Option<String>,
+    /// The endpoint, when not the provider's default (required for
+    /// `openai-compatible`).
     pub base_url: Option<String>,
+    /// The model the profile starts sessions with.
     pub model: String,
 }
 
 /// The user settings file under `robota_home`.
-pub fn user_settings_path(robota_home: &Path) -> PathBuf {
+pub(crate) fn user_settings_path(robota_home: &Path) -> PathBuf {
     robota_home.join("settings.json")
 }
 

@@ -37,7 +37,7 @@ impl TrustStore {
     }
 
     /// The allow rules robota saved for the project at `dir`.
-    pub fn saved_rules(&self, dir: &Path) -> &[String] {
+    pub(crate) fn saved_rules(&self, dir: &Path) -> &[String] {
         self.saved_rules
             .get(dir.to_string_lossy().as_ref())
             .map(Vec::as_slice)
@@ -57,7 +57,7 @@ impl TrustStore {
     }
 
     /// Whether `dir` (or a directory above it) is trusted.
-    pub fn is_trusted(&self, dir: &Path) -> bool {
+    pub(crate) fn is_trusted(&self, dir: &Path) -> bool {
         self.dirs.iter().any(|t| dir.starts_with(t))
     }
 
@@ -87,7 +87,7 @@ impl TrustStore {
 
 /// Takes the rules of `saved` out of a layer's `permissions.allow` (before `hold_back`,
 /// which would hold them back with the rest); returns them for `restore_allow`.
-pub fn take_saved_allow(layer: &mut Value, saved: &[String]) -> Vec<Value> {
+pub(crate) fn take_saved_allow(layer: &mut Value, saved: &[String]) -> Vec<Value> {
     let Some(allow) = layer
         .pointer_mut("/permissions/allow")
         .and_then(Value::as_array_mut)
@@ -102,7 +102,7 @@ pub fn take_saved_allow(layer: &mut Value, saved: &[String]) -> Vec<Value> {
 }
 
 /// Puts the rules `take_saved_allow` took back into the layer's `permissions.allow`.
-pub fn restore_allow(layer: &mut Value, rules: Vec<Value>) {
+pub(crate) fn restore_allow(layer: &mut Value, rules: Vec<Value>) {
     if rules.is_empty() {
         return;
     }
@@ -122,7 +122,7 @@ pub fn restore_allow(layer: &mut Value, rules: Vec<Value>) {
 /// shell's start-up file, the dynamic loader's preloads, where programs and modules are
 /// found, interpreter start-up options, git's helpers, pagers and editors. An untrusted
 /// project setting one could run its own script inside the first Bash call or hook.
-pub fn changes_how_programs_start(key: &str) -> bool {
+pub(crate) fn changes_how_programs_start(key: &str) -> bool {
     const EXACT: &[&str] = &[
         "BASH_ENV",
         "ENV",
@@ -178,7 +178,7 @@ pub fn changes_how_programs_start(key: &str) -> bool {
 
 /// Removes what an untrusted project layer may not set; returns a note per removal.
 /// `keep_hooks`: headless runs keep project hooks (the user ran robota there on purpose).
-pub fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String> {
+pub(crate) fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec<String> {
     let mut held = Vec::new();
     let Some(map) = layer.as_object_mut() else {
         return held;

@@ -1,6 +1,6 @@
 //! Skills for the model: the `Skill` tool (Claude Code's name and input, `{skill, args}`),
 //! whose description lists the skills and commands the model may invoke — names and
-//! descriptions only, within [`LISTING_BUDGET`] — and whose call loads one: its body with
+//! descriptions only, within a budget of 8,000 characters — and whose call loads one: its body with
 //! the arguments put in and its `` !`commands` `` run (as a user's `/name` would), its
 //! folder named so the model can read the files beside `SKILL.md`, and its
 //! `allowed-tools` granted until the turn ends. The body is loaded only when invoked.
@@ -20,18 +20,18 @@ use super::commands::grants::TurnGrants;
 use super::commands::{CommandRegistry, PromptCommand};
 
 /// The tool's name, as Claude Code's.
-pub const SKILL_TOOL: &str = "Skill";
+pub(crate) const SKILL_TOOL: &str = "Skill";
 /// The listing of skills in the tool's description stays within this many characters
 /// (about 2,000 tokens); skills past it are named without their descriptions, and past
 /// twice that they are only counted.
-pub const LISTING_BUDGET: usize = 8_000;
+pub(crate) const LISTING_BUDGET: usize = 8_000;
 /// One description in the listing is cut at this many characters.
 const DESCRIPTION_CAP: usize = 250;
 
 const INTRO: &str = "Loads a skill: instructions (and files beside them) for a kind of task. When a task matches a skill's description, invoke it before starting, with `skill` set to its name and `args` to anything it needs. The skill's instructions come back as the result; follow them. Available skills:\n";
 
 /// The `Skill` tool of one session.
-pub struct SkillTool {
+pub(crate) struct SkillTool {
     registry: Arc<CommandRegistry>,
     policy: Arc<Mutex<PermissionPolicy>>,
     grants: TurnGrants,
@@ -63,12 +63,12 @@ impl SkillTool {
     }
 
     /// Lets `context: fork` skills run as subagents of `agents`.
-    pub fn set_subagents(&self, agents: Arc<AgentTool>) {
+    pub(crate) fn set_subagents(&self, agents: Arc<AgentTool>) {
         let _ = self.subagents.set(agents);
     }
 
     /// Lets the session's hooks (`PreSkillShellCommand`) see the skills' shell lines.
-    pub fn set_hooks(&self, hooks: HookHandle) {
+    pub(crate) fn set_hooks(&self, hooks: HookHandle) {
         let _ = self.hooks.set(hooks);
     }
 
@@ -203,7 +203,7 @@ impl Tool for SkillTool {
 
 /// Offers the `Skill` tool through a session's tool registry (where `--tools` and deny
 /// rules filter it like any other).
-pub struct SkillToolSource(pub Arc<SkillTool>);
+pub(crate) struct SkillToolSource(pub Arc<SkillTool>);
 
 impl ToolSource for SkillToolSource {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
