@@ -89,12 +89,12 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// What the environment offers for copying.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClipboardPlace {
-    pub tmux: bool,
+    pub(crate) tmux: bool,
     /// A remote shell: a clipboard tool here would fill the remote machine's clipboard.
     pub ssh: bool,
-    pub wayland: bool,
-    pub x11: bool,
-    pub macos: bool,
+    pub(crate) wayland: bool,
+    pub(crate) x11: bool,
+    pub(crate) macos: bool,
 }
 
 impl ClipboardPlace {
@@ -136,7 +136,7 @@ impl ClipboardPlace {
 /// the way, and the message for the user (a warning when nothing was copied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    pub terminal_bytes: Option<String>,
+    pub(crate) terminal_bytes: Option<String>,
     pub message: String,
     pub copied: bool,
 }

@@ -316,7 +316,7 @@ pub enum PickerPurpose {
 #[derive(Debug)]
 pub struct PickerOverlay {
     pub picker: Picker,
-    pub purpose: PickerPurpose,
+    pub(crate) purpose: PickerPurpose,
 }
 
 impl Overlay for PickerOverlay {

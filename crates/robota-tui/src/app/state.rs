@@ -99,7 +99,7 @@ pub struct App {
     pub outbox: Vec<String>,
     /// Where helper programs run off the loop report (`helpers.rs`).
     pub helpers: Helpers,
-    pub quit: bool,
+    pub(crate) quit: bool,
     /// Sessions switched away from, for the loop to close (their end hooks run).
     pub closing: Vec<InteractiveSession>,
     /// Printed after the terminal is restored.

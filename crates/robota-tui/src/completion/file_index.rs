@@ -56,7 +56,7 @@ impl FileIndex {
         Self::build_with_limit(root, MAX_INDEXED_PATHS)
     }
 
-    pub fn build_with_limit(root: &Path, limit: usize) -> FileIndex {
+    pub(crate) fn build_with_limit(root: &Path, limit: usize) -> FileIndex {
         let (tx, rx) = mpsc::channel::<(String, bool)>();
         let full = Arc::new(AtomicBool::new(false));
         let count = Arc::new(AtomicU64::new(0));

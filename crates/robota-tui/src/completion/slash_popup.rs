@@ -78,7 +78,7 @@ impl SlashPopup {
         self.commands.iter().find(|c| c.label == name)
     }
 
-    pub fn set_colors(&mut self, colors: bool) {
+    pub(crate) fn set_colors(&mut self, colors: bool) {
         self.colors = colors;
     }
 
@@ -136,7 +136,7 @@ impl SlashPopup {
         }
     }
 
-    pub fn choice(&self) -> Option<SlashChoice<'_>> {
+    pub(crate) fn choice(&self) -> Option<SlashChoice<'_>> {
         let index = *self.shown.get(self.selected)?;
         Some(match self.level {
             Level::Commands => SlashChoice::Command(&self.commands[index]),

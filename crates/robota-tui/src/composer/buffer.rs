@@ -15,7 +15,7 @@ pub enum Atom {
 }
 
 impl Atom {
-    pub fn is_whitespace(&self) -> bool {
+    pub(crate) fn is_whitespace(&self) -> bool {
         matches!(self, Atom::Grapheme(g) if g.chars().next().is_some_and(char::is_whitespace))
     }
 
@@ -34,7 +34,7 @@ impl Atom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct TextPosition {
     pub row: usize,
-    pub col: usize,
+    pub(crate) col: usize,
 }
 
 /// Lines of atoms (never empty) and the cursor.
@@ -200,7 +200,7 @@ impl TextBuffer {
         self.insert_lines(lines);
     }
 
-    pub fn insert_paste(&mut self, id: u32, label: &str) {
+    pub(crate) fn insert_paste(&mut self, id: u32, label: &str) {
         self.insert_lines(vec![vec![Atom::Paste {
             id,
             label: label.into(),
@@ -274,13 +274,13 @@ impl TextBuffer {
         self.lines[pos.row].get(pos.col)
     }
 
-    pub fn move_left(&mut self) {
+    pub(crate) fn move_left(&mut self) {
         if let Some(p) = self.prev(self.cursor) {
             self.cursor = p;
         }
     }
 
-    pub fn move_right(&mut self) {
+    pub(crate) fn move_right(&mut self) {
         if let Some(p) = self.next(self.cursor) {
             self.cursor = p;
         }
@@ -291,11 +291,11 @@ impl TextBuffer {
         self.cursor.col = self.cursor.col.saturating_sub(1);
     }
 
-    pub fn line_start(&mut self) {
+    pub(crate) fn line_start(&mut self) {
         self.cursor.col = 0;
     }
 
-    pub fn line_end(&mut self) {
+    pub(crate) fn line_end(&mut self) {
         self.cursor.col = self.lines[self.cursor.row].len();
     }
 

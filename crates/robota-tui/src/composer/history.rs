@@ -33,7 +33,7 @@ pub enum HistoryError {
 pub struct HistoryEntry {
     pub display: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub pastes: BTreeMap<u32, String>,
+    pub(crate) pastes: BTreeMap<u32, String>,
     /// The attached images by placeholder id, with their labels: kept for this run only
     /// (they are the conversation's, and too big for the history file), so a prompt
     /// recalled after a restart has its `[Image #N]` labels as plain text.

@@ -180,7 +180,7 @@ impl Composer {
         self.vim = on.then(Vim::default);
     }
 
-    pub fn vim_enabled(&self) -> bool {
+    pub(crate) fn vim_enabled(&self) -> bool {
         self.vim.is_some()
     }
 

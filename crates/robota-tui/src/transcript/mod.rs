@@ -163,7 +163,7 @@ impl Transcript {
         self.expanded
     }
 
-    pub fn set_expanded(&mut self, expanded: bool) {
+    pub(crate) fn set_expanded(&mut self, expanded: bool) {
         if self.expanded != expanded {
             self.expanded = expanded;
             self.index.touch(0);
@@ -387,12 +387,12 @@ impl Transcript {
         self.scroll.down(lines, total);
     }
 
-    pub fn page_up(&mut self) {
+    pub(crate) fn page_up(&mut self) {
         let page = self.scroll.page();
         self.scroll_up(page);
     }
 
-    pub fn page_down(&mut self) {
+    pub(crate) fn page_down(&mut self) {
         let page = self.scroll.page();
         self.scroll_down(page);
     }

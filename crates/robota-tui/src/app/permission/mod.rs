@@ -158,7 +158,7 @@ pub struct PermissionPopup {
     /// Preview lines (a diff for Edit/Write), already styled.
     pub preview: Vec<Line<'static>>,
     pub rule: String,
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// `Some` while the user types feedback for "No".
     pub feedback: Option<String>,
     pub colors: bool,

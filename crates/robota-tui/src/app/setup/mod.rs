@@ -56,7 +56,7 @@ impl SetupProvider {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             SetupProvider::Anthropic => "Anthropic",
             SetupProvider::OpenAi => "OpenAI",
