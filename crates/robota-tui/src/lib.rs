@@ -3,7 +3,7 @@
 //! and diffs, the composer with completion, the status line, the terminal guard, and the
 //! widgets the overlays share (`widgets`).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod app;
 pub mod completion;

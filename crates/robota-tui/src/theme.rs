@@ -27,15 +27,18 @@ pub struct Theme {
     pub(crate) inline_code: Style,
     /// Code block text when it is not highlighted.
     pub code: Style,
+    /// Link text.
     pub link: Style,
     /// The ` (url)` shown after a link's text.
     pub link_url: Style,
     pub(crate) quote_bar: Style,
     pub(crate) quote_text: Style,
     pub(crate) list_marker: Style,
+    /// A horizontal rule (`---`).
     pub rule: Style,
     pub(crate) table_border: Style,
     pub(crate) table_header: Style,
+    /// A tool call's name in its header, and a diff's summary line.
     pub tool_name: Style,
     pub(crate) tool_running: Style,
     pub(crate) tool_ok: Style,

@@ -50,20 +50,29 @@ enum Start {
 
 /// The running session.
 pub struct Live {
+    /// The session's handle, to send prompts and answers to.
     pub handle: InteractiveSession,
+    /// The project directory "don't ask again" rules are saved under.
     pub project_dir: PathBuf,
+    /// What the session's system prompt is built from (the files `/memory` edits).
     pub instructions: Option<Arc<Instructions>>,
 }
 
 /// The whole app state.
 pub struct App {
+    /// The colours and styles everything is drawn with.
     pub theme: Theme,
+    /// The conversation on screen.
     pub transcript: Transcript,
+    /// The composer and its completion popups.
     pub input: PromptInput,
+    /// What the status line shows.
     pub status: StatusLine,
     /// The overlays above the base screen (popups, pickers, full-screen prompts).
     pub layers: Overlays,
+    /// The open session; `None` before one is open and while switching sessions.
     pub live: Option<Live>,
+    /// The open session's events, until the loop takes them to listen to.
     pub events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     /// Permission requests waiting behind the one on screen.
     pending_permissions: VecDeque<PermissionRequest>,
@@ -116,6 +125,7 @@ pub struct App {
 }
 
 impl App {
+    /// The app before its start sequence (trust prompt, opening the session) runs.
     pub fn new(launcher: Box<dyn Launcher + Send>, options: StartOptions, theme: Theme) -> Self {
         let history = options
             .history_path

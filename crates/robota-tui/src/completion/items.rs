@@ -23,6 +23,8 @@ pub struct CompletionItem {
 }
 
 impl CompletionItem {
+    /// An item with no hint, source or arguments. `label` is the command name without
+    /// the slash (or the argument value).
     pub fn new(label: impl Into<String>, description: impl Into<String>) -> Self {
         CompletionItem {
             label: label.into(),

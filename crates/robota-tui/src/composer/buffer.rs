@@ -11,7 +11,12 @@ pub enum Atom {
     /// One extended grapheme cluster; never contains a line break.
     Grapheme(Box<str>),
     /// A collapsed paste, shown as `label` and expanded on submit; deleted as one unit.
-    Paste { id: u32, label: Box<str> },
+    Paste {
+        /// Which paste this is; the composer keeps its text under this id.
+        id: u32,
+        /// The placeholder shown in its place (`[Pasted text #1 +12 lines]`).
+        label: Box<str>,
+    },
 }
 
 impl Atom {
@@ -33,6 +38,7 @@ impl Atom {
 /// A place in the text: logical line and atom index within it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct TextPosition {
+    /// The logical line, from 0.
     pub row: usize,
     pub(crate) col: usize,
 }
@@ -112,14 +118,17 @@ fn normalize(line: &mut Vec<Atom>, cursor: usize) -> usize {
 }
 
 impl TextBuffer {
+    /// The logical lines, each a run of atoms; there is always at least one.
     pub fn lines(&self) -> &[Vec<Atom>] {
         &self.lines
     }
 
+    /// Where the cursor is.
     pub fn cursor(&self) -> TextPosition {
         self.cursor
     }
 
+    /// Whether the buffer holds no text (one empty line).
     pub fn is_empty(&self) -> bool {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
@@ -160,6 +169,7 @@ impl TextBuffer {
         };
     }
 
+    /// The position after the last atom of the last line.
     pub fn end(&self) -> TextPosition {
         let row = self.lines.len() - 1;
         TextPosition {

@@ -22,8 +22,11 @@ const MAX_COUNT: usize = 9_999;
 /// The vim mode the composer is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VimMode {
+    /// Keys type text (the mode the composer starts in).
     Insert,
+    /// Keys are commands: motions, operators, counts.
     Normal,
+    /// `V`: whole lines are selected from the line it started on to the cursor's.
     VisualLine,
 }
 

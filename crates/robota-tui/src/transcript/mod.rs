@@ -58,6 +58,7 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// An empty transcript, following the end.
     pub fn new(theme: Theme) -> Self {
         Transcript {
             theme,
@@ -72,6 +73,7 @@ impl Transcript {
         }
     }
 
+    /// The theme cells are rendered with.
     pub fn theme(&self) -> &Theme {
         &self.theme
     }
@@ -81,14 +83,17 @@ impl Transcript {
         self.entries.len()
     }
 
+    /// Whether there are no cells.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// The cell at `index` (in push order), if any.
     pub fn cell(&self, index: usize) -> Option<&Cell> {
         self.entries.get(index).map(|e| &e.cell)
     }
 
+    /// The cells in order, oldest first.
     pub fn cells(&self) -> impl Iterator<Item = &Cell> {
         self.entries.iter().map(|e| &e.cell)
     }
@@ -170,6 +175,7 @@ impl Transcript {
         }
     }
 
+    /// Flips between collapsed and expanded (ctrl+o).
     pub fn toggle_expanded(&mut self) {
         self.set_expanded(!self.expanded);
     }
@@ -377,11 +383,14 @@ impl Transcript {
         self.total_height(width)
     }
 
+    /// Scrolls `lines` rows towards the top; following the end stops unless the view
+    /// still reaches it.
     pub fn scroll_up(&mut self, lines: usize) {
         let total = self.current_total();
         self.scroll.up(lines, total);
     }
 
+    /// Scrolls `lines` rows towards the end; reaching it follows new output again.
     pub fn scroll_down(&mut self, lines: usize) {
         let total = self.current_total();
         self.scroll.down(lines, total);
@@ -397,6 +406,7 @@ impl Transcript {
         self.scroll_down(page);
     }
 
+    /// Jumps to the first row (stops following the end); a no-op when everything fits.
     pub fn scroll_to_top(&mut self) {
         let total = self.current_total();
         self.scroll.scroll_to_top(total);
