@@ -1,6 +1,6 @@
 //! The composer: the multi-line prompt editor at the bottom of the screen. It owns the
 //! text (grapheme clusters, collapsed pastes), the editing keys, prompt history, the
-//! `!` shell mode and vim mode (`vim.rs`), and tells its owner what the user did through [`ComposerAction`]. It
+//! `!` shell mode and vim mode (`vim/`), and tells its owner what the user did through [`ComposerAction`]. It
 //! knows nothing of popups: [`Composer::completion_trigger`] says what is being typed
 //! (`/command`, `@file`) and [`Composer::complete_token`] writes the chosen completion.
 //!
