@@ -124,6 +124,7 @@ impl DiffView {
         }
     }
 
+    /// The path of the changed file, as the tool gave it.
     pub fn file_path(&self) -> &str {
         &self.file_path
     }

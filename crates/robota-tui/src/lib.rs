@@ -3,6 +3,8 @@
 //! and diffs, the composer with completion, the status line, the terminal guard, and the
 //! widgets the overlays share (`widgets`).
 
+#![deny(missing_docs)]
+
 pub mod app;
 pub mod completion;
 pub mod composer;

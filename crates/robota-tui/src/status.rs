@@ -20,14 +20,22 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 /// What the status line shows.
 #[derive(Debug, Clone, Default)]
 pub struct StatusLine {
+    /// The model name, as the session reports it.
     pub model: String,
+    /// The permission mode (Shift+Tab cycles it).
     pub mode: PermissionMode,
+    /// How full the context window is; `None` until the session reports it.
     pub context: Option<ContextState>,
+    /// Tokens used so far: input, output and cache reads and writes together; the
+    /// tokens-and-cost segment is hidden while 0.
     pub tokens: u64,
     /// `None` while no call was priced, or when a price is unknown.
     pub cost_usd: Option<f64>,
+    /// Set when the session could not price a call: shows "cost unknown" instead of a price.
     pub cost_unknown: bool,
+    /// The session's name, when it has one.
     pub session_name: Option<String>,
+    /// The git branch of the working directory, when known.
     pub git_branch: Option<String>,
     /// Set while a turn runs.
     pub busy_since: Option<Instant>,
@@ -35,6 +43,7 @@ pub struct StatusLine {
     pub retry: Option<String>,
     /// Background jobs still running.
     pub background_jobs: usize,
+    /// Whether to draw with colours (off under `NO_COLOR`).
     pub colors: bool,
 }
 
@@ -163,6 +172,8 @@ impl StatusLine {
         segments
     }
 
+    /// Draws the line into `area`, fitted to its width; `now` drives the spinner and
+    /// the elapsed time.
     pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant) {
         Paragraph::new(self.line_for_width(area.width, now)).render(area, buf);
     }

@@ -28,7 +28,7 @@ pub struct TerminalGuard {
 }
 
 impl TerminalGuard {
-    pub fn enter() -> io::Result<TerminalGuard> {
+    pub(crate) fn enter() -> io::Result<TerminalGuard> {
         install_panic_hook();
         enter_modes()?;
         Ok(TerminalGuard { _private: () })

@@ -22,17 +22,24 @@ const BEL: char = '\x07';
 /// Why `/copy` has nothing to copy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CopyError {
+    /// `/copy` before any answer arrived.
     #[error("there is no answer to copy yet")]
     NoAnswer,
+    /// `/copy 0`.
     #[error("code blocks are counted from 1")]
     BlockZero,
+    /// `/copy N` when the last answer has no code block.
     #[error("the last answer has no code blocks")]
     NoCodeBlocks,
+    /// `/copy N` past the last answer's code blocks.
     #[error(
         "the last answer has only {count} code block{}",
         if *count == 1 { "" } else { "s" }
     )]
-    TooFewBlocks { count: usize },
+    TooFewBlocks {
+        /// The code blocks the last answer has.
+        count: usize,
+    },
 }
 
 /// The text `/copy` copies: the whole `answer`, or its fenced code block `block` (from 1).
@@ -89,15 +96,17 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// What the environment offers for copying.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClipboardPlace {
-    pub tmux: bool,
+    pub(crate) tmux: bool,
     /// A remote shell: a clipboard tool here would fill the remote machine's clipboard.
     pub ssh: bool,
-    pub wayland: bool,
-    pub x11: bool,
-    pub macos: bool,
+    pub(crate) wayland: bool,
+    pub(crate) x11: bool,
+    pub(crate) macos: bool,
 }
 
 impl ClipboardPlace {
+    /// Reads the environment: `TMUX`, the `SSH_*` variables, `WAYLAND_DISPLAY`, `DISPLAY`,
+    /// and whether this is macOS.
     pub fn from_env() -> Self {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
         ClipboardPlace {
@@ -136,8 +145,10 @@ impl ClipboardPlace {
 /// the way, and the message for the user (a warning when nothing was copied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    pub terminal_bytes: Option<String>,
+    pub(crate) terminal_bytes: Option<String>,
+    /// What to tell the user: where the text went, or why it did not.
     pub message: String,
+    /// Whether the text reached a clipboard (else `message` is a warning).
     pub copied: bool,
 }
 

@@ -32,7 +32,7 @@ pub enum KeyOutcome {
 }
 
 impl App {
-    pub fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
         if key.kind == KeyEventKind::Release {
             return KeyOutcome::Nothing;
         }

@@ -24,14 +24,19 @@ pub enum OpenTarget {
 
 /// A started session and what the screen shows about it.
 pub struct OpenedSession {
+    /// The running session the app drives.
     pub session: InteractiveSession,
     /// The conversation so far (resumed sessions), rendered before anything else.
     pub history: Vec<Message>,
+    /// The model the session runs, for the status line and the welcome header.
     pub model: String,
     /// The provider type (`anthropic`, `openai`, …), for the welcome header.
     pub provider: String,
+    /// The permission mode it starts in.
     pub mode: PermissionMode,
+    /// The session's name, when it has one (shown in the status line).
     pub name: Option<String>,
+    /// The git branch of the working directory, when it is a repository.
     pub git_branch: Option<String>,
     /// The project directory "don't ask again" rules are saved under.
     pub project_dir: PathBuf,
@@ -59,14 +64,18 @@ pub enum LauncherError {
     /// Trust in the working directory could not be saved under `robota_home`.
     #[error("cannot save trust in {}: {source}", robota_home.display())]
     Trust {
+        /// The robota home directory the trust file lives in.
         robota_home: PathBuf,
+        /// The write that failed.
         #[source]
         source: std::io::Error,
     },
     /// A rule saved with "don't ask again" could not be recorded under `robota_home`.
     #[error("cannot record the rule in {}: {source}", robota_home.display())]
     RuleRecord {
+        /// The robota home directory the rule is recorded in.
         robota_home: PathBuf,
+        /// The write that failed.
         #[source]
         source: std::io::Error,
     },
@@ -82,10 +91,13 @@ pub enum LauncherError {
 /// A session of this directory, for the picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionEntry {
+    /// The session's id, which `OpenTarget::Resume` takes.
     pub id: String,
     /// Its name, or its first prompt.
     pub title: String,
+    /// When its log was last written.
     pub modified: SystemTime,
+    /// User and assistant messages in its log (shown as "turns").
     pub turns: usize,
     /// The git branch it began on, when known.
     pub git_branch: Option<String>,

@@ -131,38 +131,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
             scheduler.request(Instant::now());
         }
         let now = Instant::now();
-        let animating = app.is_busy() || app.transcript.has_running_tools();
-        if animating {
-            let at = *next_spin.get_or_insert(now + SPINNER_INTERVAL);
-            if at <= now {
-                app.transcript.tick();
-                next_spin = Some(now + SPINNER_INTERVAL);
-                scheduler.request(now);
-            } else {
-                scheduler.request_at(at);
-            }
-        } else {
-            next_spin = None;
-        }
-        if app.status.background_jobs > 0 {
-            // A background job may end any time: the status line looks again each second.
-            scheduler.request_at(now + std::time::Duration::from_secs(1));
-        }
-        if let Some(at) = app.status_command_start(now) {
-            if at <= now {
-                app.start_status_command();
-            } else {
-                scheduler.request_at(at);
-            }
-        }
-        if let Some(at) = app.hint_deadline() {
-            if at <= now {
-                app.expire_hint();
-                scheduler.request(now);
-            } else {
-                scheduler.request_at(at);
-            }
-        }
+        run_timers(&mut app, &mut scheduler, &mut next_spin, now);
         if scheduler.due(now) {
             draw(&mut terminal, &mut app)?;
             scheduler.drawn(Instant::now());
@@ -220,6 +189,55 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
         }
     }
 
+    Ok(leave(app, terminal, guard).await)
+}
+
+/// Runs what is due at `now` and asks `scheduler` for the next frame the timers want: the
+/// spinner of a busy turn or running tools, the status line's look at background jobs,
+/// the `statusLine` command, and the hint's expiry.
+fn run_timers(
+    app: &mut App,
+    scheduler: &mut FrameScheduler,
+    next_spin: &mut Option<Instant>,
+    now: Instant,
+) {
+    let animating = app.is_busy() || app.transcript.has_running_tools();
+    if animating {
+        let at = *next_spin.get_or_insert(now + SPINNER_INTERVAL);
+        if at <= now {
+            app.transcript.tick();
+            *next_spin = Some(now + SPINNER_INTERVAL);
+            scheduler.request(now);
+        } else {
+            scheduler.request_at(at);
+        }
+    } else {
+        *next_spin = None;
+    }
+    if app.status.background_jobs > 0 {
+        // A background job may end any time: the status line looks again each second.
+        scheduler.request_at(now + std::time::Duration::from_secs(1));
+    }
+    if let Some(at) = app.status_command_start(now) {
+        if at <= now {
+            app.start_status_command();
+        } else {
+            scheduler.request_at(at);
+        }
+    }
+    if let Some(at) = app.hint_deadline() {
+        if at <= now {
+            app.expire_hint();
+            scheduler.request(now);
+        } else {
+            scheduler.request_at(at);
+        }
+    }
+}
+
+/// Leaves after the loop: closes the session (for at most `CLOSE_TIMEOUT`), puts the
+/// terminal back, and says what to print.
+async fn leave(mut app: App, terminal: Term, guard: TerminalGuard) -> AppExit {
     let transcript = app.exit_transcript();
     let session_id = app.session_id();
     let had_turns = app
@@ -240,11 +258,11 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
             .filter(|_| had_turns)
             .map(|id| format!("Resume this session with: robota --resume {id}"))
     });
-    Ok(AppExit {
+    AppExit {
         transcript,
         message,
         failed,
-    })
+    }
 }
 
 /// The next message on `channel`; never, when there is none.

@@ -15,6 +15,7 @@ pub struct StartOptions {
     pub pick_session: bool,
     /// Where prompt history is kept (one file per project).
     pub history_path: Option<PathBuf>,
+    /// The working directory: the project the session opens in and `@` completes from.
     pub cwd: PathBuf,
     /// What is printed to the normal screen on leaving (setting `exitTranscript`).
     pub exit_transcript: ExitTranscript,
@@ -36,6 +37,7 @@ pub enum Notifications {
     Osc9,
     /// The terminal bell.
     Bell,
+    /// No notification.
     Off,
 }
 
@@ -79,6 +81,7 @@ pub enum ExitTranscript {
     LastAnswer,
     /// Every prompt and answer of the session.
     Conversation,
+    /// Nothing: the scrollback is left as it was before robota started.
     Nothing,
 }
 

@@ -124,10 +124,12 @@ impl std::fmt::Debug for Overlays {
 }
 
 impl Overlays {
+    /// Whether no overlay is shown.
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
     }
 
+    /// How many overlays are stacked.
     pub fn len(&self) -> usize {
         self.stack.len()
     }

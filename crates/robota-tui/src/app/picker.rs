@@ -37,8 +37,11 @@ pub struct PickerItem {
 /// Where the picker is after a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PickerOutcome {
+    /// Still choosing.
     Pending,
+    /// The chosen item's id.
     Chosen(String),
+    /// The user left with Esc or Ctrl+C.
     Cancelled,
 }
 
@@ -78,6 +81,7 @@ impl std::fmt::Debug for Picker {
 const DEFAULT_PAGE: usize = 10;
 
 impl Picker {
+    /// A picker titled `title` over `items`, in the order given, the first selected.
     pub fn new(title: impl Into<String>, items: Vec<PickerItem>, colors: bool) -> Self {
         let labels = items
             .iter()
@@ -315,8 +319,9 @@ pub enum PickerPurpose {
 /// A picker on screen, covering everything above the status line.
 #[derive(Debug)]
 pub struct PickerOverlay {
+    /// The picker itself.
     pub picker: Picker,
-    pub purpose: PickerPurpose,
+    pub(crate) purpose: PickerPurpose,
 }
 
 impl Overlay for PickerOverlay {

@@ -15,6 +15,7 @@ pub struct FrameScheduler {
 }
 
 impl FrameScheduler {
+    /// A scheduler that draws at most one frame per `min_interval`.
     pub fn new(min_interval: Duration) -> Self {
         FrameScheduler {
             min_interval,

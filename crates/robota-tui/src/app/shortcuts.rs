@@ -45,6 +45,7 @@ pub fn shortcuts_text() -> String {
 /// The sheet `?` opens.
 #[derive(Debug, Clone, Copy)]
 pub struct ShortcutSheet {
+    /// Whether to draw with colours (off under `NO_COLOR`).
     pub colors: bool,
 }
 

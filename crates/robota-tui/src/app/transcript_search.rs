@@ -16,6 +16,7 @@ use super::state::App;
 /// The search prompt shown in the composer's place.
 #[derive(Debug, Clone, Default)]
 pub struct SearchPrompt {
+    /// The text searched for, as typed.
     pub query: String,
     /// Still typing the query (before Enter).
     pub editing: bool,

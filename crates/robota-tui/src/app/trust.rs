@@ -20,8 +20,11 @@ use crate::wrap::WrapMode;
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrustOutcome {
+    /// Not answered yet.
     Pending,
+    /// Trust the folder: its project settings apply.
     Trust,
+    /// Do not trust it: the session runs without the held-back project settings.
     Decline,
 }
 
@@ -49,6 +52,8 @@ impl TrustPrompt {
         }
     }
 
+    /// Handles a key press: 1/y or 2/n answer directly, Up/Down move the selection, Enter
+    /// takes it, Esc and Ctrl+C decline.
     pub fn handle_key(&mut self, key: KeyEvent) -> TrustOutcome {
         if key.kind == KeyEventKind::Release {
             return TrustOutcome::Pending;

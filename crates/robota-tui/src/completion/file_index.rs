@@ -56,7 +56,7 @@ impl FileIndex {
         Self::build_with_limit(root, MAX_INDEXED_PATHS)
     }
 
-    pub fn build_with_limit(root: &Path, limit: usize) -> FileIndex {
+    pub(crate) fn build_with_limit(root: &Path, limit: usize) -> FileIndex {
         let (tx, rx) = mpsc::channel::<(String, bool)>();
         let full = Arc::new(AtomicBool::new(false));
         let count = Arc::new(AtomicU64::new(0));
@@ -137,14 +137,17 @@ impl FileIndex {
         }
     }
 
+    /// The directory the paths are relative to.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// How many paths (files and directories) it holds.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether it holds no path.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -154,6 +157,7 @@ impl FileIndex {
         self.truncated
     }
 
+    /// How long ago it was built.
     pub fn age(&self) -> Duration {
         self.built_at.elapsed()
     }
@@ -170,6 +174,7 @@ pub struct FileIndexer {
 }
 
 impl FileIndexer {
+    /// An indexer of `root` with no index yet; nothing is built until asked.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         FileIndexer {
             root: root.into(),

@@ -18,7 +18,7 @@ use super::list_view;
 pub const MAX_FILE_MATCHES: usize = 50;
 
 #[derive(Debug)]
-pub struct FilePopup {
+pub(crate) struct FilePopup {
     indexer: FileIndexer,
     search: FileSearch,
     matches: Vec<FileMatch>,
@@ -46,7 +46,7 @@ impl FilePopup {
         &self.indexer
     }
 
-    pub fn set_colors(&mut self, colors: bool) {
+    pub(crate) fn set_colors(&mut self, colors: bool) {
         self.colors = colors;
     }
 
@@ -77,19 +77,19 @@ impl FilePopup {
         self.indexing = false;
     }
 
-    pub fn select_next(&mut self) {
+    pub(crate) fn select_next(&mut self) {
         if !self.matches.is_empty() {
             self.selected = (self.selected + 1) % self.matches.len();
         }
     }
 
-    pub fn select_previous(&mut self) {
+    pub(crate) fn select_previous(&mut self) {
         if !self.matches.is_empty() {
             self.selected = (self.selected + self.matches.len() - 1) % self.matches.len();
         }
     }
 
-    pub fn selected(&self) -> Option<&FileMatch> {
+    pub(crate) fn selected(&self) -> Option<&FileMatch> {
         self.matches.get(self.selected)
     }
 

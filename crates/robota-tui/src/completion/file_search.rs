@@ -14,7 +14,7 @@ use super::items::{matcher_for, pattern};
 pub struct FileMatch {
     /// Relative to the project root; directories end with `/`.
     pub path: String,
-    pub is_dir: bool,
+    pub(crate) is_dir: bool,
     /// Grapheme-cluster indices of `path` that matched the query (for highlighting).
     pub matched: Vec<u32>,
 }

@@ -12,8 +12,8 @@ use robota_sdk::commands;
 /// One entry of a completion list: a command (label without the slash) or an argument.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompletionItem {
-    pub label: String,
-    pub description: String,
+    pub(crate) label: String,
+    pub(crate) description: String,
     /// Argument hint shown after the label (`[model id]`, `<name>`); empty when none.
     pub hint: String,
     /// Where the item comes from when not built in (`skill`, `plugin:x`), shown dimmed.
@@ -23,6 +23,8 @@ pub struct CompletionItem {
 }
 
 impl CompletionItem {
+    /// An item with no hint, source or arguments. `label` is the command name without
+    /// the slash (or the argument value).
     pub fn new(label: impl Into<String>, description: impl Into<String>) -> Self {
         CompletionItem {
             label: label.into(),
@@ -31,17 +33,17 @@ impl CompletionItem {
         }
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = hint.into();
         self
     }
 
-    pub fn with_source(mut self, source: impl Into<String>) -> Self {
+    pub(crate) fn with_source(mut self, source: impl Into<String>) -> Self {
         self.source = Some(source.into());
         self
     }
 
-    pub fn with_arguments(mut self, arguments: Vec<CompletionItem>) -> Self {
+    pub(crate) fn with_arguments(mut self, arguments: Vec<CompletionItem>) -> Self {
         self.arguments = arguments;
         self
     }

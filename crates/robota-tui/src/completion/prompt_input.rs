@@ -33,6 +33,8 @@ enum Popup {
     File,
 }
 
+/// The composer with its completion: the `/command` and `@file` popups open above
+/// it as the typed text calls for them, and take the keys that move and accept a choice.
 #[derive(Debug)]
 pub struct PromptInput {
     composer: Composer,
@@ -65,10 +67,12 @@ impl PromptInput {
         }
     }
 
+    /// The composer under the popups.
     pub fn composer(&self) -> &Composer {
         &self.composer
     }
 
+    /// The composer under the popups, to change.
     pub fn composer_mut(&mut self) -> &mut Composer {
         &mut self.composer
     }
@@ -86,6 +90,7 @@ impl PromptInput {
         self.files.set_colors(colors);
     }
 
+    /// Whether a completion popup is showing.
     pub fn popup_open(&self) -> bool {
         self.open.is_some()
     }
@@ -96,6 +101,8 @@ impl PromptInput {
         self.files.indexer()
     }
 
+    /// Handles a key: an open popup takes Up/Down (Ctrl+P/N), Tab, Enter and Esc first;
+    /// the rest go to the composer, after which the popups follow the new text.
     pub fn handle_key(&mut self, key: KeyEvent) -> InputAction {
         if key.kind == KeyEventKind::Release {
             return InputAction::Ignored;

@@ -23,13 +23,19 @@ enum Level {
 /// What the selected row stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlashChoice<'a> {
+    /// A command, selected while its name is being typed.
     Command(&'a CompletionItem),
+    /// An argument value of a command, offered once the command name and a space are typed.
     Argument {
+        /// The command being given the argument.
         command: &'a CompletionItem,
+        /// The argument value selected.
         value: &'a CompletionItem,
     },
 }
 
+/// The `/command` completion popup: the commands (or a command's arguments) matching
+/// what is typed, ranked, with one selected.
 pub struct SlashPopup {
     commands: Vec<CompletionItem>,
     level: Level,
@@ -51,6 +57,7 @@ impl std::fmt::Debug for SlashPopup {
 }
 
 impl SlashPopup {
+    /// A hidden popup offering `commands`.
     pub fn new(commands: Vec<CompletionItem>) -> Self {
         SlashPopup {
             commands,
@@ -70,15 +77,17 @@ impl SlashPopup {
         self.selected = 0;
     }
 
+    /// The commands offered, in the order given.
     pub fn commands(&self) -> &[CompletionItem] {
         &self.commands
     }
 
+    /// The offered command whose label is `name` (without the `/`).
     pub fn find(&self, name: &str) -> Option<&CompletionItem> {
         self.commands.iter().find(|c| c.label == name)
     }
 
-    pub fn set_colors(&mut self, colors: bool) {
+    pub(crate) fn set_colors(&mut self, colors: bool) {
         self.colors = colors;
     }
 
@@ -118,6 +127,7 @@ impl SlashPopup {
         false
     }
 
+    /// Whether nothing is shown (no match, or not updated since it was hidden).
     pub fn is_empty(&self) -> bool {
         self.shown.is_empty()
     }
@@ -136,7 +146,7 @@ impl SlashPopup {
         }
     }
 
-    pub fn choice(&self) -> Option<SlashChoice<'_>> {
+    pub(crate) fn choice(&self) -> Option<SlashChoice<'_>> {
         let index = *self.shown.get(self.selected)?;
         Some(match self.level {
             Level::Commands => SlashChoice::Command(&self.commands[index]),
@@ -152,6 +162,7 @@ impl SlashPopup {
         list_view::height(self.shown.len())
     }
 
+    /// Draws the popup's bordered list into `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let items = self.level_items();
         let prefix = match self.level {

@@ -11,11 +11,16 @@ pub enum Atom {
     /// One extended grapheme cluster; never contains a line break.
     Grapheme(Box<str>),
     /// A collapsed paste, shown as `label` and expanded on submit; deleted as one unit.
-    Paste { id: u32, label: Box<str> },
+    Paste {
+        /// Which paste this is; the composer keeps its text under this id.
+        id: u32,
+        /// The placeholder shown in its place (`[Pasted text #1 +12 lines]`).
+        label: Box<str>,
+    },
 }
 
 impl Atom {
-    pub fn is_whitespace(&self) -> bool {
+    pub(crate) fn is_whitespace(&self) -> bool {
         matches!(self, Atom::Grapheme(g) if g.chars().next().is_some_and(char::is_whitespace))
     }
 
@@ -33,8 +38,9 @@ impl Atom {
 /// A place in the text: logical line and atom index within it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct TextPosition {
+    /// The logical line, from 0.
     pub row: usize,
-    pub col: usize,
+    pub(crate) col: usize,
 }
 
 /// Lines of atoms (never empty) and the cursor.
@@ -112,14 +118,17 @@ fn normalize(line: &mut Vec<Atom>, cursor: usize) -> usize {
 }
 
 impl TextBuffer {
+    /// The logical lines, each a run of atoms; there is always at least one.
     pub fn lines(&self) -> &[Vec<Atom>] {
         &self.lines
     }
 
+    /// Where the cursor is.
     pub fn cursor(&self) -> TextPosition {
         self.cursor
     }
 
+    /// Whether the buffer holds no text (one empty line).
     pub fn is_empty(&self) -> bool {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
@@ -160,6 +169,7 @@ impl TextBuffer {
         };
     }
 
+    /// The position after the last atom of the last line.
     pub fn end(&self) -> TextPosition {
         let row = self.lines.len() - 1;
         TextPosition {
@@ -200,7 +210,7 @@ impl TextBuffer {
         self.insert_lines(lines);
     }
 
-    pub fn insert_paste(&mut self, id: u32, label: &str) {
+    pub(crate) fn insert_paste(&mut self, id: u32, label: &str) {
         self.insert_lines(vec![vec![Atom::Paste {
             id,
             label: label.into(),
@@ -274,13 +284,13 @@ impl TextBuffer {
         self.lines[pos.row].get(pos.col)
     }
 
-    pub fn move_left(&mut self) {
+    pub(crate) fn move_left(&mut self) {
         if let Some(p) = self.prev(self.cursor) {
             self.cursor = p;
         }
     }
 
-    pub fn move_right(&mut self) {
+    pub(crate) fn move_right(&mut self) {
         if let Some(p) = self.next(self.cursor) {
             self.cursor = p;
         }
@@ -291,11 +301,11 @@ impl TextBuffer {
         self.cursor.col = self.cursor.col.saturating_sub(1);
     }
 
-    pub fn line_start(&mut self) {
+    pub(crate) fn line_start(&mut self) {
         self.cursor.col = 0;
     }
 
-    pub fn line_end(&mut self) {
+    pub(crate) fn line_end(&mut self) {
         self.cursor.col = self.lines[self.cursor.row].len();
     }
 

@@ -16,13 +16,18 @@ use robota_core::message::ImageSource;
 /// Entries kept in memory and, after compaction, on disk.
 pub const HISTORY_LIMIT: usize = 1_000;
 
+/// Why the history file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
+    /// Reading, appending to or rewriting the file at `path` failed.
     #[error("prompt history {path}: {source}")]
     Io {
+        /// The history file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// An entry could not be encoded as JSON.
     #[error("prompt history entry: {0}")]
     Encode(#[from] serde_json::Error),
 }
@@ -31,9 +36,10 @@ pub enum HistoryError {
 /// pastes so recalling it restores the placeholders. Shell commands start with `!`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {
+    /// The prompt's text as shown, with paste placeholders in place of their contents.
     pub display: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub pastes: BTreeMap<u32, String>,
+    pub(crate) pastes: BTreeMap<u32, String>,
     /// The attached images by placeholder id, with their labels: kept for this run only
     /// (they are the conversation's, and too big for the history file), so a prompt
     /// recalled after a restart has its `[Image #N]` labels as plain text.
@@ -45,6 +51,7 @@ pub struct HistoryEntry {
 }
 
 impl HistoryEntry {
+    /// An entry stamped with the current time, with no images.
     pub fn new(display: impl Into<String>, pastes: BTreeMap<u32, String>) -> Self {
         let timestamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -114,10 +121,12 @@ impl PromptHistory {
         })
     }
 
+    /// Entries held (at most [`HISTORY_LIMIT`]).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no prompt has been recorded.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -7,28 +7,45 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 /// An editing command of the composer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditCommand {
+    /// A typed character.
     Insert(char),
     /// Enter: submit, or a newline when the cursor follows a `\`.
     Enter,
     /// Shift+Enter, Alt+Enter, Ctrl+J.
     Newline,
+    /// Backspace, Ctrl+H: deletes the character (or collapsed paste) before the cursor.
     Backspace,
     /// Delete, and Ctrl+D (which the app takes instead when the composer is empty).
     DeleteForward,
+    /// Left, Ctrl+B: one character left.
     Left,
+    /// Right, Ctrl+F: one character right.
     Right,
+    /// Up, Ctrl+P: one row up, or the previous history entry from the first row.
     Up,
+    /// Down, Ctrl+N: one row down, or the next history entry from the last row.
     Down,
+    /// Ctrl/Alt+Left, Alt+B: to the previous word boundary.
     WordLeft,
+    /// Ctrl/Alt+Right, Alt+F: to the next word boundary.
     WordRight,
+    /// Home, Ctrl+A: to the start of the line.
     LineStart,
+    /// End, Ctrl+E: to the end of the line.
     LineEnd,
+    /// Ctrl+Home: to the start of the buffer.
     BufferStart,
+    /// Ctrl+End: to the end of the buffer.
     BufferEnd,
+    /// Ctrl+W, Ctrl/Alt+Backspace: deletes the word before the cursor, keeping it for `Yank`.
     DeleteWordBack,
+    /// Alt+D, Ctrl/Alt+Delete: deletes the word after the cursor, keeping it for `Yank`.
     DeleteWordForward,
+    /// Ctrl+U: deletes to the start of the line, keeping it for `Yank`.
     KillToLineStart,
+    /// Ctrl+K: deletes to the end of the line, keeping it for `Yank`.
     KillToLineEnd,
+    /// Ctrl+Y: inserts the text the last deletion that kept it removed.
     Yank,
 }
 

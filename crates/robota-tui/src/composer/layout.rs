@@ -23,9 +23,13 @@ pub fn atom_width(atom: &Atom) -> usize {
 /// One visual row: atoms `start..end` of logical line `line`, `width` cells wide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VisualRow {
+    /// The logical line the row belongs to.
     pub line: usize,
+    /// The first atom on the row.
     pub start: usize,
+    /// One past the last atom on the row.
     pub end: usize,
+    /// Display cells the row's atoms take.
     pub width: usize,
 }
 

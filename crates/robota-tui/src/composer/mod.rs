@@ -1,6 +1,6 @@
 //! The composer: the multi-line prompt editor at the bottom of the screen. It owns the
 //! text (grapheme clusters, collapsed pastes), the editing keys, prompt history, the
-//! `!` shell mode and vim mode (`vim.rs`), and tells its owner what the user did through [`ComposerAction`]. It
+//! `!` shell mode and vim mode (`vim/`), and tells its owner what the user did through [`ComposerAction`]. It
 //! knows nothing of popups: [`Composer::completion_trigger`] says what is being typed
 //! (`/command`, `@file`) and [`Composer::complete_token`] writes the chosen completion.
 //!
@@ -45,12 +45,23 @@ pub enum ComposerAction {
 /// What the text before the cursor asks to complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionTrigger {
-    /// `/query` at the start of the prompt (the text after the slash, up to the cursor).
-    Command { query: String },
+    /// `/query` at the start of the prompt.
+    Command {
+        /// The text after the slash, up to the cursor.
+        query: String,
+    },
     /// `/command query`: the argument being typed.
-    Argument { command: String, query: String },
+    Argument {
+        /// The command, without the slash.
+        command: String,
+        /// The argument typed so far, up to the cursor.
+        query: String,
+    },
     /// `@query` starting a word: a file path being typed.
-    File { query: String },
+    File {
+        /// The path typed after the `@`, up to the cursor.
+        query: String,
+    },
 }
 
 /// The text typed before history was walked, put back when walking past the newest.
@@ -119,6 +130,7 @@ impl Composer {
         self.colors = colors;
     }
 
+    /// Replaces the dimmed hint shown while the composer is empty (default [`DEFAULT_HINT`]).
     pub fn set_hint(&mut self, hint: impl Into<String>) {
         self.hint = hint.into();
     }
@@ -129,6 +141,7 @@ impl Composer {
         self.width = width;
     }
 
+    /// Whether the composer holds no text.
     pub fn is_empty(&self) -> bool {
         self.buffer.is_empty()
     }
@@ -138,6 +151,7 @@ impl Composer {
         self.shell
     }
 
+    /// The prompts submitted before, for Up/Down and Ctrl+R.
     pub fn history(&self) -> &PromptHistory {
         &self.history
     }

@@ -61,6 +61,8 @@ impl Composer {
         if self.colors { style.fg(color) } else { style }
     }
 
+    /// Draws the prompt marker and the text (or the hint when empty) into `area`, scrolled
+    /// so the cursor's row is visible.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let area = area.intersection(buf.area);
         if area.is_empty() {

@@ -1,7 +1,7 @@
 //! Where vim's motions and text objects go in the composer's text: `h j k l w b e 0 ^ $
 //! gg G f F t T ; ,` with a count, each with the way an operator takes its range
 //! (exclusive, inclusive, whole lines), and `iw`/`aw`. Pure functions of the lines and a
-//! position; the commands that use them are in `vim.rs`.
+//! position; the commands that use them are in `vim/`.
 
 use super::buffer::{Atom, TextPosition};
 

@@ -1,7 +1,8 @@
 //! Syntax highlighting of code blocks with syntect, mapped onto the terminal's ANSI
 //! palette. The syntax set is loaded once, lazily and off the first-frame path: the first
 //! code block asks for it on a background thread and renders plain until it is ready (the
-//! app may also start the load early with [`preload`] and get a callback to redraw).
+//! app may also start the load early with [`request`] and get a callback to redraw,
+//! [`set_ready_hook`]).
 //! Highlighting is incremental, one line at a time, so a streaming code block costs its
 //! length once; past a size limit the rest of a block stays plain. The loader thread also
 //! warms the common languages up (syntect compiles its regexes on first use, ~20 ms each).

@@ -85,6 +85,7 @@ pub struct StreamingMarkdown {
 }
 
 impl StreamingMarkdown {
+    /// An empty document drawn with `theme`.
     pub fn new(theme: Theme) -> Self {
         StreamingMarkdown {
             theme,
@@ -161,6 +162,7 @@ impl StreamingMarkdown {
         &self.source
     }
 
+    /// Whether no text was pushed yet.
     pub fn is_empty(&self) -> bool {
         self.source.is_empty()
     }

@@ -24,8 +24,11 @@ pub const SHELL_PREVIEW_LINES: usize = 20;
 /// What a notice is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeKind {
+    /// General information.
     Info,
+    /// Something the user should know but that did not stop the turn.
     Warning,
+    /// Something failed.
     Error,
     /// A provider call is being retried.
     Retry,
@@ -33,6 +36,7 @@ pub enum NoticeKind {
 
 /// Thinking text: collapsed to one line unless the transcript is expanded.
 pub struct ThinkingCell {
+    /// The thinking text so far, rendered as markdown.
     pub markdown: StreamingMarkdown,
     /// The thinking block is complete.
     pub done: bool,
@@ -40,31 +44,45 @@ pub struct ThinkingCell {
 
 /// One entry of the transcript.
 pub enum Cell {
+    /// A prompt the user sent, as typed.
     UserPrompt(String),
+    /// The model's answer, streamed in as markdown.
     Assistant(StreamingMarkdown),
+    /// The model's thinking for this turn.
     Thinking(ThinkingCell),
+    /// A tool call and, once it ends, its result.
     ToolCall(ToolCallCell),
     /// A file diff on its own (tool diffs live inside their `ToolCall`).
     Diff(DiffView),
+    /// A one-line message from the app or the session (see `NoticeKind`).
     Notice {
+        /// What the notice is about; picks its colour.
         kind: NoticeKind,
+        /// The message itself.
         text: String,
     },
     /// A slash command and what it printed.
     CommandOutput {
+        /// The command without its `/`, as typed.
         command: String,
+        /// What the command printed.
         output: String,
     },
     /// A `!command` the user ran and its output (a non-zero exit code is shown).
     Shell {
+        /// The command as typed, without the `!`.
         command: String,
+        /// What it printed.
         output: String,
+        /// Its exit code; `None` when not known (a replayed session, a cancelled command).
         exit_code: Option<i32>,
     },
     /// A `!command` still running, with the last lines it printed (replaced by `Shell`
     /// when it ends).
     ShellRunning {
+        /// The command as typed, without the `!`.
         command: String,
+        /// The last lines it printed, oldest first.
         tail: Vec<String>,
     },
     /// The turn was interrupted by the user.
@@ -78,8 +96,11 @@ pub enum Cell {
 /// What the welcome header shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Welcome {
+    /// The model the session runs.
     pub model: String,
+    /// The provider type (`anthropic`, `openai`, …).
     pub provider: String,
+    /// The project directory, as displayed.
     pub cwd: String,
 }
 

@@ -58,6 +58,7 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// An empty transcript, following the end.
     pub fn new(theme: Theme) -> Self {
         Transcript {
             theme,
@@ -72,6 +73,7 @@ impl Transcript {
         }
     }
 
+    /// The theme cells are rendered with.
     pub fn theme(&self) -> &Theme {
         &self.theme
     }
@@ -81,14 +83,17 @@ impl Transcript {
         self.entries.len()
     }
 
+    /// Whether there are no cells.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// The cell at `index` (in push order), if any.
     pub fn cell(&self, index: usize) -> Option<&Cell> {
         self.entries.get(index).map(|e| &e.cell)
     }
 
+    /// The cells in order, oldest first.
     pub fn cells(&self) -> impl Iterator<Item = &Cell> {
         self.entries.iter().map(|e| &e.cell)
     }
@@ -163,13 +168,14 @@ impl Transcript {
         self.expanded
     }
 
-    pub fn set_expanded(&mut self, expanded: bool) {
+    pub(crate) fn set_expanded(&mut self, expanded: bool) {
         if self.expanded != expanded {
             self.expanded = expanded;
             self.index.touch(0);
         }
     }
 
+    /// Flips between collapsed and expanded (ctrl+o).
     pub fn toggle_expanded(&mut self) {
         self.set_expanded(!self.expanded);
     }
@@ -377,26 +383,30 @@ impl Transcript {
         self.total_height(width)
     }
 
+    /// Scrolls `lines` rows towards the top; following the end stops unless the view
+    /// still reaches it.
     pub fn scroll_up(&mut self, lines: usize) {
         let total = self.current_total();
         self.scroll.up(lines, total);
     }
 
+    /// Scrolls `lines` rows towards the end; reaching it follows new output again.
     pub fn scroll_down(&mut self, lines: usize) {
         let total = self.current_total();
         self.scroll.down(lines, total);
     }
 
-    pub fn page_up(&mut self) {
+    pub(crate) fn page_up(&mut self) {
         let page = self.scroll.page();
         self.scroll_up(page);
     }
 
-    pub fn page_down(&mut self) {
+    pub(crate) fn page_down(&mut self) {
         let page = self.scroll.page();
         self.scroll_down(page);
     }
 
+    /// Jumps to the first row (stops following the end); a no-op when everything fits.
     pub fn scroll_to_top(&mut self) {
         let total = self.current_total();
         self.scroll.scroll_to_top(total);

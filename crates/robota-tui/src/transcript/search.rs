@@ -13,8 +13,11 @@ use super::Transcript;
 /// One match: its row and its columns (display cells) within the row, gutter included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SearchMatch {
+    /// The row of the transcript as drawn at the current width, from its top.
     pub row: usize,
+    /// The first display column of the match.
     pub x: usize,
+    /// Display columns the match takes.
     pub width: usize,
 }
 

@@ -25,32 +25,43 @@ const SUMMARY_CHARS: usize = 200;
 pub enum ToolStatus {
     /// The model is still streaming its input.
     Pending,
+    /// Its input is complete and the tool is executing.
     Running,
+    /// It finished without error.
     Ok,
+    /// It failed, or the turn ended before it finished.
     Error,
+    /// The permission check refused it.
     Denied,
 }
 
 /// What a finished tool call shows under its header.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolResultView {
+    /// Nothing yet: the call has not finished.
     None,
     /// Output text (preview: first lines).
     Text(String),
     /// A file change.
     Diff(DiffView),
+    /// A todo list (the `TodoWrite` tool), drawn as a checklist.
     Todos(Vec<TodoItem>),
 }
 
 /// One tool call and its outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallCell {
+    /// The provider's id of the call, which matches its result to it.
     pub id: String,
+    /// The tool's name (`Bash`, `Read`, …).
     pub name: String,
     /// The argument that says what the call does (command, path, pattern, URL…).
     pub summary: String,
+    /// Where the call is; picks its gutter symbol and colour.
     pub status: ToolStatus,
+    /// What it shows under its header once finished.
     pub result: ToolResultView,
+    /// How long it ran; `None` until it finishes, and for denied calls.
     pub duration: Option<Duration>,
     /// What a subagent run by this call (an `Agent` call) is doing.
     pub subagent: Option<SubagentActivity>,
@@ -137,6 +148,7 @@ fn elapsed_label(elapsed: Duration) -> String {
 }
 
 impl ToolCallCell {
+    /// A pending call with no summary or result yet.
     pub fn new(id: &str, name: &str) -> Self {
         ToolCallCell {
             id: id.to_string(),

@@ -132,10 +132,13 @@ impl Overlay for PermissionOverlay {
 /// What the user chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionChoice {
+    /// Yes, this once.
     Allow,
     /// Yes, and switch to this mode (a plan approved "with auto-accepted edits").
     AllowWithMode(robota_core::permission::PermissionMode),
+    /// Yes, and save the suggested rule so the tool is not asked about again.
     AllowAlways,
+    /// No, with what the user typed for robota to do instead (`None` when nothing was typed).
     Deny(Option<String>),
     /// Esc or Ctrl+C: no, and stop the turn (as Claude Code).
     DenyAndStop,
@@ -152,15 +155,19 @@ enum Answer {
 /// The popup's state.
 #[derive(Debug, Clone)]
 pub struct PermissionPopup {
+    /// The tool asking (its name is the popup's title).
     pub tool: String,
     /// One-line summary: the command, the path, or the arguments.
     pub summary: String,
     /// Preview lines (a diff for Edit/Write), already styled.
     pub preview: Vec<Line<'static>>,
+    /// The rule "don't ask again" saves (`Bash(npm test)`); empty when there is none to
+    /// offer, and then that answer is not shown.
     pub rule: String,
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// `Some` while the user types feedback for "No".
     pub feedback: Option<String>,
+    /// Whether to draw with colours (off under `NO_COLOR`).
     pub colors: bool,
     /// An Edit's or Write's diff, fitted to the room at each draw (`preview` holds it
     /// rendered in full).
@@ -177,6 +184,8 @@ pub struct PermissionPopup {
 const MIN_PREVIEW_ROWS: usize = 4;
 
 impl PermissionPopup {
+    /// A popup for `tool` with the first answer selected; `preview` is drawn under the
+    /// summary as given.
     pub fn new(
         tool: &str,
         summary: String,
@@ -323,7 +332,7 @@ impl PermissionPopup {
     }
 
     /// Height the popup wants when it is `width` columns wide (it may get less): the
-    /// preview's first [`PREVIEW_LINES`] rows, or all of them when expanded.
+    /// preview's first `PREVIEW_LINES` rows, or all of them when expanded.
     pub fn height(&self, width: u16) -> u16 {
         let inner = usize::from(width.saturating_sub(2));
         let cap = if self.expanded {
@@ -477,6 +486,7 @@ impl PermissionPopup {
         rows.split_off(cut)
     }
 
+    /// Draws the framed popup into `area`, scrolling the preview when it does not fit.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let frame = FramedBox {
             title: &self.tool,

@@ -23,9 +23,13 @@ pub const DEFAULT_LOCAL_BASE_URL: &str = "http://127.0.0.1:8080/v1";
 /// The providers the setup offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetupProvider {
+    /// Anthropic's API (Claude models).
     Anthropic,
+    /// OpenAI's API.
     OpenAi,
+    /// Google's Gemini API.
     Google,
+    /// A local or self-hosted server speaking OpenAI's API, at an address the user types.
     OpenAiCompatible,
 }
 
@@ -56,7 +60,7 @@ impl SetupProvider {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             SetupProvider::Anthropic => "Anthropic",
             SetupProvider::OpenAi => "OpenAI",
@@ -89,10 +93,13 @@ impl SetupProvider {
 /// What the user set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupChoice {
+    /// The provider picked.
     pub provider: SetupProvider,
     /// A literal key, or `$ENV:NAME`.
     pub api_key: Option<String>,
+    /// The server's address; set only for `SetupProvider::OpenAiCompatible`.
     pub base_url: Option<String>,
+    /// The model picked.
     pub model: String,
 }
 
@@ -112,8 +119,11 @@ impl SetupChoice {
 /// Where the screen is after a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetupOutcome {
+    /// Still in progress.
     Pending,
+    /// The user finished: here is what to save.
     Done(SetupChoice),
+    /// The user left (Esc on the first step, or Ctrl+C).
     Cancelled,
 }
 
@@ -167,6 +177,7 @@ enum CredentialError {
 }
 
 impl SetupScreen {
+    /// The screen at its first step (the provider list); `colors` off draws it without colour.
     pub fn new(colors: bool) -> Self {
         SetupScreen {
             step: Step::Provider,
