@@ -23,6 +23,8 @@
 //! the `robota` binary (its one public item is `cli::main`); `tui` only for the crate's
 //! own tests and benches: both are hidden from the documentation.
 
+#![deny(missing_docs)]
+
 #[doc(hidden)]
 pub mod cli;
 pub use robota_core as core;

@@ -273,7 +273,7 @@ impl PermissionPolicy {
 
     /// The existing files and directories the `family` deny rules (Read or Edit) name,
     /// found by walking the working directories and each absolute rule's literal base
-    /// (at most [`DENIED_PATH_WALK_LIMIT`] entries each; a denied directory is not
+    /// (at most 20,000 entries each, `DENIED_PATH_WALK_LIMIT`; a denied directory is not
     /// entered). Symlinks are not followed; their targets are matched by the rules as
     /// the file tools would see them.
     pub fn denied_paths(&self, cwd: &Path, family: PathFamily) -> Vec<PathBuf> {
