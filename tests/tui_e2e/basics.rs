@@ -173,6 +173,48 @@ fn copy_uses_the_local_clipboard_tool_when_there_is_one_and_says_so() {
 }
 
 #[test]
+fn export_without_a_file_puts_the_whole_session_on_the_clipboard_and_writes_nothing() {
+    let project = project();
+    let copied = project.user_home.join("copied.txt");
+    let (_, path) = crate::stand_in_program(
+        &project,
+        "xclip",
+        &format!("#!/bin/sh\ncat > {}\n", copied.display()),
+    );
+    let server = MockServer::start(vec![text_turn("The answer is 42.")]);
+    let mut pty = start_with(&project, &server, &[], |cmd| {
+        cmd.env("PATH", &path);
+        cmd.env("DISPLAY", ":99");
+    });
+    pty.wait_for_text("Ask anything");
+    let before: Vec<_> = std::fs::read_dir(&project.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    pty.type_text("what is the answer");
+    pty.send(b"\r");
+    crate::wait_for_answer(&pty, "The answer is 42.");
+    pty.type_text("/export");
+    pty.send(b"\r");
+    pty.wait_for_text("with xclip");
+    let text = std::fs::read_to_string(&copied).unwrap();
+    assert!(text.contains("## You\n\nwhat is the answer"), "{text}");
+    assert!(text.contains("## robota\n\nThe answer is 42."), "{text}");
+    assert!(
+        !pty.contents().contains("## You"),
+        "the transcript was not meant for the screen"
+    );
+    let after: Vec<_> = std::fs::read_dir(&project.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(before, after, "/export wrote a file unasked");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
 fn copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     let project = project();
     let server = MockServer::start(vec![text_turn("Run this:\n\n```sh\ncargo test\n```\n")]);

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use robota_sdk::commands::Submission;
 use robota_sdk::{PermissionAnswer, PermissionRequest, SessionEvent, SessionState};
 
 use super::App;
@@ -24,8 +25,14 @@ impl App {
             output.push_str("\n\n");
             output.push_str(&crate::app::shortcuts::shortcuts_text());
         }
-        if let SessionEvent::SubmissionStarted { id, .. } = &event {
+        if let SessionEvent::SubmissionStarted { id, submission } = &event {
             self.queued_images.retain(|(queued, _)| queued != id);
+            if let Submission::Command { spec, args } = submission
+                && spec.name == "export"
+                && args.trim().is_empty()
+            {
+                self.exporting = Some(*id);
+            }
         }
         match event {
             SessionEvent::PermissionRequest(request) => {
@@ -57,6 +64,11 @@ impl App {
                     None => Vec::new(),
                 };
                 self.input.composer_mut().take_back(&dropped.text, images);
+            }
+            SessionEvent::CommandOutput { id, output, .. } if self.exporting == Some(id) => {
+                self.exporting = None;
+                self.start_copy(output);
+                return;
             }
             SessionEvent::CommandOutput { ref command, .. } if command == "clear" => {
                 self.transcript.clear();

@@ -81,6 +81,8 @@ pub struct App {
     session_state: Option<SessionState>,
     /// The running prompt's submission, whose result is the answer `/copy` takes.
     running_prompt: Option<SubmissionId>,
+    /// A `/export` with no file: its transcript goes to the clipboard, not the screen.
+    exporting: Option<SubmissionId>,
     /// The images of prompts with images that wait in the queue, so a prompt taken back
     /// comes back with them.
     queued_images: Vec<(SubmissionId, Vec<ImageSource>)>,
@@ -152,6 +154,7 @@ impl App {
             stopped_permissions: Vec::new(),
             session_state: None,
             running_prompt: None,
+            exporting: None,
             queued_images: Vec::new(),
             last_answer: String::new(),
             ctrl_c_at: None,
