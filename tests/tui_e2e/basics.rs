@@ -435,3 +435,35 @@ fn exit_cleanly_after_clearing(pty: &mut crate::support::pty::PtySession) {
     pty.wait_for_text("Ask anything");
     exit_cleanly(pty);
 }
+
+#[test]
+fn commands_show_the_line_that_was_typed_with_its_arguments() {
+    let project = project();
+    let commands = project.user_home.join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(commands.join("greet.md"), "Greet $ARGUMENTS warmly.\n").unwrap();
+    let server = MockServer::start(vec![text_turn("안녕하세요, 민수!")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("/greet 민수");
+    pty.send(b"\r");
+    crate::wait_for_answer(&pty, "안녕하세요, 민수!");
+    let screen = pty.contents();
+    let echo = screen
+        .find("> /greet 민수")
+        .expect("the custom command's line is shown");
+    let answer = screen.find("안녕하세요, 민수!").unwrap();
+    assert!(echo < answer, "{screen}");
+    assert!(last_user_text(&server, 1).contains("Greet 민수 warmly."));
+    pty.type_text("/mode plan");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("Permission mode set to plan.");
+    let heading = screen
+        .find("/mode plan")
+        .expect("the heading keeps the argument");
+    assert!(
+        heading < screen.find("Permission mode set to plan.").unwrap(),
+        "{screen}"
+    );
+    exit_cleanly(&mut pty);
+}

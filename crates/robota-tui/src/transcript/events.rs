@@ -37,6 +37,8 @@ pub(crate) struct EventState {
     compacting: Option<usize>,
     /// Running `!commands` → their cell.
     shells: HashMap<SubmissionId, usize>,
+    /// Running commands → what was typed (without the `/`), the heading of their output.
+    typed: HashMap<SubmissionId, String>,
 }
 
 impl EventState {
@@ -145,7 +147,19 @@ impl Transcript {
                 submission: Submission::Shell(command),
             } => self.shell_started(*id, command),
             SessionEvent::ShellOutputTail { id, lines } => self.shell_output_tail(*id, lines),
-            // A command started: it adds its own output cell.
+            // A command that runs a turn shows its line as the prompt; another adds its
+            // output cell under what was typed.
+            SessionEvent::SubmissionStarted { id, submission }
+                if let Some(typed) = typed_command(submission) =>
+            {
+                self.events.side.push(*id);
+                if runs_a_turn(submission) {
+                    self.close_streams();
+                    self.push(Cell::UserPrompt(format!("/{typed}")));
+                } else {
+                    self.events.typed.insert(*id, typed);
+                }
+            }
             SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
             // A command or `!command` ended: only a failure adds something.
             SessionEvent::SubmissionEnded { id, outcome } if self.events.side.contains(id) => {
@@ -153,10 +167,13 @@ impl Transcript {
             }
             SessionEvent::SubmissionEnded { outcome, .. } => self.turn_complete(&outcome.end),
             SessionEvent::CommandOutput {
-                command, output, ..
+                id,
+                command,
+                output,
             } => {
+                let command = self.events.typed.remove(id).unwrap_or_else(|| command.clone());
                 self.push(Cell::CommandOutput {
-                    command: command.clone(),
+                    command,
                     output: output.clone(),
                 });
             }
@@ -295,6 +312,7 @@ impl Transcript {
     /// A command or `!command` ended: only a failure adds something.
     fn side_submission_ended(&mut self, id: SubmissionId, end: &TurnEnd) {
         self.events.side.retain(|side| *side != id);
+        self.events.typed.remove(&id);
         // A `!command` that never ran (its output never came) stops spinning.
         if let Some(index) = self.events.shells.remove(&id) {
             self.update(index, |cell| {
@@ -587,5 +605,25 @@ impl Transcript {
                 self.push(notice(NoticeKind::Error, &error.line()));
             }
         }
+    }
+}
+
+/// A command submission as the user typed it, without the `/`: its name and arguments.
+fn typed_command(submission: &Submission) -> Option<String> {
+    let (name, args) = match submission {
+        Submission::Command { spec, args } => (spec.name, args.as_str()),
+        Submission::Custom { command, args } => (command.name.as_str(), args.as_str()),
+        _ => return None,
+    };
+    Some(format!("{name} {}", args.trim()).trim_end().to_string())
+}
+
+/// Whether the submission runs a turn of the model (a custom command or skill, `/init`,
+/// `/compact`): its line then stands as the prompt, as in Claude Code.
+fn runs_a_turn(submission: &Submission) -> bool {
+    match submission {
+        Submission::Custom { .. } => true,
+        Submission::Command { spec, .. } => matches!(spec.name, "init" | "compact"),
+        _ => false,
     }
 }
