@@ -30,14 +30,15 @@ fn auto_compaction_shows_a_divider_below_the_earlier_transcript() {
     pty.type_text("second task");
     pty.send(b"\r");
     let screen = pty.wait_for_text("Second answer.");
-    assert!(screen.contains("compacted: 170k → "), "{screen}");
+    assert!(screen.contains("auto-compacted: 170k → "), "{screen}");
+    assert!(screen.contains("The context was nearly full"), "{screen}");
     assert!(screen.contains("k tokens ─"), "{screen}");
     let above = screen
         .find("first task: explore the parser")
         .expect("still shown");
-    let divider = screen.find("compacted: 170k").unwrap();
+    let divider = screen.find("auto-compacted").unwrap();
     assert!(above < divider, "{screen}");
-    assert!(screen.contains("─ compacted"), "a rule: {screen}");
+    assert!(screen.contains("─ auto-compacted"), "a rule: {screen}");
     assert_eq!(server.requests().len(), 3);
     exit_cleanly(&mut pty);
 

@@ -13,7 +13,7 @@ use super::cell::{Cell, NoticeKind, ThinkingCell};
 use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
 use crate::markdown::StreamingMarkdown;
 use robota_core::{Block, Message};
-use robota_sdk::{SessionEvent, Submission, SubmissionId, TurnEnd};
+use robota_sdk::{CompactTrigger, SessionEvent, Submission, SubmissionId, TurnEnd};
 
 /// What event handling remembers between events.
 #[derive(Debug, Default)]
@@ -55,7 +55,15 @@ impl EventState {
 }
 
 /// The divider's label: "compacted: 151k → 18k tokens".
-pub(super) fn compacted_label(pre_tokens: u64, post_tokens: u64) -> String {
+/// Why an automatic compaction happened, under its divider.
+const AUTO_COMPACTED: &str = "The context was nearly full, so the conversation above was summarised automatically; /context shows what it holds now.";
+
+/// The divider's text: what the compaction did, and whether it was automatic.
+pub(super) fn compacted_label(
+    trigger: CompactTrigger,
+    pre_tokens: u64,
+    post_tokens: u64,
+) -> String {
     let short = |n: u64| {
         if n < 1_000 {
             n.to_string()
@@ -63,8 +71,12 @@ pub(super) fn compacted_label(pre_tokens: u64, post_tokens: u64) -> String {
             format!("{}k", (n + 500) / 1_000)
         }
     };
+    let what = match trigger {
+        CompactTrigger::Manual => "compacted",
+        CompactTrigger::Auto => "auto-compacted",
+    };
     format!(
-        "compacted: {} → {} tokens",
+        "{what}: {} → {} tokens",
         short(pre_tokens),
         short(post_tokens)
     )
@@ -208,10 +220,11 @@ impl Transcript {
                 self.events.compacting = Some(index);
             }
             SessionEvent::Compacted {
+                trigger,
                 pre_tokens,
                 post_tokens,
                 ..
-            } => self.compacted(*pre_tokens, *post_tokens),
+            } => self.compacted(*trigger, *pre_tokens, *post_tokens),
             SessionEvent::HookStarted { .. }
             | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
@@ -346,13 +359,16 @@ impl Transcript {
 
     /// Everything above stays on screen; the divider marks where the model's view of the
     /// conversation now starts.
-    fn compacted(&mut self, pre_tokens: u64, post_tokens: u64) {
-        let divider = Cell::Divider(compacted_label(pre_tokens, post_tokens));
+    fn compacted(&mut self, trigger: CompactTrigger, pre_tokens: u64, post_tokens: u64) {
+        let divider = Cell::Divider(compacted_label(trigger, pre_tokens, post_tokens));
         match self.events.compacting.take() {
             Some(index) => self.update(index, |cell| *cell = divider),
             None => {
                 self.push(divider);
             }
+        }
+        if trigger == CompactTrigger::Auto {
+            self.notice(NoticeKind::Info, AUTO_COMPACTED.to_string());
         }
         self.begin_attempt();
     }

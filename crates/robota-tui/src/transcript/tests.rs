@@ -356,14 +356,20 @@ fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
         summary: "S".into(),
     });
     t.apply(&SessionEvent::TextDelta("After.".into()));
-    let lines = all_lines(&mut t, 40);
+    let lines = all_lines(&mut t, 60);
     let divider = lines
         .iter()
-        .position(|l| l.contains(" compacted: 151k → 18k tokens "))
+        .position(|l| l.contains(" auto-compacted: 151k → 18k tokens "))
         .unwrap_or_else(|| panic!("{lines:#?}"));
     assert!(lines[divider].contains("───"), "{}", lines[divider]);
     // The gutter, then the rule across the rest of the width.
-    assert_eq!(lines[divider].chars().count(), 40, "{}", lines[divider]);
+    assert_eq!(lines[divider].chars().count(), 60, "{}", lines[divider]);
+    assert!(
+        lines[divider + 1..]
+            .iter()
+            .any(|l| l.contains("The context was nearly full")),
+        "why it was automatic: {lines:#?}"
+    );
     assert!(
         !lines.iter().any(|l| l.contains("Compacting")),
         "{lines:#?}"
@@ -372,7 +378,7 @@ fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
     let later = lines.iter().position(|l| l.contains("After.")).unwrap();
     assert!(earlier < divider && divider < later, "{lines:#?}");
     assert_eq!(
-        super::events::compacted_label(999, 0),
+        super::events::compacted_label(CompactTrigger::Manual, 999, 0),
         "compacted: 999 → 0 tokens"
     );
 }
