@@ -110,6 +110,7 @@ fn name(event: &SessionEvent) -> String {
                 .join(",")
         ),
         SessionEvent::Notice(_) => "Notice".into(),
+        SessionEvent::Attached(files) => format!("Attached({files:?})"),
         SessionEvent::Warning(_) => "Warning".into(),
         SessionEvent::Subagent {
             agent_type, event, ..

@@ -467,3 +467,24 @@ fn commands_show_the_line_that_was_typed_with_its_arguments() {
     );
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn an_at_mention_says_on_screen_what_it_attached() {
+    let project = project();
+    let lines = std::fs::read_to_string(project.root.join("calc.py"))
+        .unwrap()
+        .trim_end()
+        .lines()
+        .count();
+    let server = MockServer::start(vec![text_turn("It subtracts.")]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("what does @calc.py do");
+    pty.send(b"\r");
+    crate::wait_for_answer(&pty, "It subtracts.");
+    let screen = pty.contents();
+    let attached = format!("Attached calc.py ({lines} lines)");
+    let shown = screen.find(&attached).unwrap_or_else(|| panic!("{screen}"));
+    assert!(shown < screen.find("It subtracts.").unwrap(), "{screen}");
+    exit_cleanly(&mut pty);
+}

@@ -122,6 +122,8 @@ fn candidates(typed: &str) -> Vec<String> {
 pub(crate) struct Attached {
     pub blocks: Vec<Block>,
     pub warnings: Vec<String>,
+    /// What was attached, as the user would name it (`calc.py (12 lines)`).
+    pub shown: Vec<String>,
 }
 
 /// Reads every file and directory `text` mentions.
@@ -153,6 +155,9 @@ pub(crate) async fn attach(
         }
         if mention.path.is_dir() {
             attached.blocks.push(Block::text(listing(&mention.path)));
+            attached
+                .shown
+                .push(format!("{} (directory listing)", mention.typed));
             continue;
         }
         let Some(read) = tools.get("Read") else {
@@ -182,6 +187,12 @@ pub(crate) async fn attach(
             "<attached-file path=\"{shown}\">\n{}\n</attached-file>",
             output.content.trim_end()
         )));
+        let what = if output.images.is_empty() {
+            format!("{} lines", output.content.trim_end().lines().count())
+        } else {
+            "image".to_string()
+        };
+        attached.shown.push(format!("{} ({what})", mention.typed));
         // An image file comes as the image itself.
         let images = output.images.into_iter();
         attached

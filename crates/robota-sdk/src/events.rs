@@ -403,6 +403,9 @@ pub enum SessionEvent {
     },
     /// Something worth telling the user that changes nothing (a mode change, a hint).
     Notice(String),
+    /// What the prompt's `@` mentions attached, each as the user would name it
+    /// (`calc.py (12 lines)`, `src/ (directory listing)`); sent before the turn starts.
+    Attached(Vec<String>),
     /// Something went wrong that did not end the submission (a hook failed, the log
     /// could not be written).
     Warning(String),

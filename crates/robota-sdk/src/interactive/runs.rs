@@ -389,6 +389,9 @@ impl Driver {
         for warning in attached.warnings {
             self.emit(SessionEvent::Warning(warning));
         }
+        if !attached.shown.is_empty() {
+            self.emit(SessionEvent::Attached(attached.shown));
+        }
         blocks.extend(attached.blocks);
         let prompt_id = uuid::Uuid::new_v4().to_string();
         let checkpoint = self.start_checkpoint(&prompt_id);

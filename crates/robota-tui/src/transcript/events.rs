@@ -205,6 +205,9 @@ impl Transcript {
             SessionEvent::Notice(text) => {
                 self.notice(NoticeKind::Info, text.clone());
             }
+            SessionEvent::Attached(files) => {
+                self.notice(NoticeKind::Info, format!("Attached {}", files.join(", ")));
+            }
             SessionEvent::Warning(text) => {
                 self.notice(NoticeKind::Warning, text.clone());
             }
