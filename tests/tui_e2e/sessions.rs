@@ -148,7 +148,11 @@ fn first_run_without_a_provider_opens_setup_and_saves_the_choice() {
     let mut pty = start_with(&project, &server, &[], |cmd| {
         cmd.env_remove("ANTHROPIC_API_KEY");
     });
-    pty.wait_for_text("Anthropic");
+    let setup = pty.wait_for_text("Anthropic");
+    assert!(
+        !setup.contains("· default"),
+        "no status line before a session: {setup}"
+    );
     pty.send(b"\r");
     pty.wait_for_text("API key");
     let key = "sk-ant-typed-in-setup-1234567890";

@@ -96,9 +96,13 @@ impl StatusLine {
         Line::from(spans)
     }
 
-    /// The line's parts, most important first.
+    /// The line's parts, most important first; none before a session is open (the setup
+    /// and trust screens have no model or mode to show).
     fn segments(&self, now: Instant) -> Vec<Vec<Span<'static>>> {
         let mut segments = Vec::new();
+        if self.model.is_empty() {
+            return segments;
+        }
         if let Some(since) = self.busy_since {
             let elapsed = now.saturating_duration_since(since);
             let frame = (elapsed.as_millis() / 80) as usize % SPINNER.len();
@@ -235,6 +239,12 @@ mod tests {
         assert!(text(&s.line(now)).contains("retrying in 4 s"));
         s.cost_unknown = true;
         assert!(text(&s.line(now)).contains("cost unknown"));
+    }
+
+    #[test]
+    fn no_session_no_line() {
+        let s = StatusLine::default();
+        assert_eq!(text(&s.line(Instant::now())), "");
     }
 
     #[test]
