@@ -111,13 +111,15 @@ fn setup_refuses_a_key_variable_that_is_not_set_and_saves_nothing() {
     pty.send(b"\t"); // the name of a variable instead of a key
     pty.wait_for_text("ANTHROPIC_API_KEY");
     pty.send(b"\r");
-    pty.wait_for_text("claude-sonnet-4-6");
-    pty.send(b"\r");
-    pty.wait_for_text("is not set in this environment");
+    // Refused at once, on the key step: the model step never comes.
+    let screen = pty.wait_for_text("is not set in this environment");
+    assert!(screen.contains("step 2 of 3"), "{screen}");
+    assert!(!screen.contains("claude-sonnet-4-6"), "{screen}");
     assert!(
         !project.home.join("settings.json").exists(),
         "a profile without a usable key was saved"
     );
+    // Ctrl+C leaves the whole setup from any step.
     pty.send(b"\x03");
     assert!(pty.wait_exit(Duration::from_secs(10)).is_some());
 }

@@ -161,6 +161,10 @@ impl App {
     /// Ctrl+C: closes the top layer, else clears the composer, else interrupts the turn,
     /// else asks for a second press and exits on it.
     fn ctrl_c(&mut self) {
+        if self.layers.top_is_full_screen() {
+            self.layer_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+            return;
+        }
         if !self.layers.is_empty() {
             self.layer_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
             return;

@@ -150,6 +150,12 @@ impl Overlays {
         self.stack.insert(at, Box::new(overlay));
     }
 
+    /// Whether the top overlay fills the screen (setup, trust): Ctrl+C there leaves it
+    /// whole rather than stepping back.
+    pub fn top_is_full_screen(&self) -> bool {
+        self.stack.last().is_some_and(|o| o.is_full_screen())
+    }
+
     /// Whether an overlay with this id is on the stack.
     pub fn contains(&self, id: &str) -> bool {
         self.stack.iter().any(|o| o.id() == Some(id))

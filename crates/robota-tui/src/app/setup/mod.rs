@@ -161,6 +161,14 @@ pub struct SetupScreen {
     custom_model: Option<LineInput>,
     error: Option<String>,
     colors: bool,
+    /// Whether an environment variable is set to something (the process environment;
+    /// tests give their own).
+    variable_set: fn(&str) -> bool,
+}
+
+/// Whether `name` is set, not empty, in this process's environment.
+fn variable_set(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|value| !value.is_empty())
 }
 
 /// Why the key step cannot go on; shown under the field.
@@ -174,6 +182,10 @@ enum CredentialError {
     NoVarName,
     #[error("{0:?} is not a variable name (A-Z, 0-9, _)")]
     BadVarName(String),
+    #[error(
+        "{0} is not set in this environment: export it before starting robota, or press Tab and paste the key itself"
+    )]
+    VarUnset(String),
 }
 
 impl SetupScreen {
@@ -192,6 +204,7 @@ impl SetupScreen {
             custom_model: None,
             error: None,
             colors,
+            variable_set,
         }
     }
 
@@ -369,6 +382,9 @@ impl SetupScreen {
                 }
                 if !valid_var_name(name) {
                     return Err(CredentialError::BadVarName(name.to_string()));
+                }
+                if !(self.variable_set)(name) {
+                    return Err(CredentialError::VarUnset(name.to_string()));
                 }
                 Ok(Some(format!("$ENV:{name}")))
             }

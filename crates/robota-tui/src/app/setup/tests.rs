@@ -86,6 +86,14 @@ fn an_environment_variable_instead_of_a_key() {
     press(&mut s, KeyCode::Backspace);
     press(&mut s, KeyCode::Backspace);
     type_text(&mut s, "$MY_GEMINI_KEY");
+    s.variable_set = |_| false;
+    assert_eq!(press(&mut s, KeyCode::Enter), SetupOutcome::Pending);
+    let text = screen_text(&s, 80, 24);
+    assert!(
+        text.contains("MY_GEMINI_KEY is not set"),
+        "refused at the key step: {text}"
+    );
+    s.variable_set = |name| name == "MY_GEMINI_KEY";
     press(&mut s, KeyCode::Enter);
     press(&mut s, KeyCode::Down);
     let SetupOutcome::Done(choice) = press(&mut s, KeyCode::Enter) else {
