@@ -104,7 +104,13 @@ fn servers(dir: &Path, files: &Path) -> ServerList {
 async fn run_once(dir: &Path) -> (Duration, Duration, Vec<Duration>) {
     let files = tempfile::tempdir().unwrap();
     let list = servers(dir, files.path());
-    let manager = McpManager::new(list.servers, files.path().to_path_buf(), Vec::new(), None);
+    let manager = McpManager::new(
+        list.servers,
+        files.path().to_path_buf(),
+        Vec::new(),
+        None,
+        Vec::new(),
+    );
     let mut changes = manager.subscribe();
     let started = Instant::now();
     manager.start();

@@ -208,8 +208,12 @@ impl Launcher for CliLauncher {
 
     fn trust_question(&self) -> Option<(PathBuf, Vec<String>)> {
         let settings = self.settings().ok()?;
-        (!settings.trusted && !settings.held_back.is_empty())
-            .then(|| (self.paths.cwd.clone(), settings.held_back))
+        let mut held_back = settings.held_back;
+        held_back.extend(
+            crate::sdk::mcp::untrusted_project_servers(&self.paths)
+                .map(|servers| format!("the MCP servers of {servers}")),
+        );
+        (!settings.trusted && !held_back.is_empty()).then(|| (self.paths.cwd.clone(), held_back))
     }
 
     fn trust(&mut self) -> Result<(), LauncherError> {

@@ -290,10 +290,18 @@ fn project_mcp_json_waits_for_trust_and_variables_expand() {
     let out = cmd.env("PID_FILE", &pid).output().unwrap();
     let text = crate::support::project::json_result(&out)["result"].clone();
     assert!(
-        text.as_str().unwrap().starts_with("No MCP servers"),
+        text.as_str()
+            .unwrap()
+            .starts_with("Not started until you trust this directory (.mcp.json: proj)"),
         "{text}"
     );
-    assert!(stderr(&out).contains(".mcp.json"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the MCP servers of .mcp.json: proj were not started: this directory is not trusted"
+        ),
+        "{err}"
+    );
     assert!(!pid.exists(), "an untrusted project's server never starts");
 
     let trusted = p.command(&server, &["trust"]).output().unwrap();

@@ -430,3 +430,30 @@ fn an_unknown_command_says_so_and_reaches_no_model() {
     assert_eq!(last_user_text(&server, 1), "/usr/bin/env is broken");
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_projects_mcp_json_brings_the_trust_question_and_trusted_its_servers_start() {
+    let project = project();
+    let started = project.root.join("server-started");
+    std::fs::write(
+        project.root.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"probe": {
+            "command": "sh", "args": ["-c", format!("touch {}", started.display())]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    let question = pty.wait_for_text("trust this folder");
+    assert!(question.contains(".mcp.json: probe"), "{question}");
+    assert!(!started.exists(), "no server starts before the answer");
+    pty.send(b"1");
+    pty.wait_for_text("Ask anything");
+    pty.wait_for(
+        "the trusted server to start",
+        Duration::from_secs(10),
+        |_| started.exists(),
+    );
+    exit_cleanly(&mut pty);
+}

@@ -271,18 +271,20 @@ fn mcp_servers(
             }
         }
     }
-    if !servers.held_back.is_empty() {
+    warnings.extend(servers.held_back.iter().cloned());
+    for waiting in &servers.untrusted {
         warnings.push(format!(
-            "{} (run `robota trust` to trust this directory)",
-            servers.held_back.join("; ")
+            "the MCP servers of {waiting} were not started: this directory is not trusted (run `robota trust` to trust it)"
         ));
     }
-    Ok((!servers.servers.is_empty()).then(|| {
+    let none = servers.servers.is_empty() && servers.untrusted.is_empty();
+    Ok((!none).then(|| {
         McpManager::new(
             servers.servers,
             paths.cwd.clone(),
             session_env(settings, options),
             options.sdk_mcp.clone(),
+            servers.untrusted,
         )
     }))
 }

@@ -13,7 +13,8 @@ pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (None, _, _) => Ok(match manager {
-            Some(m) if !m.is_empty() => status_text(&m.reports()),
+            Some(m) if !m.is_empty() => waiting_text(m) + &status_text(&m.reports()),
+            Some(m) if !m.waiting_for_trust().is_empty() => waiting_text(m),
             _ => NO_SERVERS.to_string(),
         }),
         (Some("reconnect"), Some(name), None) => {
@@ -33,6 +34,15 @@ pub async fn run(manager: Option<&Arc<McpManager>>, args: &str) -> Result<String
 }
 
 pub(super) const NO_SERVERS: &str = "No MCP servers are configured. Add them to .mcp.json in the project, to \"mcpServers\" in a settings file or ~/.claude.json, or pass --mcp-config.";
+
+/// The project's servers that were not started because the directory is not trusted.
+fn waiting_text(manager: &McpManager) -> String {
+    manager
+        .waiting_for_trust()
+        .iter()
+        .map(|servers| format!("Not started until you trust this directory ({servers}): run `robota trust` and start robota again.\n"))
+        .collect()
+}
 
 /// The listing `/mcp` prints.
 pub(crate) fn status_text(reports: &[ServerReport]) -> String {

@@ -101,17 +101,22 @@ pub struct McpManager {
     /// Where an Agent SDK program's in-process servers are reached (none outside it).
     sdk: Option<Arc<dyn SdkMcpRouter>>,
     changed: watch::Sender<u64>,
+    /// The project's servers not started until the directory is trusted
+    /// (`.mcp.json: a, b`), for `/mcp` to say so.
+    waiting: Vec<String>,
 }
 
 impl McpManager {
     /// The servers of `list`, not yet started; `env` is the session's extra environment
     /// for stdio servers, which start in `cwd`; `sdk` reaches the servers of the Agent SDK
-    /// program that runs robota, if one does.
+    /// program that runs robota, if one does; `waiting` names the project's servers that
+    /// wait for the directory to be trusted.
     pub fn new(
         list: Vec<ConfiguredServer>,
         cwd: PathBuf,
         env: Vec<(String, String)>,
         sdk: Option<Arc<dyn SdkMcpRouter>>,
+        waiting: Vec<String>,
     ) -> Arc<Self> {
         let slots = list
             .into_iter()
@@ -143,7 +148,13 @@ impl McpManager {
             env,
             sdk,
             changed: watch::channel(0).0,
+            waiting,
         })
+    }
+
+    /// The project's servers that wait for the directory to be trusted.
+    pub fn waiting_for_trust(&self) -> &[String] {
+        &self.waiting
     }
 
     /// Whether no server is configured at all.

@@ -10,5 +10,5 @@ pub mod sources;
 
 pub use error::McpError;
 pub use manager::{McpManager, ServerReport, ServerStatus, startup_wait};
-pub use sources::{ConfiguredServer, ServerList};
+pub use sources::{ConfiguredServer, ServerList, untrusted_project_servers};
 pub(crate) use sources::{McpSources, collect};

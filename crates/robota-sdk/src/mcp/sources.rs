@@ -44,8 +44,11 @@ pub struct ConfiguredServer {
 pub struct ServerList {
     /// The servers, one per name.
     pub servers: Vec<ConfiguredServer>,
-    /// One line per server an untrusted project's files declare and robota did not start.
+    /// Notes on files whose servers were skipped (not JSON …).
     pub held_back: Vec<String>,
+    /// The project's servers that wait for the directory to be trusted, as the user names
+    /// them (`.mcp.json: github, sentry`).
+    pub untrusted: Vec<String>,
 }
 
 impl ServerList {
@@ -123,9 +126,8 @@ pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> 
                             && (all || enabled.as_ref().is_none_or(|e| e.iter().any(|n| n == name)))
                     });
                 }
-            } else {
-                list.held_back
-                    .push(format!("MCP servers of {}", project.display()));
+            } else if let Some(waiting) = untrusted_project_servers(sources.paths) {
+                list.untrusted.push(waiting);
             }
         }
         if let (Some(state), Some(path)) = (&user_state, &claude_json)
@@ -160,6 +162,15 @@ pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> 
 }
 
 /// A JSON file, or `None` (missing, or broken — then a note says so).
+/// The servers of the project's `.mcp.json`, as `.mcp.json: a, b`, when it names any: what
+/// an untrusted directory does not start until the user trusts it.
+pub fn untrusted_project_servers(paths: &ProjectPaths) -> Option<String> {
+    let text = std::fs::read_to_string(paths.cwd.join(".mcp.json")).ok()?;
+    let file: Value = serde_json::from_str(&text).ok()?;
+    let names: Vec<&str> = server_map(&file).ok()?.keys().map(String::as_str).collect();
+    (!names.is_empty()).then(|| format!(".mcp.json: {}", names.join(", ")))
+}
+
 fn read_json(path: &Path, list: &mut ServerList) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
     match serde_json::from_str(&text) {
@@ -259,7 +270,8 @@ mod tests {
                 ("flagged".into(), "http".into()),
             ]
         );
-        assert_eq!(list.held_back.len(), 1, "{:?}", list.held_back);
+        assert_eq!(list.untrusted.len(), 1, "{:?}", list.untrusted);
+        assert!(list.untrusted[0].starts_with(".mcp.json: "), "{:?}", list.untrusted);
 
         // Trusted: the project's servers join, minus the disabled one.
         crate::settings::trust::TrustStore::load(robota.path())
