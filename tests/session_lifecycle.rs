@@ -267,3 +267,24 @@ fn export_gives_the_whole_session_as_markdown_and_writes_only_the_file_named() {
     assert!(text.contains("## robota\n\nadd subtracts"), "{text}");
     assert_eq!(server.requests().len(), 3, "/export calls no model");
 }
+
+#[test]
+fn cost_after_a_resume_counts_what_the_earlier_runs_used() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_with_input_tokens("first", 1_234),
+        anthropic::text_turn_with_input_tokens("second", 2_000),
+    ]);
+    assert!(p.run(&server, &["-p", "one"]).status.success());
+    assert!(p.run(&server, &["-c", "-p", "two"]).status.success());
+    let out = p.run(&server, &["-c", "-p", "/cost"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(!report.contains("No API usage yet"), "{report}");
+    assert!(report.contains("3234 input"), "{report}");
+    assert!(report.contains("Total: $"), "{report}");
+}

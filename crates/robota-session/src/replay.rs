@@ -4,6 +4,7 @@
 //! a warning; only a missing or invalid header is an error. Lines and events of kinds this
 //! version does not know (a later version's, another tool's) are skipped quietly.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -12,7 +13,7 @@ use serde_json::Value;
 use crate::error::{LogAction, LogError};
 use crate::line::{LogEvent, LogLine, SessionHeader};
 use crate::repair::answer_orphan_tool_calls;
-use robota_core::{Message, Role, TodoItem};
+use robota_core::{Message, Role, TodoItem, Usage};
 
 pub use crate::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 
@@ -43,6 +44,9 @@ pub struct ReplayedSession {
     pub message_lines: usize,
     /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`).
     pub checkpoints: Vec<CheckpointRecord>,
+    /// The tokens every answer in the log used, by model (compacted and rewound parts
+    /// included: they were paid for), for `/cost` after a resume.
+    pub usage_by_model: BTreeMap<String, Usage>,
     /// Results added for the calls of the last message, which the log did not answer
     /// (robota stopped while they ran): append it to the log when continuing. Gaps earlier
     /// in the history are filled in `messages` too (see `repair`).
@@ -152,6 +156,7 @@ fn replay_as(path: &Path, compactions: Compactions) -> Result<ReplayedSession, L
         line_count: 1,
         message_lines: 0,
         checkpoints: Vec::new(),
+        usage_by_model: BTreeMap::new(),
         unanswered_calls: None,
     };
     let mut highest_seq = 0;
@@ -192,6 +197,14 @@ fn replay_as(path: &Path, compactions: Compactions) -> Result<ReplayedSession, L
         };
         if let Some(seq) = line.seq {
             highest_seq = highest_seq.max(seq as usize);
+        }
+        if let (Role::Assistant, Some(usage)) = (role, &line.message.usage) {
+            let model = line
+                .message
+                .model
+                .clone()
+                .unwrap_or_else(|| session.header.model.clone());
+            session.usage_by_model.entry(model).or_default().add(usage);
         }
         let message = line.into_message(role);
         session.message_lines += 1;

@@ -357,6 +357,7 @@ fn assemble_stages(
         opened.log,
     )
     .with_history(opened.history, opened.name)
+    .with_usage(opened.usage)
     .with_hooks(hooks, paths.cwd.clone())
     .with_start_source(opened.start_source)
     .with_compaction(built.compaction)

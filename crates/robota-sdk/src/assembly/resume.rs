@@ -38,6 +38,8 @@ pub(super) struct Opened {
     pub(super) resumed_model: Option<String>,
     /// `startup` or `resume`, for the SessionStart hooks.
     pub(super) start_source: &'static str,
+    /// What the resumed log's answers used, by model (empty for a new session).
+    pub(super) usage: std::collections::BTreeMap<String, robota_core::Usage>,
 }
 
 /// Opens the session's log: resumed (or forked) when the options say so, else new.
@@ -100,6 +102,7 @@ fn fresh(
         resumed_mode: None,
         resumed_model: None,
         start_source: "startup",
+        usage: Default::default(),
     })
 }
 
@@ -149,6 +152,7 @@ fn resumed(
         todos: resumed_todos,
         resumed_model: replayed.model,
         start_source: "resume",
+        usage: replayed.usage_by_model,
     })
 }
 

@@ -271,7 +271,11 @@ mod tests {
             ]
         );
         assert_eq!(list.untrusted.len(), 1, "{:?}", list.untrusted);
-        assert!(list.untrusted[0].starts_with(".mcp.json: "), "{:?}", list.untrusted);
+        assert!(
+            list.untrusted[0].starts_with(".mcp.json: "),
+            "{:?}",
+            list.untrusted
+        );
 
         // Trusted: the project's servers join, minus the disabled one.
         crate::settings::trust::TrustStore::load(robota.path())

@@ -209,6 +209,15 @@ impl Session {
         self
     }
 
+    /// Starts the token totals from what an earlier run of the session used (a resumed
+    /// log's answers), so `/cost` counts the whole session.
+    pub fn with_usage(self, usage_by_model: BTreeMap<String, Usage>) -> Self {
+        if let Ok(mut totals) = self.usage.lock() {
+            *totals = usage_by_model;
+        }
+        self
+    }
+
     /// The session's id (a new one after `clear`).
     pub fn id(&self) -> &str {
         &self.config.session_id
