@@ -193,7 +193,7 @@ impl Launcher for CliLauncher {
                     .unwrap_or_else(|| "(no prompt)".into()),
                 id: s.id,
                 modified: s.modified,
-                turns: s.message_count,
+                messages: s.message_count,
                 git_branch: s.git_branch,
             })
             .collect()

@@ -53,7 +53,9 @@ fn slash_resume_switches_to_another_session() {
     pty.wait_for_text("Ask anything");
     pty.type_text("/resume");
     pty.send(b"\r");
-    pty.wait_for_text("Resume a session");
+    let picker = pty.wait_for_text("Resume a session");
+    // One prompt and its answer: two messages, not "turns".
+    assert!(picker.contains("· 2 messages"), "{picker}");
     pty.type_text("older");
     pty.send(b"\r");
     pty.wait_for_text("Old answer.");

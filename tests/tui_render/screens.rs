@@ -30,10 +30,10 @@ fn draw(width: u16, height: u16, render: impl FnOnce(Rect, &mut Buffer)) -> Buff
 fn sessions(colors: bool) -> Picker {
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_750_000_000);
     let at = |secs: u64| age_label(now - Duration::from_secs(secs), now);
-    let item = |id: &str, title: &str, age: u64, turns: u32| PickerItem {
+    let item = |id: &str, title: &str, age: u64, messages: u32| PickerItem {
         id: id.into(),
         title: title.into(),
-        detail: format!("{} · {turns} turns", at(age)),
+        detail: format!("{} · {messages} messages", at(age)),
     };
     Picker::new(
         "Resume a session",

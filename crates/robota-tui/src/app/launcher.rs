@@ -97,8 +97,8 @@ pub struct SessionEntry {
     pub title: String,
     /// When its log was last written.
     pub modified: SystemTime,
-    /// User and assistant messages in its log (shown as "turns").
-    pub turns: usize,
+    /// User and assistant messages in its log (tool calls and results are messages too).
+    pub messages: usize,
     /// The git branch it began on, when known.
     pub git_branch: Option<String>,
 }

@@ -30,7 +30,7 @@ pub struct PickerItem {
     pub id: String,
     /// What is shown and filtered on.
     pub title: String,
-    /// Shown dimmed at the right: "3 h ago · 12 turns", a model's context size.
+    /// Shown dimmed at the right: "3 h ago · 12 messages", a model's context size.
     pub detail: String,
 }
 

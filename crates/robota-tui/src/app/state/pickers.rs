@@ -71,11 +71,11 @@ impl App {
             .into_iter()
             .map(|s| PickerItem {
                 detail: format!(
-                    "{}{} · {} turn{}",
+                    "{}{} · {} message{}",
                     s.git_branch.map(|b| format!("{b} · ")).unwrap_or_default(),
                     age_label(s.modified, now),
-                    s.turns,
-                    if s.turns == 1 { "" } else { "s" }
+                    s.messages,
+                    if s.messages == 1 { "" } else { "s" }
                 ),
                 id: s.id,
                 title: s.title,
