@@ -139,7 +139,10 @@ fn write_edit_and_bash_changes_rewind_as_code_conversation_or_both() {
 
     // Code only, to before "tidy up": the rm and mv are undone, the edit stays.
     let out = prompt(&p, &server, &format!("/rewind {} code", ids[2]), true);
-    assert!(out.contains("Restored 3 files"), "{out}");
+    assert!(
+        out.contains("Restored 2 files: calc.py, test_calc.sh. Removed calc2.py."),
+        "{out}"
+    );
     assert_eq!(read(&calc), calc_edited);
     assert_eq!(read(&script), script_before);
     assert_eq!(

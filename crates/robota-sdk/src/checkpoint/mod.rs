@@ -249,8 +249,10 @@ pub struct Rewound {
     pub action: RewindAction,
     /// The prompt, to put back in the composer (when the conversation was rewound).
     pub prompt: Option<String>,
-    /// Files written back or removed.
+    /// Files written back as they were.
     pub restored: Vec<String>,
+    /// Files removed: the prompt's turn created them.
+    pub removed: Vec<String>,
     /// Files left as they are, each with the reason.
     pub not_restorable: Vec<(String, String)>,
     /// The conversation now, when it changed (clients redraw their transcript from it).
@@ -312,6 +314,15 @@ pub(crate) fn points_text(points: &[RewindPoint]) -> String {
     out
 }
 
+/// ` Restored a.txt.` / ` Removed 2 files: a, b.`; nothing for no files.
+fn files_sentence(verb: &str, files: &[String]) -> String {
+    match files {
+        [] => String::new(),
+        [one] => format!(" {verb} {one}."),
+        many => format!(" {verb} {} files: {}.", many.len(), many.join(", ")),
+    }
+}
+
 /// What a rewind did, in a sentence or a few lines.
 pub fn rewound_text(rewound: &Rewound) -> String {
     let mut out = match rewound.action {
@@ -322,13 +333,12 @@ pub fn rewound_text(rewound: &Rewound) -> String {
     }
     .to_string();
     if rewound.action.restores_code() {
-        match rewound.restored.len() {
-            0 => out.push_str(" No files needed restoring."),
-            1 => out.push_str(&format!(" Restored {}.", rewound.restored[0])),
-            n => out.push_str(&format!(
-                " Restored {n} files: {}.",
-                rewound.restored.join(", ")
-            )),
+        match (rewound.restored.as_slice(), rewound.removed.as_slice()) {
+            ([], []) => out.push_str(" No files needed restoring."),
+            (restored, removed) => {
+                out.push_str(&files_sentence("Restored", restored));
+                out.push_str(&files_sentence("Removed", removed));
+            }
         }
     }
     for (path, reason) in &rewound.not_restorable {

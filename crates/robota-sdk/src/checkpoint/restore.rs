@@ -52,8 +52,10 @@ pub fn changed_files(
 /// What a restore did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct RestoreReport {
-    /// Paths written back or removed.
+    /// Paths written back as they were.
     pub restored: Vec<String>,
+    /// Paths removed: files the prompt's turn created.
+    pub removed: Vec<String>,
     /// Paths left as they are, each with the reason.
     pub not_restorable: Vec<(String, String)>,
 }
@@ -74,6 +76,7 @@ pub(crate) fn restore_paths(
             continue;
         }
         let full = work_tree.join(path);
+        let created = !snapshot.contains_key(path);
         let done = match snapshot.get(path) {
             None => remove(&full, &work_tree),
             Some(Entry::Unstored { reason, .. }) => {
@@ -84,6 +87,7 @@ pub(crate) fn restore_paths(
             Some(Entry::Symlink { target }) => write_link(&full, target),
         };
         match done {
+            Ok(()) if created => report.removed.push(path.clone()),
             Ok(()) => report.restored.push(path.clone()),
             Err(e) => report.not_restorable.push((path.clone(), e.to_string())),
         }
@@ -178,7 +182,12 @@ mod tests {
         let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
         assert_eq!(paths, ["d/gone.sh", "edit.txt", "new/dir/made.txt"]);
         let report = restore_paths(&store, &before, &paths);
-        assert_eq!(report.restored, paths);
+        assert_eq!(report.restored, ["d/gone.sh", "edit.txt"]);
+        assert_eq!(
+            report.removed,
+            ["new/dir/made.txt"],
+            "a created file is removed"
+        );
         assert!(report.not_restorable.is_empty());
         assert_eq!(
             fs::read_to_string(work.join("edit.txt")).unwrap(),

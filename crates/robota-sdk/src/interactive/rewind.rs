@@ -130,6 +130,7 @@ impl Driver {
             action,
             prompt: None,
             restored: Vec::new(),
+            removed: Vec::new(),
             not_restorable: Vec::new(),
             history: None,
         };
@@ -150,6 +151,7 @@ impl Driver {
                 .await
                 .map_err(|e| command_failed(e.to_string()))?;
             rewound.restored = report.restored;
+            rewound.removed = report.removed;
             rewound.not_restorable = report.not_restorable;
         }
         match action {
