@@ -19,6 +19,7 @@ pub use robota_session::conversation::CompactTrigger;
 /// How the summary opens the first message of a compacted history (a resumed session's
 /// history starts with it).
 pub use robota_session::line::CONTEXT_SUMMARY_PREFIX;
+pub use robota_session::rewind::SUMMARY_FROM_HERE_PREFIX;
 
 use super::commands::{Submission, SubmissionId};
 use super::errors::TurnError;

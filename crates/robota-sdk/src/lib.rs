@@ -100,7 +100,8 @@ pub use commands::{CommandEntry, CommandScope, Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
     CONTEXT_SUMMARY_PREFIX, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
-    PermissionRequest, QueuedSubmission, SessionEvent, SessionState, TurnEnd,
+    PermissionRequest, QueuedSubmission, SUMMARY_FROM_HERE_PREFIX, SessionEvent, SessionState,
+    TurnEnd,
 };
 pub use interactive::InteractiveSession;
 pub use query::{Compaction, QueryAnswer, QueryOptions, query};

@@ -5,12 +5,14 @@
 //! of the result; diffs are not in the history, so edits show their text result). It ends
 //! like a completed turn, so live events carry on from a clean state.
 
+use std::collections::HashMap;
+
 use super::Transcript;
 use super::cell::Cell;
-use robota_core::{Block, Message, MessageState, Role};
-use robota_sdk::CONTEXT_SUMMARY_PREFIX;
+use robota_core::{Block, Message, MessageState, Role, ToolDisplay};
 use robota_sdk::TurnEnd;
 use robota_sdk::shell_command::parse_shell_note;
+use robota_sdk::{CONTEXT_SUMMARY_PREFIX, SUMMARY_FROM_HERE_PREFIX};
 
 const REMINDER_OPEN: &str = "<system-reminder>";
 const REMINDER_CLOSE: &str = "</system-reminder>";
@@ -18,10 +20,14 @@ const REMINDER_CLOSE: &str = "</system-reminder>";
 impl Transcript {
     /// Appends the cells of `history` (a resumed session's messages) as the user saw them.
     pub fn replay(&mut self, history: &[Message]) {
+        let mut todo_lists = HashMap::new();
         for message in history {
             match message.role {
-                Role::Assistant => self.replay_assistant(message),
-                Role::User => self.replay_user(message),
+                Role::Assistant => {
+                    todo_lists.extend(todo_lists_of(message));
+                    self.replay_assistant(message);
+                }
+                Role::User => self.replay_user(message, &todo_lists),
             }
         }
         self.turn_complete(&TurnEnd::Success);
@@ -37,7 +43,7 @@ impl Transcript {
         }
     }
 
-    fn replay_user(&mut self, message: &Message) {
+    fn replay_user(&mut self, message: &Message, todo_lists: &HashMap<String, ToolDisplay>) {
         let mut text = String::new();
         let mut images = 0;
         for block in &message.content {
@@ -46,7 +52,12 @@ impl Transcript {
                     tool_use_id,
                     content,
                     is_error,
-                } => self.replay_tool_result(tool_use_id, content, *is_error),
+                } => self.replay_tool_result(
+                    tool_use_id,
+                    content,
+                    *is_error,
+                    todo_lists.get(tool_use_id),
+                ),
                 Block::Text { text: part, .. } => {
                     let part = without_reminders(part);
                     if !part.trim().is_empty() {
@@ -78,6 +89,14 @@ impl Transcript {
             self.push(Cell::Divider("earlier conversation compacted".to_string()));
             return;
         }
+        // "Summarize from here" left a summary for the model, not a prompt of the user's.
+        if text.starts_with(SUMMARY_FROM_HERE_PREFIX.trim_end()) {
+            self.turn_complete(&TurnEnd::Success);
+            self.push(Cell::Divider(
+                "summarised from here at your request".to_string(),
+            ));
+            return;
+        }
         if let Some(note) = parse_shell_note(&text) {
             self.turn_complete(&TurnEnd::Success);
             let output = note.output();
@@ -94,16 +113,42 @@ impl Transcript {
         self.begin_attempt();
     }
 
-    fn replay_tool_result(&mut self, tool_use_id: &str, content: &str, is_error: bool) {
+    /// A result finishes its call's cell; a TodoWrite's shows the list it wrote, as live.
+    fn replay_tool_result(
+        &mut self,
+        tool_use_id: &str,
+        content: &str,
+        is_error: bool,
+        display: Option<&ToolDisplay>,
+    ) {
         let Some(index) = self.events.tools.remove(tool_use_id) else {
             return;
         };
+        let display = display.filter(|_| !is_error);
         self.update(index, |cell| {
             if let Cell::ToolCall(call) = cell {
-                call.finish(content, is_error, None);
+                call.finish(content, is_error, display);
             }
         });
     }
+}
+
+/// The todo lists an answer's TodoWrite calls wrote, by call id (the log keeps the input,
+/// not the live display).
+fn todo_lists_of(message: &Message) -> Vec<(String, ToolDisplay)> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Block::ToolUse {
+                id, name, input, ..
+            } if name == "TodoWrite" => {
+                let todos = serde_json::from_value(input.get("todos")?.clone()).ok()?;
+                Some((id.clone(), ToolDisplay::Todos { todos }))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `text` without its `<system-reminder>…</system-reminder>` parts (an unclosed one runs
@@ -279,6 +324,49 @@ mod tests {
                 "prompt: never mind",
                 "answer",
                 "interrupted",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_todo_write_is_replayed_as_its_list_not_the_models_text() {
+        let todos = json!([{"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"}]);
+        let history = vec![
+            user(vec![Block::text("plan it")]),
+            assistant(vec![tool_use("t1", "TodoWrite", json!({"todos": todos}))]),
+            user(vec![tool_result(
+                "t1",
+                "Todos have been modified successfully.",
+                false,
+            )]),
+        ];
+        let mut t = Transcript::new(Theme::new(false));
+        t.replay(&history);
+        let cells = describe(&t);
+        assert!(cells[1].contains("Todos(["), "{cells:?}");
+        assert!(cells[1].contains("Run the tests"), "{cells:?}");
+        assert!(!cells[1].contains("modified successfully"), "{cells:?}");
+    }
+
+    #[test]
+    fn a_summary_from_here_is_a_divider_not_a_prompt() {
+        let history = vec![
+            user(vec![Block::text("first")]),
+            assistant(vec![Block::text("ok")]),
+            user(vec![Block::text(format!(
+                "{SUMMARY_FROM_HERE_PREFIX}The user asked for X."
+            ))]),
+            assistant(vec![Block::text("next")]),
+        ];
+        let mut t = Transcript::new(Theme::new(false));
+        t.replay(&history);
+        assert_eq!(
+            describe(&t),
+            [
+                "prompt: first",
+                "answer",
+                "── summarised from here at your request ──",
+                "answer",
             ]
         );
     }
