@@ -164,13 +164,7 @@ impl Transcript {
             SessionEvent::SubmissionStarted { id, submission }
                 if let Some(typed) = typed_command(submission) =>
             {
-                self.events.side.push(*id);
-                if runs_a_turn(submission) {
-                    self.close_streams();
-                    self.push(Cell::UserPrompt(format!("/{typed}")));
-                } else {
-                    self.events.typed.insert(*id, typed);
-                }
+                self.command_started(*id, submission, typed);
             }
             SessionEvent::SubmissionStarted { id, .. } => self.events.side.push(*id),
             // A command or `!command` ended: only a failure adds something.
@@ -182,13 +176,7 @@ impl Transcript {
                 id,
                 command,
                 output,
-            } => {
-                let command = self.events.typed.remove(id).unwrap_or_else(|| command.clone());
-                self.push(Cell::CommandOutput {
-                    command,
-                    output: output.clone(),
-                });
-            }
+            } => self.command_output(*id, command, output),
             SessionEvent::ShellOutput {
                 id,
                 command,
@@ -326,6 +314,31 @@ impl Transcript {
     }
 
     /// A command or `!command` ended: only a failure adds something.
+    /// A command started: one that runs a turn shows its line as the prompt; another's
+    /// output will sit under what was typed.
+    fn command_started(&mut self, id: SubmissionId, submission: &Submission, typed: String) {
+        self.events.side.push(id);
+        if runs_a_turn(submission) {
+            self.close_streams();
+            self.push(Cell::UserPrompt(format!("/{typed}")));
+        } else {
+            self.events.typed.insert(id, typed);
+        }
+    }
+
+    /// A command's output, under the line that was typed.
+    fn command_output(&mut self, id: SubmissionId, command: &str, output: &str) {
+        let command = self
+            .events
+            .typed
+            .remove(&id)
+            .unwrap_or_else(|| command.to_string());
+        self.push(Cell::CommandOutput {
+            command,
+            output: output.to_string(),
+        });
+    }
+
     fn side_submission_ended(&mut self, id: SubmissionId, end: &TurnEnd) {
         self.events.side.retain(|side| *side != id);
         self.events.typed.remove(&id);
