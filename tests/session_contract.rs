@@ -295,6 +295,12 @@ async fn slash_commands_unknown_commands_and_shell_commands() {
 
     let id = client.run_shell("echo hi");
     let (names, all) = until_ended(&mut events, id).await;
+    // A tail of the running command's output may come or not, by timing (a loaded machine
+    // sees the line before the exit): it is progress, not part of the contract here.
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|n| !n.starts_with("ShellOutputTail("))
+        .collect();
     assert_eq!(
         names,
         [
