@@ -54,25 +54,35 @@ impl HookCallbacks for CallbackBridge {
     }
 }
 
+/// The ids of the control requests robota sends the program (`robota_hook_1`,
+/// `robota_mcp_2` …): one counter for every kind, so no two requests share an id.
+#[derive(Debug)]
+pub(super) struct RequestIds(u64);
+
+impl Default for RequestIds {
+    fn default() -> Self {
+        RequestIds(1)
+    }
+}
+
+impl RequestIds {
+    /// The next id for a request of `kind` (`hook`, `mcp`, `perm`).
+    pub(super) fn next(&mut self, kind: &str) -> String {
+        let id = format!("robota_{kind}_{}", self.0);
+        self.0 += 1;
+        id
+    }
+}
+
 /// What happened on the pipe while the MCP servers connected.
+#[derive(Default)]
 pub(super) struct Early {
     /// Input lines read meanwhile, for the driver to handle in order.
     pub(super) lines: Vec<String>,
     /// `mcp_message`s still unanswered when the wait ended.
     pub(super) mcp_calls: HashMap<String, oneshot::Sender<Result<Option<Value>, SdkMcpError>>>,
-    pub(super) next_request: u64,
+    pub(super) request_ids: RequestIds,
     pub(super) input_closed: bool,
-}
-
-impl Default for Early {
-    fn default() -> Self {
-        Early {
-            lines: Vec::new(),
-            mcp_calls: HashMap::new(),
-            next_request: 1,
-            input_closed: false,
-        }
-    }
 }
 
 /// Waits (up to the startup wait) for the MCP servers to connect, sending the program's
@@ -91,8 +101,7 @@ pub(super) async fn settle_servers(
         tokio::select! {
             () = &mut settled => break,
             Some(ask) = asks.recv(), if !early.input_closed => {
-                let request_id = format!("robota_mcp_{}", early.next_request);
-                early.next_request += 1;
+                let request_id = early.request_ids.next("mcp");
                 printer.print(&mcp_message(&request_id, &ask).to_string());
                 early.mcp_calls.insert(request_id, ask.answer);
             }

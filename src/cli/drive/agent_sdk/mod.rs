@@ -79,7 +79,7 @@ struct Driver {
     /// The `initialize` whose hooks went into the session (the first input line) is yet
     /// to be answered; any other `initialize` cannot add hooks.
     hooks_initialize_pending: bool,
-    next_request: u64,
+    request_ids: bridges::RequestIds,
     input_open: bool,
 }
 
@@ -171,7 +171,7 @@ pub async fn run(args: Args) -> u8 {
         hook_calls: HashMap::new(),
         mcp_calls: early.mcp_calls,
         hooks_initialize_pending: first.as_deref().is_some_and(is_initialize),
-        next_request: early.next_request,
+        request_ids: early.request_ids,
         input_open: true,
     };
     // A prompt argument goes first, as the first user message.

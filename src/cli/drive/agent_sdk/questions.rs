@@ -22,8 +22,7 @@ impl Driver {
             )));
             return;
         }
-        let request_id = format!("robota_hook_{}", self.next_request);
-        self.next_request += 1;
+        let request_id = self.request_ids.next("hook");
         let message = json!({
             "type": "control_request",
             "request_id": request_id,
@@ -46,8 +45,7 @@ impl Driver {
             )));
             return;
         }
-        let request_id = format!("robota_mcp_{}", self.next_request);
-        self.next_request += 1;
+        let request_id = self.request_ids.next("mcp");
         self.printer
             .print(&mcp_message(&request_id, &ask).to_string());
         self.mcp_calls.insert(request_id, ask.answer);
@@ -82,8 +80,7 @@ impl Driver {
             )));
             return;
         }
-        let request_id = format!("robota_perm_{}", self.next_request);
-        self.next_request += 1;
+        let request_id = self.request_ids.next("perm");
         let message = json!({
             "type": "control_request",
             "request_id": request_id,
