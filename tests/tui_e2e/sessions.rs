@@ -459,3 +459,63 @@ fn a_projects_mcp_json_brings_the_trust_question_and_trusted_its_servers_start()
     );
     exit_cleanly(&mut pty);
 }
+
+#[test]
+fn a_resumed_session_redraws_edits_as_diffs_and_background_commands_as_jobs() {
+    let project = project();
+    let lines: Vec<String> = (1..=30).map(|n| format!("line {n}")).collect();
+    std::fs::write(project.root.join("notes.txt"), lines.join("\n") + "\n").unwrap();
+    let server = MockServer::start(vec![
+        tool_turn(None, &[("r1", "Read", json!({"file_path": "notes.txt"}))]),
+        tool_turn(
+            None,
+            &[(
+                "e1",
+                "Edit",
+                json!({"file_path": "notes.txt", "old_string": "line 20\n", "new_string": "twenty\n"}),
+            )],
+        ),
+        tool_turn(
+            None,
+            &[(
+                "b1",
+                "Bash",
+                json!({"command": "echo started", "run_in_background": true}),
+            )],
+        ),
+        text_turn("Edited and started."),
+    ]);
+    let args = ["-p", "edit it", "--allowedTools", "Read,Edit,Bash"];
+    let out = project.run(&server, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(project.root.join("notes.txt"))
+            .unwrap()
+            .contains("twenty")
+    );
+
+    let mut pty = start(&project, &server, &["--continue"]);
+    let screen = pty.wait_for_text("Edited and started.");
+    // The edit as the diff it was live: its summary and its rows at the file's numbers.
+    assert!(
+        screen.contains("Updated notes.txt with 1 addition and 1 removal"),
+        "{screen}"
+    );
+    assert!(screen.contains("@@ -17,7 +17,7 @@"), "{screen}");
+    assert!(screen.contains("20    - line 20"), "{screen}");
+    assert!(screen.contains("   20 + twenty"), "{screen}");
+    assert!(
+        !screen.contains("cat -n"),
+        "the model's text is not redrawn: {screen}"
+    );
+    assert!(
+        screen.contains("Running in the background as bash_1"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Read that file"), "{screen}");
+    exit_cleanly(&mut pty);
+}

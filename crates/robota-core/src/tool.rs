@@ -89,6 +89,14 @@ pub enum ToolDisplay {
         /// The whole list, in order.
         todos: Vec<TodoItem>,
     },
+    /// A command that goes on running in the background (started there, or sent there by
+    /// the user while it ran).
+    Background {
+        /// The job's id, which the model and `/tasks` use.
+        job_id: String,
+        /// The file its output goes to.
+        output_file: String,
+    },
 }
 
 /// What a tool call produced.

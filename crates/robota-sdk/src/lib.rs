@@ -108,3 +108,5 @@ pub use query::{Compaction, QueryAnswer, QueryOptions, query};
 pub use robota_core::permission::PermissionMode;
 /// How a client answers a permission request.
 pub use robota_session::PermissionAnswer;
+/// The display of a logged tool call, for clients that redraw a resumed session.
+pub use robota_tools::recorded_display;

@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::background_jobs::{BackgroundJob, BackgroundJobs};
+use super::background_note::{BackgroundStart, background_note};
 use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
@@ -268,12 +269,7 @@ impl BashTool {
                 .map_err(|err| {
                     ToolFailure::failed(format!("Failed to start the command: {err}"))
                 })?;
-            return Ok(ToolOutput::ok(format!(
-                "Command running in background with ID: {}. Its output (stdout and stderr) is written to {}; Read that file to check on it. \
-It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
-                job.id,
-                job.output_path.display()
-            )));
+            return Ok(background_note(&job, BackgroundStart::Asked));
         }
 
         if let Some(terminal) = &self.host.terminal {
@@ -314,12 +310,7 @@ It ends with \"[exit code: N]\" once the command finishes. Background jobs are s
                             "Failed to move the command to the background: {err}"
                         ))
                     })?;
-                return Ok(ToolOutput::ok(format!(
-                    "The user sent this command to the background; it is still running with ID: {}. Its output so far and from now on (stdout and stderr) is written to {}; Read that file to check on it. \
-It ends with \"[exit code: N]\" once the command finishes. Background jobs are stopped when the session ends.",
-                    job.id,
-                    job.output_path.display()
-                )));
+                return Ok(background_note(&job, BackgroundStart::SentByUser));
             }
             Err(err) => {
                 return Err(ToolFailure::failed(format!(

@@ -17,6 +17,9 @@ use robota_core::{PreviewError, RiskClass, Tool, ToolContext, ToolDisplay, ToolO
 
 /// Lines of context shown around the change in the result.
 const SNIPPET_CONTEXT_LINES: usize = 4;
+/// What leads the numbered snippet in an Edit's result.
+pub(crate) const SNIPPET_HEADER: &str =
+    "Here's the result of running `cat -n` on a snippet of the edited file:\n";
 
 const DESCRIPTION: &str = "Replaces an exact string in a file. The file must have been Read in this session first. \
 old_string must match the file exactly (indentation included; never include the line-number prefix from Read output) \
@@ -187,7 +190,7 @@ async fn apply_edit(
         format!("The file {} has been updated.", path.display())
     };
     let message = format!(
-        "{summary} Here's the result of running `cat -n` on a snippet of the edited file:\n{}",
+        "{summary} {SNIPPET_HEADER}{}",
         snippet(&plan.after, plan.change_start, plan.change_len)
     );
     Ok(ToolOutput::ok(message).with_display(display))

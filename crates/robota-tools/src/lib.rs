@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 mod background_jobs;
+mod background_note;
 mod bash;
 mod edit;
 mod exit_plan_mode;
@@ -29,6 +30,7 @@ mod live_run;
 pub mod mcp;
 mod paths;
 mod read;
+mod recorded;
 pub use robota_sandbox as sandbox;
 mod shell_process;
 mod structured_output;
@@ -61,6 +63,7 @@ pub use host::{
 pub use live_run::{RunWatch, TAIL_LINES, WatchedRun, run_watched};
 pub use paths::resolve as resolve_path;
 pub use read::ReadTool;
+pub use recorded::recorded_display;
 pub use shell_process::{Ending, ShellRun, ShellScript, run_script};
 pub use structured_output::{
     STRUCTURED_OUTPUT_INSTRUCTION, STRUCTURED_OUTPUT_TOOL, SchemaError, StructuredOutputTool,

@@ -120,7 +120,7 @@ impl DiffView {
                 before,
                 after,
             } => Some(DiffView::new(file_path, before.as_deref(), after)),
-            ToolDisplay::Todos { .. } => None,
+            ToolDisplay::Todos { .. } | ToolDisplay::Background { .. } => None,
         }
     }
 

@@ -2,17 +2,20 @@
 //! user saw — typed prompts (hook context in `<system-reminder>` parts left out), `!command`
 //! notes as shell cells, answers, thinking and tool calls through the same path committed
 //! messages take live, and tool results matched to their calls by id (✓ / ✗ and the text
-//! of the result; diffs are not in the history, so edits show their text result). It ends
-//! like a completed turn, so live events carry on from a clean state.
+//! of the result), each with the display it had live as far as the log tells it (an
+//! edit's diff, a created file, the todo list, a command sent to the background: see
+//! `recorded_display`). It ends like a completed turn, so live events carry on from a
+//! clean state.
 
 use std::collections::HashMap;
 
 use super::Transcript;
 use super::cell::Cell;
 use robota_core::{Block, Message, MessageState, Role, ToolDisplay};
-use robota_sdk::TurnEnd;
 use robota_sdk::shell_command::parse_shell_note;
 use robota_sdk::{CONTEXT_SUMMARY_PREFIX, SUMMARY_FROM_HERE_PREFIX};
+use robota_sdk::{TurnEnd, recorded_display};
+use serde_json::Value;
 
 const REMINDER_OPEN: &str = "<system-reminder>";
 const REMINDER_CLOSE: &str = "</system-reminder>";
@@ -20,14 +23,14 @@ const REMINDER_CLOSE: &str = "</system-reminder>";
 impl Transcript {
     /// Appends the cells of `history` (a resumed session's messages) as the user saw them.
     pub fn replay(&mut self, history: &[Message]) {
-        let mut todo_lists = HashMap::new();
+        let mut calls = HashMap::new();
         for message in history {
             match message.role {
                 Role::Assistant => {
-                    todo_lists.extend(todo_lists_of(message));
+                    calls.extend(calls_of(message));
                     self.replay_assistant(message);
                 }
-                Role::User => self.replay_user(message, &todo_lists),
+                Role::User => self.replay_user(message, &calls),
             }
         }
         self.turn_complete(&TurnEnd::Success);
@@ -43,7 +46,7 @@ impl Transcript {
         }
     }
 
-    fn replay_user(&mut self, message: &Message, todo_lists: &HashMap<String, ToolDisplay>) {
+    fn replay_user(&mut self, message: &Message, calls: &HashMap<&str, (&str, &Value)>) {
         let mut text = String::new();
         let mut images = 0;
         for block in &message.content {
@@ -52,12 +55,13 @@ impl Transcript {
                     tool_use_id,
                     content,
                     is_error,
-                } => self.replay_tool_result(
-                    tool_use_id,
-                    content,
-                    *is_error,
-                    todo_lists.get(tool_use_id),
-                ),
+                } => {
+                    let display = calls
+                        .get(tool_use_id.as_str())
+                        .filter(|_| !*is_error)
+                        .and_then(|(name, input)| recorded_display(name, input, content));
+                    self.replay_tool_result(tool_use_id, content, *is_error, display.as_ref());
+                }
                 Block::Text { text: part, .. } => {
                     let part = without_reminders(part);
                     if !part.trim().is_empty() {
@@ -124,7 +128,6 @@ impl Transcript {
         let Some(index) = self.events.tools.remove(tool_use_id) else {
             return;
         };
-        let display = display.filter(|_| !is_error);
         self.update(index, |cell| {
             if let Cell::ToolCall(call) = cell {
                 call.finish(content, is_error, display);
@@ -133,22 +136,14 @@ impl Transcript {
     }
 }
 
-/// The todo lists an answer's TodoWrite calls wrote, by call id (the log keeps the input,
-/// not the live display).
-fn todo_lists_of(message: &Message) -> Vec<(String, ToolDisplay)> {
-    message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            Block::ToolUse {
-                id, name, input, ..
-            } if name == "TodoWrite" => {
-                let todos = serde_json::from_value(input.get("todos")?.clone()).ok()?;
-                Some((id.clone(), ToolDisplay::Todos { todos }))
-            }
-            _ => None,
-        })
-        .collect()
+/// An answer's tool calls by id: their names and inputs (what the log keeps of a call).
+fn calls_of(message: &Message) -> impl Iterator<Item = (&str, (&str, &Value))> {
+    message.content.iter().filter_map(|block| match block {
+        Block::ToolUse {
+            id, name, input, ..
+        } => Some((id.as_str(), (name.as_str(), input))),
+        _ => None,
+    })
 }
 
 /// `text` without its `<system-reminder>…</system-reminder>` parts (an unclosed one runs

@@ -177,6 +177,9 @@ impl ToolCallCell {
                     ToolResultView::Diff,
                 ),
             Some(ToolDisplay::Todos { todos }) if !is_error => ToolResultView::Todos(todos.clone()),
+            Some(ToolDisplay::Background { job_id, .. }) if !is_error => ToolResultView::Text(
+                format!("Running in the background as {job_id} (/tasks to follow it)"),
+            ),
             _ if !is_error && self.name == "Read" => {
                 let n = content.lines().count();
                 ToolResultView::Text(format!("Read {n} line{}", if n == 1 { "" } else { "s" }))

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::core::{Block, Message, Role, TodoItem, ToolDisplay};
 use crate::sdk::commands::{CommandEntry, CommandScope};
+use crate::sdk::recorded_display;
 
 /// How much of a tool's text output goes into its update (the model saw all of it).
 const OUTPUT_CAP: usize = 4_000;
@@ -257,7 +258,7 @@ pub fn replay(history: &[Message]) -> Vec<SessionUpdate> {
                 ) => {
                     let display = names
                         .get(tool_use_id)
-                        .and_then(|(name, input)| recorded_diff(name, input));
+                        .and_then(|(name, input)| recorded_display(name, input, content));
                     out.push(tool_finished(
                         tool_use_id,
                         content,
@@ -270,30 +271,6 @@ pub fn replay(history: &[Message]) -> Vec<SessionUpdate> {
         }
     }
     out
-}
-
-/// The diff an Edit's recorded input stands for (the log keeps the input, not the file).
-fn recorded_diff(name: &str, input: &Value) -> Option<ToolDisplay> {
-    let path = str_field(input, "file_path")?.to_string();
-    match name {
-        "Edit" => Some(ToolDisplay::FileDiff {
-            file_path: path,
-            before: Some(
-                str_field(input, "old_string")
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            after: str_field(input, "new_string")
-                .unwrap_or_default()
-                .to_string(),
-        }),
-        "Write" => Some(ToolDisplay::FileDiff {
-            file_path: path,
-            before: None,
-            after: str_field(input, "content").unwrap_or_default().to_string(),
-        }),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
