@@ -167,6 +167,12 @@ fn ctrl_b_sends_the_running_bash_call_to_the_background() {
         !screen.contains("esc to interrupt"),
         "the turn ended: {screen}"
     );
+    // The cell says where the command went, not the text meant for the model.
+    assert!(
+        screen.contains("Running in the background as bash_1"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Read that file"), "{screen}");
     let results = tool_results(&server.requests()[1].body);
     let text = result_text(&results[0]);
     assert!(text.contains("ID: bash_1"), "{text}");
