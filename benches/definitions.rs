@@ -63,7 +63,11 @@ fn main() {
             ),
         );
     }
-    let roots = DefinitionRoots::new(&project, None, &dir.path().join("robota-home"));
+    let roots = DefinitionRoots::new(&robota::sdk::ProjectPaths::new(
+        &project,
+        None,
+        dir.path().join("robota-home"),
+    ));
     let mut discovery = Vec::new();
     let mut registry = CommandRegistry::default();
     for _ in 0..20 {

@@ -91,7 +91,11 @@ fn every_corpus_agent_loads_and_tolerates_retired_tool_names() {
     for dir in &dirs {
         // Each agents folder as a project's `.claude/agents`.
         let project = dir.parent().unwrap().parent().unwrap();
-        let roots = DefinitionRoots::new(project, None, Path::new("/nonexistent-robota-home"));
+        let roots = DefinitionRoots::new(&robota::sdk::ProjectPaths::new(
+            project,
+            None,
+            "/nonexistent-robota-home",
+        ));
         let catalog = AgentCatalog::discover(&roots);
         assert!(catalog.warnings.is_empty(), "{:?}", catalog.warnings);
         found.extend(

@@ -299,11 +299,11 @@ async fn project_session_builds_the_session_the_command_line_would() {
         anthropic::text_turn("Hello, Ana!"),
     ]);
     let provider = project_session::provider("sk-test", Some(&server.base_url())).unwrap();
-    let paths = robota::sdk::ProjectPaths {
-        cwd: project.path().to_path_buf(),
-        home: Some(state.path().join("home")),
-        robota_home: state.path().join("robota"),
-    };
+    let paths = robota::sdk::ProjectPaths::new(
+        project.path().to_path_buf(),
+        Some(state.path().join("home")),
+        state.path().join("robota"),
+    );
     // As `robota trust` does: a project's allow rules wait for the directory's trust.
     robota::sdk::settings::trust::TrustStore::load(&paths.robota_home)
         .trust(&paths.cwd)

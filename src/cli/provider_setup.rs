@@ -628,11 +628,7 @@ mod tests {
                 .trust(&cwd)
                 .unwrap();
         }
-        let paths = ProjectPaths {
-            cwd: cwd.clone(),
-            home: None,
-            robota_home: robota.clone(),
-        };
+        let paths = ProjectPaths::new(cwd.clone(), None, robota.clone());
         let s = Settings::load(&LoadOptions {
             paths: &paths,
             extra: None,

@@ -184,11 +184,7 @@ mod tests {
     fn instructions(dir: &Path) -> Instructions {
         let cwd = dir.join("project");
         std::fs::create_dir_all(&cwd).unwrap();
-        let paths = ProjectPaths {
-            cwd,
-            home: Some(dir.join("home")),
-            robota_home: dir.join("robota"),
-        };
+        let paths = ProjectPaths::new(cwd, Some(dir.join("home")), dir.join("robota"));
         Instructions::new(paths, "2026-11-26".into(), None)
     }
 

@@ -251,7 +251,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(agents.join("broken.md"), "no frontmatter at all").unwrap();
-        let roots = DefinitionRoots::new(&project, None, &tmp.path().join("rh"));
+        let roots = DefinitionRoots::new(&crate::paths::ProjectPaths::new(
+            &project,
+            None,
+            tmp.path().join("rh"),
+        ));
         let catalog = AgentCatalog::discover(&roots);
         assert_eq!(
             catalog.names(),

@@ -141,7 +141,7 @@ impl Toolset {
             return program_definitions(options, warnings);
         }
         let trusted = TrustStore::load(&paths.robota_home).is_trusted(&paths.cwd);
-        let roots = DefinitionRoots::new(&paths.cwd, paths.home(), &paths.robota_home);
+        let roots = DefinitionRoots::new(paths);
         let plugins = std::mem::take(&mut self.plugins.plugins);
         let plugin_list = plugins
             .iter()

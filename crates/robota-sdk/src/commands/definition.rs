@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::frontmatter::Document;
+use crate::paths::ProjectPaths;
 
 /// At most this many definition files are read from one folder tree.
 const MAX_FILES_PER_TREE: usize = 2_000;
@@ -146,23 +147,23 @@ pub struct DefinitionRoots {
 }
 
 impl DefinitionRoots {
-    /// The roots for a session in `cwd`: `cwd` and its parents up to the repository
-    /// root, the home folder and `$ROBOTA_HOME`.
-    pub fn new(cwd: &Path, home: Option<&Path>, robota_home: &Path) -> DefinitionRoots {
-        let mut project_dirs = Vec::new();
-        for dir in cwd.ancestors() {
-            project_dirs.push(dir.to_path_buf());
-            if dir.join(".git").exists() {
-                break;
-            }
-        }
-        if !cwd.ancestors().any(|d| d.join(".git").exists()) {
-            project_dirs.truncate(1);
-        }
+    /// The roots for a session: its working directory and the parents up to the project
+    /// root (the working directory alone outside a repository), the home folder and
+    /// `$ROBOTA_HOME`.
+    pub fn new(paths: &ProjectPaths) -> DefinitionRoots {
+        let project_dirs = match &paths.project_root {
+            Some(root) => paths
+                .cwd
+                .ancestors()
+                .take_while(|dir| dir.starts_with(root))
+                .map(Path::to_path_buf)
+                .collect(),
+            None => vec![paths.cwd.clone()],
+        };
         DefinitionRoots {
             project_dirs,
-            home: home.map(Path::to_path_buf),
-            robota_home: robota_home.to_path_buf(),
+            home: paths.home.clone(),
+            robota_home: paths.robota_home.clone(),
         }
     }
 
@@ -404,7 +405,11 @@ mod tests {
             "no skill file",
         );
         std::fs::write(project.join(".claude/commands/bin.md"), [0xff, 0xfe]).unwrap();
-        let roots = DefinitionRoots::new(&project, Some(&home), &robota_home);
+        let roots = DefinitionRoots::new(&ProjectPaths::new(
+            &project,
+            Some(home.clone()),
+            &robota_home,
+        ));
         let found = discover(&roots);
         let get = |n: &str| found.commands.iter().find(|c| c.name == n).cloned();
         let review = get("review").unwrap();

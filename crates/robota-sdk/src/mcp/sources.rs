@@ -192,11 +192,11 @@ mod tests {
     use serde_json::json;
 
     fn paths(cwd: &Path, robota_home: &Path, home: &Path) -> ProjectPaths {
-        ProjectPaths {
-            cwd: cwd.to_path_buf(),
-            home: Some(home.to_path_buf()),
-            robota_home: robota_home.to_path_buf(),
-        }
+        ProjectPaths::new(
+            cwd.to_path_buf(),
+            Some(home.to_path_buf()),
+            robota_home.to_path_buf(),
+        )
     }
 
     fn settings(paths: &ProjectPaths) -> Settings {

@@ -316,11 +316,7 @@ mod tests {
     }
 
     fn run(e: &Env, dirs: &[PathBuf], interactive: bool) -> PluginSet {
-        let paths = ProjectPaths {
-            cwd: e.cwd.clone(),
-            home: Some(e.home.clone()),
-            robota_home: e.robota_home.clone(),
-        };
+        let paths = ProjectPaths::new(e.cwd.clone(), Some(e.home.clone()), e.robota_home.clone());
         let settings = Settings::load(&LoadOptions {
             paths: &paths,
             extra: None,

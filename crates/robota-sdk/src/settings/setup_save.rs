@@ -104,11 +104,7 @@ mod tests {
     fn load(robota_home: &Path) -> Settings {
         let cwd = robota_home.join("project");
         std::fs::create_dir_all(&cwd).unwrap();
-        let paths = ProjectPaths {
-            cwd,
-            home: None,
-            robota_home: robota_home.to_path_buf(),
-        };
+        let paths = ProjectPaths::new(cwd, None, robota_home.to_path_buf());
         Settings::load(&LoadOptions {
             paths: &paths,
             extra: None,

@@ -31,11 +31,7 @@ fn dirs() -> Dirs {
 }
 
 fn load(d: &Dirs, extra: Option<&str>, interactive: bool) -> Result<Settings, SettingsError> {
-    let paths = ProjectPaths {
-        cwd: d.cwd.clone(),
-        home: Some(d.home.clone()),
-        robota_home: d.robota.clone(),
-    };
+    let paths = ProjectPaths::new(d.cwd.clone(), Some(d.home.clone()), d.robota.clone());
     Settings::load(&LoadOptions {
         paths: &paths,
         extra,
