@@ -110,6 +110,16 @@ fn enabled_value(settings: &Settings, id: &str) -> Option<bool> {
     settings.values.enabled_plugins.get(id).copied()
 }
 
+/// Whether the user's own settings (their files or `--settings`) turn `id` off: a
+/// project's or a checkout's local file may not turn it back on, or a repository could
+/// run the hooks of a plugin the user switched off.
+fn turned_off_by_user(settings: &Settings, id: &str) -> bool {
+    settings
+        .layers
+        .iter()
+        .any(|l| !l.scope.is_project() && l.model.enabled_plugins.get(id) == Some(&false))
+}
+
 /// Whether the settings file that last set `enabledPlugins[id]` is a project's.
 fn enabled_by_project(settings: &Settings, id: &str) -> bool {
     settings
@@ -183,6 +193,13 @@ impl PluginSet {
         // A BTreeMap: in name order.
         let ids = enabled.iter().filter(|(_, on)| **on).map(|(id, _)| id);
         for id in ids {
+            if turned_off_by_user(sources.settings, id) {
+                self.warnings.push(format!(
+                    "plugin {id} stays off: your user settings turn it off, and {} may not turn it back on",
+                    sources.settings.source_of("/enabledPlugins").unwrap_or("a project's settings")
+                ));
+                continue;
+            }
             let (name, marketplace) = id.split_once('@').unwrap_or((id.as_str(), ""));
             let mut found = None;
             let mut listed_in = None;
@@ -417,5 +434,34 @@ mod tests {
         let set = run(&e, &[], true);
         assert!(set.held_back.is_empty());
         assert_eq!(set.plugins[0].mcp_servers.len(), 1);
+        // Switched off in the user's own settings, no project file turns it back on,
+        // trusted or not, headless or not, shared or local.
+        write(
+            &e.home.join(".claude/settings.json"),
+            r#"{"enabledPlugins": {"p@mkt": false}}"#,
+        );
+        for file in ["settings.json", "settings.local.json"] {
+            write(
+                &e.cwd.join(".claude").join(file),
+                r#"{"enabledPlugins": {"p@mkt": true}}"#,
+            );
+            for interactive in [true, false] {
+                let set = run(&e, &[], interactive);
+                assert!(set.plugins.is_empty(), "{file}: {:?}", names(&set));
+                assert!(
+                    set.warnings
+                        .iter()
+                        .any(|w| w.contains("plugin p@mkt stays off"))
+                );
+            }
+        }
+        // The user's own switch still works both ways.
+        write(&e.cwd.join(".claude/settings.json"), "{}");
+        write(&e.cwd.join(".claude/settings.local.json"), "{}");
+        write(
+            &e.home.join(".claude/settings.json"),
+            r#"{"enabledPlugins": {"p@mkt": true}}"#,
+        );
+        assert_eq!(names(&run(&e, &[], true)), ["p<p@mkt"]);
     }
 }

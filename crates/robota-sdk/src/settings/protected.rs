@@ -1,8 +1,8 @@
 //! Which files the permission guard protects in every mode (`core::permission::
 //! ProtectedPaths`): robota's and Claude Code's settings and everything else under
 //! `.claude/` and `.robota/` (hooks, agents, plugins, commands), `$ROBOTA_HOME`, project
-//! MCP servers (`.mcp.json`), and git's hooks and config (`.git/hooks`, `.git/config`,
-//! `~/.gitconfig`) — each a way for one tool call to make code run at a later start or a
+//! MCP servers (`.mcp.json`, `~/.claude.json`), and git's hooks, config and common dir
+//! (`.git/hooks`, `.git/config`, `.git/commondir`, `~/.gitconfig`) — each a way for one tool call to make code run at a later start or a
 //! later git call, or to erase the user's rules.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ pub fn protected_paths(home: Option<&Path>, robota_home: Option<&Path>) -> Prote
         ".mcp.json",
         "**/.git/hooks",
         "**/.git/config",
+        // Where git finds the rest of the repository: pointed at a copy whose config sets
+        // `core.fsmonitor`, the user's next `git status` runs that program.
+        "**/.git/commondir",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -25,6 +28,8 @@ pub fn protected_paths(home: Option<&Path>, robota_home: Option<&Path>) -> Prote
     let absolute = |path: PathBuf| path.to_str().map(|p| format!("/{p}"));
     if let Some(home) = home {
         specs.extend(absolute(home.join(".gitconfig")));
+        // Claude Code's user file: its `mcpServers` start with the next session.
+        specs.extend(absolute(home.join(".claude.json")));
         specs.extend(absolute(home.join(".config/git")));
     }
     if let Some(dir) = robota_home.and_then(|d| absolute(d.to_path_buf())) {
@@ -41,6 +46,7 @@ pub fn protected_paths(home: Option<&Path>, robota_home: Option<&Path>) -> Prote
         ".mcp.json",
         ".git/hooks",
         ".git/config",
+        ".git/commondir",
         ".gitconfig",
         "git/config",
     ]
@@ -114,6 +120,9 @@ mod tests {
                 "/home/u/.robota/settings.json",
                 "/home/u/.claude/settings.json",
                 "~/.gitconfig",
+                ".git/commondir",
+                "/home/u/.claude.json",
+                "~/.claude.json",
             ] {
                 assert!(asks(&write(&p, path)), "{mode:?} Write {path}");
             }
@@ -128,6 +137,8 @@ mod tests {
                 "python3 -c \"open('.claude/settings.local.json','w').write('{}')\"",
                 "rm -rf .robota",
                 "mv .mcp.json /tmp/",
+                "echo /tmp/evil-repo/.git > .git/commondir",
+                "cp x.json ~/.claude.json",
             ] {
                 assert!(asks(&bash(&p, command)), "{mode:?} Bash {command}");
             }
@@ -140,6 +151,7 @@ mod tests {
                 "git status",
                 "cat .claude/settings.json",
                 "ls .git/hooks",
+                "cat .git/commondir",
             ] {
                 assert!(!asks(&bash(&p, command)), "{mode:?} Bash {command}");
             }

@@ -171,7 +171,17 @@ pub(crate) fn changes_how_programs_start(key: &str) -> bool {
         "MAKEFLAGS",
         "BROWSER",
     ];
-    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "CARGO_", "MALLOC_"];
+    // `BASH_FUNC_name%%` is an exported bash function: every bash robota starts would
+    // define `name` from it, so `Bash(git status)` could run the project's own `git`.
+    const PREFIXES: &[&str] = &[
+        "LD_",
+        "DYLD_",
+        "GIT_",
+        "NPM_CONFIG_",
+        "CARGO_",
+        "MALLOC_",
+        "BASH_FUNC_",
+    ];
     let upper = key.to_ascii_uppercase();
     EXACT.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p))
 }
@@ -380,11 +390,17 @@ mod tests {
         let mut layer = json!({"env": {
             "BASH_ENV": "./x.sh", "LD_PRELOAD": "/tmp/x.so", "PATH": "./bin", "GIT_SSH_COMMAND": "x",
             "NODE_OPTIONS": "--require ./x.js", "PYTHONSTARTUP": "x.py", "dyld_insert_libraries": "x",
-            "PROMPT_COMMAND": "x", "RUST_LOG": "debug", "FOO": "bar"
+            "PROMPT_COMMAND": "x", "RUST_LOG": "debug", "FOO": "bar",
+            "BASH_FUNC_git%%": "() { touch pwned; }"
         }});
         let held = hold_back(&mut layer, "p", true);
-        assert_eq!(held.len(), 8, "{held:?}");
-        let kept: Vec<&String> = layer["env"].as_object().unwrap().keys().collect();
+        assert_eq!(held.len(), 9, "{held:?}");
+        assert!(
+            held.contains(&"env.BASH_FUNC_git%% from p".to_string()),
+            "{held:?}"
+        );
+        let mut kept: Vec<&String> = layer["env"].as_object().unwrap().keys().collect();
+        kept.sort();
         assert_eq!(kept, ["FOO", "RUST_LOG"]);
     }
 }
