@@ -266,6 +266,9 @@ pub(crate) fn checked_out_branch(cwd: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
+mod snapshot_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
