@@ -31,6 +31,8 @@ pub struct Instructions {
     pub read_denial: Option<PathDenial>,
     /// Which context files are read: all, the project's only, or none.
     pub discovery: Discovery,
+    /// Nobody can answer a question before the task ends (the prompt says so).
+    pub unattended: bool,
     language: Mutex<Option<String>>,
 }
 
@@ -62,6 +64,7 @@ impl Instructions {
             append: None,
             read_denial: None,
             discovery: Discovery::Full,
+            unattended: false,
             language: Mutex::new(language.filter(|l| !l.trim().is_empty())),
         }
     }
@@ -88,6 +91,7 @@ impl Instructions {
             append: self.append.as_deref(),
             context_files: &files,
             language: language.as_deref(),
+            unattended: self.unattended,
         });
         BuiltPrompt { prompt, files }
     }

@@ -27,7 +27,8 @@ const BINARY_SNIFF_BYTES: usize = 8192;
 const DESCRIPTION: &str = "Reads a text file. Relative paths resolve against the working directory. \
 Returns up to 2000 lines, numbered like `cat -n` (from 1); use offset (1-based line) and limit to page through long files. \
 Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP images (up to 5 MB) are returned as images you can see; other binary files are refused; for a directory use Glob or Bash `ls`. \
-A file must be read before Edit or Write may change it. Read several files in parallel when useful.";
+A file must be read before Edit or Write may change it. Read several files in parallel when useful. \
+Do not read again a file you just edited or wrote to check the change: Edit and Write fail when it does not apply.";
 
 /// Reads a text file as numbered lines, or an image the model sees (Claude Code's `Read`),
 /// recording what it read for Edit and Write.

@@ -1,6 +1,7 @@
 //! The `Agent` tool (Claude Code's `Task`): runs a subagent — an in-process child session
-//! with its definition's system prompt (then the parent's environment block and context
-//! files, and a note that its answer goes back to the agent that asked), its own
+//! with its definition's system prompt (then the working rules every agent shares, the
+//! parent's environment block and context files, and a note that its answer goes back to
+//! the agent that asked: `system_prompt::subagent` puts it together), its own
 //! transcript beside the parent's log (`<session>/subagents/agent-<id>.jsonl`), and the
 //! parent's provider, permission rules and hooks: a child never gets more than its parent
 //! (the rules are the parent's as they stand when it starts; it has no `Agent` tool, so no
@@ -40,8 +41,6 @@ pub(crate) const MAX_PARALLEL: usize = 4;
 /// parent's user, and the structured answer of a `--json-schema` run.
 const NEVER_FOR_CHILDREN: &[&str] = &[AGENT_TOOL, "ExitPlanMode", "StructuredOutput"];
 
-const REPORT_NOTE: &str = "\n\n# Reporting\nYou are a subagent: your final answer goes back to the agent that asked, not to the user. End with a concise, complete report of what you did and found (with file paths), since nothing else you wrote reaches it.";
-
 /// What starting a child session takes from its parent.
 pub(crate) struct AgentRuntime {
     pub provider: Arc<dyn Provider>,
@@ -52,8 +51,9 @@ pub(crate) struct AgentRuntime {
     /// The parent's configuration when the session started (its directory, environment,
     /// model, answer limit, and system prompt, whose environment part children share).
     pub config: SessionConfig,
-    /// The built-in system text the parent's prompt starts with (replaced by the
-    /// definition's prompt in a child).
+    /// The text the parent's prompt starts with (the built-in text, or the
+    /// `--system-prompt` that replaced it): a child has its definition's prompt and the
+    /// working rules instead.
     pub builtin_prompt: String,
     /// The folder of the session logs (a child's transcript goes to
     /// `<folder>/<session id>/subagents/`); `None` without a session log.
@@ -88,7 +88,7 @@ pub(crate) struct AgentTool {
 impl AgentTool {
     pub fn new(runtime: AgentRuntime) -> AgentTool {
         let mut description = String::from(
-            "Launches a subagent to handle a multi-step task on its own: it works with its own context and tools and returns one report. Use it to search or explore widely, or for independent tasks; launch several in one message to run them in parallel. Give it a complete, self-contained prompt (it cannot see this conversation) and say what to report. Available agent types (subagent_type):\n",
+            "Launches a subagent to handle a multi-step task on its own: it works with its own context and tools and returns one report. Use it to search or explore widely, or for independent tasks; launch several in one message to run them in parallel. Give it a complete, self-contained prompt (it cannot see this conversation) and say what to report. Do not launch one for what a few direct calls do (reading a known file, one search): do that yourself. Its report comes back to you and is not shown to the user: relay what matters. Available agent types (subagent_type):\n",
         );
         for agent in &runtime.catalog.agents {
             description.push_str(&format!("- {}: {}\n", agent.name, agent.description));
@@ -131,11 +131,11 @@ impl AgentTool {
     }
 
     fn child_prompt(&self, definition: &AgentDefinition) -> String {
-        let parent = &self.runtime.config.system_prompt;
-        let shared = parent
-            .strip_prefix(self.runtime.builtin_prompt.trim_end())
-            .unwrap_or(parent);
-        format!("{}{}{REPORT_NOTE}", definition.prompt.trim_end(), shared)
+        crate::system_prompt::subagent(
+            &definition.prompt,
+            &self.runtime.config.system_prompt,
+            &self.runtime.builtin_prompt,
+        )
     }
 
     /// The session a subagent runs in: the parent's configuration and permission policy

@@ -57,6 +57,7 @@ pub(super) fn build(
     instructions.append = appended(options.append_system_prompt.clone(), structured);
     instructions.read_denial = policy.read_denial(&paths.cwd);
     instructions.discovery = options.discovery;
+    instructions.unattended = !options.ask_permissions;
     let BuiltPrompt { prompt, files } = instructions.build(model);
     let compaction = CompactionConfig {
         auto_threshold: if env_flag("DISABLE_AUTO_COMPACT") {

@@ -174,7 +174,11 @@ impl InteractiveSession {
                 policy: session.policy_handle(),
                 hooks: session.shared_hooks(),
                 config: session.config().clone(),
-                builtin_prompt: super::system_prompt::BUILT_IN.to_string(),
+                builtin_prompt: options
+                    .instructions
+                    .as_ref()
+                    .and_then(|i| i.replace.clone())
+                    .unwrap_or_else(|| super::system_prompt::BUILT_IN.to_string()),
                 sessions_dir: session
                     .log_path()
                     .and_then(|path| path.parent().map(std::path::Path::to_path_buf)),

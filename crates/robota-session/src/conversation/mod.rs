@@ -28,6 +28,7 @@ use super::hooks::SessionHooks;
 use super::log::SessionLog;
 
 pub(crate) use hook_wiring::hook_firing;
+pub use turn::PLAN_MODE_REMINDER;
 pub(crate) use turn::forwarder;
 
 pub use super::update::{

@@ -27,8 +27,9 @@ use crate::update::{CompactTrigger, SessionUpdate, UpdateSink};
 use super::record::warn_on_failure;
 use super::{Session, hook_firing};
 
-/// Told to the model with each prompt while the session is in plan mode.
-const PLAN_MODE_REMINDER: &str = "Plan mode is active: the user wants a plan before any change. Do not edit files, run commands that change anything, or make other changes (such calls are refused). Explore read-only, then present your plan with the ExitPlanMode tool; the user approves it (and you may then start) or tells you what to change.";
+/// Told to the model with each prompt while the session is in plan mode (in a
+/// `<system-reminder>` block).
+pub const PLAN_MODE_REMINDER: &str = "Plan mode is active: the user wants a plan before any change. Do not edit files, run commands that change anything, or make other changes (such calls are refused). Explore read-only, then present your plan with the ExitPlanMode tool; the user approves it (and you may then start) or tells you what to change.";
 
 impl Session {
     /// Runs one user turn to its end: UserPromptSubmit hooks, the engine, and Stop hooks
