@@ -109,7 +109,11 @@ fn every_subagent_prompt_has_the_working_rules_after_its_own() {
         "---\nname: code-reviewer\ndescription: Reviews diffs\ntools: Read, Grep\n---\nYou review code.\n",
     )
     .unwrap();
-    let roots = DefinitionRoots::new(tmp.path(), None, &tmp.path().join("robota-home"));
+    let roots = DefinitionRoots::new(&crate::paths::ProjectPaths::new(
+        tmp.path(),
+        None,
+        tmp.path().join("robota-home"),
+    ));
     let catalog = AgentCatalog::discover(&roots);
     assert_eq!(
         catalog.names(),
