@@ -23,6 +23,16 @@ pub enum InputFormat {
 pub enum Subcommand {
     /// Print the merged settings with the file each value comes from.
     Config,
+    /// Usage and cost across the sessions under $ROBOTA_HOME: the total, then per day,
+    /// per project and per model.
+    Stats {
+        /// Count only calls on or after this date (YYYY-MM-DD) or time (RFC 3339).
+        #[arg(long)]
+        since: Option<String>,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Trust the current directory: its project settings (allow rules, hooks, MCP servers,
     /// provider hosts) take effect from now on.
     Trust,
@@ -269,6 +279,12 @@ pub struct Args {
     /// Use only the servers of --mcp-config, none from files.
     #[arg(long)]
     pub strict_mcp_config: bool,
+
+    /// Start with every customisation off, for troubleshooting: no hooks, plugins, MCP
+    /// servers, skills, custom commands, subagents or status line (the project's context
+    /// files and settings otherwise apply).
+    #[arg(long)]
+    pub safe_mode: bool,
 
     /// Provider profile from settings (or anthropic, openai, google).
     #[arg(long)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::core::permission::PermissionMode;
 use crate::sdk::assembly::{
-    ChosenProvider, ProviderChoiceError, ProviderSource, ResumeFrom, Thinking,
+    ChosenProvider, Discovery, ProviderChoiceError, ProviderSource, ResumeFrom, Thinking,
 };
 use crate::sdk::settings::{Scope, SettingsError};
 use crate::sdk::{AssemblyError, ProjectOptions, ProjectPaths, ProjectSession};
@@ -104,9 +104,23 @@ pub fn options(
         deny: args.disallowed_tools.clone(),
         tools: chosen_tools(args.tools.as_deref()),
         json_schema: args.json_schema.clone(),
-        plugin_dirs: args.plugin_dir.clone(),
-        mcp_configs: args.mcp_config.clone(),
-        strict_mcp_config: args.strict_mcp_config,
+        plugin_dirs: if args.safe_mode {
+            Vec::new()
+        } else {
+            args.plugin_dir.clone()
+        },
+        mcp_configs: if args.safe_mode {
+            Vec::new()
+        } else {
+            args.mcp_config.clone()
+        },
+        strict_mcp_config: args.strict_mcp_config || args.safe_mode,
+        discovery: if args.safe_mode {
+            Discovery::ProjectContextFiles
+        } else {
+            Discovery::Full
+        },
+        safe_mode: args.safe_mode,
         resume: resume_from(args)?,
         fork: args.fork_session,
         resume_at: args.resume_session_at.clone(),

@@ -63,7 +63,11 @@ pub fn run(args: Args) -> u8 {
         Ok(settings) => StartOptions {
             exit_transcript: ExitTranscript::from_setting(settings.values.exit_transcript.as_ref()),
             notifications: Notifications::from_settings(&settings.values),
-            status_line: settings.values.status_line.clone(),
+            status_line: settings
+                .values
+                .status_line
+                .clone()
+                .filter(|_| !launcher.args.safe_mode),
             vim: settings.values.editor_mode.as_deref() == Some("vim"),
             ..options
         },

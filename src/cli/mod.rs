@@ -128,6 +128,31 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
                 }
             }
         }
+        args::Subcommand::Stats { since, json } => {
+            if let Some(since) = since
+                && since
+                    .get(..10)
+                    .is_none_or(|d| d.parse::<jiff::civil::Date>().is_err())
+            {
+                eprintln!(
+                    "Error: --since {since:?} is not a date: use YYYY-MM-DD or an RFC 3339 time"
+                );
+                return headless::EXIT_ERROR;
+            }
+            let stats = crate::session::stats::collect(&home, since.as_deref());
+            if *json {
+                match serde_json::to_string_pretty(&stats) {
+                    Ok(text) => println!("{text}"),
+                    Err(e) => {
+                        eprintln!("Error: cannot write the stats as JSON: {e}");
+                        return headless::EXIT_ERROR;
+                    }
+                }
+            } else {
+                print!("{}", crate::session::stats::describe(&stats));
+            }
+            headless::EXIT_OK
+        }
         args::Subcommand::Trust => match TrustStore::load(&home).trust(&cwd) {
             Ok(()) => {
                 println!("Trusted {}", cwd.display());

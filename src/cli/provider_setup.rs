@@ -12,11 +12,11 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::core::models;
-use crate::core::{Provider, ProviderError};
+use crate::core::{Provider, ProviderError, ProviderErrorKind};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{
-    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, OpenAiChatConfig,
-    OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
+    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, KeyHelper, KeyHelperProvider,
+    OpenAiChatConfig, OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
 };
 use crate::sdk::ProviderEndpoint;
 use crate::sdk::settings::model::ProviderProfile;
@@ -297,7 +297,9 @@ pub fn choose(
             },
         },
         None => {
-            let kind = detect_from_env(&env).ok_or(ProviderSetupError::NoProvider)?;
+            let kind = detect_from_env(&env)
+                .or_else(|| key_helper(settings).map(|_| ProviderKind::Anthropic))
+                .ok_or(ProviderSetupError::NoProvider)?;
             (env_spec(kind, &env), Some(kind))
         }
     };
@@ -333,7 +335,13 @@ pub fn choose(
         spec.kind.type_name(),
         fallback.as_deref().unwrap_or(&model),
     );
-    let provider = build(&spec)?;
+    let provider = match key_helper(settings).filter(|_| spec.api_key.is_none()) {
+        Some((helper, file)) => {
+            spec.api_key_source = format!("apiKeyHelper in {file}");
+            with_key_helper(&spec, helper)?
+        }
+        None => build(&spec)?,
+    };
     let endpoint = endpoint(&spec);
     let notice = zero_config.map(|kind| {
         format!(
@@ -355,6 +363,41 @@ pub fn choose(
         provider_source,
         model_source,
     })
+}
+
+/// `apiKeyHelper` and the file that set it, when that file is the user's or managed: a
+/// project file may not choose a command that receives the key's trust. The key's time to
+/// live is `CLAUDE_CODE_API_KEY_HELPER_TTL_MS`.
+fn key_helper(settings: &Settings) -> Option<(KeyHelper, String)> {
+    let command = settings.values.api_key_helper.clone()?;
+    let layer = settings.layer_of("/apiKeyHelper")?;
+    if !matches!(layer.scope, Scope::User | Scope::Managed) {
+        tracing::warn!(file = %layer.label, "apiKeyHelper is only read from user or managed settings; ignored");
+        return None;
+    }
+    let ttl = env_var("CLAUDE_CODE_API_KEY_HELPER_TTL_MS")
+        .and_then(|v| v.trim().parse().ok())
+        .map(Duration::from_millis);
+    Some((KeyHelper { command, ttl }, layer.label.clone()))
+}
+
+/// The provider of `spec`, its key from `helper` (run now, and again when needed).
+fn with_key_helper(
+    spec: &ProviderSpec,
+    helper: KeyHelper,
+) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    let spec = spec.clone();
+    let build_with_key: crate::providers::key_helper::BuildWithKey = Arc::new(move |key| {
+        let mut spec = spec.clone();
+        spec.api_key = Some(key);
+        build(&spec).map_err(|e| match e {
+            ProviderSetupError::Build(e) => e,
+            other => ProviderError::new(ProviderErrorKind::InvalidRequest, other.to_string()),
+        })
+    });
+    let provider =
+        KeyHelperProvider::start(helper, build_with_key).map_err(ProviderSetupError::Build)?;
+    Ok(Arc::new(provider))
 }
 
 /// The base URL a spec sends to (the provider's default when none is set) and the settings

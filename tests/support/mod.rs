@@ -11,6 +11,7 @@ pub mod acp_peer;
 pub mod anthropic;
 pub mod gemini;
 pub mod harness;
+pub mod mitm;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod process;
@@ -20,6 +21,7 @@ pub mod python;
 pub mod sdk_peer;
 pub mod session;
 pub mod skip;
+pub mod tls;
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -183,6 +185,11 @@ impl MockServer {
                 .busy_ns
                 .load(std::sync::atomic::Ordering::Relaxed),
         )
+    }
+
+    /// The loopback address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT`

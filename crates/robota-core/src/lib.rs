@@ -8,6 +8,7 @@ pub mod context;
 pub mod engine;
 pub mod helper_program;
 pub mod hooks;
+pub mod http_client;
 pub mod image;
 pub mod message;
 pub mod models;

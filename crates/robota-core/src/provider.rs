@@ -194,6 +194,9 @@ pub enum ProviderErrorKind {
     Quota,
     /// The connection failed (DNS, refused, TLS); retried.
     Network,
+    /// The server's certificate chains to no trusted root (a TLS-inspecting proxy whose CA
+    /// is not trusted, typically); not retried — only trusting the CA helps.
+    UntrustedCertificate,
     /// The provider failed on its side (5xx and the like); retried.
     Server,
     /// The answer's stream ended before the answer did; retried.
@@ -298,7 +301,7 @@ impl ProviderError {
     /// anything else by its message.
     pub fn retry_reason(&self) -> String {
         match self.kind {
-            ProviderErrorKind::Network => {
+            ProviderErrorKind::Network | ProviderErrorKind::UntrustedCertificate => {
                 format!("cannot connect ({})", network_cause(&self.message))
             }
             _ => self.message.clone(),
@@ -308,6 +311,9 @@ impl ProviderError {
 
 /// The cause of a connection failure in plain words, from the error chain's text.
 pub fn network_cause(message: &str) -> String {
+    if message.contains(crate::http_client::UNKNOWN_AUTHORITY) {
+        return crate::http_client::UNKNOWN_AUTHORITY.to_string();
+    }
     let lower = message.to_ascii_lowercase();
     if lower.contains("connection refused") {
         "connection refused".to_string()

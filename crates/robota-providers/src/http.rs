@@ -11,6 +11,7 @@ use reqwest::header::HeaderMap;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{parse_retry_after, parse_retry_after_ms};
+use robota_core::http_client::{self, is_loopback};
 use robota_core::{ProviderError, ProviderErrorKind};
 
 /// Largest error body read for a message (anything beyond is ignored).
@@ -21,10 +22,9 @@ pub fn build_client(
     base_url: &reqwest::Url,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, ProviderError> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = http_client::client_builder()
         .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")));
+        .tcp_nodelay(true);
     if is_loopback(base_url) {
         // A local server is reached directly, and over a fresh connection per request:
         // connecting on loopback costs microseconds, while a reused connection meets the
@@ -38,17 +38,6 @@ pub fn build_client(
             format!("cannot build HTTP client: {e}"),
         )
     })
-}
-
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Sends `request`, waiting at most `idle_timeout` for the response head.
@@ -65,7 +54,11 @@ pub async fn send(
                 format!("no response within {}", describe(idle_timeout)),
             )),
             Ok(Err(e)) => Err(ProviderError::new(
-                ProviderErrorKind::Network,
+                if http_client::is_unknown_authority(&e) {
+                    ProviderErrorKind::UntrustedCertificate
+                } else {
+                    ProviderErrorKind::Network
+                },
                 format!("connection failed: {}", error_chain(&e)),
             )),
             Ok(Ok(response)) => Ok(response),
@@ -157,18 +150,8 @@ pub fn is_event_stream(headers: &HeaderMap) -> bool {
 }
 
 /// An error with its causes, which `reqwest` keeps in the source chain.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    http_client::describe_error(e)
 }
 
 pub(crate) fn describe(d: Duration) -> String {

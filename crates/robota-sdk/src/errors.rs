@@ -198,7 +198,7 @@ impl TurnError {
                 format!("The provider rejected the request{status}: {detail}"),
                 "check the model name and options in your settings".to_string(),
             ),
-            ProviderErrorKind::Network => (
+            ProviderErrorKind::Network | ProviderErrorKind::UntrustedCertificate => (
                 ErrorKind::Network,
                 format!(
                     "Cannot reach {url}: {}",

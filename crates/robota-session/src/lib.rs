@@ -30,6 +30,7 @@ pub mod redact;
 pub mod repair;
 pub mod replay;
 pub mod rewind;
+pub mod stats;
 pub mod store;
 pub mod update;
 

@@ -385,7 +385,7 @@ impl HookRunner {
 
     fn http_client(&self) -> Option<reqwest::Client> {
         self.http
-            .get_or_init(|| reqwest::Client::builder().build().ok())
+            .get_or_init(|| crate::http_client::client_builder().build().ok())
             .clone()
     }
 

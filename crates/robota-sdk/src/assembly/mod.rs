@@ -134,6 +134,9 @@ pub struct ProjectOptions {
     pub setting_sources: Option<Vec<Scope>>,
     /// What else is read from disk (default: everything the command line reads).
     pub discovery: Discovery,
+    /// `--safe-mode`: the settings' hooks, status line, MCP servers and plugins are turned
+    /// off (pair it with a `discovery` that reads no commands, skills or subagents).
+    pub safe_mode: bool,
     /// One more settings layer, a file path or inline JSON (`--settings`).
     pub extra_settings: Option<String>,
     /// A person is at the terminal: an untrusted project's settings, plugins and MCP
@@ -406,14 +409,18 @@ fn load_settings(
     paths: &ProjectPaths,
     options: &ProjectOptions,
 ) -> Result<Settings, AssemblyError> {
-    Ok(Settings::load_sources(
+    let mut settings = Settings::load_sources(
         &LoadOptions {
             paths,
             extra: options.extra_settings.as_deref(),
             interactive: options.interactive,
         },
         options.setting_sources.as_deref(),
-    )?)
+    )?;
+    if options.safe_mode {
+        settings.turn_customisations_off();
+    }
+    Ok(settings)
 }
 
 /// Stage 2: the provider, given or chosen from the settings.

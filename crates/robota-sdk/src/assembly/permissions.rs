@@ -29,6 +29,13 @@ impl Rules {
             Some(mode) => mode,
             None => settings_mode(settings)?,
         };
+        if mode == PermissionMode::BypassPermissions
+            && let Some(refusal) = settings.bypass_refusal()
+        {
+            return Err(AssemblyError::Invalid(refusal));
+        }
+        // Managed policy may keep the command line's rules out too.
+        let rules_from_flags = settings.managed_permission_rules_only().is_none();
         let from_settings = |list: RuleList| -> Vec<PermissionRule> {
             settings
                 .rules(list)
@@ -40,18 +47,20 @@ impl Rules {
         };
         let mut allow = from_settings(RuleList::Allow);
         let mut deny = from_settings(RuleList::Deny);
-        allow.extend(
-            options
-                .allow
-                .iter()
-                .flat_map(|a| PermissionRule::parse_list(a)),
-        );
-        deny.extend(
-            options
-                .deny
-                .iter()
-                .flat_map(|d| PermissionRule::parse_list(d)),
-        );
+        if rules_from_flags {
+            allow.extend(
+                options
+                    .allow
+                    .iter()
+                    .flat_map(|a| PermissionRule::parse_list(a)),
+            );
+            deny.extend(
+                options
+                    .deny
+                    .iter()
+                    .flat_map(|d| PermissionRule::parse_list(d)),
+            );
+        }
         Ok(Rules {
             mode,
             allow,

@@ -113,7 +113,8 @@ impl Toolset {
         }
     }
 
-    /// The settings' hooks, with the plugins' unless `disableAllHooks` is set.
+    /// The settings' hooks, with the plugins' unless `disableAllHooks` is set or managed
+    /// policy allows its own hooks only.
     pub(super) fn hooks(&self, settings: &Settings, warnings: &mut Vec<String>) -> HookConfig {
         if settings.values.disable_all_hooks == Some(true) {
             return HookConfig::default();
@@ -123,6 +124,9 @@ impl Toolset {
             None => (HookConfig::default(), Vec::new()),
         };
         warnings.extend(hook_warnings);
+        if settings.managed_hooks_only().is_some() {
+            return hooks;
+        }
         for plugin in &self.plugins.plugins {
             hooks.merge(plugin.hooks.clone());
         }

@@ -115,7 +115,12 @@ pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> 
         }
         let project = sources.paths.cwd.join(".mcp.json");
         if project.is_file() {
-            if sources.settings.trusted {
+            if let Some(policy) = sources.settings.managed_forbids_project_mcp() {
+                list.held_back.push(format!(
+                    "{}: project MCP servers are turned off by managed settings {policy} (enableAllProjectMcpServers: false)",
+                    project.display()
+                ));
+            } else if sources.settings.trusted {
                 if let Some(file) = read_json(&project, &mut list) {
                     let values = &sources.settings.values;
                     let enabled = &values.enabled_mcpjson_servers;
@@ -158,6 +163,16 @@ pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> 
         }
         list.put_all(&file, &label, true, |_| true);
     }
+    list.servers.retain(|server| {
+        let refusal = sources
+            .settings
+            .mcp_server_refusal(&server.name, server.config.as_ref().ok());
+        if let Some(refusal) = &refusal {
+            list.held_back
+                .push(format!("{refusal} (from {}); not started", server.source));
+        }
+        refusal.is_none()
+    });
     Ok(list)
 }
 

@@ -232,7 +232,7 @@ fn download(url: &str) -> Result<String, PluginError> {
             .build()
             .map_err(|e| PluginError::DownloadSetup(e.into()))?;
         runtime.block_on(async {
-            let client = reqwest::Client::builder()
+            let client = robota_core::http_client::client_builder()
                 .timeout(std::time::Duration::from_secs(30))
                 .build()
                 .map_err(|e| PluginError::DownloadSetup(e.into()))?;

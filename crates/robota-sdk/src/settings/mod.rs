@@ -1,13 +1,15 @@
-//! Settings (DESIGN §9): the eight layers from lowest to highest —
+//! Settings (DESIGN §9): the layers from lowest to highest —
 //! `~/.claude/settings.json`, `$ROBOTA_HOME/settings.json`, `.claude/settings.json`,
 //! `.robota/settings.json`, `.claude/settings.local.json`, `.robota/settings.local.json`,
-//! `--settings <file|json>`, then command-line flags (applied by the caller) — merged
-//! with provenance, env-expanded, type-checked per file (errors name file, line and
-//! column), and gated by workspace trust.
+//! `--settings <file|json>`, command-line flags (applied by the caller), and above them
+//! all the managed settings an administrator put at a system path (see `managed`) —
+//! merged with provenance, env-expanded, type-checked per file (errors name file, line
+//! and column), and gated by workspace trust.
 
 pub mod expand;
 pub(crate) mod git_exclude;
 pub(crate) mod local_rules;
+pub mod managed;
 pub mod merge;
 pub mod model;
 pub mod protected;
@@ -36,6 +38,8 @@ pub enum Scope {
     Local,
     /// `--settings` on the command line (a file or inline JSON).
     Flag,
+    /// `managed-settings.json` at a system path: the administrator's policy, above all.
+    Managed,
 }
 
 impl Scope {
@@ -179,6 +183,8 @@ pub struct Settings {
     pub layers: Vec<Layer>,
     /// What an untrusted project's files asked for and did not get.
     pub held_back: Vec<String>,
+    /// What other files set and managed policy ignores (`allowManagedHooksOnly`, …).
+    pub overruled: Vec<String>,
     /// Keys no part of robota reads, with the file that has them.
     pub(crate) unknown_keys: Vec<UnknownKey>,
     /// Whether the project is trusted.
@@ -228,11 +234,23 @@ impl Settings {
             let value = parse(&text, &label, &mut unknown_keys)?;
             layers.push(Layer::new(label, Scope::Flag, paths.cwd.clone(), value));
         }
+        for path in managed::managed_files() {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let label = path.display().to_string();
+                    let value = parse(&text, &label, &mut unknown_keys)?;
+                    layers.push(Layer::new(label, Scope::Managed, paths.cwd.clone(), value));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(SettingsError::Read { path, source }),
+            }
+        }
         let held_back = if trusted {
             Vec::new()
         } else {
             hold_back_untrusted(&mut layers, &store, &paths.cwd, options.interactive)
         };
+        let overruled = managed::restrict_other_layers(&mut layers);
         let mut merged = merge::empty();
         let mut provenance = Provenance::new();
         for layer in &layers {
@@ -252,6 +270,7 @@ impl Settings {
             provenance,
             layers,
             held_back,
+            overruled,
             unknown_keys,
             trusted,
         })
@@ -319,6 +338,17 @@ impl Settings {
         Ok((self.values.auto_compact_enabled != Some(false)).then_some(default))
     }
 
+    /// `--safe-mode`: no hooks, status line, MCP servers from settings or plugins.
+    pub fn turn_customisations_off(&mut self) {
+        let values = &mut self.values;
+        values.hooks = None;
+        values.disable_all_hooks = Some(true);
+        values.status_line = None;
+        values.mcp_servers = None;
+        values.enabled_plugins.clear();
+        values.extra_known_marketplaces.clear();
+    }
+
     /// Whether replay-grade diagnostics are on (`diagnostics: true`; default off).
     pub fn diagnostics(&self) -> bool {
         self.values.diagnostics == Some(true)
@@ -348,13 +378,21 @@ impl Settings {
             } else {
                 value
             };
-            out.push_str(&format!("{pointer} = {shown}    ({source})\n"));
+            let managed = if self.managed_layers().any(|l| &l.label == source) {
+                " [managed: cannot be overridden]"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{pointer} = {shown}    ({source}){managed}\n"));
         }
         if out.is_empty() {
             out.push_str("(no settings files)\n");
         }
         for held in &self.held_back {
             out.push_str(&format!("held back until trusted: {held}\n"));
+        }
+        for overruled in &self.overruled {
+            out.push_str(&format!("ignored by managed policy: {overruled}\n"));
         }
         for unknown in &self.unknown_keys {
             out.push_str(&format!(

@@ -29,6 +29,16 @@ pub struct SettingsModel {
     pub hooks: Option<Map<String, Value>>,
     /// `disableAllHooks`.
     pub disable_all_hooks: Option<bool>,
+    /// `allowManagedHooksOnly` (read from managed settings only): hooks of every other
+    /// file and of plugins are ignored.
+    pub allow_managed_hooks_only: Option<bool>,
+    /// `allowManagedPermissionRulesOnly` (read from managed settings only): permission
+    /// rules of every other file and of the command line are ignored.
+    pub allow_managed_permission_rules_only: Option<bool>,
+    /// `allowedMcpServers`: when set, only the MCP servers one of these entries names run.
+    pub allowed_mcp_servers: Option<Vec<McpServerEntry>>,
+    /// `deniedMcpServers`: MCP servers that never run, whatever configures them.
+    pub denied_mcp_servers: Vec<McpServerEntry>,
     /// `providers`: robota's named provider profiles.
     pub providers: BTreeMap<String, ProviderProfile>,
     /// `currentProvider`: the profile in use.
@@ -120,6 +130,20 @@ pub struct ProviderProfile {
     pub timeout: Option<u64>,
     /// `options`: provider-specific request options.
     pub options: Map<String, Value>,
+}
+
+/// One entry of `allowedMcpServers`/`deniedMcpServers`: a server by its name, its command
+/// line or its URL (Claude Code's `serverName`, `serverCommand`, `serverUrl`; a `*` in a
+/// URL matches anything).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct McpServerEntry {
+    /// `serverName`: the name the server is configured under.
+    pub server_name: Option<String>,
+    /// `serverCommand`: the command and its arguments, exactly.
+    pub server_command: Option<Vec<String>>,
+    /// `serverUrl`: the URL of an HTTP or SSE server.
+    pub server_url: Option<String>,
 }
 
 /// `statusLine`: `{"type": "command", "command": "…", "padding": 0}`.

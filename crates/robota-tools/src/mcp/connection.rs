@@ -323,7 +323,7 @@ fn http_client(
         })?;
         map.insert(name, value);
     }
-    reqwest::Client::builder()
+    robota_core::http_client::client_builder()
         .default_headers(map)
         .connect_timeout(Duration::from_secs(10))
         .build()

@@ -5,8 +5,9 @@
 //! redirects followed by hand within one host (Claude Code's rule; a redirect to another
 //! host is handed back for the model to fetch, since permission rules are per host), a
 //! total time cap over all hops and the body, a byte cap, and binary content refused
-//! before its body is read. Environment proxies are not used: the address check must see
-//! the real destination.
+//! before its body is read. Behind an environment proxy (`HTTPS_PROXY`, `HTTP_PROXY`,
+//! `ALL_PROXY`) the request goes through the proxy, which resolves the host itself: each
+//! hop's host is then checked just before its request instead of at connect time.
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -179,8 +180,13 @@ impl Fetcher {
         let client = self.client(refusal.clone(), &start)?;
         let mut url = start.clone();
         let mut redirects = 0;
+        let proxied = proxy_configured(&start);
         loop {
-            self.check_literal_host(&url)?;
+            if proxied {
+                self.check_host(&url).await?;
+            } else {
+                self.check_literal_host(&url)?;
+            }
             let response = client
                 .get(url.clone())
                 .header(ACCEPT, "text/markdown, text/html;q=0.9, */*;q=0.8")
@@ -245,21 +251,24 @@ impl Fetcher {
             resolver: self.resolver.clone(),
             refusal,
         };
-        reqwest::Client::builder()
+        let builder = robota_core::http_client::client_builder()
             .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(resolver))
             .connect_timeout(self.limits.timeout.min(Duration::from_secs(10)))
             .user_agent(concat!(
                 "robota/",
                 env!("CARGO_PKG_VERSION"),
                 " (WebFetch; +https://github.com/robota)"
-            ))
-            .build()
-            .map_err(|e| FetchError::Network {
-                url: url.to_string(),
-                reason: format!("cannot build the HTTP client: {e}"),
-            })
+            ));
+        // Through a proxy the resolver would check the proxy's address, not the page's.
+        let builder = if proxy_configured(url) {
+            builder
+        } else {
+            builder.no_proxy().dns_resolver(Arc::new(resolver))
+        };
+        builder.build().map_err(|e| FetchError::Network {
+            url: url.to_string(),
+            reason: format!("cannot build the HTTP client: {e}"),
+        })
     }
 
     /// IP-literal hosts never reach the resolver, so they are checked here.
@@ -395,19 +404,23 @@ fn send_error(
     }
 }
 
-/// An error and its sources, joined (`a: b: c`).
-pub(crate) fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let part = inner.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = inner.source();
-    }
-    text
+/// Whether an environment proxy variable for `url`'s scheme is set (`NO_PROXY` is left to
+/// the client: a host it exempts is reached directly, and still checked before).
+fn proxy_configured(url: &Url) -> bool {
+    let names: &[&str] = if url.scheme() == "https" {
+        &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+    } else {
+        &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+    };
+    names
+        .iter()
+        .any(|name| std::env::var(name).is_ok_and(|v| !v.trim().is_empty()))
+}
+
+/// An error and its sources, joined (`a: b: c`); an untrusted certificate says which
+/// variable to set, and proxy credentials are hidden.
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    robota_core::http_client::describe_error(error)
 }
 
 #[cfg(test)]

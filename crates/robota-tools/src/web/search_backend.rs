@@ -175,17 +175,10 @@ fn parse_base(raw: &str) -> Result<Url, SearchConfigError> {
 }
 
 fn client_for(base: &Url) -> Result<reqwest::Client, SearchConfigError> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = robota_core::http_client::client_builder()
         .timeout(SEARCH_TIMEOUT)
-        .connect_timeout(Duration::from_secs(10))
-        .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")));
-    let host = base.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    if loopback {
+        .connect_timeout(Duration::from_secs(10));
+    if robota_core::http_client::is_loopback(base) {
         builder = builder.no_proxy();
     }
     builder
