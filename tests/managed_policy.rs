@@ -162,11 +162,15 @@ fn managed_only_hooks_and_rules_leave_the_project_s_out_and_config_marks_the_pol
         text(&out)
     );
 
+    // The user's own file sets it too; the managed value is the one in effect.
+    std::fs::create_dir_all(p.user_home.join(".claude")).unwrap();
+    std::fs::write(
+        p.user_home.join(".claude/settings.json"),
+        r#"{"cleanupPeriodDays": 99}"#,
+    )
+    .unwrap();
     let out = p
-        .command(
-            &server,
-            &["config", "--settings", r#"{"cleanupPeriodDays": 99}"#],
-        )
+        .command(&server, &["config"])
         .env("ROBOTA_MANAGED_SETTINGS_DIR", &dir)
         .output()
         .unwrap();
