@@ -40,6 +40,12 @@ fn another_agent_runs_a_task_and_continues_the_session_over_mcp() {
     );
     let seen: Value = serde_json::from_str(stdout.trim().lines().last().unwrap()).unwrap();
     assert_eq!(seen["tools"], json!(["robota", "robota-reply"]), "{seen}");
+    // The server names itself, not the MCP library it is built on.
+    assert_eq!(
+        seen["server_info"],
+        json!({"name": "robota", "version": env!("CARGO_PKG_VERSION")}),
+        "{seen}"
+    );
     let required = &seen["schemas"]["robota"]["required"];
     assert_eq!(required, &json!(["prompt"]), "{seen}");
 

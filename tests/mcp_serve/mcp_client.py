@@ -28,7 +28,7 @@ async def main(work_dir):
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
             tools = await session.list_tools()
             first = await session.call_tool(
                 "robota", {"prompt": "what does calc.py do?", "cwd": work_dir}
@@ -40,6 +40,7 @@ async def main(work_dir):
             )
             bad = await session.call_tool("robota", {"prompt": "x", "cwd": "/nonexistent/dir"})
             return {
+                "server_info": {"name": init.server_info.name, "version": init.server_info.version},
                 "tools": sorted(t.name for t in tools.tools),
                 "schemas": {t.name: t.input_schema for t in tools.tools},
                 "first": result_of(first),

@@ -4,7 +4,7 @@
 //! commit subjects, whether anyone can answer questions, platform, date, model) and the
 //! context files, in that order; `--system-prompt` replaces the built-in text,
 //! `--append-system-prompt` adds to the end, and the response language (settings
-//! `language`) comes last. A subagent's ([`subagent`]): its definition's own prompt, the
+//! `language`) comes last. A subagent's (`subagent`): its definition's own prompt, the
 //! same working rules, the parent's environment and context files, and a note on
 //! reporting. Git is asked with a deadline (killed, and said so in the prompt, when it
 //! does not answer) and without optional locks, so a killed `git status` leaves no

@@ -15,7 +15,7 @@ use std::process::Stdio;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{
     ErrorData as McpError, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router,
 };
@@ -95,7 +95,9 @@ impl RobotaServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RobotaServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("robota", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
             "robota is a coding agent. Use the robota tool to give it a task in a directory, robota-reply to continue that session.",
         )
     }
