@@ -8,19 +8,10 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Output;
 
 use serde_json::json;
-use support::project::{Project, json_result, project};
+use support::project::{Project, json_result, output_text, project};
 use support::{MockResponse, MockServer, anthropic};
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// A helper printing `sk-helper-N` on its Nth run; returns its command and count file.
 fn helper(p: &Project) -> (String, PathBuf) {
@@ -72,7 +63,7 @@ fn a_401_runs_the_helper_again_and_the_request_goes_out_with_the_new_key() {
         .output()
         .unwrap();
     let result = json_result(&out);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     assert_eq!(result["result"], "fresh key works");
     assert_eq!(runs(&count), 2, "run at start and after the 401");
     let keys: Vec<String> = server
@@ -98,7 +89,7 @@ fn the_helper_runs_again_after_its_time_to_live() {
         .env("CLAUDE_CODE_API_KEY_HELPER_TTL_MS", "0")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     assert_eq!(
         runs(&count),
         3,
@@ -118,7 +109,7 @@ fn a_project_file_cannot_name_the_helper() {
     let (command, count) = helper(&p);
     let server = MockServer::start(vec![anthropic::text_turn("never")]);
     let trust = p.command(&server, &["trust"]).output().unwrap();
-    assert_eq!(trust.status.code(), Some(0), "{}", text(&trust));
+    assert_eq!(trust.status.code(), Some(0), "{}", output_text(&trust));
     std::fs::create_dir_all(p.root.join(".claude")).unwrap();
     std::fs::write(
         p.root.join(".claude/settings.json"),
@@ -130,7 +121,7 @@ fn a_project_file_cannot_name_the_helper() {
         .env_remove("ANTHROPIC_API_KEY")
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert_ne!(out.status.code(), Some(0), "{}", output_text(&out));
     assert_eq!(runs(&count), 0, "the project's helper never ran");
     assert!(server.requests().is_empty());
 }

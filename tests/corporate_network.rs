@@ -8,10 +8,8 @@
 
 mod support;
 
-use std::process::Output;
-
 use support::mitm::{Mitm, mitmdump};
-use support::project::{json_result, project};
+use support::project::{json_result, output_text, project};
 use support::skip::skip;
 use support::tls::TlsFront;
 use support::{MockServer, anthropic};
@@ -22,14 +20,6 @@ const HOST: &str = "mock.robota.test";
 
 const UNKNOWN_AUTHORITY: &str = "the server's certificate is signed by an unknown authority: \
      set NODE_EXTRA_CA_CERTS or SSL_CERT_FILE to your company's CA bundle";
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 #[test]
 fn through_a_tls_inspecting_proxy_robota_needs_the_company_ca_and_then_works() {
@@ -59,11 +49,11 @@ fn through_a_tls_inspecting_proxy_robota_needs_the_company_ca_and_then_works() {
     };
 
     let refused = run(&[]);
-    assert_ne!(refused.status.code(), Some(0), "{}", text(&refused));
+    assert_ne!(refused.status.code(), Some(0), "{}", output_text(&refused));
     assert!(
-        text(&refused).contains(UNKNOWN_AUTHORITY),
+        output_text(&refused).contains(UNKNOWN_AUTHORITY),
         "the failure names the certificate problem:\n{}",
-        text(&refused)
+        output_text(&refused)
     );
     assert!(
         server.requests().is_empty(),
@@ -73,7 +63,7 @@ fn through_a_tls_inspecting_proxy_robota_needs_the_company_ca_and_then_works() {
     let ca = mitm.ca_pem();
     let trusted = run(&[("NODE_EXTRA_CA_CERTS", ca.to_str().unwrap())]);
     let result = json_result(&trusted);
-    assert_eq!(trusted.status.code(), Some(0), "{}", text(&trusted));
+    assert_eq!(trusted.status.code(), Some(0), "{}", output_text(&trusted));
     assert_eq!(result["result"], "through the proxy", "{result}");
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "the request went through the proxy");
@@ -81,9 +71,9 @@ fn through_a_tls_inspecting_proxy_robota_needs_the_company_ca_and_then_works() {
 
     for out in [&refused, &trusted] {
         assert!(
-            !text(out).contains("pr0xy-s3cret"),
+            !output_text(out).contains("pr0xy-s3cret"),
             "the proxy password is never shown:\n{}",
-            text(out)
+            output_text(out)
         );
     }
     for log in walk(&p.home) {
@@ -114,7 +104,7 @@ fn a_loopback_https_server_is_reached_directly_and_trusted_through_node_extra_ca
     .env("NODE_EXTRA_CA_CERTS", &bundle);
     let out = cmd.output().unwrap();
     let result = json_result(&out);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     assert_eq!(result["result"], "direct");
 }
 

@@ -12,16 +12,8 @@ mod support;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use support::project::{Project, project};
+use support::project::{Project, output_text, project};
 use support::{MockServer, anthropic};
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Writes `policy` as the managed settings and returns their directory.
 fn managed(p: &Project, policy: Value) -> std::path::PathBuf {
@@ -63,15 +55,20 @@ fn bypass_permissions_is_refused_from_every_place_with_the_reason() {
     ];
     for args in attempts {
         let out = run(&p, &server, &dir, &args);
-        assert_ne!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            output_text(&out)
+        );
         let policy_file = dir.join("managed-settings.json");
         assert!(
-            text(&out).contains(&format!(
+            output_text(&out).contains(&format!(
                 "bypassPermissions mode is disabled by managed settings {}",
                 policy_file.display()
             )),
             "{args:?} says what blocked it:\n{}",
-            text(&out)
+            output_text(&out)
         );
     }
     // A user's own default mode is refused the same way.
@@ -82,9 +79,9 @@ fn bypass_permissions_is_refused_from_every_place_with_the_reason() {
     .unwrap();
     let out = run(&p, &server, &dir, &["-p", "hi"]);
     assert!(
-        text(&out).contains("bypassPermissions mode is disabled by managed settings"),
+        output_text(&out).contains("bypassPermissions mode is disabled by managed settings"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     assert!(server.requests().is_empty(), "no turn ran in bypass mode");
 }
@@ -119,10 +116,10 @@ fn managed_only_hooks_and_rules_leave_the_project_s_out_and_config_marks_the_pol
     // run.
     let server = MockServer::start(vec![touch(), anthropic::text_turn("done")]);
     let trust = p.command(&server, &["trust"]).output().unwrap();
-    assert_eq!(trust.status.code(), Some(0), "{}", text(&trust));
+    assert_eq!(trust.status.code(), Some(0), "{}", output_text(&trust));
     let none = p.user_home.join("no-policy");
     let out = run(&p, &server, &none, &["-p", "go"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     assert!(
         p.root.join("hook-ran").exists(),
         "the control run's hook ran"
@@ -159,7 +156,7 @@ fn managed_only_hooks_and_rules_leave_the_project_s_out_and_config_marks_the_pol
     assert!(
         !p.root.join("allowed-by-project").exists(),
         "neither the project's allow rule nor --allowedTools let the command run:\n{}",
-        text(&out)
+        output_text(&out)
     );
 
     // The user's own file sets it too; the managed value is the one in effect.
@@ -174,7 +171,7 @@ fn managed_only_hooks_and_rules_leave_the_project_s_out_and_config_marks_the_pol
         .env("ROBOTA_MANAGED_SETTINGS_DIR", &dir)
         .output()
         .unwrap();
-    let config = text(&out);
+    let config = output_text(&out);
     let policy_file = dir.join("managed-settings.json").display().to_string();
     assert!(
         config.contains(&format!(
@@ -194,7 +191,7 @@ fn managed_policy_keeps_the_project_s_mcp_servers_and_denied_servers_from_starti
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("ok"), anthropic::text_turn("ok")]);
     let trust = p.command(&server, &["trust"]).output().unwrap();
-    assert_eq!(trust.status.code(), Some(0), "{}", text(&trust));
+    assert_eq!(trust.status.code(), Some(0), "{}", output_text(&trust));
     // Each server, if started, leaves a file behind before failing its handshake.
     let starts =
         |name: &str| json!({"command": "sh", "args": ["-c", format!("touch started-{name}")]});
@@ -214,7 +211,7 @@ fn managed_policy_keeps_the_project_s_mcp_servers_and_denied_servers_from_starti
         json!({"mcpServers": {"denied-server": starts("denied"), "fine-server": starts("fine")}})
             .to_string();
     let out = run(&p, &server, &dir, &["-p", "hi", "--mcp-config", &flag]);
-    let said = text(&out);
+    let said = output_text(&out);
     assert!(
         said.contains("project MCP servers are turned off by managed settings"),
         "{said}"

@@ -7,20 +7,10 @@
 
 mod support;
 
-use std::process::Output;
-
 use robota::core::Usage;
 use serde_json::{Value, json};
-use support::project::{log_lines, project};
+use support::project::{log_lines, output_text, project};
 use support::{MockServer, anthropic};
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 #[test]
 fn stats_totals_equal_the_sum_of_the_logs_costs() {
@@ -32,7 +22,7 @@ fn stats_totals_equal_the_sum_of_the_logs_costs() {
     ]);
     for prompt in ["a", "b", "c"] {
         let out = p.run(&server, &["-p", prompt]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     }
     let mut expected_cost = 0.0;
     let mut expected_calls = 0;
@@ -54,7 +44,7 @@ fn stats_totals_equal_the_sum_of_the_logs_costs() {
     }
     assert_eq!(expected_calls, 3);
     let out = p.run(&server, &["stats", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     let total = &stats["total"];
     assert_eq!(total["calls"], expected_calls);
@@ -80,10 +70,18 @@ fn stats_totals_equal_the_sum_of_the_logs_costs() {
     let later: Value = serde_json::from_slice(&later.stdout).unwrap();
     assert_eq!(later["total"]["calls"], 0);
     let table = p.run(&server, &["stats"]);
-    assert!(text(&table).contains("By model"), "{}", text(&table));
+    assert!(
+        output_text(&table).contains("By model"),
+        "{}",
+        output_text(&table)
+    );
     let bad = p.run(&server, &["stats", "--since", "last week"]);
     assert_ne!(bad.status.code(), Some(0));
-    assert!(text(&bad).contains("is not a date"), "{}", text(&bad));
+    assert!(
+        output_text(&bad).contains("is not a date"),
+        "{}",
+        output_text(&bad)
+    );
 }
 
 #[test]
@@ -105,7 +103,7 @@ fn safe_mode_starts_without_the_project_s_hooks_or_mcp_servers() {
     ]);
 
     let safe = p.run(&server, &["-p", "hi", "--safe-mode", "--mcp-config", &mcp]);
-    assert_eq!(safe.status.code(), Some(0), "{}", text(&safe));
+    assert_eq!(safe.status.code(), Some(0), "{}", output_text(&safe));
     assert!(
         !p.root.join("hook-ran").exists(),
         "the project hook did not run"
@@ -117,7 +115,7 @@ fn safe_mode_starts_without_the_project_s_hooks_or_mcp_servers() {
 
     // The same start without --safe-mode runs both: the check above could fail.
     let normal = p.run(&server, &["-p", "hi", "--mcp-config", &mcp]);
-    assert_eq!(normal.status.code(), Some(0), "{}", text(&normal));
+    assert_eq!(normal.status.code(), Some(0), "{}", output_text(&normal));
     assert!(p.root.join("hook-ran").exists());
     assert!(p.root.join("mcp-started").exists());
 }
