@@ -766,13 +766,12 @@ fn run_embedded(
             ..SandboxSpec::default()
         };
         let sandbox = std::sync::Arc::new(prepare(&spec, &dirs).unwrap());
-        let mut command = tokio::process::Command::new("bash");
+        let mut command = sandbox.command("bash");
         command
             .arg("-c")
             .arg(script)
             .current_dir(dir)
             .stdin(std::process::Stdio::null());
-        sandbox.apply(&mut command);
         let started = std::time::Instant::now();
         let out = tokio::time::timeout(std::time::Duration::from_secs(60), command.output())
             .await
@@ -884,6 +883,7 @@ fn a_command_the_sandbox_stops_gets_a_hint_and_init_says_the_sandbox_is_on() {
         .find(|v| v["subtype"] == "init")
         .unwrap();
     assert_eq!(init["sandbox"]["enabled"], true, "{init}");
+    assert_eq!(init["sandbox"]["backend"], "landlock", "{init}");
     let results = tool_results(&server.requests()[1].body);
     let text = result_text(&results[0]);
     assert!(text.contains("dangerouslyDisableSandbox"), "{text}");

@@ -538,6 +538,7 @@ fn sandbox_status(policy: &crate::core::permission::PermissionPolicy) -> Value {
         "available": policy.sandbox.available,
         "network": policy.sandbox.settings.network_allowed(),
         "allowedDomains": policy.sandbox.settings.proxied_domains(),
+        "backend": support.map(|s| s.backend.name()),
         "unavailableReason": support.and_then(|s| s.missing.clone()),
     })
 }

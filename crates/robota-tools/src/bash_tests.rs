@@ -37,6 +37,7 @@ async fn read_fifo(path: &Path) -> String {
 
 /// Whether the process has exited within the safety net: a pidfd becomes readable when
 /// the process terminates (zombies count as gone; so does an already reaped pid).
+#[cfg(target_os = "linux")]
 fn exits_within(pid: i32, safety_net: Duration) -> bool {
     // SAFETY: plain syscalls on integers and a local pollfd.
     unsafe {
@@ -52,6 +53,23 @@ fn exits_within(pid: i32, safety_net: Duration) -> bool {
         let ready = libc::poll(&mut poll_fd, 1, safety_net.as_millis() as i32);
         libc::close(fd);
         ready == 1
+    }
+}
+
+/// Whether the process has exited within the safety net, where there is no pidfd (macOS):
+/// `kill(pid, 0)` asked until it says the pid is gone (a zombie still counts as running).
+#[cfg(not(target_os = "linux"))]
+fn exits_within(pid: i32, safety_net: Duration) -> bool {
+    let deadline = std::time::Instant::now() + safety_net;
+    loop {
+        // SAFETY: signal 0 only checks that the process exists; no memory is touched.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -68,7 +68,10 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// A `Command` for the script in a new process group, stdin closed.
 pub fn shell_command(script: &ShellScript<'_>) -> Command {
-    let mut command = Command::new(shell_program());
+    let mut command = match script.sandbox {
+        Some(sandbox) => sandbox.command(shell_program()),
+        None => Command::new(shell_program()),
+    };
     command
         .arg("-c")
         .arg(script.script)
@@ -78,9 +81,6 @@ pub fn shell_command(script: &ShellScript<'_>) -> Command {
         .envs(script.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
-    if let Some(sandbox) = script.sandbox {
-        sandbox.apply(&mut command);
-    }
     command
 }
 

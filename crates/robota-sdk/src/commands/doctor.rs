@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use robota_core::helper_program::{HelperIo, deadline, run_helper};
 
+use robota_tools::sandbox::{Backend, Support};
+
 use crate::errors::ProviderEndpoint;
 use crate::mcp::{ServerReport, ServerStatus};
 
@@ -26,6 +28,8 @@ pub(crate) struct DoctorFacts<'a> {
     pub log: Option<PathBuf>,
     /// How the model can search the web in this session.
     pub web_search: WebSearchOffer,
+    /// Whether and how this machine confines Bash commands.
+    pub sandbox: &'a Support,
 }
 
 /// How a session offers web search.
@@ -100,6 +104,7 @@ pub(crate) async fn doctor_report(facts: DoctorFacts<'_>) -> String {
         }
     }
     web_search_check(&mut report, facts.web_search);
+    sandbox_check(&mut report, facts.sandbox);
     for server in &facts.mcp {
         server_check(&mut report, server);
     }
@@ -126,6 +131,20 @@ fn web_search_check(report: &mut Report, offer: WebSearchOffer) {
         WebSearchOffer::NotOffered => report.warn(
             "WebSearch is not offered: this provider has no server-side search and no webSearch backend is configured (settings \"webSearch\": {\"provider\": \"brave\", \"apiKey\": \"$ENV:BRAVE_API_KEY\"} or {\"provider\": \"searxng\", \"baseURL\": …})",
         ),
+    }
+}
+
+/// Which backend confines Bash commands here, or why none does.
+fn sandbox_check(report: &mut Report, support: &Support) {
+    match (&support.missing, support.backend) {
+        (None, Backend::Landlock) => report.ok(&format!(
+            "Bash sandbox: landlock (namespaces and Landlock ABI {})",
+            support.landlock_abi
+        )),
+        (None, backend) => report.ok(&format!("Bash sandbox: {}", backend.name())),
+        (Some(why), _) => report.warn(&format!(
+            "Bash sandbox: none ({why}); commands are checked by the permission rules only"
+        )),
     }
 }
 
@@ -280,7 +299,35 @@ mod tests {
             mcp: Vec::new(),
             log: Some(PathBuf::from("/tmp/s.jsonl")),
             web_search: WebSearchOffer::ServerSide,
+            sandbox: &SANDBOX_ON,
         }
+    }
+
+    const SANDBOX_ON: Support = Support {
+        backend: Backend::Seatbelt,
+        landlock_abi: 0,
+        missing: None,
+    };
+
+    #[tokio::test]
+    async fn the_sandbox_backend_or_its_absence_is_reported() {
+        let endpoint = ProviderEndpoint::default();
+        let report = doctor_report(facts(&endpoint)).await;
+        assert!(report.contains("✓ Bash sandbox: seatbelt"), "{report}");
+        let none = Support {
+            backend: Backend::None,
+            landlock_abi: 0,
+            missing: Some("robota has no sandbox backend for windows".into()),
+        };
+        let report = doctor_report(DoctorFacts {
+            sandbox: &none,
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(
+            report.contains("! Bash sandbox: none (robota has no sandbox backend for windows); commands are checked by the permission rules only"),
+            "{report}"
+        );
     }
 
     #[tokio::test]

@@ -54,6 +54,7 @@ impl Driver {
                         .unwrap_or_default(),
                     log: self.session.log_path(),
                     web_search: self.web_search_offer(),
+                    sandbox: robota_tools::sandbox::support(),
                 };
                 let report = commands::doctor::doctor_report(facts).await;
                 return self.shared.command_ended(id, name, Ok(report));
