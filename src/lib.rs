@@ -13,20 +13,18 @@
 //! | `robota-session` | `robota-core` (provider and tools are injected) |
 //! | `robota-sdk` | `robota-core`, `robota-session`, `robota-tools` |
 //! | `robota-tui` | `robota-sdk`, `robota-core` |
-//! | `robota` (this crate) | everything: the binary's flags, headless mode and drivers |
+//! | `robota-cli` | `robota-core`, `robota-session`, `robota-tools`, `robota-sdk` (the provider adapters and the TUI are plugged in) |
+//! | `robota` (this package) | everything: the binary plugs the adapters and the TUI into the command line |
 //!
 //! The library's API is [`sdk`] (sessions, one-shot queries, events), with [`providers`]
 //! to build the provider a session talks to, [`core`] for the types the API speaks
 //! (messages, tools, permission modes), [`tools`] for the built-in tools and [`session`]
 //! for the conversation under a session (its log, replay, hooks), which a program may
-//! build itself and start with `sdk::InteractiveSession::start`. `cli` is public only for
-//! the `robota` binary (its one public item is `cli::main`); `tui` only for the crate's
-//! own tests and benches: both are hidden from the documentation.
+//! build itself and start with `sdk::InteractiveSession::start`. `tui` is public only for
+//! the crate's own tests and benches, and hidden from the documentation.
 
 #![deny(missing_docs)]
 
-#[doc(hidden)]
-pub mod cli;
 pub use robota_core as core;
 pub use robota_providers as providers;
 pub use robota_sdk as sdk;

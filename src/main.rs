@@ -1,8 +1,14 @@
-//! The `robota` binary: everything it does is `robota::cli::main`, unless it was started
-//! as the sandbox's relay (`robota __sandbox-relay …`, see `robota_sandbox::relay`),
-//! which it must check before anything else.
+//! The `robota` binary: the command line (`robota_cli::main`) with the two parts it does
+//! not link plugged in — the provider adapters and the full-screen app — unless it was
+//! started as the sandbox's relay (`robota __sandbox-relay …`, see
+//! `robota_sandbox::relay`), which it must check before anything else.
+
+mod interactive;
 
 fn main() -> std::process::ExitCode {
     robota::tools::sandbox::relay::run_if_requested();
-    robota::cli::main()
+    robota_cli::main(robota_cli::Parts {
+        providers: &robota::providers::Adapters,
+        interactive: interactive::run,
+    })
 }

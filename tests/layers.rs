@@ -21,6 +21,16 @@ const RULES: &[(&str, &[&str])] = &[
         &["robota-core", "robota-session", "robota-tools"],
     ),
     ("robota-tui", &["robota-sdk", "robota-core"]),
+    // The command line: the provider adapters and the TUI are plugged in by the binary.
+    (
+        "robota-cli",
+        &[
+            "robota-core",
+            "robota-session",
+            "robota-tools",
+            "robota-sdk",
+        ],
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -28,8 +38,12 @@ fn root() -> PathBuf {
 }
 
 /// Development-only dependencies the table allows beside it: the SDK's documentation
-/// examples build the provider a program hands to it.
-const DEV_ONLY: &[(&str, &[&str])] = &[("robota-sdk", &["robota-providers"])];
+/// examples build the provider a program hands to it, and the command line's tests
+/// build the providers it chooses.
+const DEV_ONLY: &[(&str, &[&str])] = &[
+    ("robota-sdk", &["robota-providers"]),
+    ("robota-cli", &["robota-providers"]),
+];
 
 /// The workspace crates a manifest depends on, each with whether it is for development
 /// only (`[dev-dependencies]`).

@@ -15,6 +15,7 @@ pub mod models;
 pub use robota_permission as permission;
 pub mod process_group;
 pub mod provider;
+pub mod provider_factory;
 pub mod tool;
 pub mod truncate;
 pub mod wire;
@@ -24,6 +25,7 @@ pub use provider::{
     AssistantTurn, INVALID_INPUT_KEY, Provider, ProviderError, ProviderErrorKind, ProviderRequest,
     ServerTool, StopReason, StreamEvent, StreamSink, ToolSchema,
 };
+pub use provider_factory::{Adapter, AdapterConfig, ProviderFactory};
 pub use tool::{
     PreviewError, RiskClass, TodoItem, Tool, ToolContext, ToolDisplay, ToolOutput, ToolProgress,
     ToolRegistry, ToolSource,

@@ -14,9 +14,7 @@ use robota_core::{
     AssistantTurn, Provider, ProviderError, ProviderErrorKind, ProviderRequest, StreamSink,
 };
 
-/// Builds the adapter around one key.
-pub type BuildWithKey =
-    Arc<dyn Fn(String) -> Result<Arc<dyn Provider>, ProviderError> + Send + Sync>;
+pub use robota_core::provider_factory::BuildWithKey;
 
 /// The command and how long a key it printed is good for.
 #[derive(Debug, Clone, PartialEq, Eq)]

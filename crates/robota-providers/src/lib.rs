@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+pub mod factory;
 pub mod fallback;
 pub mod gemini;
 pub mod http;
@@ -16,6 +17,7 @@ pub mod sse;
 pub(crate) mod streaming;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use factory::Adapters;
 pub use fallback::FallbackProvider;
 pub use gemini::{GeminiConfig, GeminiProvider};
 pub use key_helper::{KeyHelper, KeyHelperProvider};

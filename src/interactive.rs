@@ -1,41 +1,39 @@
 //! `robota` without `-p`: checks that there is a terminal, then runs the full-screen app
 //! with a [`Launcher`] that assembles sessions from the command line (and from sessions
 //! picked in the app), answers the trust question from the settings, lists this
-//! directory's sessions and saves the first-run setup.
+//! directory's sessions and saves the first-run setup. It is the binary's, not the
+//! command line's, so that an edit to the TUI rebuilds only the binary.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::core::models;
-use crate::sdk::settings::setup_save::{self, SetupProfile};
-use crate::sdk::settings::trust::TrustStore;
-use crate::sdk::settings::{LoadOptions, Settings, SettingsError};
-use crate::sdk::system_prompt;
-use crate::session::log::project_dir_name;
-use crate::session::store::SessionStore;
-use crate::tui::app::{
+use robota::core::{ProviderFactory, models};
+use robota::sdk::assembly as paths;
+use robota::sdk::settings::setup_save::{self, SetupProfile};
+use robota::sdk::settings::trust::TrustStore;
+use robota::sdk::settings::{LoadOptions, Settings, SettingsError};
+use robota::sdk::system_prompt;
+use robota::session::log::project_dir_name;
+use robota::session::store::SessionStore;
+use robota::tui::app::{
     self, ExitTranscript, LaunchError, Launcher, LauncherError, Notifications, OpenTarget,
     OpenedSession, SessionEntry, StartOptions,
 };
-
-use super::args::Args;
-use super::assemble::assemble;
-use super::provider_setup::{self, ProviderSetupError};
-use super::{headless, paths};
+use robota_cli::{Args, EXIT_ERROR, EXIT_OK, ProviderSetupError, assemble, check_setup};
 
 /// Runs the TUI; returns the process exit status.
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         eprintln!(
             "Error: the full-screen UI needs a terminal; run headless with `robota -p \"your prompt\"` (see `robota --help`)."
         );
-        return headless::EXIT_ERROR;
+        return EXIT_ERROR;
     }
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(e) => {
             eprintln!("Error: cannot read the working directory: {e}");
-            return headless::EXIT_ERROR;
+            return EXIT_ERROR;
         }
     };
     let project = paths::ProjectPaths::from_env(cwd.clone());
@@ -55,6 +53,7 @@ pub fn run(args: Args) -> u8 {
     };
     let launcher = CliLauncher {
         args,
+        providers,
         paths: project,
         provider: String::new(),
     };
@@ -73,7 +72,7 @@ pub fn run(args: Args) -> u8 {
         },
         Err(_) => options,
     };
-    let runtime = match super::runtime() {
+    let runtime = match robota_cli::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -93,18 +92,14 @@ pub fn run(args: Args) -> u8 {
                     say(&mut std::io::stdout(), &message);
                 }
             }
-            if exit.failed {
-                headless::EXIT_ERROR
-            } else {
-                headless::EXIT_OK
-            }
+            if exit.failed { EXIT_ERROR } else { EXIT_OK }
         }
         Err(e) => {
             say(
                 &mut std::io::stderr(),
                 &format!("Error: the terminal failed: {e}"),
             );
-            headless::EXIT_ERROR
+            EXIT_ERROR
         }
     }
 }
@@ -116,6 +111,8 @@ fn say(out: &mut impl std::io::Write, line: &str) {
 
 struct CliLauncher {
     args: Args,
+    /// Builds the provider of each session opened.
+    providers: &'static dyn ProviderFactory,
     paths: paths::ProjectPaths,
     /// The provider type of the open session (what `/model` offers models for).
     provider: String,
@@ -148,15 +145,16 @@ impl Launcher for CliLauncher {
                 ..self.args.clone()
             },
         };
-        let assembled = assemble(&args, true).map_err(|e| match e.provider_setup() {
-            Some(ProviderSetupError::NoProvider) => {
-                // A first run: the setup screen needs no error line.
-                tracing::info!("first run: {e}");
-                LaunchError::NeedsSetup(String::new())
-            }
-            Some(ProviderSetupError::NoKey { .. }) => LaunchError::NeedsSetup(e.to_string()),
-            _ => LaunchError::Failed(e.to_string()),
-        })?;
+        let assembled =
+            assemble(&args, true, self.providers).map_err(|e| match e.provider_setup() {
+                Some(ProviderSetupError::NoProvider) => {
+                    // A first run: the setup screen needs no error line.
+                    tracing::info!("first run: {e}");
+                    LaunchError::NeedsSetup(String::new())
+                }
+                Some(ProviderSetupError::NoKey { .. }) => LaunchError::NeedsSetup(e.to_string()),
+                _ => LaunchError::Failed(e.to_string()),
+            })?;
         // A later open (after /resume) starts from the arguments again, not from the
         // session they named.
         self.args.resume = None;
@@ -214,7 +212,7 @@ impl Launcher for CliLauncher {
         let settings = self.settings().ok()?;
         let mut held_back = settings.held_back;
         held_back.extend(
-            crate::sdk::mcp::untrusted_project_servers(&self.paths)
+            robota::sdk::mcp::untrusted_project_servers(&self.paths)
                 .map(|servers| format!("the MCP servers of {servers}")),
         );
         (!settings.trusted && !held_back.is_empty()).then(|| (self.paths.cwd.clone(), held_back))
@@ -230,7 +228,7 @@ impl Launcher for CliLauncher {
     }
 
     fn save_setup(&mut self, profile: &SetupProfile) -> Result<PathBuf, LauncherError> {
-        provider_setup::check_setup(profile).map_err(|e| LauncherError::SetupCheck(e.into()))?;
+        check_setup(profile).map_err(|e| LauncherError::SetupCheck(e.into()))?;
         Ok(setup_save::save_setup(&self.paths.robota_home, profile)?)
     }
 

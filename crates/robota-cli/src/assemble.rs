@@ -3,8 +3,8 @@
 //! assembles the session (`robota_sdk::assembly`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
+use crate::core::ProviderFactory;
 use crate::core::permission::PermissionMode;
 use crate::sdk::assembly::{
     ChosenProvider, Discovery, ProviderChoiceError, ProviderSource, ResumeFrom, Thinking,
@@ -20,6 +20,7 @@ pub type Assembled = ProjectSession;
 
 /// Why the flags do not give a session; the message names the flag or file to fix.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // each variant's message is its documentation
 pub enum AssembleError {
     #[error("cannot read the working directory: {0}")]
     WorkingDirectory(#[source] std::io::Error),
@@ -61,9 +62,18 @@ impl AssembleError {
 
 /// The session the flags describe, in the process's working directory; `interactive`
 /// both holds an untrusted project's settings back and asks the user about permissions.
-pub fn assemble(args: &Args, interactive: bool) -> Result<Assembled, AssembleError> {
+pub fn assemble(
+    args: &Args,
+    interactive: bool,
+    providers: &'static dyn ProviderFactory,
+) -> Result<Assembled, AssembleError> {
     let cwd = std::env::current_dir().map_err(AssembleError::WorkingDirectory)?;
-    assemble_in(args, cwd, options(args, interactive, interactive)?)
+    assemble_in(
+        args,
+        cwd,
+        options(args, interactive, interactive)?,
+        providers,
+    )
 }
 
 /// The session the flags and `options` describe, in `cwd` (an ACP client names the
@@ -72,8 +82,9 @@ pub fn assemble_in(
     args: &Args,
     cwd: PathBuf,
     options: ProjectOptions,
+    providers: &'static dyn ProviderFactory,
 ) -> Result<Assembled, AssembleError> {
-    let provider = ProviderSource::Chosen(Box::new(chooser(args)));
+    let provider = ProviderSource::Chosen(Box::new(chooser(args, providers)));
     let mut assembled = ProjectSession::assemble(ProjectPaths::from_env(cwd), options, provider)?;
     let mut warnings = args.accepted.notes();
     warnings.append(&mut assembled.warnings);
@@ -144,6 +155,7 @@ pub fn options(
 /// behind `--fallback-model` when one is named.
 fn chooser(
     args: &Args,
+    providers: &'static dyn ProviderFactory,
 ) -> impl FnOnce(&crate::sdk::settings::Settings) -> Result<ChosenProvider, ProviderChoiceError>
 + Send
 + 'static {
@@ -151,14 +163,18 @@ fn chooser(
     let model_flag = args.model.clone();
     let fallback = args.fallback_model.clone();
     move |settings| {
-        let choice =
-            provider_setup::choose(settings, provider_flag.as_deref(), model_flag.as_deref())?;
+        let choice = provider_setup::choose(
+            settings,
+            provider_flag.as_deref(),
+            model_flag.as_deref(),
+            providers,
+        )?;
         let mut provider = choice.provider;
         if let Some(fallback) = fallback {
             if fallback == choice.model {
                 return Err(ProviderSetupError::FallbackIsMain(fallback).into());
             }
-            provider = Arc::new(crate::providers::FallbackProvider::new(provider, fallback));
+            provider = providers.with_fallback(provider, fallback);
         }
         Ok(ChosenProvider {
             provider,

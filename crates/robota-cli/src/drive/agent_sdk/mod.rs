@@ -84,7 +84,7 @@ struct Driver {
 }
 
 /// Runs the driver until end of input and every submission ended; returns the exit code.
-pub async fn run(args: Args) -> u8 {
+pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     if !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
@@ -128,7 +128,7 @@ pub async fn run(args: Args) -> u8 {
             ..options
         };
         let cwd = std::env::current_dir().map_err(AssembleError::WorkingDirectory)?;
-        assemble_in(&args, cwd, options)
+        assemble_in(&args, cwd, options, providers)
     });
     let mut assembled = match assembled {
         Ok(a) => a,

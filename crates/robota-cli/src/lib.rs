@@ -1,14 +1,19 @@
-//! The composition root: command-line arguments, provider construction, session
-//! assembly, and the choice between headless print mode, the TUI and a protocol driver
-//! (`--input-format stream-json --output-format stream-json`: the Agent SDK's protocol).
+//! robota's command line: its arguments, session assembly from them, headless print mode,
+//! the protocol drivers (the Agent SDK's stream-json, ACP, `robota mcp serve`) and the
+//! subcommands. The `robota` binary plugs in the two parts this crate does not link —
+//! the provider adapters and the full-screen app ([`Parts`]) — so an edit to either
+//! rebuilds the binary, not the command line.
+//!
+//! It may use `robota-core`, `robota-session`, `robota-tools` and `robota-sdk`.
+
+#![deny(missing_docs)]
 
 mod args;
 mod assemble;
 mod drive;
 mod headless;
-mod interactive;
 mod output;
-use crate::sdk::assembly as paths;
+use robota_sdk::assembly as paths;
 mod plugin_list;
 mod printer;
 mod provider_setup;
@@ -16,12 +21,33 @@ mod reaper;
 mod session_diagnostics;
 mod stop_signals;
 
+use robota_core as core;
+use robota_sdk as sdk;
+use robota_session as session;
+use robota_tools as tools;
+
+pub use args::Args;
+pub use assemble::{AssembleError, assemble};
+pub use headless::{EXIT_ERROR, EXIT_OK};
+pub use provider_setup::{ProviderSetupError, check_setup};
+pub use robota_core::ProviderFactory;
+
+/// What the binary plugs into the command line.
+#[derive(Clone, Copy)]
+pub struct Parts {
+    /// Builds the provider the command line chooses.
+    pub providers: &'static dyn ProviderFactory,
+    /// Runs the full-screen app (`robota` without `-p`) with the parsed arguments; returns
+    /// the exit status.
+    pub interactive: fn(args::Args, &'static dyn ProviderFactory) -> u8,
+}
+
 use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Entry point used by `main.rs`.
-pub fn main() -> ExitCode {
+/// Everything the `robota` binary does, after the sandbox relay's check.
+pub fn main(parts: Parts) -> ExitCode {
     if std::env::args_os()
         .nth(1)
         .is_some_and(|a| a == reaper::REAP_ARG)
@@ -36,7 +62,7 @@ pub fn main() -> ExitCode {
         }
     };
     if let Some(command) = &args.command {
-        return ExitCode::from(run_subcommand(command, &args));
+        return ExitCode::from(run_subcommand(command, &args, parts.providers));
     }
     let _log_guard = init_logging();
     // Commands robota starts die with it, however it ends.
@@ -44,23 +70,23 @@ pub fn main() -> ExitCode {
     let agent_sdk = args.input_format == args::InputFormat::StreamJson
         && args.output_format == args::OutputFormat::StreamJson;
     if !args.print && !agent_sdk {
-        return ExitCode::from(interactive::run(args));
+        return ExitCode::from((parts.interactive)(args, parts.providers));
     }
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return ExitCode::from(code),
     };
     let code = if agent_sdk {
-        runtime.block_on(drive::agent_sdk::run(args))
+        runtime.block_on(drive::agent_sdk::run(args, parts.providers))
     } else {
-        runtime.block_on(headless::run(args))
+        runtime.block_on(headless::run(args, parts.providers))
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
 }
 
-/// The async runtime both modes run on; `Err` carries the exit status after the message.
-fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+/// The async runtime every mode runs on; `Err` carries the exit status after the message.
+pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -73,12 +99,20 @@ fn runtime() -> Result<tokio::runtime::Runtime, u8> {
 
 /// `robota config` and `robota trust`.
 /// The provider, model, base URL and key a session would use, each with what set it.
-fn describe_provider(settings: &crate::sdk::settings::Settings, args: &args::Args) -> String {
-    let choice =
-        match provider_setup::choose(settings, args.provider.as_deref(), args.model.as_deref()) {
-            Ok(choice) => choice,
-            Err(e) => return format!("\nprovider: none ({e})\n"),
-        };
+fn describe_provider(
+    settings: &crate::sdk::settings::Settings,
+    args: &args::Args,
+    providers: &'static dyn ProviderFactory,
+) -> String {
+    let choice = match provider_setup::choose(
+        settings,
+        args.provider.as_deref(),
+        args.model.as_deref(),
+        providers,
+    ) {
+        Ok(choice) => choice,
+        Err(e) => return format!("\nprovider: none ({e})\n"),
+    };
     let endpoint = &choice.endpoint;
     let base_url_source = endpoint
         .base_url_source
@@ -99,7 +133,11 @@ fn describe_provider(settings: &crate::sdk::settings::Settings, args: &args::Arg
     )
 }
 
-fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
+fn run_subcommand(
+    command: &args::Subcommand,
+    args: &args::Args,
+    providers: &'static dyn ProviderFactory,
+) -> u8 {
     use crate::sdk::settings::{LoadOptions, Settings, trust::TrustStore};
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
@@ -119,7 +157,7 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
             }) {
                 Ok(settings) => {
                     print!("{}", settings.describe());
-                    print!("{}", describe_provider(&settings, args));
+                    print!("{}", describe_provider(&settings, args, providers));
                     headless::EXIT_OK
                 }
                 Err(e) => {
@@ -177,7 +215,7 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args) -> u8 {
             };
             match runtime() {
                 Ok(runtime) => {
-                    let code = runtime.block_on(drive::acp::run(base));
+                    let code = runtime.block_on(drive::acp::run(base, providers));
                     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
                     code
                 }

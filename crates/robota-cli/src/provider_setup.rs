@@ -12,12 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::core::models;
-use crate::core::{Provider, ProviderError, ProviderErrorKind};
-use crate::providers::retry::RetryPolicy;
-use crate::providers::{
-    AnthropicConfig, AnthropicProvider, GeminiConfig, GeminiProvider, KeyHelper, KeyHelperProvider,
-    OpenAiChatConfig, OpenAiChatProvider, OpenAiResponsesConfig, OpenAiResponsesProvider,
-};
+use crate::core::{Adapter, AdapterConfig, Provider, ProviderError, ProviderFactory};
 use crate::sdk::ProviderEndpoint;
 use crate::sdk::settings::model::ProviderProfile;
 use crate::sdk::settings::{Scope, Settings};
@@ -25,13 +20,19 @@ use crate::sdk::settings::{Scope, Settings};
 /// The wire format a profile speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
+    /// Anthropic's Messages API.
     Anthropic,
+    /// OpenAI's Responses API.
     OpenAi,
+    /// A server speaking OpenAI's Chat Completions (a local model, a gateway).
     OpenAiCompatible,
+    /// Google's Gemini API.
     Google,
 }
 
 impl ProviderKind {
+    /// The kind a settings `type` names (`anthropic`, `openai`, `openai-compatible`,
+    /// `google`, and their aliases).
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "anthropic" => Some(ProviderKind::Anthropic),
@@ -41,6 +42,16 @@ impl ProviderKind {
             }
             "google" | "gemini" => Some(ProviderKind::Google),
             _ => None,
+        }
+    }
+
+    /// The adapter that speaks this kind's wire format.
+    fn adapter(self) -> Adapter {
+        match self {
+            ProviderKind::Anthropic => Adapter::Anthropic,
+            ProviderKind::OpenAi => Adapter::OpenAiResponses,
+            ProviderKind::Google => Adapter::Gemini,
+            ProviderKind::OpenAiCompatible => Adapter::OpenAiChat,
         }
     }
 
@@ -145,6 +156,7 @@ fn env_var(name: &str) -> Option<String> {
 
 /// Why no provider could be chosen or built; the message says what to set.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // each variant's message is its documentation
 pub enum ProviderSetupError {
     /// Nothing is configured (the TUI opens its setup screen, without an error line).
     #[error(
@@ -272,6 +284,7 @@ pub fn choose(
     settings: &Settings,
     provider_flag: Option<&str>,
     model_flag: Option<&str>,
+    providers: &'static dyn ProviderFactory,
 ) -> Result<ProviderChoice, ProviderSetupError> {
     let env = ProviderEnv::new(settings);
     let profile_name = provider_flag
@@ -338,11 +351,11 @@ pub fn choose(
     let provider = match key_helper(settings).filter(|_| spec.api_key.is_none()) {
         Some((helper, file)) => {
             spec.api_key_source = format!("apiKeyHelper in {file}");
-            with_key_helper(&spec, helper)?
+            with_key_helper(&spec, helper, providers)?
         }
-        None => build(&spec)?,
+        None => build(&spec, providers)?,
     };
-    let endpoint = endpoint(&spec);
+    let endpoint = endpoint(&spec, providers);
     let notice = zero_config.map(|kind| {
         format!(
             "using {} ({model}) from {}",
@@ -381,34 +394,38 @@ fn key_helper(settings: &Settings) -> Option<(KeyHelper, String)> {
     Some((KeyHelper { command, ttl }, layer.label.clone()))
 }
 
+/// The `apiKeyHelper` command and how long a key it printed is good for.
+struct KeyHelper {
+    command: String,
+    ttl: Option<Duration>,
+}
+
 /// The provider of `spec`, its key from `helper` (run now, and again when needed).
 fn with_key_helper(
     spec: &ProviderSpec,
     helper: KeyHelper,
+    providers: &'static dyn ProviderFactory,
 ) -> Result<Arc<dyn Provider>, ProviderSetupError> {
-    let spec = spec.clone();
-    let build_with_key: crate::providers::key_helper::BuildWithKey = Arc::new(move |key| {
-        let mut spec = spec.clone();
-        spec.api_key = Some(key);
-        build(&spec).map_err(|e| match e {
-            ProviderSetupError::Build(e) => e,
-            other => ProviderError::new(ProviderErrorKind::InvalidRequest, other.to_string()),
-        })
+    // The helper's key is not known yet: the config is checked without it.
+    let mut keyed = spec.clone();
+    keyed.api_key.get_or_insert_default();
+    let adapter = adapter_config(&keyed)?;
+    let build_with_key = Arc::new(move |key: String| {
+        let mut adapter = adapter.clone();
+        adapter.api_key = Some(key);
+        providers.build(&adapter)
     });
-    let provider =
-        KeyHelperProvider::start(helper, build_with_key).map_err(ProviderSetupError::Build)?;
-    Ok(Arc::new(provider))
+    providers
+        .with_key_command(helper.command, helper.ttl, build_with_key)
+        .map_err(ProviderSetupError::Build)
 }
 
 /// The base URL a spec sends to (the provider's default when none is set) and the settings
 /// that chose it and the key.
-fn endpoint(spec: &ProviderSpec) -> ProviderEndpoint {
-    let default_url = match spec.kind {
-        ProviderKind::Anthropic => crate::providers::anthropic::DEFAULT_BASE_URL,
-        ProviderKind::OpenAi => crate::providers::openai_responses::DEFAULT_BASE_URL,
-        ProviderKind::Google => crate::providers::gemini::DEFAULT_BASE_URL,
-        ProviderKind::OpenAiCompatible => "",
-    };
+fn endpoint(spec: &ProviderSpec, providers: &dyn ProviderFactory) -> ProviderEndpoint {
+    let default_url = providers
+        .default_base_url(spec.kind.adapter())
+        .unwrap_or_default();
     ProviderEndpoint {
         provider: spec.kind.type_name().to_string(),
         base_url: spec
@@ -529,74 +546,44 @@ fn profile_spec(
     })
 }
 
-fn retry_policy() -> RetryPolicy {
-    let mut retry = RetryPolicy::default();
-    if let Some(n) = env_var("ROBOTA_MAX_RETRIES").and_then(|v| v.parse().ok()) {
-        retry.max_retries = n;
+/// What the factory builds `spec`'s adapter from; `Err` when it lacks a key or address.
+fn adapter_config(spec: &ProviderSpec) -> Result<AdapterConfig, ProviderSetupError> {
+    let needs_key = spec.kind != ProviderKind::OpenAiCompatible;
+    if needs_key && spec.api_key.is_none() {
+        return Err(ProviderSetupError::NoKey {
+            provider: kind_name(spec.kind),
+            variables: spec.kind.key_vars().join(" or "),
+        });
     }
-    if let Some(ms) = env_var("ROBOTA_RETRY_BASE_MS").and_then(|v| v.parse().ok()) {
-        retry.base_delay = Duration::from_millis(ms);
+    if !needs_key && spec.base_url.is_none() {
+        return Err(ProviderSetupError::NoBaseUrl);
     }
-    retry
+    Ok(AdapterConfig {
+        adapter: spec.kind.adapter(),
+        api_key: spec.api_key.clone(),
+        bearer: spec.bearer,
+        base_url: spec.base_url.clone(),
+        max_retries: env_var("ROBOTA_MAX_RETRIES").and_then(|v| v.parse().ok()),
+        retry_base_delay: env_var("ROBOTA_RETRY_BASE_MS")
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis),
+        idle_timeout: env_var("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .or(spec.timeout)
+            .unwrap_or(Duration::from_secs(120)),
+        options: spec.options.clone(),
+    })
 }
 
 /// Builds the adapter a spec names.
-pub fn build(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderSetupError> {
-    let idle = env_var("ROBOTA_STREAM_IDLE_TIMEOUT_MS")
-        .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .or(spec.timeout)
-        .unwrap_or(Duration::from_secs(120));
-    let missing_key = || ProviderSetupError::NoKey {
-        provider: kind_name(spec.kind),
-        variables: spec.kind.key_vars().join(" or "),
-    };
-    let provider: Arc<dyn Provider> = match spec.kind {
-        ProviderKind::Anthropic => {
-            let mut config = AnthropicConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
-            config.bearer_token = spec.bearer;
-            if let Some(url) = &spec.base_url {
-                config.base_url = url.clone();
-            }
-            config.retry = retry_policy();
-            config.idle_timeout = idle;
-            Arc::new(AnthropicProvider::new(config).map_err(ProviderSetupError::Build)?)
-        }
-        ProviderKind::OpenAi => {
-            let mut config =
-                OpenAiResponsesConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
-            if let Some(url) = &spec.base_url {
-                config.base_url = url.clone();
-            }
-            config.retry = retry_policy();
-            config.idle_timeout = idle;
-            config.reasoning_effort = spec
-                .options
-                .get("reasoningEffort")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            Arc::new(OpenAiResponsesProvider::new(config).map_err(ProviderSetupError::Build)?)
-        }
-        ProviderKind::Google => {
-            let mut config = GeminiConfig::new(spec.api_key.clone().ok_or_else(missing_key)?);
-            if let Some(url) = &spec.base_url {
-                config.base_url = url.clone();
-            }
-            config.retry = retry_policy();
-            config.idle_timeout = idle;
-            Arc::new(GeminiProvider::new(config).map_err(ProviderSetupError::Build)?)
-        }
-        ProviderKind::OpenAiCompatible => {
-            let base_url = spec.base_url.clone().ok_or(ProviderSetupError::NoBaseUrl)?;
-            let mut config = OpenAiChatConfig::new(base_url);
-            config.api_key = spec.api_key.clone();
-            config.retry = retry_policy();
-            config.idle_timeout = idle;
-            config.options = spec.options.clone();
-            Arc::new(OpenAiChatProvider::new(config).map_err(ProviderSetupError::Build)?)
-        }
-    };
-    Ok(provider)
+pub fn build(
+    spec: &ProviderSpec,
+    providers: &dyn ProviderFactory,
+) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    providers
+        .build(&adapter_config(spec)?)
+        .map_err(ProviderSetupError::Build)
 }
 
 #[cfg(test)]

@@ -90,12 +90,18 @@ fn a_user_profile_is_used_with_its_model_and_key() {
         None,
         false,
     );
-    let choice = choose(&s, None, None).unwrap();
+    let choice = choose(&s, None, None, &robota_providers::Adapters).unwrap();
     assert_eq!(choice.model, "claude-sonnet-4-6");
     assert_eq!(choice.provider.name(), "anthropic");
     assert_eq!(choice.api_key_source, "settings profile mock");
     assert!(choice.notice.is_none());
-    let choice = choose(&s, None, Some("claude-haiku-4-5")).unwrap();
+    let choice = choose(
+        &s,
+        None,
+        Some("claude-haiku-4-5"),
+        &robota_providers::Adapters,
+    )
+    .unwrap();
     assert_eq!(choice.model, "claude-haiku-4-5");
 }
 
@@ -104,7 +110,9 @@ fn a_project_base_url_never_receives_the_users_key() {
     let user = r#"{"currentProvider":"p","providers":{"p":{"type":"anthropic","apiKey":"user-key","model":"m"}}}"#;
     let project = r#"{"providers":{"p":{"baseURL":"http://attacker.example"}}}"#;
     let (_t, s) = settings(Some(user), Some(project), true);
-    let err = choose(&s, None, None).err().unwrap();
+    let err = choose(&s, None, None, &robota_providers::Adapters)
+        .err()
+        .unwrap();
     assert!(
         matches!(&err, ProviderSetupError::ProjectBaseUrl { name, .. } if name == "p"),
         "{err}"
@@ -115,19 +123,19 @@ fn a_project_base_url_never_receives_the_users_key() {
     );
     // Untrusted, the URL is not even applied.
     let (_t, s) = settings(Some(user), Some(project), false);
-    assert!(choose(&s, None, None).is_ok());
+    assert!(choose(&s, None, None, &robota_providers::Adapters).is_ok());
     assert!(s.held_back.iter().any(|h| h.contains("baseURL")));
     // A project that brings its own key may use its own host once trusted.
     let own = r#"{"currentProvider":"q","providers":{"q":{"type":"anthropic","apiKey":"project-key","model":"m","baseURL":"http://127.0.0.1:9"}}}"#;
     let (_t, s) = settings(None, Some(own), true);
-    assert!(choose(&s, None, None).is_ok());
+    assert!(choose(&s, None, None, &robota_providers::Adapters).is_ok());
 }
 
 #[test]
 fn unknown_profiles_and_types_are_clear_errors() {
     let (_t, s) = settings(Some(r#"{"currentProvider":"gone"}"#), None, false);
     assert!(matches!(
-        choose(&s, None, None),
+        choose(&s, None, None, &robota_providers::Adapters),
         Err(ProviderSetupError::UnknownProfile(name)) if name == "gone"
     ));
     let (_t, s) = settings(
@@ -136,7 +144,7 @@ fn unknown_profiles_and_types_are_clear_errors() {
         false,
     );
     assert!(
-        choose(&s, None, None)
+        choose(&s, None, None, &robota_providers::Adapters)
             .err()
             .unwrap()
             .to_string()

@@ -44,6 +44,7 @@ use crate::sdk::{InteractiveSession, PermissionRequest, SessionEvent};
 
 use super::super::args::Args;
 use super::super::headless::{EXIT_ERROR, EXIT_OK};
+use crate::ProviderFactory;
 
 /// What the crate's handlers hand the driver.
 enum Inbound {
@@ -87,6 +88,7 @@ struct Live {
 struct Driver {
     cx: ConnectionTo<Client>,
     base: Args,
+    providers: &'static dyn ProviderFactory,
     sessions: HashMap<String, Live>,
     internal: mpsc::UnboundedSender<Internal>,
     next_question: u64,
@@ -98,7 +100,7 @@ struct Driver {
 }
 
 /// Serves ACP on stdin/stdout until the client closes the connection.
-pub async fn run(base: Args) -> u8 {
+pub async fn run(base: Args, providers: &'static dyn ProviderFactory) -> u8 {
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
     let notify_tx = inbound_tx.clone();
     let served = Agent
@@ -119,7 +121,7 @@ pub async fn run(base: Args) -> u8 {
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_with(Stdio::new(), async move |cx: ConnectionTo<Client>| {
-            serve(cx, base, inbound_rx).await;
+            serve(cx, base, providers, inbound_rx).await;
             Ok(())
         })
         .await;
@@ -135,12 +137,14 @@ pub async fn run(base: Args) -> u8 {
 async fn serve(
     cx: ConnectionTo<Client>,
     base: Args,
+    providers: &'static dyn ProviderFactory,
     mut inbound: mpsc::UnboundedReceiver<Inbound>,
 ) {
     let (internal, mut internal_rx) = mpsc::unbounded_channel();
     let mut driver = Driver {
         cx: cx.clone(),
         base,
+        providers,
         sessions: HashMap::new(),
         internal,
         next_question: 1,

@@ -95,7 +95,14 @@ impl Driver {
         let session_id = Arc::new(OnceLock::new());
         let host =
             client_host::tool_host(&self.cx, &self.offered, session_id.clone(), &self.terminals);
-        let opened = match open::open(&self.base, &cwd, resume.as_deref(), servers, &host) {
+        let opened = match open::open(
+            &self.base,
+            self.providers,
+            &cwd,
+            resume.as_deref(),
+            servers,
+            &host,
+        ) {
             Ok(opened) => opened,
             Err(e) => {
                 let _ = responder.respond_with_error(failure(INVALID_PARAMS, e.to_string()));

@@ -24,12 +24,15 @@ use super::stop_signals::StopSignals;
 /// Piped stdin is read up to this size, as in Claude Code.
 const STDIN_CAP: u64 = 10 * 1024 * 1024;
 
+/// The exit status of a run that succeeded.
 pub const EXIT_OK: u8 = 0;
+/// The exit status of a run that failed.
 pub const EXIT_ERROR: u8 = 1;
+/// The exit status of a run stopped by Ctrl+C (as a shell reports SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Runs print mode to completion and returns the process exit code.
-pub async fn run(args: Args) -> u8 {
+pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
     let started = Instant::now();
     // Registered now, before any output, so a SIGINT, SIGTERM or SIGHUP at any point ends
     // the turn cleanly rather than killing the process.
@@ -55,7 +58,7 @@ pub async fn run(args: Args) -> u8 {
         Ok(p) => p,
         Err(e) => return printer.fail_early(&e.to_string(), started),
     };
-    let assembled = match assemble(&args, false) {
+    let assembled = match assemble(&args, false, providers) {
         Ok(a) => a,
         Err(e) => return printer.fail_early(&e.to_string(), started),
     };

@@ -158,9 +158,17 @@ pub enum McpCommand {
     Serve,
 }
 
+/// The command line: its flags, and a subcommand instead of a session.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "robota", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "robota",
+    version,
+    about = "A full-screen terminal coding agent: one binary, every major provider, Claude Code's files.",
+    long_about = None,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Args {
+    /// A subcommand (`config`, `trust`, `acp`, `mcp`, `plugin`, `session`, `stats`).
     #[command(subcommand)]
     pub command: Option<Subcommand>,
 

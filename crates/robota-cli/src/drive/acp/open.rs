@@ -54,6 +54,7 @@ pub enum OpenError {
 /// Opens a session in `cwd`: new, or `resume`d by id, its tools using what `host` offers.
 pub fn open(
     base: &Args,
+    providers: &'static dyn crate::ProviderFactory,
     cwd: &Path,
     resume: Option<&str>,
     servers: &[McpServer],
@@ -79,7 +80,7 @@ pub fn open(
         host: host.clone(),
         ..options(&args, false, true)?
     };
-    let assembled = assemble_in(&args, cwd.to_path_buf(), options)?;
+    let assembled = assemble_in(&args, cwd.to_path_buf(), options, providers)?;
     let session = assembled.session();
     let id = session.id().to_string();
     let history = session.history().to_vec();
