@@ -15,10 +15,16 @@ const RULES: &[(&str, &[&str])] = &[
     ("robota-sandbox", &["robota-permission"]),
     ("robota-providers", &["robota-core"]),
     ("robota-tools", &["robota-core", "robota-sandbox"]),
+    ("robota-lsp", &["robota-core"]),
     ("robota-session", &["robota-core"]),
     (
         "robota-sdk",
-        &["robota-core", "robota-session", "robota-tools"],
+        &[
+            "robota-core",
+            "robota-session",
+            "robota-tools",
+            "robota-lsp",
+        ],
     ),
     ("robota-tui", &["robota-sdk", "robota-core"]),
     // The command line: the provider adapters and the TUI are plugged in by the binary.

@@ -9,6 +9,7 @@
 //! The stages live beside this file, in the order they run: `permissions`, `toolset`,
 //! `resume`, `prompt`.
 
+mod lsp;
 mod permissions;
 mod prompt;
 mod resume;
@@ -230,6 +231,7 @@ pub struct ProjectSession {
     /// The plugins loaded, as `system/init` lists them (`{name, path}`).
     pub plugins: Vec<serde_json::Value>,
     mcp: Option<Arc<McpManager>>,
+    lsp: Option<Arc<robota_lsp::LspManager>>,
     commands: Arc<CommandRegistry>,
     agents: Option<Arc<AgentCatalog>>,
     discovery: Discovery,
@@ -292,6 +294,7 @@ impl ProjectSession {
         let options = SessionOptions {
             endpoint: self.endpoint,
             mcp: self.mcp,
+            lsp: self.lsp,
             commands: self.commands,
             agents: self.agents,
             checkpoints: self.checkpoints,
@@ -387,6 +390,7 @@ fn assemble_stages(
     Ok(ProjectSession {
         plugin_places: paths.clone(),
         mcp: tools.mcp,
+        lsp: tools.lsp,
         commands: Arc::new(definitions.commands),
         agents: definitions.agents.map(Arc::new),
         discovery: options.discovery,

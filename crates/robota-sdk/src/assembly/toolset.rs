@@ -1,4 +1,5 @@
-//! The tools stage: the built-in tools, web tools and the structured-output tool, the
+//! The tools stage: the built-in tools (with the language servers beside the file tools
+//! and the `LSP` tool, see `lsp`), web tools and the structured-output tool, the
 //! plugins and the MCP servers they and the settings name, which tools `--tools` and
 //! whole-tool deny rules leave; then the hooks of the settings and plugins, and the
 //! commands, skills and agents of the project, the user and the plugins.
@@ -25,6 +26,8 @@ pub(super) struct Toolset {
     pub(super) bash: Option<Arc<BashTool>>,
     pub(super) structured: Option<StructuredSlot>,
     pub(super) mcp: Option<Arc<McpManager>>,
+    /// The session's language servers (none started yet).
+    pub(super) lsp: Option<Arc<robota_lsp::LspManager>>,
     plugins: PluginSet,
     has_search_backend: bool,
 }
@@ -48,7 +51,12 @@ impl Toolset {
     ) -> Result<Toolset, AssemblyError> {
         let todos = TodoList::new();
         let defaults = robota_tools::default_tool_set(&paths.cwd, todos.clone(), &options.host);
-        let mut tools = defaults.tools;
+        let plugins = plugins(paths, settings, options, warnings);
+        let lsp = super::lsp::language_servers(paths, settings, options, &plugins, warnings);
+        let mut tools = match &lsp {
+            Some(lsp) => super::lsp::with_lsp(defaults.tools, lsp),
+            None => defaults.tools,
+        };
         tools.push(robota_tools::web_fetch_tool(&settings.values.web_fetch));
         tools.push(Arc::new(robota_tools::ExitPlanModeTool));
         let search_tool = robota_tools::web_search_tool(settings.values.web_search.as_ref())
@@ -73,7 +81,6 @@ impl Toolset {
         if let Some(chosen) = &mut chosen {
             chosen.extend(program_tools);
         }
-        let plugins = plugins(paths, settings, options, warnings);
         let mcp = mcp_servers(paths, settings, options, &plugins, warnings)?;
         if let Some(mcp) = &mcp {
             registry.add_source(mcp.clone());
@@ -85,6 +92,7 @@ impl Toolset {
             bash: Some(defaults.bash),
             structured,
             mcp,
+            lsp,
             plugins,
             has_search_backend,
         })

@@ -12,6 +12,7 @@ pub(crate) mod expand;
 mod export;
 pub mod grants;
 mod info;
+mod lsp;
 mod registry;
 mod shell_hook;
 mod submission;
@@ -22,6 +23,7 @@ pub use definition::{DefinitionKind, DefinitionRoots, Origin, PromptCommand};
 pub use error::CommandError;
 pub use export::transcript as markdown_transcript;
 pub(crate) use info::{INIT_PROMPT, agents_report, skills_report, status_report};
+pub(crate) use lsp::lsp_report;
 pub use registry::{CommandEntry, CommandRegistry};
 pub use submission::{Submission, SubmissionId};
 
@@ -116,6 +118,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         "mcp",
         "Show the MCP servers, or reconnect one",
         "[reconnect <name>]",
+        false,
+    ),
+    session(
+        "lsp",
+        "Show the language servers: which run, for which roots, their state and last error",
+        "",
         false,
     ),
     session(

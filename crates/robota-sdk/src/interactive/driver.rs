@@ -66,6 +66,9 @@ pub(super) async fn drive(
     if let Some(mcp) = &driver.options.mcp {
         mcp.shutdown().await;
     }
+    if let Some(lsp) = &driver.options.lsp {
+        lsp.shutdown().await;
+    }
 }
 
 pub(super) fn initial_state(session: &Session) -> SessionState {

@@ -61,6 +61,9 @@ pub(crate) struct SessionOptions {
     /// The session's MCP servers: `/mcp` reports on them, and they are shut down when the
     /// session ends.
     pub mcp: Option<Arc<McpManager>>,
+    /// The session's language servers: `/lsp` reports on them, and they are stopped when
+    /// the session ends.
+    pub lsp: Option<Arc<robota_lsp::LspManager>>,
     /// The commands beside the built-ins (custom commands, skills); the model gets the
     /// `Skill` tool when some of them are for it.
     pub commands: Arc<CommandRegistry>,

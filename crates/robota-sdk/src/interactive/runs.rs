@@ -32,6 +32,7 @@ impl Driver {
         let report = match name {
             "agents" => Some(commands::agents_report(agents)),
             "skills" => Some(commands::skills_report(&self.options.commands)),
+            "lsp" => Some(commands::lsp_report(self.options.lsp.as_deref())),
             "tasks" => {
                 let output = self.tasks.run(args);
                 return self.shared.command_ended(id, name, output);

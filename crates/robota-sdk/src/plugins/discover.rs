@@ -154,6 +154,11 @@ impl PluginSet {
                 self.held_back
                     .push(format!("MCP servers of plugin {}", plugin.name));
             }
+            if !plugin.lsp_servers.is_empty() {
+                plugin.lsp_servers.clear();
+                self.held_back
+                    .push(format!("language servers of plugin {}", plugin.name));
+            }
             if sources.interactive && !plugin.hooks.is_empty() {
                 plugin.hooks = Default::default();
                 self.held_back

@@ -44,6 +44,9 @@ pub struct Plugin {
     /// Its MCP servers as `(plugin_<plugin>_<server>, entry)`, `${CLAUDE_PLUGIN_ROOT}`
     /// expanded (and, for stdio servers, set in their environment).
     pub mcp_servers: Vec<(String, Value)>,
+    /// Its language servers (`.lsp.json`, the manifest's `lspServers`) by name, with
+    /// `${CLAUDE_PLUGIN_ROOT}` expanded.
+    pub lsp_servers: Vec<(String, Value)>,
     /// Its persistent data directory (`${CLAUDE_PLUGIN_DATA}`), once given one.
     pub data_dir: Option<PathBuf>,
 }
@@ -130,6 +133,7 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
         agents: Vec::new(),
         hooks: HookConfig::default(),
         mcp_servers: Vec::new(),
+        lsp_servers: Vec::new(),
         data_dir: None,
     };
 
@@ -151,6 +155,14 @@ pub fn load_plugin(root: &Path, source: &str, warnings: &mut Vec<String>) -> Opt
     );
     add_hook_files(&mut plugin, root, &manifest, &manifest_path, warnings);
     add_server_files(&mut plugin, root, &manifest, &manifest_path, warnings);
+    let lsp_paths = custom_paths(root, &manifest.lsp_servers, &manifest_path, warnings);
+    super::lsp_servers::add_lsp_servers(
+        &mut plugin,
+        &manifest,
+        &manifest_path,
+        lsp_paths,
+        warnings,
+    );
     Some(plugin)
 }
 
@@ -358,7 +370,7 @@ fn add_servers(plugin: &mut Plugin, value: &Value, file: &Path, warnings: &mut V
 }
 
 /// Replaces `var` (`${CLAUDE_PLUGIN_ROOT}`, …) with `with` in every string of `value`.
-fn expand_var(value: &mut Value, var: &str, with: &str) {
+pub(super) fn expand_var(value: &mut Value, var: &str, with: &str) {
     match value {
         Value::String(s) if s.contains(var) => *s = s.replace(var, with),
         Value::Array(items) => items.iter_mut().for_each(|v| expand_var(v, var, with)),
@@ -384,7 +396,7 @@ fn set_server_env(entry: &mut Value, name: &str, value: &str) {
 
 /// The manifest's paths for one component, resolved under `root`; a path that leaves the
 /// plugin or does not exist is a warning.
-fn custom_paths(
+pub(super) fn custom_paths(
     root: &Path,
     paths: &Option<ComponentPaths>,
     manifest: &Path,

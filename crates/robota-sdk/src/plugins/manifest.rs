@@ -29,6 +29,7 @@ pub(crate) struct Manifest {
     pub skills: Option<ComponentPaths>,
     pub hooks: Option<ComponentPaths>,
     pub mcp_servers: Option<ComponentPaths>,
+    pub lsp_servers: Option<ComponentPaths>,
 }
 
 impl Manifest {
@@ -84,6 +85,7 @@ impl Manifest {
             skills: paths("skills", false)?,
             hooks: paths("hooks", true)?,
             mcp_servers: paths("mcpServers", true)?,
+            lsp_servers: paths("lspServers", true)?,
             name,
         })
     }

@@ -1,5 +1,5 @@
 //! Plugins in Claude Code's layout: a folder with `.claude-plugin/plugin.json` (the
-//! manifest), `commands/`, `agents/`, `skills/`, `hooks/hooks.json` and `.mcp.json`, or the
+//! manifest), `commands/`, `agents/`, `skills/`, `hooks/hooks.json` and `.mcp.json`, `.lsp.json`, or the
 //! custom paths its manifest names (`manifest`, `load`); and where a session finds them
 //! (`discover`): `--plugin-dir`, `$ROBOTA_HOME/plugins/`, and the plugins the user installed
 //! with Claude Code (`~/.claude/plugins/installed_plugins.json`) that `enabledPlugins`
@@ -14,6 +14,7 @@ pub mod git;
 pub mod install;
 pub(crate) mod known;
 pub mod load;
+mod lsp_servers;
 pub mod manage;
 pub mod manifest;
 pub mod marketplace;

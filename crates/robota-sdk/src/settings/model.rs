@@ -2,12 +2,13 @@
 //! is read into it (a wrong type is an error naming the file, line and column), the merged
 //! layers are read into it once more, and every consumer reads its fields. Keys the model
 //! does not name are collected with their file, to be reported once. A few values stay
-//! JSON on purpose: `hooks`, `mcpServers` and `extraKnownMarketplaces` are read entry by
+//! JSON on purpose: `hooks`, `mcpServers`, `lspServers` and `extraKnownMarketplaces` are read entry by
 //! entry by their own parsers, so one bad entry is reported while the rest still work.
 
 use std::collections::BTreeMap;
 
 use robota_core::permission::SandboxSection;
+use robota_lsp::LspSection;
 use robota_tools::{WebFetchSection, WebSearchSection};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -65,6 +66,12 @@ pub struct SettingsModel {
     pub disabled_mcpjson_servers: Vec<String>,
     /// `mcpServers`: name → server (each read by the MCP configuration, one at a time).
     pub mcp_servers: Option<Map<String, Value>>,
+    /// `lspServers`: name → language server, in Claude Code's plugin format (each read
+    /// by the language-server configuration, one at a time).
+    pub lsp_servers: Option<Map<String, Value>>,
+    /// `lsp`: robota's language-server settings (diagnostics after edits, their wait, the
+    /// built-in servers).
+    pub lsp: LspSection,
     /// `statusLine`: a command whose output is the status line.
     pub status_line: Option<StatusLineSection>,
     /// `outputStyle`: the output style's name.

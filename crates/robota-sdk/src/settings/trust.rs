@@ -211,6 +211,7 @@ pub(crate) fn hold_back(layer: &mut Value, label: &str, keep_hooks: bool) -> Vec
     }
     for key in [
         "mcpServers",
+        "lspServers",
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
         "apiKeyHelper",

@@ -192,6 +192,31 @@ fn diffs_denials_and_interruptions() {
 }
 
 #[test]
+fn an_edit_with_diagnostics_shows_their_counts_under_the_diff() {
+    let mut t = Transcript::new(Theme::new(false));
+    t.apply(&SessionEvent::ToolFinished {
+        id: "e".into(),
+        name: "Edit".into(),
+        input: json!({"file_path": "a.py"}),
+        content: "The file a.py has been updated.\n\n<diagnostics server=\"pyright\">\nThe language server reports 1 error(s) and 2 warning(s) in this file:\na.py:2:1 error bad\n</diagnostics>".into(),
+        is_error: false,
+        display: Some(ToolDisplay::FileDiff {
+            file_path: "a.py".into(),
+            before: Some("x = 1\n".into()),
+            after: "x = 1\ny: int = ''\n".into(),
+        }),
+        duration: Duration::from_millis(1),
+    });
+    let lines = all_lines(&mut t, 60);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.trim() == "pyright: 1 error(s), 2 warning(s)"),
+        "{lines:#?}"
+    );
+}
+
+#[test]
 fn non_streamed_messages_build_their_cells() {
     let mut t = Transcript::new(Theme::new(false));
     let message = robota_core::Message::new(

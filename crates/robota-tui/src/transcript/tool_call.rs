@@ -67,6 +67,9 @@ pub struct ToolCallCell {
     pub subagent: Option<SubagentActivity>,
     /// The last lines a running command printed.
     pub live_tail: Vec<String>,
+    /// What the language server said about an edited file (`pyright: 1 error, 0
+    /// warnings`), shown under the diff.
+    pub diagnostics: Option<String>,
 }
 
 /// A subagent's progress, shown under its Agent call: one live line while it runs (what
@@ -159,12 +162,14 @@ impl ToolCallCell {
             duration: None,
             subagent: None,
             live_tail: Vec::new(),
+            diagnostics: None,
         }
     }
 
     /// Records a finished call's outcome.
     pub fn finish(&mut self, content: &str, is_error: bool, display: Option<&ToolDisplay>) {
         self.live_tail.clear();
+        self.diagnostics = (!is_error).then(|| diagnostics_line(content)).flatten();
         self.status = if is_error {
             ToolStatus::Error
         } else {
@@ -187,6 +192,22 @@ impl ToolCallCell {
             _ => ToolResultView::Text(content.to_string()),
         };
     }
+}
+
+/// The one line shown under an edit for the diagnostics robota appended to its result
+/// (`<diagnostics server="pyright">` then "The language server reports 1 error(s) and 0
+/// warning(s)"): `pyright: 1 error(s), 0 warning(s)`.
+fn diagnostics_line(content: &str) -> Option<String> {
+    let start = content.rfind("<diagnostics server=\"")?;
+    let rest = &content[start + "<diagnostics server=\"".len()..];
+    let server = rest.split('"').next()?;
+    let counts = rest
+        .split("reports ")
+        .nth(1)?
+        .split(" in this file")
+        .next()?
+        .replace(" and ", ", ");
+    Some(format!("{}: {counts}", sanitize(server)))
 }
 
 /// The argument worth showing for a call: the command for Bash, the path for file tools,
@@ -288,6 +309,9 @@ fn outcome_rows(cell: &ToolCallCell, room: usize, expanded: bool, theme: &Theme)
                     .into_iter()
                     .map(|l| l.spans),
             );
+            if let Some(line) = &cell.diagnostics {
+                rows.push(truncate_spans(&[Span::styled(line.clone(), theme.dim)], room).0);
+            }
             rows
         }
         (ToolResultView::Todos(todos), _) => todos
