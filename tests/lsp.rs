@@ -4,6 +4,8 @@
 //! in `ROBOTA_TEST_LSP_DIR`):
 //! - an Edit that introduces a type error gets the error in its tool result (seen in the
 //!   next request to the mock), and the Edit that fixes it gets none;
+//! - a Bash command that breaks a file the server has open gets the error too, and one
+//!   that changes nothing gets nothing;
 //! - the `LSP` tool's goToDefinition and findReferences on a small TypeScript project,
 //!   with a file under a `Read(...)` deny rule left out of the references;
 //! - a server that never answers `initialize` (a script) does not hold the turn, and its
@@ -142,6 +144,55 @@ fn an_edit_that_breaks_the_types_is_told_and_the_fix_is_clean() {
     assert!(
         !fixed.contains("<diagnostics"),
         "the fix still reports: {fixed}"
+    );
+}
+
+#[test]
+fn a_command_that_breaks_an_open_file_is_told_and_one_that_changes_nothing_is_not() {
+    let Some(dir) = servers_dir() else { return };
+    let p = project();
+    let file = p.root.join("shapes.py");
+    std::fs::write(
+        &file,
+        "def area(w: int, h: int) -> int:\n    return w * h\n\n\nsize: int = area(2, 3)\n",
+    )
+    .unwrap();
+    let pyright = dir.join("node_modules/.bin/pyright-langserver");
+    write_settings(
+        &p,
+        json!({
+            "lspServers": {"pyright": {"command": pyright, "args": ["--stdio"],
+                "extensionToLanguage": {".py": "python"}}},
+            "lsp": {"diagnosticsTimeoutMs": 60000},
+            "permissions": {"allow": ["Bash"]},
+        }),
+    );
+    let path = file.display().to_string();
+    let bash = |id: &'static str, command: &str| {
+        anthropic::tool_turn(None, &[(id, "Bash", json!({"command": command}))])
+    };
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("r1", "Read", json!({"file_path": path}))]),
+        bash("b1", "sed -i 's/area(2, 3)/\"large\"/' shapes.py"),
+        bash("b2", "echo unchanged"),
+        anthropic::text_turn("done"),
+    ]);
+    let out = run_to_end(&p, &server);
+    let result = json_result(&out);
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\"large\"")
+    );
+    let broken = result_of(&server, "b1");
+    let expected = format!("{path}:5:13 error");
+    assert!(broken.contains(&expected), "no type error in: {broken}");
+    let unchanged = result_of(&server, "b2");
+    assert!(unchanged.contains("unchanged"), "{unchanged}");
+    assert!(
+        !unchanged.contains("<diagnostics"),
+        "a command that changed nothing still reports: {unchanged}"
     );
 }
 

@@ -10,6 +10,7 @@ use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use tokio::time::Instant;
 
 use crate::manager::LspManager;
+use crate::server::Sync;
 
 /// Errors reported after one edit at most.
 const MAX_ERRORS: usize = 30;
@@ -21,6 +22,8 @@ const DEFAULT_MAX_WARNINGS: usize = 5;
 pub struct EditDiagnostics {
     /// The server's name.
     pub server: String,
+    /// The file.
+    pub path: std::path::PathBuf,
     /// Errors found.
     pub errors: usize,
     /// Warnings found.
@@ -36,8 +39,11 @@ impl EditDiagnostics {
             return String::new();
         }
         let mut text = format!(
-            "\n\n<diagnostics server=\"{}\">\nThe language server reports {} error(s) and {} warning(s) in this file:\n",
-            self.server, self.errors, self.warnings
+            "\n\n<diagnostics server=\"{}\">\nThe language server reports {} error(s) and {} warning(s) in {}:\n",
+            self.server,
+            self.errors,
+            self.warnings,
+            self.path.display()
         );
         for line in &self.lines {
             text.push_str(line);
@@ -76,6 +82,7 @@ impl LspManager {
         path: &Path,
         text: &str,
     ) -> Option<EditDiagnostics> {
+        self.remember(path, text);
         let wait = self.section().diagnostics_wait()?;
         self.server_for(path)?;
         let deadline = Instant::now() + wait;
@@ -87,7 +94,7 @@ impl LspManager {
             }
         };
         let (uri, generation, version) = server
-            .sync_document(path, &language, text, false)
+            .sync_document(path, &language, text, Sync::Edited)
             .await
             .ok()??;
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -98,6 +105,38 @@ impl LspManager {
         Some(summarize(&name, path, &found, max_warnings))
     }
 
+    /// After a command (Bash): the files of the session (read or edited, of a configured
+    /// language, at most `MAX_KNOWN_FILES`) whose text on disk is not what robota last saw
+    /// — a formatter, a `sed -i`, a checkout changed them — are sent to their servers, and
+    /// the reports that have something to say come back, each file waited for at most the
+    /// settings' wait, all at once. Nothing else is read.
+    pub async fn diagnostics_after_command(self: &Arc<Self>) -> Vec<EditDiagnostics> {
+        if self.section().diagnostics_wait().is_none() {
+            return Vec::new();
+        }
+        let mut checks = tokio::task::JoinSet::new();
+        for (path, seen) in self.known_files() {
+            let manager = self.clone();
+            checks.spawn(async move {
+                let text = tokio::fs::read_to_string(&path).await.ok()?;
+                if text == seen {
+                    return None;
+                }
+                manager.diagnostics_after_write(&path, &text).await
+            });
+        }
+        let mut reports = Vec::new();
+        while let Some(done) = checks.join_next().await {
+            if let Ok(Some(report)) = done
+                && !report.lines.is_empty()
+            {
+                reports.push(report);
+            }
+        }
+        reports.sort_by(|a, b| a.lines.cmp(&b.lines));
+        reports
+    }
+
     /// Opens `path` on its server in the background (starting the server), so that an
     /// edit that follows finds it warm. Does nothing for a file no server handles.
     pub fn file_was_read(self: &Arc<Self>, path: &Path) {
@@ -105,6 +144,11 @@ impl LspManager {
             return;
         }
         self.warm_up(path);
+        // The text as the Read saw it: what a later command's changes are found against.
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        self.remember(path, &text);
         let manager = self.clone();
         let path = path.to_path_buf();
         tokio::spawn(async move {
@@ -112,9 +156,9 @@ impl LspManager {
             let Ok(Some((server, _, language))) = manager.server(&path, deadline).await else {
                 return;
             };
-            if let Ok(text) = tokio::fs::read_to_string(&path).await {
-                let _ = server.sync_document(&path, &language, &text, true).await;
-            }
+            let _ = server
+                .sync_document(&path, &language, &text, Sync::OpenOnly)
+                .await;
         });
     }
 }
@@ -143,6 +187,7 @@ fn summarize(
         .collect();
     EditDiagnostics {
         server: server.to_string(),
+        path: path.to_path_buf(),
         errors: errors.len(),
         warnings: warnings.len(),
         lines,

@@ -1,7 +1,8 @@
 //! The built-in file tools with a language server beside them: after a successful Edit or
 //! Write the file's fresh diagnostics are appended to the result; after a Read the file's
 //! server is started and told about the file in the background, so the edit that follows
-//! finds it warm. Everything else is the wrapped tool's own.
+//! finds it warm; after a Bash command, the open files it changed are checked the same way.
+//! Everything else is the wrapped tool's own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +20,8 @@ enum After {
     Read,
     /// Edit or Write: report the file's diagnostics.
     Write,
+    /// Bash: report the diagnostics of the open files the command changed.
+    Command,
 }
 
 /// A built-in file tool with the session's language servers beside it.
@@ -28,8 +31,8 @@ pub struct WithLanguageServers {
     after: After,
 }
 
-/// Wraps `Read`, `Edit` and `Write` of `tools` so that they tell `lsp` about the files
-/// they touch; other tools are left as they are.
+/// Wraps `Read`, `Edit`, `Write` and `Bash` of `tools` so that they tell `lsp` about the
+/// files they touch; other tools are left as they are.
 pub fn with_language_servers(
     tools: Vec<Arc<dyn Tool>>,
     lsp: &Arc<LspManager>,
@@ -40,6 +43,7 @@ pub fn with_language_servers(
             let after = match tool.name() {
                 "Read" => After::Read,
                 "Edit" | "Write" => After::Write,
+                "Bash" => After::Command,
                 _ => return tool,
             };
             Arc::new(WithLanguageServers {
@@ -95,6 +99,17 @@ impl Tool for WithLanguageServers {
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let path = file_path(&input, &ctx.cwd);
         let mut output = self.inner.call(input, ctx).await;
+        if self.after == After::Command {
+            // A failed command may have changed files too (a formatter that found errors).
+            let reports = tokio::select! {
+                reports = self.lsp.diagnostics_after_command() => reports,
+                _ = ctx.cancel.cancelled() => Vec::new(),
+            };
+            for report in reports {
+                output.content.push_str(&report.for_model());
+            }
+            return output;
+        }
         if output.is_error {
             return output;
         }
@@ -112,7 +127,7 @@ impl Tool for WithLanguageServers {
                     output.content.push_str(&report.for_model());
                 }
             }
-            (_, None) => {}
+            (After::Command, _) | (_, None) => {}
         }
         output
     }

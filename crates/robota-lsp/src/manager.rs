@@ -17,6 +17,9 @@ use crate::LspError;
 use crate::config::{LspSection, LspServerConfig};
 use crate::server::Server;
 
+/// Files whose last-seen text is kept for [`LspManager::diagnostics_after_command`].
+const MAX_KNOWN_FILES: usize = 20;
+
 /// Starts of a server allowed after the first (each crash or failed start uses one).
 const DEFAULT_MAX_RESTARTS: u32 = 3;
 
@@ -58,6 +61,9 @@ pub struct LspManager {
     env: Vec<(String, String)>,
     root: PathBuf,
     slots: Mutex<HashMap<(usize, PathBuf), Slot>>,
+    /// The files of a configured language robota read or edited, with the text it last
+    /// saw, oldest first: a command's changes to them are found by comparing.
+    known: Mutex<Vec<(PathBuf, String)>>,
     /// Fires at shutdown: a server still starting is stopped.
     stopping: CancellationToken,
     /// The tasks starting servers, awaited at shutdown.
@@ -91,6 +97,7 @@ impl LspManager {
             env,
             root,
             slots: Mutex::default(),
+            known: Mutex::default(),
             stopping: CancellationToken::new(),
             starts: Mutex::default(),
         }
@@ -122,6 +129,24 @@ impl LspManager {
         } else {
             path.parent().unwrap_or(Path::new("/")).to_path_buf()
         }
+    }
+
+    /// Records `text` as what robota last saw of `path` (a Read, an edit, a command's
+    /// change); the oldest record goes when there are more than `MAX_KNOWN_FILES`.
+    pub(crate) fn remember(&self, path: &Path, text: &str) {
+        let Ok(mut known) = self.known.lock() else {
+            return;
+        };
+        known.retain(|(p, _)| p != path);
+        known.push((path.to_path_buf(), text.to_string()));
+        if known.len() > MAX_KNOWN_FILES {
+            known.remove(0);
+        }
+    }
+
+    /// The files robota has seen, with the text it last saw.
+    pub(crate) fn known_files(&self) -> Vec<(PathBuf, String)> {
+        self.known.lock().map(|k| k.clone()).unwrap_or_default()
     }
 
     /// Starts the server of `path` in the background if it is not running (no wait).

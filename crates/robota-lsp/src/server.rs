@@ -78,6 +78,20 @@ impl DiagnosticStore {
 struct OpenDocument {
     version: i32,
     text: String,
+    /// The diagnostics generation when this text was sent: what is published after it is
+    /// about this text.
+    sent_at: u64,
+}
+
+/// What [`Server::sync_document`] is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sync {
+    /// A background open after a Read: nothing if the file is open already (a newer
+    /// change must not be undone), and nobody waits for diagnostics.
+    OpenOnly,
+    /// An edit: the file's diagnostics are wanted even when the server already has this
+    /// text (a background open may have sent it first).
+    Edited,
 }
 
 /// A started, initialized server.
@@ -198,25 +212,25 @@ impl Server {
     }
 
     /// Tells the server `path` now holds `text` (opening it the first time), and returns
-    /// what [`Server::fresh_diagnostics`] needs to tell the answer to this change from
-    /// older ones; `None` when the server already has exactly this text, or when
-    /// `open_only` and the server has the file open already (a background open must not
-    /// undo a newer change).
+    /// what [`Server::fresh_diagnostics`] needs to tell the diagnostics of this text from
+    /// older ones; `None` when `sync` asks for nothing to wait on (see [`Sync`]).
     pub(crate) async fn sync_document(
         &self,
         path: &Path,
         language: &str,
         text: &str,
-        open_only: bool,
+        sync: Sync,
     ) -> Result<Option<(Url, u64, i32)>, LspError> {
         let uri = file_uri(path)?;
         let mut documents = self.documents.lock().await;
         let generation = self.diagnostics.generation(&uri);
         let version = match documents.get_mut(&uri) {
-            Some(open) if open.text == text || open_only => return Ok(None),
+            Some(_) if sync == Sync::OpenOnly => return Ok(None),
+            Some(open) if open.text == text => return Ok(Some((uri, open.sent_at, open.version))),
             Some(open) => {
                 open.version += 1;
                 open.text = text.to_string();
+                open.sent_at = generation;
                 self.connection.notify(
                     "textDocument/didChange",
                     json!({"textDocument": {"uri": uri, "version": open.version},
@@ -235,6 +249,7 @@ impl Server {
                     OpenDocument {
                         version: 1,
                         text: text.to_string(),
+                        sent_at: generation,
                     },
                 );
                 1

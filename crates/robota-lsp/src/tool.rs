@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::LspError;
 use crate::manager::LspManager;
+use crate::server::Sync;
 
 const OPERATIONS: [&str; 9] = [
     "goToDefinition",
@@ -160,7 +161,7 @@ impl LspTool {
                 source,
             })?;
         server
-            .sync_document(&query.path, &language, &text, false)
+            .sync_document(&query.path, &language, &text, Sync::Edited)
             .await?;
         let uri = crate::server::file_uri(&query.path)?;
         let position = json!({"textDocument": {"uri": uri},
