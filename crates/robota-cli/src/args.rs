@@ -63,6 +63,42 @@ pub enum Subcommand {
         #[command(subcommand)]
         command: SessionCommand,
     },
+    /// The background sessions of this machine (robota --bg): id, name, state, turns,
+    /// cost, directory.
+    #[command(visible_alias = "agents")]
+    Ps {
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A background session's transcript.
+    Logs {
+        /// Session id, name or unique id prefix.
+        id: String,
+        /// Keep printing as the session goes on, until it ends.
+        #[arg(short, long)]
+        follow: bool,
+        /// Print the session's stream-json lines as they are.
+        #[arg(long)]
+        stream_json: bool,
+    },
+    /// Queue a prompt into a running background session.
+    Send {
+        /// Session id, name or unique id prefix.
+        id: String,
+        /// The prompt.
+        message: String,
+    },
+    /// End a background session and every command it started.
+    Stop {
+        /// Session id, name or unique id prefix.
+        id: String,
+    },
+    /// Remove an ended background session (its conversation log stays for --resume).
+    Rm {
+        /// Session id, name or unique id prefix.
+        id: String,
+    },
 }
 
 /// `robota session …`.
@@ -174,6 +210,11 @@ pub struct Args {
 
     /// The prompt (with -p: the whole task; piped stdin is added to it).
     pub prompt: Option<String>,
+
+    /// Run the prompt in a background session, detached from this terminal; prints its
+    /// id (see robota ps, logs, send, stop, rm).
+    #[arg(long)]
+    pub bg: bool,
 
     /// Print the answer and exit (headless); nothing can prompt for approval.
     #[arg(short = 'p', long = "print")]

@@ -10,6 +10,7 @@
 
 mod args;
 mod assemble;
+mod background;
 mod drive;
 mod headless;
 mod output;
@@ -54,6 +55,12 @@ pub fn main(parts: Parts) -> ExitCode {
     {
         return reaper::run();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == background::SUPERVISE_ARG)
+    {
+        return background::supervise(std::env::args_os().nth(2).map(Into::into));
+    }
     let args = match args::Args::try_parse() {
         Ok(args) => args,
         Err(err) => {
@@ -63,6 +70,9 @@ pub fn main(parts: Parts) -> ExitCode {
     };
     if let Some(command) = &args.command {
         return ExitCode::from(run_subcommand(command, &args, parts.providers));
+    }
+    if args.bg {
+        return ExitCode::from(background::start(&args, &paths::robota_home()));
     }
     let _log_guard = init_logging();
     // Commands robota starts die with it, however it ends.
@@ -227,6 +237,15 @@ fn run_subcommand(
         } => plugin_list::run(&project, args, plugin_dir),
         args::Subcommand::Plugin { command } => plugin_list::manage(&project, command),
         args::Subcommand::Session { command } => session_diagnostics::run(&cwd, &home, command),
+        args::Subcommand::Ps { json } => background::commands::ps(&home, *json),
+        args::Subcommand::Logs {
+            id,
+            follow,
+            stream_json,
+        } => background::commands::logs(&home, id, *follow, *stream_json),
+        args::Subcommand::Send { id, message } => background::commands::send(&home, id, message),
+        args::Subcommand::Stop { id } => background::commands::stop(&home, id),
+        args::Subcommand::Rm { id } => background::commands::rm(&home, id),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

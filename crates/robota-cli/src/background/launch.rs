@@ -1,0 +1,136 @@
+//! `robota --bg "prompt"`: writes the session's launch file, starts its supervisor
+//! detached from the terminal, waits until the session listens (so a `robota send` right
+//! after finds it), prints its id and returns.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::registry::{Launch, Phase, SessionDir};
+use super::supervisor::SUPERVISE_ARG;
+use crate::args::Args;
+use crate::headless::{EXIT_ERROR, EXIT_OK};
+
+/// How long `--bg` waits for the session to listen.
+const START_WAIT: Duration = Duration::from_secs(20);
+
+/// The flags `--bg` adds to the session's own command line.
+const DRIVER_FLAGS: &[&str] = &[
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+];
+
+/// Starts the background session `args` describe; returns the exit status.
+pub fn start(args: &Args, robota_home: &Path) -> u8 {
+    let Some(prompt) = args.prompt.clone().filter(|p| !p.trim().is_empty()) else {
+        eprintln!("Error: --bg needs a prompt: robota --bg \"what to do\"");
+        return EXIT_ERROR;
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("Error: cannot read the working directory: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let id = args
+        .session_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let dir = SessionDir::new(robota_home, &id);
+    let launch = Launch {
+        args: child_args(&prompt, &id, args.resume.is_some() || args.continue_session),
+        prompt,
+        cwd,
+    };
+    if let Err(e) = write_launch(&dir, &launch) {
+        eprintln!("Error: cannot prepare {}: {e}", dir.dir.display());
+        return EXIT_ERROR;
+    }
+    if let Err(e) = spawn_supervisor(&dir) {
+        eprintln!("Error: cannot start the background session: {e}");
+        return EXIT_ERROR;
+    }
+    match wait_until_listening(&dir) {
+        Ok(()) => {
+            println!("{id}");
+            EXIT_OK
+        }
+        Err(why) => {
+            eprintln!("Error: the background session {id} did not start: {why}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// This process's arguments without `--bg`, the prompt and the flags the driver sets
+/// itself, then the driver's flags and the session id (unless it resumes one, which keeps
+/// its own).
+fn child_args(prompt: &str, id: &str, resumes: bool) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut given = std::env::args().skip(1);
+    while let Some(arg) = given.next() {
+        match arg.as_str() {
+            "--bg" | "-p" | "--print" | "--verbose" => {}
+            "--output-format" | "--input-format" => {
+                given.next();
+            }
+            _ if arg.starts_with("--output-format=") || arg.starts_with("--input-format=") => {}
+            _ => args.push(arg),
+        }
+    }
+    if let Some(at) = args.iter().rposition(|a| a == prompt) {
+        args.remove(at);
+    }
+    args.extend(DRIVER_FLAGS.iter().map(|f| f.to_string()));
+    if !resumes && !args.iter().any(|a| a == "--session-id") {
+        args.extend(["--session-id".to_string(), id.to_string()]);
+    }
+    args
+}
+
+fn write_launch(dir: &SessionDir, launch: &Launch) -> std::io::Result<()> {
+    dir.create()?;
+    let text = serde_json::to_vec_pretty(launch).map_err(std::io::Error::other)?;
+    std::fs::write(dir.launch(), text)
+}
+
+/// Starts `robota __background <dir>` with no terminal: it makes itself a session
+/// leader, so closing this terminal does not reach it.
+fn spawn_supervisor(dir: &SessionDir) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let stderr = std::fs::File::create(dir.stderr())?;
+    Command::new(exe)
+        .arg(SUPERVISE_ARG)
+        .arg(&dir.dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map(drop)
+}
+
+/// Waits until the session's state leaves `starting` with its socket answering; `Err`
+/// says what went wrong instead.
+fn wait_until_listening(dir: &SessionDir) -> Result<(), String> {
+    let deadline = Instant::now() + START_WAIT;
+    while Instant::now() < deadline {
+        if let Some(state) = dir.read_state() {
+            match state.state {
+                Phase::Starting => {}
+                Phase::Failed => return Err(state.reason.unwrap_or_default()),
+                _ => return Ok(()),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(format!(
+        "it did not answer within {} s (see {})",
+        START_WAIT.as_secs(),
+        dir.stderr().display()
+    ))
+}

@@ -1,0 +1,191 @@
+//! End to end: background sessions (issue 28) with the real binary against the loopback
+//! mock provider. `robota --bg` returns at once with the session's id while the session
+//! edits a file with no terminal attached; `robota ps --json` follows its state (running,
+//! idle, stopped, failed); `robota logs` prints the transcript; `robota send` queues a
+//! second prompt that the session answers; `robota stop` leaves no process of its group;
+//! `robota rm` removes it; a supervisor killed with SIGKILL shows as failed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::project::{Project, output_text, project};
+use support::{MockServer, anthropic};
+
+/// Runs `robota ARGS` to its end; returns stdout, failing on a non-zero exit.
+fn robota(p: &Project, server: &MockServer, args: &[&str]) -> String {
+    let out = p.command(server, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "robota {args:?}: {}",
+        output_text(&out)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The sessions `robota ps --json` lists.
+fn ps(p: &Project, server: &MockServer) -> Vec<Value> {
+    serde_json::from_str(&robota(p, server, &["ps", "--json"])).unwrap()
+}
+
+/// Waits (at most a minute) until session `id` is in `state` with `turns` answered.
+fn wait_for(p: &Project, server: &MockServer, id: &str, state: &str, turns: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let sessions = ps(p, server);
+        let found = sessions.iter().find(|s| s["id"] == id).cloned();
+        if let Some(s) = &found
+            && s["state"] == state
+            && s["turns"] == turns
+        {
+            return s.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "session {id} never became {state} after {turns} turns: {found:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether process `pid` exists.
+fn alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// The live processes whose process group is `pgid` (from /proc). A zombie has ended; it
+/// only waits for its parent (here the machine's init, once the launcher is gone) to
+/// collect its exit status.
+#[cfg(target_os = "linux")]
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Fields after the command's closing parenthesis: state, ppid, pgrp.
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
+}
+
+#[test]
+fn a_background_session_works_without_a_terminal_takes_messages_and_stops_clean() {
+    let p = project();
+    let file = p.root.join("notes.txt");
+    let path = file.display().to_string();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "w1",
+                "Write",
+                json!({"file_path": path, "content": "written in the background\n"}),
+            )],
+        ),
+        anthropic::text_turn("The notes are written."),
+        anthropic::text_turn("Second answer."),
+    ]);
+    let started = Instant::now();
+    let id = robota(
+        &p,
+        &server,
+        &[
+            "--bg",
+            "write the notes",
+            "--permission-mode",
+            "acceptEdits",
+            "--name",
+            "notes",
+        ],
+    );
+    let id = id.trim().to_string();
+    assert_eq!(id.len(), 36, "a session id: {id:?}");
+    println!("--bg returned after {:?}", started.elapsed());
+
+    let idle = wait_for(&p, &server, &id, "idle", 1);
+    assert_eq!(idle["name"], "notes");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "written in the background\n"
+    );
+    let transcript = robota(&p, &server, &["logs", &id]);
+    for expected in ["> write the notes", "● Write(", "The notes are written."] {
+        assert!(
+            transcript.contains(expected),
+            "{expected:?} in:\n{transcript}"
+        );
+    }
+
+    let sent = robota(&p, &server, &["send", "notes", "one more thing"]);
+    assert!(sent.contains(&id), "{sent}");
+    wait_for(&p, &server, &id, "idle", 2);
+    let third = server.requests()[2].body.to_string();
+    assert!(third.contains("one more thing"), "{third}");
+    let transcript = robota(&p, &server, &["logs", &id[..8]]);
+    assert!(transcript.contains("Second answer."), "{transcript}");
+
+    let pid = idle["pid"].as_i64().unwrap() as i32;
+    assert!(alive(pid));
+    let stopped = robota(&p, &server, &["stop", &id]);
+    assert!(stopped.contains("Stopped"), "{stopped}");
+    wait_for(&p, &server, &id, "stopped", 2);
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        group_members(pid),
+        Vec::<i32>::new(),
+        "the session's group is gone"
+    );
+    // A stopped session's log can be followed: it prints and returns.
+    let followed = robota(&p, &server, &["logs", "-f", &id]);
+    assert!(followed.contains("Second answer."), "{followed}");
+
+    let refused = p
+        .command(&server, &["send", &id, "too late"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        output_text(&refused).contains("is stopped"),
+        "{}",
+        output_text(&refused)
+    );
+    robota(&p, &server, &["rm", &id]);
+    assert!(ps(&p, &server).is_empty());
+}
+
+#[test]
+fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("Hello from the background.")]);
+    let id = robota(&p, &server, &["--bg", "say hello"]);
+    let id = id.trim().to_string();
+    let idle = wait_for(&p, &server, &id, "idle", 1);
+    let pid = idle["pid"].as_i64().unwrap() as i32;
+    // SAFETY: SIGKILL to the supervisor this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let failed = wait_for(&p, &server, &id, "failed", 1);
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap()
+            .contains("process is gone"),
+        "{failed}"
+    );
+    let table = robota(&p, &server, &["ps"]);
+    assert!(
+        table.contains("failed") && table.contains(&id[..8]),
+        "{table}"
+    );
+    let refused = p.command(&server, &["rm", "nope"]).output().unwrap();
+    assert!(output_text(&refused).contains("no background session \"nope\""));
+    robota(&p, &server, &["rm", &id]);
+    assert!(ps(&p, &server).is_empty());
+}
