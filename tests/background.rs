@@ -189,3 +189,76 @@ fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
     robota(&p, &server, &["rm", &id]);
     assert!(ps(&p, &server).is_empty());
 }
+
+#[test]
+fn a_worktree_session_writes_beside_the_repository_and_rm_removes_the_worktree_not_the_branch() {
+    let p = project();
+    let worktree = p.root.with_file_name("repo-feature");
+    let file = worktree.join("notes.txt");
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "w1",
+                "Write",
+                json!({"file_path": file.display().to_string(), "content": "on the branch\n"}),
+            )],
+        ),
+        anthropic::text_turn("Written on the branch."),
+    ]);
+    let id = robota(
+        &p,
+        &server,
+        &[
+            "--bg",
+            "-w=feature",
+            "write",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+    );
+    let id = id.trim().to_string();
+    let idle = wait_for(&p, &server, &id, "idle", 1);
+    assert_eq!(idle["branch"], "robota/feature");
+    assert_eq!(idle["worktree"], worktree.display().to_string());
+    assert_eq!(idle["cwd"], worktree.display().to_string());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "on the branch\n");
+    assert!(
+        !p.root.join("notes.txt").exists(),
+        "the repository is untouched"
+    );
+    let table = robota(&p, &server, &["ps"]);
+    assert!(
+        table.contains("worktree on branch robota/feature"),
+        "{table}"
+    );
+
+    robota(&p, &server, &["stop", &id]);
+    let refused = p.command(&server, &["rm", &id]).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        output_text(&refused).contains("has uncommitted changes"),
+        "{}",
+        output_text(&refused)
+    );
+    assert!(file.exists(), "a refused rm keeps the work");
+    robota(&p, &server, &["rm", "--force", &id]);
+    assert!(!worktree.exists());
+    let branch = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "-q", "robota/feature"])
+        .current_dir(&p.root)
+        .output()
+        .unwrap();
+    assert!(branch.status.success(), "the branch stays");
+
+    let bad = p
+        .command(&server, &["--bg", "-w=a..b", "x"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        output_text(&bad).contains("does not make a branch name"),
+        "{}",
+        output_text(&bad)
+    );
+}

@@ -94,10 +94,14 @@ pub enum Subcommand {
         /// Session id, name or unique id prefix.
         id: String,
     },
-    /// Remove an ended background session (its conversation log stays for --resume).
+    /// Remove an ended background session and its worktree (its conversation log stays
+    /// for --resume).
     Rm {
         /// Session id, name or unique id prefix.
         id: String,
+        /// Remove its worktree even with uncommitted changes.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -215,6 +219,11 @@ pub struct Args {
     /// id (see robota ps, logs, send, stop, rm).
     #[arg(long)]
     pub bg: bool,
+
+    /// Work in a new git worktree on a new branch robota/NAME, beside the repository
+    /// (NAME generated when not given).
+    #[arg(short = 'w', long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "NAME")]
+    pub worktree: Option<String>,
 
     /// Print the answer and exit (headless); nothing can prompt for approval.
     #[arg(short = 'p', long = "print")]

@@ -21,6 +21,7 @@ mod provider_setup;
 mod reaper;
 mod session_diagnostics;
 mod stop_signals;
+mod worktree;
 
 use robota_core as core;
 use robota_sdk as sdk;
@@ -71,8 +72,13 @@ pub fn main(parts: Parts) -> ExitCode {
     if let Some(command) = &args.command {
         return ExitCode::from(run_subcommand(command, &args, parts.providers));
     }
+    let worktree = match args.worktree.as_deref().map(enter_worktree).transpose() {
+        Ok(worktree) => worktree,
+        Err(code) => return ExitCode::from(code),
+    };
     if args.bg {
-        return ExitCode::from(background::start(&args, &paths::robota_home()));
+        let home = paths::robota_home();
+        return ExitCode::from(background::start(&args, &home, worktree.as_ref()));
     }
     let _log_guard = init_logging();
     // Commands robota starts die with it, however it ends.
@@ -93,6 +99,28 @@ pub fn main(parts: Parts) -> ExitCode {
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
+}
+
+/// Makes the worktree `name` (`-w`) and moves into it; `Err` is the exit status after
+/// the message.
+fn enter_worktree(name: &str) -> Result<worktree::Worktree, u8> {
+    let made = std::env::current_dir()
+        .map_err(worktree::WorktreeError::Git)
+        .and_then(|cwd| worktree::create(&cwd, name));
+    let made = made.map_err(|e| {
+        eprintln!("Error: {e}");
+        headless::EXIT_ERROR
+    })?;
+    if let Err(e) = std::env::set_current_dir(&made.cwd) {
+        eprintln!("Error: cannot enter {}: {e}", made.cwd.display());
+        return Err(headless::EXIT_ERROR);
+    }
+    eprintln!(
+        "robota: working in {} on branch {}",
+        made.path.display(),
+        made.branch
+    );
+    Ok(made)
 }
 
 /// The async runtime every mode runs on; `Err` carries the exit status after the message.
@@ -245,7 +273,7 @@ fn run_subcommand(
         } => background::commands::logs(&home, id, *follow, *stream_json),
         args::Subcommand::Send { id, message } => background::commands::send(&home, id, message),
         args::Subcommand::Stop { id } => background::commands::stop(&home, id),
-        args::Subcommand::Rm { id } => background::commands::rm(&home, id),
+        args::Subcommand::Rm { id, force } => background::commands::rm(&home, id, *force),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

@@ -50,6 +50,9 @@ pub fn ps(robota_home: &Path, as_json: bool) -> u8 {
             format!("${:.4}", s.cost_usd),
             s.cwd.display()
         );
+        if let Some(branch) = &s.branch {
+            println!("{:<10} worktree on branch {branch}", "");
+        }
         if let Some(reason) = &s.reason {
             println!("{:<10} {reason}", "");
         }
@@ -163,8 +166,9 @@ pub fn stop(robota_home: &Path, query: &str) -> u8 {
     EXIT_OK
 }
 
-/// `robota rm <id>`: removes a session that has ended (its conversation log stays).
-pub fn rm(robota_home: &Path, query: &str) -> u8 {
+/// `robota rm <id> [--force]`: removes a session that has ended and its worktree (its
+/// conversation log and the worktree's branch stay).
+pub fn rm(robota_home: &Path, query: &str, force: bool) -> u8 {
     let Some((dir, state)) = found(robota_home, query) else {
         return EXIT_ERROR;
     };
@@ -175,6 +179,12 @@ pub fn rm(robota_home: &Path, query: &str) -> u8 {
             state.state.as_str(),
             state.id
         );
+        return EXIT_ERROR;
+    }
+    if let Some(worktree) = &state.worktree
+        && let Err(e) = crate::worktree::remove(worktree, force)
+    {
+        eprintln!("Error: {e}");
         return EXIT_ERROR;
     }
     match std::fs::remove_dir_all(&dir.dir) {

@@ -10,6 +10,7 @@ use super::registry::{Launch, Phase, SessionDir};
 use super::supervisor::SUPERVISE_ARG;
 use crate::args::Args;
 use crate::headless::{EXIT_ERROR, EXIT_OK};
+use crate::worktree::Worktree;
 
 /// How long `--bg` waits for the session to listen.
 const START_WAIT: Duration = Duration::from_secs(20);
@@ -25,7 +26,7 @@ const DRIVER_FLAGS: &[&str] = &[
 ];
 
 /// Starts the background session `args` describe; returns the exit status.
-pub fn start(args: &Args, robota_home: &Path) -> u8 {
+pub fn start(args: &Args, robota_home: &Path, worktree: Option<&Worktree>) -> u8 {
     let Some(prompt) = args.prompt.clone().filter(|p| !p.trim().is_empty()) else {
         eprintln!("Error: --bg needs a prompt: robota --bg \"what to do\"");
         return EXIT_ERROR;
@@ -46,6 +47,8 @@ pub fn start(args: &Args, robota_home: &Path) -> u8 {
         args: child_args(&prompt, &id, args.resume.is_some() || args.continue_session),
         prompt,
         cwd,
+        worktree: worktree.map(|w| w.path.clone()),
+        branch: worktree.map(|w| w.branch.clone()),
     };
     if let Err(e) = write_launch(&dir, &launch) {
         eprintln!("Error: cannot prepare {}: {e}", dir.dir.display());
@@ -75,11 +78,13 @@ fn child_args(prompt: &str, id: &str, resumes: bool) -> Vec<String> {
     let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
         match arg.as_str() {
-            "--bg" | "-p" | "--print" | "--verbose" => {}
+            "--bg" | "-p" | "--print" | "--verbose" | "-w" | "--worktree" => {}
             "--output-format" | "--input-format" => {
                 given.next();
             }
-            _ if arg.starts_with("--output-format=") || arg.starts_with("--input-format=") => {}
+            _ if ["--output-format=", "--input-format=", "--worktree=", "-w="]
+                .iter()
+                .any(|flag| arg.starts_with(flag)) => {}
             _ => args.push(arg),
         }
     }

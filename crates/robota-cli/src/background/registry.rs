@@ -56,6 +56,12 @@ pub struct Launch {
     pub prompt: String,
     /// The directory it runs in.
     pub cwd: PathBuf,
+    /// The worktree made for it (`-w`), removed with it.
+    #[serde(default)]
+    pub worktree: Option<PathBuf>,
+    /// The worktree's branch.
+    #[serde(default)]
+    pub branch: Option<String>,
 }
 
 /// What `robota ps` shows of a session.
@@ -68,6 +74,12 @@ pub struct State {
     pub name: Option<String>,
     /// The directory it runs in.
     pub cwd: PathBuf,
+    /// The worktree made for it (`-w`), removed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
+    /// The worktree's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// The supervisor's process id, which leads the session's process group.
     pub pid: u32,
     /// When it started (RFC 3339).

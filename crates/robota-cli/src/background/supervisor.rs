@@ -66,6 +66,8 @@ async fn supervise(dir: SessionDir) -> ExitCode {
             .unwrap_or_default(),
         name: name_of(&launch.args),
         cwd: launch.cwd.clone(),
+        worktree: launch.worktree.clone(),
+        branch: launch.branch.clone(),
         pid: std::process::id(),
         started: jiff::Timestamp::now().to_string(),
         state: Phase::Starting,
