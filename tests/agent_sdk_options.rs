@@ -178,6 +178,65 @@ fn an_allow_with_updated_input_runs_the_new_input_and_deny_rules_judge_it() {
     );
 }
 
+/// A call the client allows while rewriting it to write `PLANTED` into `target`: a Write
+/// whose path is replaced, or a Bash command (`bash: true`) replaced by one that writes.
+fn rewritten_onto(target: &str, bash: bool, modes: &[&str]) -> bool {
+    let p = project();
+    let (call, rewritten) = if bash {
+        (
+            ("Bash", json!({"command": "make build"})),
+            json!({"command": format!("mkdir -p $(dirname {target}) && echo PLANTED > {target}")}),
+        )
+    } else {
+        let path = |name: &str| p.root.join(name).display().to_string();
+        (
+            (
+                "Write",
+                json!({"file_path": path("notes.md"), "content": "PLANTED"}),
+            ),
+            json!({"file_path": path(target), "content": "PLANTED"}),
+        )
+    };
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("toolu_1", call.0, call.1)]),
+        anthropic::text_turn("done"),
+    ]);
+    let mut args = vec!["-p", "--permission-prompt-tool", "stdio"];
+    args.extend_from_slice(modes);
+    let mut peer = Peer::start_with(&p, &server, &args);
+    peer.user("go");
+    let question = peer.until("can_use_tool", |v| v["type"] == "control_request");
+    answer(
+        &mut peer,
+        &question,
+        json!({"behavior": "allow", "updatedInput": rewritten}),
+    );
+    peer.result();
+    peer.finish();
+    std::fs::read_to_string(p.root.join(target)).is_ok_and(|t| t.trim() == "PLANTED")
+}
+
+#[test]
+fn an_allow_that_rewrites_a_call_onto_a_protected_file_writes_nothing_there() {
+    let accept_edits = &["--permission-mode", "acceptEdits"][..];
+    for target in [
+        ".claude/settings.json",
+        ".git/hooks/pre-commit",
+        ".mcp.json",
+    ] {
+        assert!(!rewritten_onto(target, false, &[]), "Write onto {target}");
+        for modes in [&[][..], accept_edits] {
+            assert!(
+                !rewritten_onto(target, true, modes),
+                "Bash onto {target} ({modes:?})"
+            );
+        }
+    }
+    // The benign controls: rewrites onto an ordinary file are carried out.
+    assert!(rewritten_onto("docs/notes.md", false, &[]));
+    assert!(rewritten_onto("docs/notes.md", true, accept_edits));
+}
+
 #[test]
 fn max_budget_usd_stops_the_run_after_the_call_that_reaches_it() {
     let p = project();

@@ -413,7 +413,9 @@ impl SessionGate<'_> {
     }
 
     /// An approval, possibly with input rewritten by whoever approved (`by`): rewritten
-    /// input is judged again, and a deny rule still wins.
+    /// input is judged again. A deny rule still wins, and so does what asks even in
+    /// bypass (a protected path, an ask rule) unless the approved call asked the same: an
+    /// approval of one call is not an approval to write `.claude/settings.json`.
     fn allow_with(
         &self,
         call: &ToolCall,
@@ -421,10 +423,25 @@ impl SessionGate<'_> {
         by: &str,
         reason: &str,
     ) -> GateDecision {
+        let asked = self.evaluate_as_bypass(call);
         let mut call = call.clone();
         if let Some(input) = input.filter(|i| *i != call.input) {
             self.rewrite_input(&mut call, input, by);
-            if let Verdict::Deny { reason } = self.evaluate_as_bypass(&call) {
+            let refusal = match self.evaluate_as_bypass(&call) {
+                Verdict::Deny { reason } => Some(reason),
+                Verdict::Ask { reason }
+                    if asked
+                        != (Verdict::Ask {
+                            reason: reason.clone(),
+                        }) =>
+                {
+                    Some(format!(
+                        "the rewritten input needs its own approval ({reason})"
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(reason) = refusal {
                 let message = format!("Permission to use {} was denied: {reason}.", call.name);
                 return self.deny(&call, reason, message);
             }
