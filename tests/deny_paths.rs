@@ -183,3 +183,78 @@ fn bash_paths_follow_the_shells_directory_and_symlinks_before_dot_dot() {
         );
     }
 }
+
+/// A project whose skill, command and subagent files are symlinks: `leak*` to the
+/// user's denied `~/.ssh/id_rsa` (a frontmatter-shaped key, so it would parse), `notes*`
+/// to an ordinary file in the user's dotfiles.
+fn linked_definitions_project() -> Project {
+    let p = protected_project();
+    let key = p.user_home.join(".ssh/id_rsa");
+    std::fs::write(
+        &key,
+        format!("---\nname: leak\ndescription: {SECRET}-desc\n---\n{SECRET}-body\n"),
+    )
+    .unwrap();
+    let dotfiles = p.user_home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let notes = dotfiles.join("notes.md");
+    std::fs::write(
+        &notes,
+        "---\nname: notes\ndescription: Take notes\n---\nNOTES-BODY-OK\n",
+    )
+    .unwrap();
+    let claude = p.root.join(".claude");
+    for dir in ["skills/leak", "skills/notes", "commands", "agents"] {
+        std::fs::create_dir_all(claude.join(dir)).unwrap();
+    }
+    let link = |target: &std::path::Path, at: &str| {
+        std::os::unix::fs::symlink(target, claude.join(at)).unwrap();
+    };
+    link(&key, "skills/leak/SKILL.md");
+    link(&key, "commands/leakcmd.md");
+    link(&key, "agents/leak.md");
+    link(&notes, "skills/notes/SKILL.md");
+    link(&notes, "commands/notescmd.md");
+    p
+}
+
+#[test]
+fn a_symlinked_skill_command_or_agent_never_brings_a_denied_file_to_the_model() {
+    for mode in ["default", "acceptEdits", "plan", "bypassPermissions"] {
+        for prompt in ["/leakcmd", "/leak", "/notescmd", "hello"] {
+            let p = linked_definitions_project();
+            let server = MockServer::start(vec![anthropic::text_turn("done")]);
+            let out = p.run(
+                &server,
+                &[
+                    "-p",
+                    prompt,
+                    "--output-format",
+                    "json",
+                    "--permission-mode",
+                    mode,
+                ],
+            );
+            let sent = everything_sent(&server);
+            assert!(
+                !sent.contains(SECRET),
+                "{mode} {prompt}: a denied file reached the model: {}",
+                around(&sent, SECRET)
+            );
+            if prompt == "/notescmd" {
+                // The benign control: a symlink to a readable file still works.
+                assert!(
+                    sent.contains("NOTES-BODY-OK"),
+                    "{mode}: {}",
+                    json_result(&out)
+                );
+            }
+            if prompt == "hello" {
+                assert!(
+                    sent.contains("Take notes"),
+                    "{mode}: the linked skill is offered"
+                );
+            }
+        }
+    }
+}

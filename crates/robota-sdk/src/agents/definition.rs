@@ -95,6 +95,22 @@ pub struct AgentCatalog {
 }
 
 impl AgentCatalog {
+    /// Drops the definitions whose file `denied` says may not be read, with a warning for
+    /// each.
+    pub fn leave_out(&mut self, denied: impl Fn(&Path) -> bool) {
+        let warnings = &mut self.warnings;
+        self.agents.retain(|agent| match &agent.path {
+            Some(path) if denied(path) => {
+                warnings.push(format!(
+                    "{}: left out, a Read deny rule covers it (or where it links to)",
+                    path.display()
+                ));
+                false
+            }
+            _ => true,
+        });
+    }
+
     /// The built-ins and the definitions under `roots`.
     pub fn discover(roots: &DefinitionRoots) -> AgentCatalog {
         let mut catalog = AgentCatalog::default();

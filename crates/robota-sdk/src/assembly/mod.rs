@@ -339,8 +339,9 @@ fn assemble_stages(
         (None, Some(resumed)) => resumed.clone(),
         _ => chosen.model.clone(),
     };
-    let definitions = tools.definitions(&paths, &options, &mut warnings);
     let policy = rules.into_policy(mode, &settings, &paths, &options, &mut warnings);
+    let read_denial = policy.read_denial(&paths.cwd);
+    let definitions = tools.definitions(&paths, &options, read_denial.as_ref(), &mut warnings);
     let built = prompt::build(
         &paths,
         &settings,

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use robota_core::hooks::HookConfig;
+use robota_core::permission::PathDenial;
 use robota_core::{ServerTool, Tool, ToolRegistry};
 use robota_tools::{BashTool, StructuredSlot, TodoList};
 
@@ -147,6 +148,7 @@ impl Toolset {
         &mut self,
         paths: &ProjectPaths,
         options: &ProjectOptions,
+        read_denial: Option<&PathDenial>,
         warnings: &mut Vec<String>,
     ) -> Definitions {
         if options.discovery != Discovery::Full {
@@ -164,6 +166,12 @@ impl Toolset {
         for plugin in plugins {
             commands.add_plugin_commands(plugin.commands);
             agents.add_plugin_agents(plugin.agents);
+        }
+        // A definition file is read as the Read tool would: one a deny rule covers, as
+        // named or where its symlinks lead (`~/.ssh/id_rsa`), never reaches the model.
+        if let Some(denial) = read_denial {
+            commands.leave_out(|path| denial.denies(path));
+            agents.leave_out(|path| denial.denies(path));
         }
         warnings.extend(commands.warnings.iter().cloned());
         warnings.extend(agents.warnings.iter().cloned());

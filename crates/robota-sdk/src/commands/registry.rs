@@ -34,6 +34,22 @@ pub struct CommandRegistry {
 }
 
 impl CommandRegistry {
+    /// Drops the commands and skills whose file `denied` says may not be read, with a
+    /// warning for each.
+    pub fn leave_out(&mut self, denied: impl Fn(&std::path::Path) -> bool) {
+        let warnings = &mut self.warnings;
+        self.prompts.retain(|command| {
+            let keep = !denied(&command.path);
+            if !keep {
+                warnings.push(format!(
+                    "{}: left out, a Read deny rule covers it (or where it links to)",
+                    command.path.display()
+                ));
+            }
+            keep
+        });
+    }
+
     /// A registry of the built-in commands and `prompts` (a prompt command named like a
     /// built-in is kept for the model only, with a warning).
     pub fn new(prompts: Vec<Arc<PromptCommand>>) -> CommandRegistry {
