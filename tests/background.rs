@@ -26,6 +26,13 @@ fn robota(p: &Project, server: &MockServer, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `robota ARGS`, which must fail; returns what it printed.
+fn refused(p: &Project, server: &MockServer, args: &[&str]) -> String {
+    let out = p.command(server, args).output().unwrap();
+    assert!(!out.status.success(), "robota {args:?} succeeded");
+    output_text(&out)
+}
+
 /// The sessions `robota ps --json` lists.
 fn ps(p: &Project, server: &MockServer) -> Vec<Value> {
     serde_json::from_str(&robota(p, server, &["ps", "--json"])).unwrap()
@@ -147,16 +154,8 @@ fn a_background_session_works_without_a_terminal_takes_messages_and_stops_clean(
     let followed = robota(&p, &server, &["logs", "-f", &id]);
     assert!(followed.contains("Second answer."), "{followed}");
 
-    let refused = p
-        .command(&server, &["send", &id, "too late"])
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(
-        output_text(&refused).contains("is stopped"),
-        "{}",
-        output_text(&refused)
-    );
+    let late = refused(&p, &server, &["send", &id, "too late"]);
+    assert!(late.contains("is stopped"), "{late}");
     robota(&p, &server, &["rm", &id]);
     assert!(ps(&p, &server).is_empty());
 }
@@ -184,8 +183,11 @@ fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
         table.contains("failed") && table.contains(&id[..8]),
         "{table}"
     );
-    let refused = p.command(&server, &["rm", "nope"]).output().unwrap();
-    assert!(output_text(&refused).contains("no background session \"nope\""));
+    let missing = refused(&p, &server, &["rm", "nope"]);
+    assert!(
+        missing.contains("no background session \"nope\""),
+        "{missing}"
+    );
     robota(&p, &server, &["rm", &id]);
     assert!(ps(&p, &server).is_empty());
 }
@@ -234,13 +236,8 @@ fn a_worktree_session_writes_beside_the_repository_and_rm_removes_the_worktree_n
     );
 
     robota(&p, &server, &["stop", &id]);
-    let refused = p.command(&server, &["rm", &id]).output().unwrap();
-    assert!(!refused.status.success());
-    assert!(
-        output_text(&refused).contains("has uncommitted changes"),
-        "{}",
-        output_text(&refused)
-    );
+    let dirty = refused(&p, &server, &["rm", &id]);
+    assert!(dirty.contains("has uncommitted changes"), "{dirty}");
     assert!(file.exists(), "a refused rm keeps the work");
     robota(&p, &server, &["rm", "--force", &id]);
     assert!(!worktree.exists());
@@ -251,14 +248,6 @@ fn a_worktree_session_writes_beside_the_repository_and_rm_removes_the_worktree_n
         .unwrap();
     assert!(branch.status.success(), "the branch stays");
 
-    let bad = p
-        .command(&server, &["--bg", "-w=a..b", "x"])
-        .output()
-        .unwrap();
-    assert!(!bad.status.success());
-    assert!(
-        output_text(&bad).contains("does not make a branch name"),
-        "{}",
-        output_text(&bad)
-    );
+    let bad = refused(&p, &server, &["--bg", "-w=a..b", "x"]);
+    assert!(bad.contains("does not make a branch name"), "{bad}");
 }

@@ -86,9 +86,9 @@ fn result_of(server: &MockServer, id: &str) -> String {
         .unwrap_or_else(|| panic!("no result for {id}"))
 }
 
-#[test]
-fn an_edit_that_breaks_the_types_is_told_and_the_fix_is_clean() {
-    let Some(dir) = servers_dir() else { return };
+/// A project with a well-typed `shapes.py`, pyright from `dir` as its server (waiting up
+/// to a minute for diagnostics) and `allow` as its allow rules; the project and the file.
+fn python_project(dir: &Path, allow: Value) -> (Project, PathBuf) {
     let p = project();
     let file = p.root.join("shapes.py");
     std::fs::write(
@@ -103,8 +103,16 @@ fn an_edit_that_breaks_the_types_is_told_and_the_fix_is_clean() {
             "lspServers": {"pyright": {"command": pyright, "args": ["--stdio"],
                 "extensionToLanguage": {".py": "python"}}},
             "lsp": {"diagnosticsTimeoutMs": 60000},
+            "permissions": {"allow": allow},
         }),
     );
+    (p, file)
+}
+
+#[test]
+fn an_edit_that_breaks_the_types_is_told_and_the_fix_is_clean() {
+    let Some(dir) = servers_dir() else { return };
+    let (p, file) = python_project(&dir, json!([]));
     let path = file.display().to_string();
     let server = MockServer::start(vec![
         anthropic::tool_turn(None, &[("r1", "Read", json!({"file_path": path}))]),
@@ -150,23 +158,7 @@ fn an_edit_that_breaks_the_types_is_told_and_the_fix_is_clean() {
 #[test]
 fn a_command_that_breaks_an_open_file_is_told_and_one_that_changes_nothing_is_not() {
     let Some(dir) = servers_dir() else { return };
-    let p = project();
-    let file = p.root.join("shapes.py");
-    std::fs::write(
-        &file,
-        "def area(w: int, h: int) -> int:\n    return w * h\n\n\nsize: int = area(2, 3)\n",
-    )
-    .unwrap();
-    let pyright = dir.join("node_modules/.bin/pyright-langserver");
-    write_settings(
-        &p,
-        json!({
-            "lspServers": {"pyright": {"command": pyright, "args": ["--stdio"],
-                "extensionToLanguage": {".py": "python"}}},
-            "lsp": {"diagnosticsTimeoutMs": 60000},
-            "permissions": {"allow": ["Bash"]},
-        }),
-    );
+    let (p, file) = python_project(&dir, json!(["Bash"]));
     let path = file.display().to_string();
     let bash = |id: &'static str, command: &str| {
         anthropic::tool_turn(None, &[(id, "Bash", json!({"command": command}))])
