@@ -183,6 +183,17 @@ fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
         table.contains("failed") && table.contains(&id[..8]),
         "{table}"
     );
+    // A reader that went away before the table was written is no error.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = p
+        .command(&server, &["ps"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", output_text(&out));
+    assert!(!output_text(&out).contains("panicked"), "{}", output_text(&out));
     let missing = refused(&p, &server, &["rm", "nope"]);
     assert!(
         missing.contains("no background session \"nope\""),

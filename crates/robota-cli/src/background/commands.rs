@@ -23,40 +23,46 @@ pub fn ps(robota_home: &Path, as_json: bool) -> u8 {
         .map(|(_, s)| s)
         .collect();
     if as_json {
-        match serde_json::to_string_pretty(&sessions) {
-            Ok(text) => println!("{text}"),
+        return match serde_json::to_string_pretty(&sessions) {
+            Ok(text) => say(&format!("{text}\n")),
             Err(e) => {
                 eprintln!("Error: {e}");
-                return EXIT_ERROR;
+                EXIT_ERROR
             }
-        }
-        return EXIT_OK;
+        };
     }
     if sessions.is_empty() {
-        println!("No background sessions (start one with robota --bg \"prompt\").");
-        return EXIT_OK;
+        return say("No background sessions (start one with robota --bg \"prompt\").\n");
     }
-    println!(
-        "{:<10} {:<16} {:<9} {:>6} {:>9}  DIRECTORY",
+    let mut table = format!(
+        "{:<10} {:<16} {:<9} {:>6} {:>9}  DIRECTORY\n",
         "ID", "NAME", "STATE", "TURNS", "COST"
     );
     for s in &sessions {
-        println!(
-            "{:<10} {:<16} {:<9} {:>6} {:>9}  {}",
+        table.push_str(&format!(
+            "{:<10} {:<16} {:<9} {:>6} {:>9}  {}\n",
             s.id.get(..8).unwrap_or(&s.id),
             s.name.as_deref().unwrap_or("-"),
             s.state.as_str(),
             s.turns,
             format!("${:.4}", s.cost_usd),
             s.cwd.display()
-        );
+        ));
         if let Some(branch) = &s.branch {
-            println!("{:<10} worktree on branch {branch}", "");
+            table.push_str(&format!("{:<10} worktree on branch {branch}\n", ""));
         }
         if let Some(reason) = &s.reason {
-            println!("{:<10} {reason}", "");
+            table.push_str(&format!("{:<10} {reason}\n", ""));
         }
     }
+    say(&table)
+}
+
+/// Writes `text` to stdout; a reader that went away (`robota ps | head -1`) is not an
+/// error.
+fn say(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     EXIT_OK
 }
 
@@ -91,7 +97,11 @@ pub fn logs(robota_home: &Path, query: &str, follow: bool, raw: bool) -> u8 {
             } else {
                 event_text(line)
             };
-            print!("{shown}");
+            let mut out = std::io::stdout().lock();
+            if out.write_all(shown.as_bytes()).is_err() {
+                // The reader went away (`robota logs ID | head`).
+                return EXIT_OK;
+            }
         }
         let _ = std::io::stdout().flush();
         let live = dir.read_state().is_some_and(|s| s.state.is_live());
@@ -121,10 +131,7 @@ pub fn send(robota_home: &Path, query: &str, message: &str) -> u8 {
     let sent = std::os::unix::net::UnixStream::connect(dir.socket())
         .and_then(|mut stream| writeln!(stream, "{line}"));
     match sent {
-        Ok(()) => {
-            println!("Sent to {}", state.id);
-            EXIT_OK
-        }
+        Ok(()) => say(&format!("Sent to {}\n", state.id)),
         Err(e) => {
             eprintln!("Error: cannot reach background session {}: {e}", state.id);
             EXIT_ERROR
@@ -138,12 +145,11 @@ pub fn stop(robota_home: &Path, query: &str) -> u8 {
         return EXIT_ERROR;
     };
     if !state.state.is_live() {
-        println!(
-            "Background session {} is already {}",
+        return say(&format!(
+            "Background session {} is already {}\n",
             state.id,
             state.state.as_str()
-        );
-        return EXIT_OK;
+        ));
     }
     let Ok(pid) = i32::try_from(state.pid) else {
         return EXIT_ERROR;
@@ -162,8 +168,7 @@ pub fn stop(robota_home: &Path, query: &str) -> u8 {
         state.state = Phase::Stopped;
         let _ = dir.write_state(&state);
     }
-    println!("Stopped {}", state.id);
-    EXIT_OK
+    say(&format!("Stopped {}\n", state.id))
 }
 
 /// `robota rm <id> [--force]`: removes a session that has ended and its worktree (its
@@ -188,10 +193,7 @@ pub fn rm(robota_home: &Path, query: &str, force: bool) -> u8 {
         return EXIT_ERROR;
     }
     match std::fs::remove_dir_all(&dir.dir) {
-        Ok(()) => {
-            println!("Removed {}", state.id);
-            EXIT_OK
-        }
+        Ok(()) => say(&format!("Removed {}\n", state.id)),
         Err(e) => {
             eprintln!("Error: cannot remove {}: {e}", dir.dir.display());
             EXIT_ERROR
