@@ -193,7 +193,11 @@ fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", output_text(&out));
-    assert!(!output_text(&out).contains("panicked"), "{}", output_text(&out));
+    assert!(
+        !output_text(&out).contains("panicked"),
+        "{}",
+        output_text(&out)
+    );
     let missing = refused(&p, &server, &["rm", "nope"]);
     assert!(
         missing.contains("no background session \"nope\""),

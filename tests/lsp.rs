@@ -10,6 +10,8 @@
 //!   with a file under a `Read(...)` deny rule left out of the references;
 //! - a server that never answers `initialize` (a script) does not hold the turn, and its
 //!   process group is gone when the session ends;
+//! - a server that crashes at start is started again at most `maxRestarts` times (counted
+//!   by the starts it logs), and then the LSP tool says it stopped;
 //! - a configured server whose language no file of the session has is never started.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
@@ -365,6 +367,57 @@ fn a_server_that_never_answers_does_not_hold_the_turn_and_stops_with_the_session
     assert!(hover.contains("still starting"), "{hover}");
     let pid = std::fs::read_to_string(&pid_file).expect("the server was started");
     assert!(!runs(pid.trim()), "the server outlived the session");
+}
+
+#[test]
+fn a_server_that_crashes_is_started_again_at_most_max_restarts_times() {
+    let p = project();
+    let starts = p.root.join("starts.log");
+    let script = p.root.join("crashing-server.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh
+echo start >> '{}'
+exit 3
+",
+            starts.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_settings(
+        &p,
+        json!({
+            "lspServers": {"crashing": {"command": script, "maxRestarts": 2,
+                "extensionToLanguage": {".crash": "crash"}}},
+            "lsp": {"diagnosticsTimeoutMs": 2000, "requestTimeoutMs": 2000},
+        }),
+    );
+    let mut turns = Vec::new();
+    for n in 0..6 {
+        let path = p.root.join(format!("f{n}.crash"));
+        std::fs::write(&path, "text\n").unwrap();
+        let id = format!("h{n}");
+        turns.push(anthropic::tool_turn(
+            None,
+            &[(
+                id.as_str(),
+                "LSP",
+                json!({"operation": "hover", "filePath": path.display().to_string(),
+                    "line": 1, "character": 1}),
+            )],
+        ));
+    }
+    turns.push(anthropic::text_turn("done"));
+    let server = MockServer::start(turns);
+    let out = run_to_end(&p, &server);
+    assert_eq!(json_result(&out)["is_error"], false);
+    let started = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(started, 3, "one start and two restarts, then no more");
+    let last = result_of(&server, "h5");
+    assert!(last.contains("stopped after 2 restarts"), "{last}");
 }
 
 #[test]
