@@ -119,7 +119,7 @@ impl LspManager {
             let manager = self.clone();
             checks.spawn(async move {
                 let text = tokio::fs::read_to_string(&path).await.ok()?;
-                if text == seen {
+                if crate::manager::text_hash(&text) == seen {
                     return None;
                 }
                 manager.diagnostics_after_write(&path, &text).await

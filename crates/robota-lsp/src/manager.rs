@@ -20,6 +20,14 @@ use crate::server::Server;
 /// Files whose last-seen text is kept for [`LspManager::diagnostics_after_command`].
 const MAX_KNOWN_FILES: usize = 20;
 
+/// A file text's hash: enough to tell that a command changed it.
+pub(crate) fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Starts of a server allowed after the first (each crash or failed start uses one).
 const DEFAULT_MAX_RESTARTS: u32 = 3;
 
@@ -61,9 +69,9 @@ pub struct LspManager {
     env: Vec<(String, String)>,
     root: PathBuf,
     slots: Mutex<HashMap<(usize, PathBuf), Slot>>,
-    /// The files of a configured language robota read or edited, with the text it last
-    /// saw, oldest first: a command's changes to them are found by comparing.
-    known: Mutex<Vec<(PathBuf, String)>>,
+    /// The files of a configured language robota read or edited, with the hash of the
+    /// text it last saw, oldest first: a command's changes to them are found by comparing.
+    known: Mutex<Vec<(PathBuf, u64)>>,
     /// Fires at shutdown: a server still starting is stopped.
     stopping: CancellationToken,
     /// The tasks starting servers, awaited at shutdown.
@@ -138,14 +146,14 @@ impl LspManager {
             return;
         };
         known.retain(|(p, _)| p != path);
-        known.push((path.to_path_buf(), text.to_string()));
+        known.push((path.to_path_buf(), text_hash(text)));
         if known.len() > MAX_KNOWN_FILES {
             known.remove(0);
         }
     }
 
-    /// The files robota has seen, with the text it last saw.
-    pub(crate) fn known_files(&self) -> Vec<(PathBuf, String)> {
+    /// The files robota has seen, with the hash of the text it last saw.
+    pub(crate) fn known_files(&self) -> Vec<(PathBuf, u64)> {
         self.known.lock().map(|k| k.clone()).unwrap_or_default()
     }
 

@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use robota_core::process_group::signal_group;
 use serde_json::json;
 
 use super::registry::{self, Phase, SessionDir, State};
@@ -154,16 +155,17 @@ pub fn stop(robota_home: &Path, query: &str) -> u8 {
     let Ok(pid) = i32::try_from(state.pid) else {
         return EXIT_ERROR;
     };
-    // SAFETY: kill takes no pointers. `pid` leads the session's process group; the
-    // socket answered just now, so it is that session's supervisor, not a reused pid.
+    // Only the supervisor is asked: it ends the session (which ends the commands it
+    // started) and records the stop; a session that heard it first would end as failed.
+    // SAFETY: kill takes no pointers. The socket answered just now, so `pid` is that
+    // session's supervisor, not a reused pid.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let deadline = Instant::now() + STOP_WAIT;
     while dir.answers() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     if dir.answers() {
-        // SAFETY: as above, for the whole group.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        signal_group(pid, libc::SIGKILL);
         let mut state = state.clone();
         state.state = Phase::Stopped;
         let _ = dir.write_state(&state);
