@@ -875,6 +875,26 @@ async fn until_named(events: &mut UnboundedReceiver<SessionEvent>, wanted: &str)
 /// Text sent with `steer` while a tool runs goes with that tool's result into the model's
 /// next call, in the same turn; text steered once the model makes no further call is
 /// queued first and runs as a prompt after the turn.
+
+/// Reads events until a state lists `id` among the steered texts held for the next call.
+async fn until_steering_shows(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+    id: SubmissionId,
+) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match events.recv().await {
+                Some(SessionEvent::State(state)) if state.steering.iter().any(|s| s.id == id) => {
+                    break;
+                }
+                Some(_) => {}
+                None => panic!("the session ended before the steered text showed"),
+            }
+        }
+    })
+    .await
+    .expect("the steered text shows in the state");
+}
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steered_text_joins_the_next_call_or_waits_for_the_turns_end() {
     let dir = tempfile::tempdir().unwrap();
@@ -907,17 +927,7 @@ async fn steered_text_joins_the_next_call_or_waits_for_the_turns_end() {
     until_named(&mut events, "ToolStarted(Bash)").await;
     let steered = client.steer("use the fast path");
     // The session holds it for the next call (the state says so) before the tool ends.
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if let Some(SessionEvent::State(state)) = events.recv().await
-                && state.steering.iter().any(|s| s.id == steered)
-            {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("the steered text shows in the state");
+    until_steering_shows(&mut events, steered).await;
     tokio::task::spawn_blocking(move || std::fs::write(gate, "x\n").unwrap());
     let names = until_named(&mut events, "ToolResults").await;
     assert_eq!(
@@ -931,6 +941,8 @@ async fn steered_text_joins_the_next_call_or_waits_for_the_turns_end() {
     );
     first_text(&mut events).await;
     let late = client.steer("one more thing");
+    // The turn must still be running when the session takes the late text in.
+    until_steering_shows(&mut events, late).await;
     server.release_held();
     let (names, _) = until_ended(&mut events, id).await;
     assert!(
