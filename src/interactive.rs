@@ -23,10 +23,7 @@ use robota_cli::{Args, EXIT_ERROR, EXIT_OK, ProviderSetupError, assemble, check_
 
 /// Runs the TUI; returns the process exit status.
 pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        eprintln!(
-            "Error: the full-screen UI needs a terminal; run headless with `robota -p \"your prompt\"` (see `robota --help`)."
-        );
+    if !has_terminal() {
         return EXIT_ERROR;
     }
     let cwd = match std::env::current_dir() {
@@ -104,8 +101,19 @@ pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
     }
 }
 
+/// Whether stdin and stdout are a terminal; says what to do instead when not.
+pub fn has_terminal() -> bool {
+    let has = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !has {
+        eprintln!(
+            "Error: the full-screen UI needs a terminal; run headless with `robota -p \"your prompt\"` (see `robota --help`)."
+        );
+    }
+    has
+}
+
 /// Writes a line, ignoring a stream that cannot be written (a closed terminal).
-fn say(out: &mut impl std::io::Write, line: &str) {
+pub fn say(out: &mut impl std::io::Write, line: &str) {
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 

@@ -3,6 +3,7 @@
 //! started as the sandbox's relay (`robota __sandbox-relay …`, see
 //! `robota_sandbox::relay`), which it must check before anything else.
 
+mod attach;
 mod interactive;
 
 fn main() -> std::process::ExitCode {
@@ -10,5 +11,6 @@ fn main() -> std::process::ExitCode {
     robota_cli::main(robota_cli::Parts {
         providers: &robota::providers::Adapters,
         interactive: interactive::run,
+        attach: attach::run,
     })
 }

@@ -79,6 +79,9 @@ fn name(event: &SessionEvent) -> String {
         }
         SessionEvent::ToolResults(_) => "ToolResults".into(),
         SessionEvent::PermissionRequest(r) => format!("PermissionRequest({})", r.tool_name),
+        SessionEvent::PermissionWithdrawn { tool_use_id } => {
+            format!("PermissionWithdrawn({tool_use_id})")
+        }
         SessionEvent::PermissionDenied { tool_name, .. } => {
             format!("PermissionDenied({tool_name})")
         }
@@ -872,10 +875,6 @@ async fn until_named(events: &mut UnboundedReceiver<SessionEvent>, wanted: &str)
     names
 }
 
-/// Text sent with `steer` while a tool runs goes with that tool's result into the model's
-/// next call, in the same turn; text steered once the model makes no further call is
-/// queued first and runs as a prompt after the turn.
-
 /// Reads events until a state lists `id` among the steered texts held for the next call.
 async fn until_steering_shows(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
@@ -895,6 +894,10 @@ async fn until_steering_shows(
     .await
     .expect("the steered text shows in the state");
 }
+
+/// Text sent with `steer` while a tool runs goes with that tool's result into the model's
+/// next call, in the same turn; text steered once the model makes no further call is
+/// queued first and runs as a prompt after the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steered_text_joins_the_next_call_or_waits_for_the_turns_end() {
     let dir = tempfile::tempdir().unwrap();

@@ -82,6 +82,13 @@ pub enum Subcommand {
         #[arg(long)]
         stream_json: bool,
     },
+    /// Open the full-screen UI on a background session: its transcript so far, then live;
+    /// prompts and permission answers go to it. Ctrl+B d detaches and leaves it running.
+    /// An ended session opens read-only.
+    Attach {
+        /// Session id, name or unique id prefix.
+        id: String,
+    },
     /// Queue a prompt into a running background session.
     Send {
         /// Session id, name or unique id prefix.

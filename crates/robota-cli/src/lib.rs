@@ -30,6 +30,7 @@ use robota_tools as tools;
 
 pub use args::Args;
 pub use assemble::{AssembleError, assemble};
+pub use background::attach::{AttachError, Attached, attach, attach_target};
 pub use headless::{EXIT_ERROR, EXIT_OK};
 pub use provider_setup::{ProviderSetupError, check_setup};
 pub use robota_core::ProviderFactory;
@@ -42,6 +43,9 @@ pub struct Parts {
     /// Runs the full-screen app (`robota` without `-p`) with the parsed arguments; returns
     /// the exit status.
     pub interactive: fn(args::Args, &'static dyn ProviderFactory) -> u8,
+    /// Runs the full-screen app attached to a background session (`robota attach`): the
+    /// state directory and the session's id, name or id prefix; returns the exit status.
+    pub attach: fn(std::path::PathBuf, String) -> u8,
 }
 
 use std::process::ExitCode;
@@ -70,7 +74,7 @@ pub fn main(parts: Parts) -> ExitCode {
         }
     };
     if let Some(command) = &args.command {
-        return ExitCode::from(run_subcommand(command, &args, parts.providers));
+        return ExitCode::from(run_subcommand(command, &args, &parts));
     }
     let worktree = match args.worktree.as_deref().map(enter_worktree).transpose() {
         Ok(worktree) => worktree,
@@ -171,11 +175,8 @@ fn describe_provider(
     )
 }
 
-fn run_subcommand(
-    command: &args::Subcommand,
-    args: &args::Args,
-    providers: &'static dyn ProviderFactory,
-) -> u8 {
+fn run_subcommand(command: &args::Subcommand, args: &args::Args, parts: &Parts) -> u8 {
+    let providers = parts.providers;
     use crate::sdk::settings::{LoadOptions, Settings, trust::TrustStore};
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
@@ -274,6 +275,7 @@ fn run_subcommand(
         args::Subcommand::Send { id, message } => background::commands::send(&home, id, message),
         args::Subcommand::Stop { id } => background::commands::stop(&home, id),
         args::Subcommand::Rm { id, force } => background::commands::rm(&home, id, *force),
+        args::Subcommand::Attach { id } => (parts.attach)(home, id.clone()),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,
         } => {

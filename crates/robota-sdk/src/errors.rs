@@ -3,7 +3,7 @@
 //! saying what to do next — naming the setting or variable involved, from the
 //! [`ProviderEndpoint`] the client described when it started the session.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use robota_core::{ProviderError, ProviderErrorKind};
 
@@ -23,7 +23,7 @@ pub struct ProviderEndpoint {
 }
 
 /// What kind of failure ended a submission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The key was missing or rejected (401).
@@ -92,7 +92,7 @@ impl ErrorKind {
 }
 
 /// A failed submission, as clients show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnError {
     /// What kind of failure it is (what a program branches on).
     pub kind: ErrorKind,

@@ -318,6 +318,12 @@ pub enum SessionEvent {
     /// only from sessions that ask (see
     /// [`SessionBuilder::ask_permissions`](super::SessionBuilder::ask_permissions)).
     PermissionRequest(PermissionRequest),
+    /// A permission question this client was sent is settled without it: another client
+    /// of the same session answered it first. Clients close it unanswered.
+    PermissionWithdrawn {
+        /// The `tool_use_id` of the question.
+        tool_use_id: String,
+    },
     /// A tool call was refused (a deny rule, the mode, no one to ask, or the answer);
     /// the model is told.
     PermissionDenied {

@@ -103,7 +103,7 @@ pub use events::{
     PermissionRequest, QueuedSubmission, SUMMARY_FROM_HERE_PREFIX, SessionEvent, SessionState,
     TurnEnd,
 };
-pub use interactive::InteractiveSession;
+pub use interactive::{InteractiveSession, RemoteEnds, RemoteSink, SessionControl};
 pub use query::{Compaction, QueryAnswer, QueryOptions, query};
 pub use robota_core::permission::PermissionMode;
 /// How a client answers a permission request.

@@ -23,6 +23,9 @@ const DRIVER_FLAGS: &[&str] = &[
     "--output-format",
     "stream-json",
     "--verbose",
+    "--include-partial-messages",
+    "--permission-prompt-tool",
+    "stdio",
 ];
 
 /// Starts the background session `args` describe; returns the exit status.
@@ -78,13 +81,25 @@ fn child_args(prompt: &str, id: &str, resumes: bool) -> Vec<String> {
     let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
         match arg.as_str() {
-            "--bg" | "-p" | "--print" | "--verbose" | "-w" | "--worktree" => {}
-            "--output-format" | "--input-format" => {
+            "--bg"
+            | "-p"
+            | "--print"
+            | "--verbose"
+            | "-w"
+            | "--worktree"
+            | "--include-partial-messages" => {}
+            "--output-format" | "--input-format" | "--permission-prompt-tool" => {
                 given.next();
             }
-            _ if ["--output-format=", "--input-format=", "--worktree=", "-w="]
-                .iter()
-                .any(|flag| arg.starts_with(flag)) => {}
+            _ if [
+                "--output-format=",
+                "--input-format=",
+                "--permission-prompt-tool=",
+                "--worktree=",
+                "-w=",
+            ]
+            .iter()
+            .any(|flag| arg.starts_with(flag)) => {}
             _ => args.push(arg),
         }
     }

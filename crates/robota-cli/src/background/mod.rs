@@ -5,6 +5,7 @@
 //! control socket; `robota ps`, `logs`, `send`, `stop` and `rm` (`commands`) read and
 //! drive it from any terminal.
 
+pub mod attach;
 pub mod commands;
 mod launch;
 mod registry;

@@ -18,6 +18,9 @@ pub enum Phase {
     Starting,
     /// A prompt is being answered.
     Running,
+    /// A tool call waits for a permission answer from an attached client
+    /// (`robota attach`).
+    WaitingForPermission,
     /// Every prompt is answered; it waits for `robota send`.
     Idle,
     /// It ended on its own.
@@ -31,7 +34,10 @@ pub enum Phase {
 impl Phase {
     /// Whether its process should still be there.
     pub fn is_live(self) -> bool {
-        matches!(self, Phase::Starting | Phase::Running | Phase::Idle)
+        matches!(
+            self,
+            Phase::Starting | Phase::Running | Phase::WaitingForPermission | Phase::Idle
+        )
     }
 
     /// The word `robota ps` shows.
@@ -39,6 +45,7 @@ impl Phase {
         match self {
             Phase::Starting => "starting",
             Phase::Running => "running",
+            Phase::WaitingForPermission => "waiting for permission",
             Phase::Idle => "idle",
             Phase::Finished => "finished",
             Phase::Failed => "failed",

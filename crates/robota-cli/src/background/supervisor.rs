@@ -1,11 +1,17 @@
 //! The supervisor of a background session (`robota __background <dir>`): it leaves the
 //! terminal's session, runs the session as a `robota -p` child speaking the Agent SDK's
 //! stream-json, and serves the control socket. Every line the child writes is appended to
-//! `events.jsonl` and sent to every connected client; every line a client sends is
-//! written to the child (a user message is a prompt: `robota send`). The state file
-//! follows: running while a prompt is answered, idle when all are. SIGTERM (`robota
-//! stop`) ends the child, which ends the commands it started, then the supervisor.
+//! `events.jsonl` and sent to every connected client, after a first line saying where in
+//! `events.jsonl` the client's lines begin (`robota attach` reads what came before from
+//! the file). Every line a client sends is written to the child (a user message is a
+//! prompt: `robota send`). The child asks permission questions (`can_use_tool`) of the
+//! clients: the first answer goes to the child and is shown to the others; a question
+//! with no client to answer it waits. The state file follows: running while a prompt is
+//! answered, waiting for permission while a question is open, idle when all are.
+//! SIGTERM (`robota stop`) ends the child, which ends the commands it started, then the
+//! supervisor.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
@@ -14,13 +20,20 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::{broadcast, mpsc};
 
 use super::registry::{Launch, Phase, SessionDir, State};
 
 /// The first argument that makes `robota` a supervisor.
 pub const SUPERVISE_ARG: &str = "__background";
+
+/// The `system` subtype of the first line each client is sent: `events_offset` says
+/// where in `events.jsonl` the lines sent to it next begin.
+pub const ATTACHED_SUBTYPE: &str = "robota_attached";
+
+/// Lines kept for a client that reads slower than the session writes.
+const FEED_CAPACITY: usize = 4096;
 
 /// How long the child has to end after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -118,6 +131,88 @@ enum Heard {
     FromClient(String),
 }
 
+/// The relay's bookkeeping: the event log, the clients' feed, and what the state file
+/// follows.
+struct Relay {
+    dir: SessionDir,
+    events: std::fs::File,
+    /// Bytes in `events.jsonl`: a client attaching now reads up to here from the file.
+    logged: u64,
+    feed: broadcast::Sender<String>,
+    /// Prompts sent and not yet answered with a `result`.
+    pending: u32,
+    /// Permission questions (`can_use_tool` request ids) asked and not yet answered.
+    questions: HashSet<String>,
+}
+
+impl Relay {
+    /// Appends `line` to the event log and sends it to every client.
+    fn record(&mut self, line: &str) {
+        if writeln!(self.events, "{line}").is_ok() {
+            self.logged += line.len() as u64 + 1;
+        }
+        let _ = self.feed.send(line.to_string());
+    }
+
+    /// A line of the session: logged, sent on, and followed in the state.
+    fn session_said(&mut self, state: &mut State, line: &str) {
+        self.record(line);
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        match value["type"].as_str() {
+            Some("result") => {
+                self.pending = self.pending.saturating_sub(1);
+                state.turns += 1;
+                state.cost_usd += value["total_cost_usd"].as_f64().unwrap_or(0.0);
+            }
+            Some("control_request") if value["request"]["subtype"] == "can_use_tool" => {
+                if let Some(id) = value["request_id"].as_str() {
+                    self.questions.insert(id.to_string());
+                }
+            }
+            _ => return,
+        }
+        self.settle(state);
+    }
+
+    /// A client's line: what to write to the session, if anything. A prompt is logged
+    /// and shown to every client; only the first answer to a permission question goes
+    /// through (and is shown to every client, so the others close it).
+    fn client_said(&mut self, state: &mut State, line: String) -> Option<String> {
+        let value = serde_json::from_str::<Value>(&line).unwrap_or(Value::Null);
+        match value["type"].as_str() {
+            Some("user") => {
+                self.record(&line);
+                self.pending += 1;
+            }
+            Some("control_response") => {
+                // An answer to a question already answered (or never asked) goes nowhere.
+                let id = value["response"]["request_id"].as_str().unwrap_or("");
+                if !self.questions.remove(id) {
+                    return None;
+                }
+                self.record(&line);
+            }
+            _ => return Some(line),
+        }
+        self.settle(state);
+        Some(line)
+    }
+
+    /// Sets the phase from what is pending, and writes the state file.
+    fn settle(&self, state: &mut State) {
+        state.state = if !self.questions.is_empty() {
+            Phase::WaitingForPermission
+        } else if self.pending > 0 {
+            Phase::Running
+        } else {
+            Phase::Idle
+        };
+        let _ = self.dir.write_state(state);
+    }
+}
+
 /// The running session: relays lines until the child ends or SIGTERM comes.
 async fn serve(
     dir: SessionDir,
@@ -129,48 +224,50 @@ async fn serve(
     let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return fail(&dir, state, "the session's process has no pipes".into());
     };
-    let Ok(mut events) = std::fs::OpenOptions::new()
+    let Ok(events) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.events())
     else {
         return fail(&dir, state, "cannot open events.jsonl".into());
     };
-    let (lines_tx, _) = broadcast::channel::<String>(1024);
+    let logged = events.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut relay = Relay {
+        dir: dir.clone(),
+        events,
+        logged,
+        feed: broadcast::channel::<String>(FEED_CAPACITY).0,
+        pending: 0,
+        questions: HashSet::new(),
+    };
     let (heard_tx, mut heard) = mpsc::unbounded_channel();
-    let mut pending = 0u32;
-    if send_prompt(&mut stdin, &mut events, prompt).await.is_ok() {
-        pending += 1;
+    let first = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+    if let Some(line) = relay.client_said(state, first.to_string())
+        && stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .is_err()
+    {
+        return finish(&dir, state, child).await;
     }
-    state.state = Phase::Running;
-    let _ = dir.write_state(state);
     let mut out = BufReader::new(stdout).lines();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     loop {
         tokio::select! {
             line = out.next_line() => match line {
-                Ok(Some(line)) => {
-                    let _ = writeln!(events, "{line}");
-                    let _ = lines_tx.send(line.clone());
-                    if follow(state, &line, &mut pending) {
-                        let _ = dir.write_state(state);
-                    }
-                }
+                Ok(Some(line)) => relay.session_said(state, &line),
                 _ => break,
             },
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
-                    tokio::spawn(client(stream, heard_tx.clone(), lines_tx.subscribe()));
+                    let feed = relay.feed.subscribe();
+                    tokio::spawn(client(stream, heard_tx.clone(), feed, relay.logged));
                 }
             }
             Some(Heard::FromClient(line)) = heard.recv() => {
-                if is_prompt(&line) {
-                    let _ = writeln!(events, "{line}");
-                    pending += 1;
-                    state.state = Phase::Running;
-                    let _ = dir.write_state(state);
-                }
-                if stdin.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                if let Some(line) = relay.client_said(state, line)
+                    && stdin.write_all(format!("{line}\n").as_bytes()).await.is_err()
+                {
                     break;
                 }
             }
@@ -182,47 +279,31 @@ async fn serve(
     finish(&dir, state, child).await
 }
 
-/// Writes the first prompt to the child and to the event log.
-async fn send_prompt(
-    stdin: &mut ChildStdin,
-    events: &mut std::fs::File,
-    prompt: &str,
-) -> std::io::Result<()> {
-    let line = json!({"type": "user", "message": {"role": "user", "content": prompt}}).to_string();
-    writeln!(events, "{line}")?;
-    stdin.write_all(format!("{line}\n").as_bytes()).await
-}
-
-/// Whether a client's line is a user message (a prompt to answer).
-fn is_prompt(line: &str) -> bool {
-    serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "user")
-}
-
-/// Updates `state` from a line of the child; `true` when it changed.
-fn follow(state: &mut State, line: &str, pending: &mut u32) -> bool {
-    let Ok(value) = serde_json::from_str::<Value>(line) else {
-        return false;
-    };
-    if value["type"] != "result" {
-        return false;
-    }
-    *pending = pending.saturating_sub(1);
-    state.turns += 1;
-    state.cost_usd += value["total_cost_usd"].as_f64().unwrap_or(0.0);
-    if *pending == 0 {
-        state.state = Phase::Idle;
-    }
-    true
-}
-
-/// Serves one client: its lines go to the main loop, the session's lines go to it.
+/// Serves one client: first where its live lines begin in `events.jsonl` (an attaching
+/// client reads what came before from the file), then the session's lines as they come;
+/// its own lines go to the main loop.
 async fn client(
     stream: UnixStream,
     heard: mpsc::UnboundedSender<Heard>,
     mut lines: broadcast::Receiver<String>,
+    logged: u64,
 ) {
     let (read, mut write) = stream.into_split();
     let mut from_client = BufReader::new(read).lines();
+    let hello = json!({"type": "system", "subtype": ATTACHED_SUBTYPE, "events_offset": logged});
+    if write
+        .write_all(format!("{hello}\n").as_bytes())
+        .await
+        .is_err()
+    {
+        // A client that wrote and left (`robota send`): what it wrote still counts.
+        while let Ok(Some(line)) = from_client.next_line().await {
+            if !line.trim().is_empty() && heard.send(Heard::FromClient(line)).is_err() {
+                return;
+            }
+        }
+        return;
+    }
     loop {
         tokio::select! {
             line = from_client.next_line() => match line {

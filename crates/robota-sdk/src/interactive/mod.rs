@@ -47,11 +47,14 @@ use super::translate::translate;
 
 mod busy;
 mod driver;
+mod remote;
 mod rewind;
 mod runs;
 
 use busy::Busy;
 use driver::{Driver, drive, initial_state, update_sink};
+use remote::SessionControl as Control;
+pub use remote::{RemoteEnds, RemoteSink, SessionControl};
 
 /// How a session is presented to its clients.
 #[derive(Debug, Clone, Default)]
@@ -85,18 +88,6 @@ pub(crate) struct SessionOptions {
     pub plugins: Option<crate::paths::ProjectPaths>,
 }
 
-enum Control {
-    Submit(SubmissionId, Submission),
-    /// A prompt for the running turn's next model call ("send now").
-    Steer(SubmissionId, String),
-    Abort,
-    TakeBackQueued,
-    CancelQueue,
-    SetMode(PermissionMode),
-    CycleMode,
-    ReloadInstructions,
-}
-
 /// A running session driven by submissions and observed through events.
 ///
 /// Build one with [`SessionBuilder`](super::SessionBuilder). Take its event stream once
@@ -119,6 +110,8 @@ pub struct InteractiveSession {
     task: JoinHandle<()>,
     /// Background jobs and subagents (Ctrl+B and the status line ask it directly).
     tasks: Arc<TaskBoard>,
+    /// The session runs elsewhere ([`remote`](Self::remote)).
+    remote: bool,
 }
 
 impl InteractiveSession {
@@ -235,6 +228,7 @@ impl InteractiveSession {
             state,
             task,
             tasks,
+            remote: false,
         }
     }
 
@@ -243,6 +237,12 @@ impl InteractiveSession {
     pub async fn close(self) {
         drop(self.controls);
         let _ = self.task.await;
+    }
+
+    /// Whether the session runs elsewhere (another process this handle is attached to):
+    /// closing the handle detaches from it and leaves it running.
+    pub fn is_remote(&self) -> bool {
+        self.remote
     }
 
     /// The id the session started with (`/clear` starts a new one: `SessionState` says

@@ -18,6 +18,9 @@ use crate::composer::ComposerAction;
 /// A second Ctrl+C within this time exits.
 const CTRL_C_WINDOW: Duration = Duration::from_secs(2);
 
+/// What the hint line says after Ctrl+B in an attached client.
+pub const DETACH_HINT: &str = "Press d to detach (the session keeps running)";
+
 /// What the loop must do after an input event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -53,6 +56,11 @@ impl App {
             }
             _ => {}
         }
+        if std::mem::take(&mut self.detach_prefix) && key.code == KeyCode::Char('d') && !ctrl {
+            // Ctrl+B d: leave the attached session running and close this client.
+            self.quit = true;
+            return KeyOutcome::Redraw;
+        }
         if self.layer_key(key) {
             return KeyOutcome::Redraw;
         }
@@ -85,6 +93,12 @@ impl App {
             }
             KeyCode::Char('o') if ctrl => {
                 self.transcript.toggle_expanded();
+                return KeyOutcome::Redraw;
+            }
+            // Attached to a session that runs elsewhere, Ctrl+B begins Ctrl+B d (detach).
+            KeyCode::Char('b') if ctrl && self.is_attached() => {
+                self.detach_prefix = true;
+                self.hint = Some(DETACH_HINT.into());
                 return KeyOutcome::Redraw;
             }
             // Ctrl+B sends a running Bash command to the background; otherwise the

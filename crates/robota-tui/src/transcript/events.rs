@@ -219,6 +219,7 @@ impl Transcript {
             SessionEvent::HookStarted { .. }
             | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
+            | SessionEvent::PermissionWithdrawn { .. }
             | SessionEvent::Context(_)
             | SessionEvent::Usage { .. }
             | SessionEvent::State(_)

@@ -44,6 +44,10 @@ impl App {
                 self.show_next_permission();
                 return;
             }
+            SessionEvent::PermissionWithdrawn { tool_use_id } => {
+                self.withdraw_permission(&tool_use_id);
+                return;
+            }
             SessionEvent::State(state) => {
                 self.show_state(state);
                 return;
@@ -213,9 +217,24 @@ impl App {
         let Some(request) = self.pending_permissions.pop_front() else {
             return;
         };
+        self.permission_on_screen = Some(request.tool_use_id.clone());
         let popup = PermissionOverlay::new(request, &self.project_dir(), self.width, &self.theme);
         // Below full-screen overlays (a picker opened meanwhile stays on top).
         self.layers.push_below_full_screen(popup);
+    }
+
+    /// Another client answered question `tool_use_id`: it leaves the queue, or the screen
+    /// for the next one.
+    fn withdraw_permission(&mut self, tool_use_id: &str) {
+        self.pending_permissions
+            .retain(|request| request.tool_use_id != tool_use_id);
+        if self.permission_on_screen.as_deref() == Some(tool_use_id)
+            && self.layers.contains(PERMISSION)
+        {
+            self.permission_on_screen = None;
+            self.layers.remove(PERMISSION);
+            self.show_next_permission();
+        }
     }
 
     /// The user answered the permission popup.

@@ -77,6 +77,9 @@ pub struct App {
     /// Questions left unanswered by Esc: held until the turn ends, so the session sees the
     /// interrupt (not a refusal it could go on from).
     stopped_permissions: Vec<PermissionRequest>,
+    /// The `tool_use_id` of the question last put on screen (another client of a remote
+    /// session may answer it first).
+    permission_on_screen: Option<String>,
     /// The session's last state (model, mode, usage, queue…), as it sent it.
     session_state: Option<SessionState>,
     /// The running prompt's submission, whose result is the answer `/copy` takes.
@@ -104,6 +107,8 @@ pub struct App {
     pub status_command_line: Option<String>,
     /// A one-line hint over the status line ("Press Ctrl+C again to exit").
     pub hint: Option<String>,
+    /// Ctrl+B was pressed in an attached client: a `d` next detaches.
+    pub(super) detach_prefix: bool,
     /// Bytes to write to the terminal outside a frame (OSC 52 copies).
     pub outbox: Vec<String>,
     /// Where helper programs run off the loop report (`helpers.rs`).
@@ -152,6 +157,7 @@ impl App {
             events: None,
             pending_permissions: VecDeque::new(),
             stopped_permissions: Vec::new(),
+            permission_on_screen: None,
             session_state: None,
             running_prompt: None,
             exporting: None,
@@ -166,6 +172,7 @@ impl App {
             status_command_line: None,
             history_search: Vec::new(),
             hint: None,
+            detach_prefix: false,
             outbox: Vec::new(),
             helpers: Helpers::default(),
             quit: false,
@@ -331,6 +338,11 @@ impl App {
     /// What the open session's system prompt is built from.
     pub(super) fn instructions(&self) -> Option<Arc<Instructions>> {
         self.live.as_ref().and_then(|l| l.instructions.clone())
+    }
+
+    /// Whether the open session runs elsewhere (`robota attach`): closing detaches.
+    pub fn is_attached(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.handle.is_remote())
     }
 
     /// Takes the session off screen (to resume another); returns it for closing.
