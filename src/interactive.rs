@@ -17,7 +17,7 @@ use robota::session::log::project_dir_name;
 use robota::session::store::SessionStore;
 use robota::tui::app::{
     self, ExitTranscript, LaunchError, Launcher, LauncherError, Notifications, OpenTarget,
-    OpenedSession, SessionEntry, StartOptions,
+    OpenedSession, SessionEntry, StartOptions, ToBackground,
 };
 use robota_cli::{Args, EXIT_ERROR, EXIT_OK, ProviderSetupError, assemble, check_setup};
 
@@ -48,6 +48,8 @@ pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
         status_line: None,
         vim: false,
     };
+    let background_args = args.clone();
+    let robota_home = project.robota_home.clone();
     let launcher = CliLauncher {
         args,
         providers,
@@ -82,6 +84,9 @@ pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
             if let Some(transcript) = exit.transcript {
                 say(&mut std::io::stdout(), &format!("{transcript}\n"));
             }
+            if let Some(moved) = exit.to_background {
+                return continue_in_background(&background_args, &robota_home, &moved);
+            }
             if let Some(message) = exit.message {
                 if exit.failed {
                     say(&mut std::io::stderr(), &message);
@@ -98,6 +103,23 @@ pub fn run(args: Args, providers: &'static dyn ProviderFactory) -> u8 {
             );
             EXIT_ERROR
         }
+    }
+}
+
+/// `/bg`: the closed session goes on in the background; says how to reach it.
+fn continue_in_background(args: &Args, robota_home: &std::path::Path, moved: &ToBackground) -> u8 {
+    match robota_cli::continue_in_background(args, robota_home, &moved.session_id, &moved.prompt) {
+        Ok(id) => {
+            say(
+                &mut std::io::stdout(),
+                &format!(
+                    "Session {} goes on in the background as {id}.\nFollow it with: robota attach {id} (robota ps lists background sessions)",
+                    moved.session_id
+                ),
+            );
+            EXIT_OK
+        }
+        Err(code) => code,
     }
 }
 

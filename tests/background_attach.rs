@@ -3,7 +3,8 @@
 //! shows the transcript so far, sends prompts, answers the session's permission
 //! questions (with two clients, the first answer counts and the other client's question
 //! closes), detaches with Ctrl+B d leaving the session running, and opens an ended
-//! session read-only.
+//! session read-only. `/bg` in the UI moves its session to the background, where it goes
+//! on with the conversation.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -54,8 +55,13 @@ fn wait_for_state(p: &Project, server: &MockServer, id: &str, state: &str, turns
 
 /// `robota attach ID` in a pty.
 fn attach(p: &Project, server: &MockServer, id: &str) -> PtySession {
+    in_pty(p, server, &["attach", id])
+}
+
+/// `robota ARGS` in a pty.
+fn in_pty(p: &Project, server: &MockServer, args: &[&str]) -> PtySession {
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_robota"));
-    cmd.args(["attach", id]);
+    cmd.args(args);
     cmd.cwd(&p.root);
     cmd.env_clear();
     cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -213,4 +219,40 @@ fn attach_to_an_unknown_session_says_so_without_opening_the_screen() {
         "{}",
         output_text(&out)
     );
+}
+
+#[test]
+fn bg_in_the_ui_moves_the_session_to_the_background_where_it_goes_on() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn("First answer in the UI."),
+        anthropic::text_turn("Going on in the background."),
+    ]);
+    let mut pty = in_pty(&p, &server, &[]);
+    pty.wait_for_text("Ask anything");
+    pty.type_text("say hello");
+    pty.send(b"\r");
+    pty.wait_for_text("First answer in the UI.");
+    pty.type_text("/bg keep going");
+    pty.wait_for_text("/bg keep going");
+    pty.send(b"\r");
+    let code = pty.wait_exit(Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{}", pty.contents());
+    let said = pty.wait_for_text("goes on in the background as");
+    assert!(said.contains("robota attach"), "{said}");
+
+    let all: Vec<Value> = serde_json::from_str(&robota(&p, &server, &["ps", "--json"])).unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    let id = all[0]["id"].as_str().unwrap().to_string();
+    wait_for_state(&p, &server, &id, "idle", 1);
+    // The background session answered the new prompt with the UI's conversation.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].to_string();
+    for said in ["say hello", "First answer in the UI.", "keep going"] {
+        assert!(messages.contains(said), "{said} in {messages}");
+    }
+    // One session log: the background session went on with the UI's.
+    assert_eq!(p.session_logs().len(), 1, "{:?}", p.session_logs());
+    robota(&p, &server, &["stop", &id]);
 }

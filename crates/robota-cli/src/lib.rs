@@ -31,6 +31,7 @@ use robota_tools as tools;
 pub use args::Args;
 pub use assemble::{AssembleError, assemble};
 pub use background::attach::{AttachError, Attached, attach, attach_target};
+pub use background::start_resumed as continue_in_background;
 pub use headless::{EXIT_ERROR, EXIT_OK};
 pub use provider_setup::{ProviderSetupError, check_setup};
 pub use robota_core::ProviderFactory;

@@ -30,24 +30,84 @@ const DRIVER_FLAGS: &[&str] = &[
 
 /// Starts the background session `args` describe; returns the exit status.
 pub fn start(args: &Args, robota_home: &Path, worktree: Option<&Worktree>) -> u8 {
-    let Some(prompt) = args.prompt.clone().filter(|p| !p.trim().is_empty()) else {
+    let resumes = args.resume.is_some() || args.continue_session;
+    let prompt = args.prompt.clone().unwrap_or_default();
+    if prompt.trim().is_empty() && !resumes {
         eprintln!("Error: --bg needs a prompt: robota --bg \"what to do\"");
         return EXIT_ERROR;
-    };
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("Error: cannot read the working directory: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    }
     let id = args
         .session_id
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let child = child_args(std::env::args().skip(1), Some(&prompt), &id, resumes);
+    match launch(robota_home, id, child, prompt, worktree) {
+        Ok(id) => {
+            println!("{id}");
+            EXIT_OK
+        }
+        Err(code) => code,
+    }
+}
+
+/// `/bg` in the UI: goes on with session `session_id` in the background, sending
+/// `prompt` first unless it is empty; returns the background session's id (`Err`: the
+/// exit status, the reason printed). The UI's own arguments are kept but for those that
+/// chose or started its session (its first prompt, `--resume`, `--continue`, …).
+pub fn start_resumed(
+    args: &Args,
+    robota_home: &Path,
+    session_id: &str,
+    prompt: &str,
+) -> Result<String, u8> {
+    let mut given = without_session_choice(std::env::args().skip(1), args.prompt.as_deref());
+    given.extend(["--resume".to_string(), session_id.to_string()]);
+    let id = uuid::Uuid::new_v4().to_string();
+    let child = child_args(given.into_iter(), None, &id, true);
+    launch(robota_home, id, child, prompt.to_string(), None)
+}
+
+/// `given` without the flags that choose the session and without `first_prompt`.
+fn without_session_choice(
+    given: impl Iterator<Item = String>,
+    first_prompt: Option<&str>,
+) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut given = given.peekable();
+    while let Some(arg) = given.next() {
+        match arg.as_str() {
+            "-c" | "--continue" | "--fork-session" => {}
+            "--session-id" => {
+                given.next();
+            }
+            // `--resume` takes an optional value.
+            "-r" | "--resume" => {
+                given.next_if(|next| !next.starts_with('-'));
+            }
+            _ if arg.starts_with("--resume=") || arg.starts_with("--session-id=") => {}
+            _ if Some(arg.as_str()) == first_prompt => {}
+            _ => kept.push(arg),
+        }
+    }
+    kept
+}
+
+/// Writes the launch file, starts the supervisor and waits until it listens; returns the
+/// session's id (`Err`: the exit status, the reason printed).
+fn launch(
+    robota_home: &Path,
+    id: String,
+    args: Vec<String>,
+    prompt: String,
+    worktree: Option<&Worktree>,
+) -> Result<String, u8> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("Error: cannot read the working directory: {e}");
+        EXIT_ERROR
+    })?;
     let dir = SessionDir::new(robota_home, &id);
     let launch = Launch {
-        args: child_args(&prompt, &id, args.resume.is_some() || args.continue_session),
+        args,
         prompt,
         cwd,
         worktree: worktree.map(|w| w.path.clone()),
@@ -55,30 +115,31 @@ pub fn start(args: &Args, robota_home: &Path, worktree: Option<&Worktree>) -> u8
     };
     if let Err(e) = write_launch(&dir, &launch) {
         eprintln!("Error: cannot prepare {}: {e}", dir.dir.display());
-        return EXIT_ERROR;
+        return Err(EXIT_ERROR);
     }
     if let Err(e) = spawn_supervisor(&dir) {
         eprintln!("Error: cannot start the background session: {e}");
-        return EXIT_ERROR;
+        return Err(EXIT_ERROR);
     }
     match wait_until_listening(&dir) {
-        Ok(()) => {
-            println!("{id}");
-            EXIT_OK
-        }
+        Ok(()) => Ok(id),
         Err(why) => {
             eprintln!("Error: the background session {id} did not start: {why}");
-            EXIT_ERROR
+            Err(EXIT_ERROR)
         }
     }
 }
 
-/// This process's arguments without `--bg`, the prompt and the flags the driver sets
-/// itself, then the driver's flags and the session id (unless it resumes one, which keeps
-/// its own).
-fn child_args(prompt: &str, id: &str, resumes: bool) -> Vec<String> {
+/// `given` (this process's arguments) without `--bg`, the prompt and the flags the
+/// driver sets itself, then the driver's flags and the session id (unless it resumes
+/// one, which keeps its own).
+fn child_args(
+    mut given: impl Iterator<Item = String>,
+    prompt: Option<&str>,
+    id: &str,
+    resumes: bool,
+) -> Vec<String> {
     let mut args = Vec::new();
-    let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
         match arg.as_str() {
             "--bg"
@@ -103,7 +164,7 @@ fn child_args(prompt: &str, id: &str, resumes: bool) -> Vec<String> {
             _ => args.push(arg),
         }
     }
-    if let Some(at) = args.iter().rposition(|a| a == prompt) {
+    if let Some(at) = prompt.and_then(|prompt| args.iter().rposition(|a| a == prompt)) {
         args.remove(at);
     }
     args.extend(DRIVER_FLAGS.iter().map(|f| f.to_string()));

@@ -12,5 +12,5 @@ mod registry;
 mod render;
 mod supervisor;
 
-pub use launch::start;
+pub use launch::{start, start_resumed};
 pub use supervisor::{SUPERVISE_ARG, run as supervise};

@@ -59,7 +59,8 @@ impl Phase {
 pub struct Launch {
     /// The arguments of the `robota` child (after the program name).
     pub args: Vec<String>,
-    /// The first prompt.
+    /// The first prompt (empty: none; a session moved to the background with `/bg`
+    /// waits).
     pub prompt: String,
     /// The directory it runs in.
     pub cwd: PathBuf,

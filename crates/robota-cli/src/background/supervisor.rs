@@ -241,14 +241,19 @@ async fn serve(
         questions: HashSet::new(),
     };
     let (heard_tx, mut heard) = mpsc::unbounded_channel();
-    let first = json!({"type": "user", "message": {"role": "user", "content": prompt}});
-    if let Some(line) = relay.client_said(state, first.to_string())
-        && stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .is_err()
-    {
-        return finish(&dir, state, child).await;
+    if prompt.trim().is_empty() {
+        // A session moved to the background with `/bg` and no prompt: it waits.
+        relay.settle(state);
+    } else {
+        let first = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        if let Some(line) = relay.client_said(state, first.to_string())
+            && stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+        {
+            return finish(&dir, state, child).await;
+        }
     }
     let mut out = BufReader::new(stdout).lines();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();

@@ -217,6 +217,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         "Toggle vim key bindings in the prompt (saved in your settings)",
         "",
     ),
+    client(
+        "bg",
+        "Move this session to the background and leave (robota attach brings it back)",
+        "[prompt]",
+    ),
     client("exit", "Leave robota", ""),
 ];
 

@@ -67,6 +67,18 @@ pub struct AppExit {
     pub message: Option<String>,
     /// Whether it ended in an error (exit status 1).
     pub failed: bool,
+    /// `/bg`: the session to go on with in the background, and its next prompt (may be
+    /// empty). The session is closed when this is returned.
+    pub to_background: Option<ToBackground>,
+}
+
+/// A session the user moved to the background with `/bg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToBackground {
+    /// The session to resume there.
+    pub session_id: String,
+    /// What to send it first (empty: nothing; it waits for `robota send` or attach).
+    pub prompt: String,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -253,15 +265,21 @@ async fn leave(mut app: App, terminal: Term, guard: TerminalGuard) -> AppExit {
         .farewell
         .as_deref()
         .is_some_and(|m| m.starts_with("Error"));
+    let to_background = app
+        .background_prompt
+        .take()
+        .zip(session_id.clone())
+        .map(|(prompt, session_id)| ToBackground { session_id, prompt });
     let message = app.farewell.take().or_else(|| {
         session_id
-            .filter(|_| had_turns)
+            .filter(|_| had_turns && to_background.is_none())
             .map(|id| format!("Resume this session with: robota --resume {id}"))
     });
     AppExit {
         transcript,
         message,
         failed,
+        to_background,
     }
 }
 

@@ -104,6 +104,7 @@ impl App {
     fn run_client_command(&mut self, name: &str, args: &str) {
         match name {
             "exit" => self.quit = true,
+            "bg" => self.to_background(args),
             "resume" if args.is_empty() => self.open_session_picker(),
             "resume" => self.resume(args.to_string()),
             "copy" => self.copy(args),
@@ -114,6 +115,27 @@ impl App {
                 NoticeKind::Warning,
                 format!("/{other} is not available here"),
             ),
+        }
+    }
+
+    /// `/bg [prompt]`: leaves, asking the caller to go on with this session in the
+    /// background (with `prompt` as its next prompt, if given).
+    fn to_background(&mut self, prompt: &str) {
+        let refusal = if self.is_attached() {
+            Some("This session already runs in the background: Ctrl+B d detaches from it")
+        } else if self.is_busy() {
+            Some("/bg cannot run while a turn is in progress: wait for it, or press Esc first")
+        } else if self.session_id().is_none() {
+            Some("/bg needs an open session")
+        } else {
+            None
+        };
+        match refusal {
+            Some(why) => self.notice(NoticeKind::Warning, why),
+            None => {
+                self.background_prompt = Some(prompt.trim().to_string());
+                self.quit = true;
+            }
         }
     }
 

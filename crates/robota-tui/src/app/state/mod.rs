@@ -109,6 +109,8 @@ pub struct App {
     pub hint: Option<String>,
     /// Ctrl+B was pressed in an attached client: a `d` next detaches.
     pub(super) detach_prefix: bool,
+    /// `/bg` asked to go on in the background, with this next prompt (may be empty).
+    pub background_prompt: Option<String>,
     /// Bytes to write to the terminal outside a frame (OSC 52 copies).
     pub outbox: Vec<String>,
     /// Where helper programs run off the loop report (`helpers.rs`).
@@ -173,6 +175,7 @@ impl App {
             history_search: Vec::new(),
             hint: None,
             detach_prefix: false,
+            background_prompt: None,
             outbox: Vec::new(),
             helpers: Helpers::default(),
             quit: false,
