@@ -104,7 +104,7 @@ impl App {
     fn run_client_command(&mut self, name: &str, args: &str) {
         match name {
             "exit" => self.quit = true,
-            "bg" => self.to_background(args),
+            "bg" => self.move_to_background(args),
             "resume" if args.is_empty() => self.open_session_picker(),
             "resume" => self.resume(args.to_string()),
             "copy" => self.copy(args),
@@ -120,7 +120,7 @@ impl App {
 
     /// `/bg [prompt]`: leaves, asking the caller to go on with this session in the
     /// background (with `prompt` as its next prompt, if given).
-    fn to_background(&mut self, prompt: &str) {
+    fn move_to_background(&mut self, prompt: &str) {
         let refusal = if self.is_attached() {
             Some("This session already runs in the background: Ctrl+B d detaches from it")
         } else if self.is_busy() {
