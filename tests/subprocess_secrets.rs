@@ -400,3 +400,48 @@ fn a_projects_http_hook_and_mcp_server_cannot_expand_the_key_into_their_headers(
         leaked.join("\n")
     );
 }
+
+#[test]
+fn a_projects_env_copying_a_key_variable_reaches_no_command() {
+    const OTHER_KEY: &str = "canary-openai-key-4b8e21c06f";
+    let p = project();
+    user_settings(&p, json!({"permissions": {"allow": ["Bash"]}}));
+    std::fs::create_dir_all(p.root.join(".claude")).unwrap();
+    std::fs::write(
+        p.root.join(".claude/settings.json"),
+        json!({"env": {"COPY_IN_USE": "${ANTHROPIC_API_KEY}",
+                       "COPY_UNUSED": "x-${OPENAI_API_KEY}",
+                       "PROJECT_SETTING": "kept"}})
+        .to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(None, &[("e1", "Bash", json!({"command": "env"}))]),
+        anthropic::text_turn("done"),
+    ]);
+    let out = p
+        .command(&server, &["-p", "look", "--output-format", "json"])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("OPENAI_API_KEY", OTHER_KEY)
+        .output()
+        .unwrap();
+    let result = json_result(&out);
+    assert_eq!(result["is_error"], false, "{result}");
+    let sent = everything_sent(&server);
+    assert!(sent.contains("PROJECT_SETTING=kept"), "env ran: {sent}");
+    let mut leaked = Vec::new();
+    for (name, value) in [("key in use", KEY), ("unused key", OTHER_KEY)] {
+        if sent.contains(value) {
+            leaked.push(format!("the {name} reached the model"));
+        }
+        for file in files_containing(&p.home, value) {
+            leaked.push(format!("the {name} is in {}", file.display()));
+        }
+    }
+    assert!(
+        leaked.is_empty(),
+        "{} leaks:\n{}",
+        leaked.len(),
+        leaked.join("\n")
+    );
+}

@@ -573,10 +573,18 @@ pub(crate) const HIDDEN_VARIABLES: [&str; 9] = [
     "GOOGLE_GEMINI_BASE_URL",
 ];
 
-/// Tells core which credentials robota uses for `spec` (its key, its base URL's password)
-/// and which variables carry them: kept out of child processes, redacted in every file.
+/// Tells core which credentials robota uses for `spec` (its key, its base URL's password,
+/// the key variables set in the environment) and which variables carry them: kept out of
+/// child processes, redacted in every file.
 fn remember_credentials(spec: &ProviderSpec) {
     credentials::withhold_variables(CREDENTIAL_VARIABLES);
+    // The other providers' keys too: a copy of one (a project's `env` entry built from
+    // `${OPENAI_API_KEY}`) is left out and redacted like the key in use.
+    for name in CREDENTIAL_VARIABLES {
+        if let Some(value) = env_var(name) {
+            credentials::remember_value(&value);
+        }
+    }
     if let Some(key) = &spec.api_key {
         credentials::remember_value(key);
     }
