@@ -12,6 +12,8 @@
 //! - `ANTHROPIC_AUTH_TOKEN` and a base URL with a password, under `--debug-log`, with a
 //!   tool echoing the token from a file: no file robota writes holds either; a key printed
 //!   by `apiKeyHelper` is redacted in the session log alike;
+//! - a repository's `core.fsmonitor`, run by robota's own `git status` at start, gets no
+//!   key either;
 //! - benign controls: a user's own variables (`MY_SETTING`, `GITHUB_TOKEN`) reach Bash, and
 //!   the user's `subprocessEnv.passThrough` deliberately passes the key on.
 
@@ -443,5 +445,33 @@ fn a_projects_env_copying_a_key_variable_reaches_no_command() {
         "{} leaks:\n{}",
         leaked.len(),
         leaked.join("\n")
+    );
+}
+
+#[test]
+fn a_repositorys_fsmonitor_run_by_robotas_own_git_status_gets_no_key() {
+    let p = project();
+    let dump = p.user_home.join("fsmonitor-dump.txt");
+    let ok = std::process::Command::new("git")
+        .args([
+            "config",
+            "core.fsmonitor",
+            &format!("env > '{}'; exit 1", dump.display()),
+        ])
+        .current_dir(&p.root)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git config");
+    let server = MockServer::start(vec![anthropic::text_turn("done")]);
+    let result = run_with_credentials(&p, &server, &[]);
+    assert_eq!(result["is_error"], false, "{result}");
+    let text = std::fs::read_to_string(&dump)
+        .unwrap_or_else(|e| panic!("the fsmonitor hook did not run: {e}"));
+    assert!(text.contains("MY_SETTING=1"), "{text}");
+    assert!(!text.contains(KEY), "robota's git status handed the key on");
+    assert!(
+        !text.contains(TOKEN),
+        "robota's git status handed the token on"
     );
 }
