@@ -109,11 +109,6 @@ pub fn set_pass_through(names: Vec<String>) {
     write().pass_through = names;
 }
 
-/// Whether any credential value is known (nothing to redact otherwise).
-pub fn any_known() -> bool {
-    !read().values.is_empty()
-}
-
 /// `text` with every known credential value replaced by `[REDACTED]`; borrowed when none
 /// occurs in it.
 pub fn redact_known(text: &str) -> Cow<'_, str> {
@@ -194,11 +189,6 @@ impl ChildEnv {
     /// The changes for a child that gets robota's environment and nothing more.
     pub fn inherited() -> ChildEnv {
         ChildEnv::new(std::iter::empty::<(&OsStr, &OsStr)>())
-    }
-
-    /// The inherited variables this removes.
-    pub fn removed(&self) -> &[OsString] {
-        &self.remove
     }
 
     /// Applies the changes to `command`.
