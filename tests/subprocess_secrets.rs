@@ -12,6 +12,7 @@
 //! - `ANTHROPIC_AUTH_TOKEN` and a base URL with a password, under `--debug-log`, with a
 //!   tool echoing the token from a file: no file robota writes holds either; a key printed
 //!   by `apiKeyHelper` is redacted in the session log alike;
+//! - a language server dumping its environment gets no key;
 //! - a repository's `core.fsmonitor`, run by robota's own `git status` at start, gets no
 //!   key either;
 //! - benign controls: a user's own variables (`MY_SETTING`, `GITHUB_TOKEN`) reach Bash, and
@@ -474,4 +475,48 @@ fn a_repositorys_fsmonitor_run_by_robotas_own_git_status_gets_no_key() {
         !text.contains(TOKEN),
         "robota's git status handed the token on"
     );
+}
+
+#[test]
+fn a_language_server_starts_without_the_key() {
+    let p = project();
+    let dump = p.user_home.join("lsp-dump.txt");
+    let script = p.user_home.join("dump-server.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nenv > '{}'\nexit 3\n", dump.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    user_settings(
+        &p,
+        json!({
+            "lspServers": {"dump": {"command": script, "maxRestarts": 0,
+                "extensionToLanguage": {".dmp": "dmp"}}},
+            "lsp": {"diagnosticsTimeoutMs": 2000, "requestTimeoutMs": 2000},
+        }),
+    );
+    let file = p.root.join("f.dmp");
+    std::fs::write(&file, "text\n").unwrap();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "h1",
+                "LSP",
+                json!({"operation": "hover", "filePath": file.display().to_string(),
+                    "line": 1, "character": 1}),
+            )],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let result = run_with_credentials(&p, &server, &[]);
+    assert_eq!(result["is_error"], false, "{result}");
+    let text = std::fs::read_to_string(&dump)
+        .unwrap_or_else(|e| panic!("the language server did not start: {e}"));
+    assert!(text.contains("MY_SETTING=1"), "{text}");
+    assert!(text.contains("CLAUDE_PROJECT_DIR="), "{text}");
+    assert!(!text.contains(KEY), "the language server got the key");
+    assert!(!text.contains(TOKEN), "the language server got the token");
 }
