@@ -7,8 +7,12 @@
 //!   session's extra variables less the same, unless the user's own settings pass a name
 //!   on ([`set_pass_through`]). A user's own tokens (`GITHUB_TOKEN` for `gh`) are not
 //!   robota's and stay.
+//!   A `${NAME}` of such a variable in a configuration expands to nothing
+//!   ([`shared_variable`]).
 //! - **Redaction** ([`redact_known`]): every file robota writes replaces each known
 //!   credential value with `[REDACTED]`, whatever its shape.
+//! - **robota's own environment**: not readable by its commands through `/proc`
+//!   ([`protect_process_memory`], [`hide_from_process_environ`]).
 //!
 //! Core knows no provider: the provider set-up names the variables ([`withhold_variables`])
 //! and hands over the values ([`remember_value`]) — the key in use, a gateway token, a base
