@@ -360,6 +360,22 @@ fn a_status_line_command_shows_its_first_line_with_the_session_facts() {
 }
 
 #[test]
+fn the_status_line_command_runs_without_robotas_key() {
+    let project = project();
+    std::fs::create_dir_all(&project.home).unwrap();
+    let command = "echo \"STATUS key=${ANTHROPIC_API_KEY:-withheld} home=${ROBOTA_HOME:+set}\"";
+    std::fs::write(
+        project.home.join("settings.json"),
+        serde_json::json!({"statusLine": {"type": "command", "command": command}}).to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let mut pty = start(&project, &server, &[]);
+    pty.wait_for_text("STATUS key=withheld home=set");
+    exit_cleanly(&mut pty);
+}
+
+#[test]
 fn question_mark_on_an_empty_composer_opens_the_key_sheet_and_help_lists_keys_too() {
     let project = project();
     let server = MockServer::start(vec![]);

@@ -55,6 +55,13 @@ use clap::Parser;
 
 /// Everything the `robota` binary does, after the sandbox relay's check.
 pub fn main(parts: Parts) -> ExitCode {
+    // Every robota process holds the user's keys in its environment: no command it runs
+    // may read them through `/proc/PID/environ` (root may read any process's: the values
+    // leave the block it shows).
+    core::credentials::protect_process_memory();
+    // SAFETY: the first thing `main` does (the sandbox relay check before it touches no
+    // variable): one thread, the environment unchanged.
+    unsafe { core::credentials::hide_from_process_environ(&provider_setup::HIDDEN_VARIABLES) };
     if std::env::args_os()
         .nth(1)
         .is_some_and(|a| a == reaper::REAP_ARG)

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::core::models;
 use crate::core::{Adapter, AdapterConfig, Provider, ProviderError, ProviderFactory};
+use crate::core::{credentials, models};
 use crate::sdk::ProviderEndpoint;
 use crate::sdk::settings::model::ProviderProfile;
 use crate::sdk::settings::{Scope, Settings};
@@ -407,10 +407,12 @@ fn with_key_helper(
     providers: &'static dyn ProviderFactory,
 ) -> Result<Arc<dyn Provider>, ProviderSetupError> {
     // The helper's key is not known yet: the config is checked without it.
+    remember_credentials(spec);
     let mut keyed = spec.clone();
     keyed.api_key.get_or_insert_default();
     let adapter = adapter_config(&keyed)?;
     let build_with_key = Arc::new(move |key: String| {
+        credentials::remember_value(&key);
         let mut adapter = adapter.clone();
         adapter.api_key = Some(key);
         providers.build(&adapter)
@@ -546,6 +548,51 @@ fn profile_spec(
     })
 }
 
+/// The variables every provider reads a key from, and the web search's key: kept out of the
+/// processes robota starts whichever provider is in use.
+const CREDENTIAL_VARIABLES: [&str; 6] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "BRAVE_API_KEY",
+];
+
+/// The variables moved out of the environment block `/proc/PID/environ` shows: the
+/// credential variables and the base URLs (which may carry a password).
+pub(crate) const HIDDEN_VARIABLES: [&str; 9] = [
+    CREDENTIAL_VARIABLES[0],
+    CREDENTIAL_VARIABLES[1],
+    CREDENTIAL_VARIABLES[2],
+    CREDENTIAL_VARIABLES[3],
+    CREDENTIAL_VARIABLES[4],
+    CREDENTIAL_VARIABLES[5],
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+];
+
+/// Tells core which credentials robota uses for `spec` (its key, its base URL's password,
+/// the key variables set in the environment) and which variables carry them: kept out of
+/// child processes, redacted in every file.
+fn remember_credentials(spec: &ProviderSpec) {
+    credentials::withhold_variables(CREDENTIAL_VARIABLES);
+    // The other providers' keys too: a copy of one (a project's `env` entry built from
+    // `${OPENAI_API_KEY}`) is left out and redacted like the key in use.
+    for name in CREDENTIAL_VARIABLES {
+        if let Some(value) = env_var(name) {
+            credentials::remember_value(&value);
+        }
+    }
+    if let Some(key) = &spec.api_key {
+        credentials::remember_value(key);
+    }
+    if let Some(url) = &spec.base_url {
+        credentials::remember_url_password(url);
+    }
+}
+
 /// What the factory builds `spec`'s adapter from; `Err` when it lacks a key or address.
 fn adapter_config(spec: &ProviderSpec) -> Result<AdapterConfig, ProviderSetupError> {
     let needs_key = spec.kind != ProviderKind::OpenAiCompatible;
@@ -581,6 +628,7 @@ pub fn build(
     spec: &ProviderSpec,
     providers: &dyn ProviderFactory,
 ) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    remember_credentials(spec);
     providers
         .build(&adapter_config(spec)?)
         .map_err(ProviderSetupError::Build)

@@ -48,7 +48,11 @@ pub enum WorktreeError {
 
 /// Runs git in `dir`; its trimmed stdout, or what it said on failure.
 fn git(dir: &Path, args: &[&str]) -> Result<Result<String, String>, WorktreeError> {
-    let out = Command::new("git")
+    let mut command = Command::new("git");
+    // The repository's config and hooks (`post-checkout`) may run commands: not with
+    // robota's keys.
+    crate::core::credentials::ChildEnv::inherited().apply(&mut command);
+    let out = command
         .args(args)
         .current_dir(dir)
         .output()

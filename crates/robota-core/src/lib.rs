@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod context;
+pub mod credentials;
 pub mod engine;
 pub mod helper_program;
 pub mod hooks;

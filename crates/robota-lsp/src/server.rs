@@ -4,12 +4,14 @@
 //! deadline. The last lines it wrote to stderr are kept for `/lsp`.
 
 use std::collections::{HashMap, VecDeque};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lsp_types::{Diagnostic, PublishDiagnosticsParams, Url};
+use robota_core::credentials::ChildEnv;
 use robota_core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -118,12 +120,16 @@ impl Server {
         env: &[(String, String)],
     ) -> Result<Server, LspError> {
         let mut command = Command::new(&config.command);
+        let session = env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v)));
+        let own = config
+            .env
+            .iter()
+            .map(|(k, v)| (OsStr::new(k), OsStr::new(v)));
+        let project_dir = std::iter::once((OsStr::new("CLAUDE_PROJECT_DIR"), root.as_os_str()));
+        ChildEnv::new(session.chain(own).chain(project_dir)).apply(&mut command);
         command
             .args(&config.args)
             .current_dir(root)
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .envs(&config.env)
-            .env("CLAUDE_PROJECT_DIR", root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -135,6 +135,10 @@ fn write_file(path: &CString, data: &[u8]) -> io::Result<()> {
 /// Landlock domain for good, and starting the relay may end the process (`_exit`) with
 /// the command's stderr told why (see `relay_launch::start`).
 pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
+    // robota keeps other processes out of its memory and environment (it is not
+    // dumpable); the child must be dumpable again to own its `/proc/self/uid_map`. Its
+    // memory is a copy of robota's only until the exec replaces it.
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)?;
     // SAFETY: the flags never include `CLONE_FILES`, the one that makes `unshare` unsafe
     // (a file table split from other threads'), and the caller runs us single-threaded.
     unsafe { rustix::thread::unshare_unsafe(plan.unshare)? };

@@ -181,6 +181,8 @@ fn git_within(cwd: &Path, args: &[&str], timeout: Duration) -> Result<Option<Str
         .args(args)
         .current_dir(cwd)
         .env("GIT_OPTIONAL_LOCKS", "0");
+    // The repository's config may run commands (`core.fsmonitor`): not with robota's keys.
+    robota_core::credentials::ChildEnv::inherited().apply(&mut command);
     let io = HelperIo {
         input: None,
         output_limit: GIT_OUTPUT_LIMIT,

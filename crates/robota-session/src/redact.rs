@@ -2,7 +2,8 @@
 //! recursively: the value of any object key that names a credential (api key,
 //! authorization, access/refresh token, token, secret, password, x-api-key, client secret)
 //! becomes `"[REDACTED]"`, and provider keys embedded in any string (`sk-ant-…`, `sk-…`,
-//! `AIza…`) are replaced in place — except inside encrypted thinking signatures and base64
+//! `AIza…`, and every credential value robota knows it uses, whatever its shape) are
+//! replaced in place — except inside encrypted thinking signatures and base64
 //! image data, which must reach the provider unchanged. Everything else is left exactly as
 //! it was.
 
@@ -86,8 +87,23 @@ fn is_key(found: &str) -> bool {
     found.starts_with("sk-ant-") || found.bytes().any(|b| b.is_ascii_digit())
 }
 
-/// Replaces provider keys inside `text`; borrows when there is nothing to replace.
+/// Replaces provider keys and every credential robota knows it uses (the key in use, a
+/// gateway token, a base URL's password, what `apiKeyHelper` printed — see
+/// `robota_core::credentials`) inside `text`; borrows when there is nothing to replace.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
+    let keys = redact_key_shapes(text);
+    let known = match robota_core::credentials::redact_known(&keys) {
+        Cow::Owned(replaced) => Some(replaced),
+        Cow::Borrowed(_) => None,
+    };
+    match known {
+        Some(replaced) => Cow::Owned(replaced),
+        None => keys,
+    }
+}
+
+/// Replaces the provider keys recognised by their shape.
+fn redact_key_shapes(text: &str) -> Cow<'_, str> {
     if !(text.contains("sk-") || text.contains("AIza")) {
         return Cow::Borrowed(text);
     }

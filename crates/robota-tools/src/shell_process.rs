@@ -15,6 +15,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::live_run::{RunWatch, WatchedRun, run_watched};
+use robota_core::credentials::ChildEnv;
 use robota_core::process_group::{GroupEnding, OutputSink};
 
 /// Bytes kept of each stream: this much of the head and this much of the tail.
@@ -78,9 +79,9 @@ pub fn shell_command(script: &ShellScript<'_>) -> Command {
         .arg("robota-shell")
         .args(script.args)
         .current_dir(script.cwd)
-        .envs(script.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
+    ChildEnv::new(script.env.iter().map(|(k, v)| (k, v))).apply(&mut command);
     command
 }
 

@@ -13,6 +13,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::{RawRun, RunEnding};
+use crate::credentials::ChildEnv;
 use crate::process_group::{
     GroupEnding, OutputSink, PipeReader, StopPolicy, spawn_in_new_group, wait_or_stop,
 };
@@ -61,9 +62,9 @@ pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
     let mut command = program(spec);
+    ChildEnv::new(spec.env.iter().map(|(k, v)| (k, v))).apply(&mut command);
     command
         .current_dir(spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -97,9 +98,9 @@ pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
 /// Runs the command to its end, its timeout or cancellation.
 pub(super) async fn run_command(spec: &CommandSpec<'_>, cancel: &CancellationToken) -> RawRun {
     let mut command = Command::from(program(spec));
+    ChildEnv::new(spec.env.iter().map(|(k, v)| (k, v))).apply(&mut command);
     command
         .current_dir(spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -68,7 +68,8 @@ pub(super) async fn run_http(
     }
 }
 
-/// Expands `$NAME` and `${NAME}` for the allowed names; other references stay as written.
+/// Expands `$NAME` and `${NAME}` for the allowed names (a credential robota uses expands to
+/// nothing unless the user passes it on); other references stay as written.
 fn expand_allowed(value: &str, allowed: &[String], env: &[(String, String)]) -> String {
     let mut out = value.to_string();
     for name in allowed {
@@ -77,7 +78,8 @@ fn expand_allowed(value: &str, allowed: &[String], env: &[(String, String)]) -> 
             .rev()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
+            .or_else(|| crate::credentials::shared_variable(name))
+            .filter(|v| !crate::credentials::is_withheld(name, v))
             .unwrap_or_default();
         out = out
             .replace(&format!("${{{name}}}"), &found)

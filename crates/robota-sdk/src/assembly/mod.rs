@@ -314,6 +314,7 @@ fn assemble_stages(
     provider: ProviderSource,
 ) -> Result<ProjectSession, AssemblyError> {
     let settings = load_settings(&paths, &options)?;
+    robota_core::credentials::set_pass_through(settings.credential_pass_through());
     let chosen = choose_provider(provider, &settings, options.model.as_deref())?;
     let mut warnings = Vec::new();
     if !settings.held_back.is_empty() {

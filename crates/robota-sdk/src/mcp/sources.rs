@@ -61,7 +61,7 @@ impl ServerList {
     fn put(&mut self, name: &str, entry: &Value, source: &str, expand: bool) {
         let mut entry = entry.clone();
         if expand {
-            expand_value(&mut entry, &|n| std::env::var(n).ok());
+            expand_value(&mut entry, &robota_core::credentials::shared_variable);
         }
         // An SDK server is asked for under the key it is configured under.
         let config = McpServerConfig::parse(&entry).map(|config| match config {

@@ -11,6 +11,8 @@ use super::error::PluginError;
 /// Runs `git args…` (in `dir` when given); `Err` carries git's stderr.
 fn git(dir: Option<&Path>, args: &[&str]) -> Result<String, PluginError> {
     let mut command = Command::new("git");
+    // A repository's config and hooks may run commands: not with robota's keys.
+    robota_core::credentials::ChildEnv::inherited().apply(&mut command);
     if let Some(dir) = dir {
         command.current_dir(dir);
     }

@@ -363,6 +363,24 @@ impl Settings {
             .collect()
     }
 
+    /// `subprocessEnv.passThrough` of the user's, managed and `--settings` files: a project
+    /// file, trusted or not, may not hand the user's credentials to the processes it
+    /// configures (its hooks, its MCP servers).
+    pub fn credential_pass_through(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for layer in &self.layers {
+            if layer.scope.is_project() {
+                continue;
+            }
+            for name in &layer.model.subprocess_env.pass_through {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        names
+    }
+
     /// The merged settings with each leaf's source, as `robota config` prints them, then
     /// what was held back and the keys robota does not read.
     pub fn describe(&self) -> String {

@@ -24,6 +24,8 @@ pub struct SettingsModel {
     pub(crate) permissions: PermissionsSection,
     /// `env`: variables for tool and hook processes (and provider keys).
     pub(crate) env: BTreeMap<String, EnvValue>,
+    /// `subprocessEnv`: what of robota's own environment its child processes get.
+    pub subprocess_env: SubprocessEnvSection,
     /// `model`: the model to use.
     pub model: Option<String>,
     /// `hooks`: event name → matcher groups (read by the hook configuration, entry by entry).
@@ -151,6 +153,17 @@ pub struct McpServerEntry {
     pub server_command: Option<Vec<String>>,
     /// `serverUrl`: the URL of an HTTP or SSE server.
     pub server_url: Option<String>,
+}
+
+/// `subprocessEnv`: `{"passThrough": ["ANTHROPIC_API_KEY"]}`. The credentials robota uses
+/// (provider keys and tokens) are kept out of the environment of Bash commands, hooks, MCP
+/// servers, language servers and the status line; `passThrough` names the variables they
+/// get all the same. Read from the user's, managed and `--settings` files only.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SubprocessEnvSection {
+    /// `passThrough`: variable names passed on although they carry a credential.
+    pub pass_through: Vec<String>,
 }
 
 /// `statusLine`: `{"type": "command", "command": "…", "padding": 0}`.

@@ -389,10 +389,12 @@ pub fn redact_json_text(text: &str) -> (Cow<'_, str>, bool) {
     (fields_out, changed)
 }
 
-/// The URL with any `key=` query value (Gemini's URL key) redacted.
+/// The URL with any `key=` query value (Gemini's URL key) and the userinfo's password
+/// redacted.
 fn redact_url(url: &str) -> String {
+    let url = robota_core::http_client::redact_credentials(url);
     let Some((base, query)) = url.split_once('?') else {
-        return redact_text(url).into_owned();
+        return redact_text(&url).into_owned();
     };
     let query: Vec<String> = query
         .split('&')

@@ -4,6 +4,7 @@
 //! listing its tools and prompts, calling them, and shutting it down (the stdio server sees
 //! its stdin close, then its whole group is stopped).
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use crate::web::fetch::chain;
+use robota_core::credentials::ChildEnv;
 use robota_core::process_group::{ProcessGroup, StopPolicy, spawn_in_new_group};
 
 use super::http::McpHttpClient;
@@ -113,12 +115,13 @@ impl McpConnection {
                 env: own,
             } => {
                 let mut cmd = Command::new(command);
+                let project_dir = [("CLAUDE_PROJECT_DIR", cwd), ("ROBOTA_PROJECT_DIR", cwd)];
+                let session = env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v)));
+                let dirs = project_dir.map(|(k, v)| (OsStr::new(k), v.as_os_str()));
+                let own_env = own.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v)));
+                ChildEnv::new(session.chain(dirs).chain(own_env)).apply(&mut cmd);
                 cmd.args(args)
                     .current_dir(cwd)
-                    .envs(env.iter().map(|(k, v)| (k, v)))
-                    .env("CLAUDE_PROJECT_DIR", cwd)
-                    .env("ROBOTA_PROJECT_DIR", cwd)
-                    .envs(own)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());

@@ -134,6 +134,7 @@ fn setup_with_env(
                 .or_else(|| env("BRAVE_API_KEY"))
                 .filter(|k| !k.trim().is_empty())
                 .ok_or(SearchConfigError::MissingApiKey)?;
+            robota_core::credentials::remember_value(&api_key);
             let base = text(&block.base_url).unwrap_or_else(|| BRAVE_DEFAULT_BASE_URL.to_string());
             Arc::new(BraveSearch::new(&api_key, &base)?)
         }

@@ -109,6 +109,7 @@ impl StatusCommand {
 async fn run(command: &str, input: &str, limit: Duration) -> StatusRun {
     let mut sh = tokio::process::Command::new("sh");
     sh.arg("-c").arg(command);
+    robota_core::credentials::ChildEnv::inherited().apply(&mut sh);
     let io = HelperIo {
         input: Some(input.as_bytes().to_vec()),
         output_limit: OUTPUT_LIMIT,

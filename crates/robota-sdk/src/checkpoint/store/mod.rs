@@ -614,14 +614,17 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it into place, so readers
-/// (and a concurrent session) never see half a file.
+/// (and a concurrent session) never see half a file. The file is the user's alone (0600):
+/// a copy of a private file (`.env`, a key) must not become readable by others.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
     let result = (|| {
         let mut file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&tmp)?;
         file.write_all(bytes)?;
         file.flush()?;
