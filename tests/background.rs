@@ -3,7 +3,8 @@
 //! edits a file with no terminal attached; `robota ps --json` follows its state (running,
 //! idle, stopped, failed); `robota logs` prints the transcript; `robota send` queues a
 //! second prompt that the session answers; `robota stop` leaves no process of its group;
-//! `robota rm` removes it; a supervisor killed with SIGKILL shows as failed.
+//! `robota rm` removes it (and its conversation log with `--purge`); a supervisor killed
+//! with SIGKILL shows as failed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -141,6 +142,11 @@ fn a_background_session_works_without_a_terminal_takes_messages_and_stops_clean(
 
     let pid = idle["pid"].as_i64().unwrap() as i32;
     assert!(alive(pid));
+    // Only the user may drive it.
+    let socket = p.home.join("background").join(&id).join("control.sock");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "{socket:?}");
     let stopped = robota(&p, &server, &["stop", &id]);
     assert!(stopped.contains("Stopped"), "{stopped}");
     wait_for(&p, &server, &id, "stopped", 2);
@@ -156,8 +162,10 @@ fn a_background_session_works_without_a_terminal_takes_messages_and_stops_clean(
 
     let late = refused(&p, &server, &["send", &id, "too late"]);
     assert!(late.contains("is stopped"), "{late}");
+    // `rm` keeps the conversation for --resume; `--purge` would not.
     robota(&p, &server, &["rm", &id]);
     assert!(ps(&p, &server).is_empty());
+    assert_eq!(p.session_logs().len(), 1, "the conversation stays");
 }
 
 #[test]
@@ -203,8 +211,15 @@ fn a_killed_background_session_shows_as_failed_and_can_be_removed() {
         missing.contains("no background session \"nope\""),
         "{missing}"
     );
-    robota(&p, &server, &["rm", &id]);
+    assert_eq!(p.session_logs().len(), 1);
+    let purged = robota(&p, &server, &["rm", "--purge", &id]);
+    assert!(purged.contains("conversation log"), "{purged}");
     assert!(ps(&p, &server).is_empty());
+    assert_eq!(
+        p.session_logs(),
+        Vec::<std::path::PathBuf>::new(),
+        "--purge removes it"
+    );
 }
 
 #[test]

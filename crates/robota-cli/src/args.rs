@@ -102,13 +102,16 @@ pub enum Subcommand {
         id: String,
     },
     /// Remove an ended background session and its worktree (its conversation log stays
-    /// for --resume).
+    /// for --resume unless --purge).
     Rm {
         /// Session id, name or unique id prefix.
         id: String,
         /// Remove its worktree even with uncommitted changes.
         #[arg(long)]
         force: bool,
+        /// Remove its conversation log too (it can no longer be resumed).
+        #[arg(long)]
+        purge: bool,
     },
 }
 

@@ -282,7 +282,9 @@ fn run_subcommand(command: &args::Subcommand, args: &args::Args, parts: &Parts) 
         } => background::commands::logs(&home, id, *follow, *stream_json),
         args::Subcommand::Send { id, message } => background::commands::send(&home, id, message),
         args::Subcommand::Stop { id } => background::commands::stop(&home, id),
-        args::Subcommand::Rm { id, force } => background::commands::rm(&home, id, *force),
+        args::Subcommand::Rm { id, force, purge } => {
+            background::commands::rm(&home, id, *force, *purge)
+        }
         args::Subcommand::Attach { id } => (parts.attach)(home, id.clone()),
         args::Subcommand::Mcp {
             command: args::McpCommand::Serve,

@@ -90,6 +90,8 @@ pub enum LogAction {
     Read,
     /// Appending (and flushing) a line.
     Write,
+    /// Removing it.
+    Remove,
 }
 
 impl fmt::Display for LogAction {
@@ -100,6 +102,7 @@ impl fmt::Display for LogAction {
             LogAction::Open => "open it",
             LogAction::Read => "read it",
             LogAction::Write => "write a line",
+            LogAction::Remove => "remove it",
         })
     }
 }

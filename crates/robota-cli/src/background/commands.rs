@@ -11,6 +11,7 @@ use serde_json::json;
 use super::registry::{self, Phase, SessionDir, State};
 use super::render::event_text;
 use crate::headless::{EXIT_ERROR, EXIT_OK};
+use crate::session::store::SessionStore;
 
 /// How long `robota stop` waits for the session to end before killing its group.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -35,16 +36,24 @@ pub fn ps(robota_home: &Path, as_json: bool) -> u8 {
     if sessions.is_empty() {
         return say("No background sessions (start one with robota --bg \"prompt\").\n");
     }
+    let state_width = sessions
+        .iter()
+        .map(|s| s.state.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max("STATE".len());
     let mut table = format!(
-        "{:<10} {:<16} {:<9} {:>6} {:>9}  DIRECTORY\n",
-        "ID", "NAME", "STATE", "TURNS", "COST"
+        "{:<10} {:<16} {:<state_width$} {:>5} {:>6} {:>9}  DIRECTORY\n",
+        "ID", "NAME", "STATE", "AGE", "TURNS", "COST"
     );
+    let now = jiff::Timestamp::now();
     for s in &sessions {
         table.push_str(&format!(
-            "{:<10} {:<16} {:<9} {:>6} {:>9}  {}\n",
+            "{:<10} {:<16} {:<state_width$} {:>5} {:>6} {:>9}  {}\n",
             s.id.get(..8).unwrap_or(&s.id),
             s.name.as_deref().unwrap_or("-"),
             s.state.as_str(),
+            age(&s.started, now),
             s.turns,
             format!("${:.4}", s.cost_usd),
             s.cwd.display()
@@ -57,6 +66,21 @@ pub fn ps(robota_home: &Path, as_json: bool) -> u8 {
         }
     }
     say(&table)
+}
+
+/// How long ago `started` (an RFC 3339 time) was, in its largest unit: `45s`, `12m`,
+/// `3h`, `2d` (`-` when it cannot be read).
+fn age(started: &str, now: jiff::Timestamp) -> String {
+    let Ok(started) = started.parse::<jiff::Timestamp>() else {
+        return "-".into();
+    };
+    let seconds = now.as_second().saturating_sub(started.as_second()).max(0);
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
 }
 
 /// Writes `text` to stdout; a reader that went away (`robota ps | head -1`) is not an
@@ -173,9 +197,9 @@ pub fn stop(robota_home: &Path, query: &str) -> u8 {
     say(&format!("Stopped {}\n", state.id))
 }
 
-/// `robota rm <id> [--force]`: removes a session that has ended and its worktree (its
-/// conversation log and the worktree's branch stay).
-pub fn rm(robota_home: &Path, query: &str, force: bool) -> u8 {
+/// `robota rm <id> [--force] [--purge]`: removes a session that has ended and its
+/// worktree (the worktree's branch stays, and its conversation log unless `purge`).
+pub fn rm(robota_home: &Path, query: &str, force: bool, purge: bool) -> u8 {
     let Some((dir, state)) = found(robota_home, query) else {
         return EXIT_ERROR;
     };
@@ -194,11 +218,36 @@ pub fn rm(robota_home: &Path, query: &str, force: bool) -> u8 {
         eprintln!("Error: {e}");
         return EXIT_ERROR;
     }
+    if purge && let Some(conversation) = dir.conversation_id() {
+        match SessionStore::new(robota_home.to_path_buf()).remove(&state.cwd, &conversation) {
+            Ok(Some(log)) => say(&format!("Removed its conversation log {}\n", log.display())),
+            Ok(None) => EXIT_OK,
+            Err(e) => {
+                eprintln!("Error: {e}");
+                return EXIT_ERROR;
+            }
+        };
+    }
     match std::fs::remove_dir_all(&dir.dir) {
         Ok(()) => say(&format!("Removed {}\n", state.id)),
         Err(e) => {
             eprintln!("Error: cannot remove {}: {e}", dir.dir.display());
             EXIT_ERROR
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age;
+
+    #[test]
+    fn ages_are_shown_in_their_largest_unit() {
+        let now: jiff::Timestamp = "2026-11-28T12:00:00Z".parse().unwrap();
+        assert_eq!(age("2026-11-28T11:59:15Z", now), "45s");
+        assert_eq!(age("2026-11-28T11:48:00Z", now), "12m");
+        assert_eq!(age("2026-11-28T09:00:00Z", now), "3h");
+        assert_eq!(age("2026-11-26T12:00:00Z", now), "2d");
+        assert_eq!(age("not a time", now), "-");
     }
 }

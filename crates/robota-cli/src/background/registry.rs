@@ -173,6 +173,20 @@ impl SessionDir {
         Some(state)
     }
 
+    /// The id of the conversation the session runs, as its `system/init` line in
+    /// `events.jsonl` says (a resumed conversation keeps its own id).
+    pub fn conversation_id(&self) -> Option<String> {
+        use std::io::BufRead;
+        let file = std::fs::File::open(self.events()).ok()?;
+        std::io::BufReader::new(file)
+            .lines()
+            .map_while(Result::ok)
+            .filter(|line| line.contains("\"init\""))
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+            .find(|v| v["type"] == "system" && v["subtype"] == "init")
+            .and_then(|v| v["session_id"].as_str().map(str::to_string))
+    }
+
     /// Whether something listens on the control socket.
     pub fn answers(&self) -> bool {
         std::os::unix::net::UnixStream::connect(self.socket()).is_ok()

@@ -109,6 +109,11 @@ fn name_of(args: &[String]) -> Option<String> {
 async fn start(dir: &SessionDir, launch: &Launch) -> std::io::Result<(UnixListener, Child)> {
     let _ = std::fs::remove_file(dir.socket());
     let listener = UnixListener::bind(dir.socket())?;
+    // Only the user may drive the session (its directory is 0700 too).
+    std::fs::set_permissions(
+        dir.socket(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )?;
     let exe = std::env::current_exe()?;
     let stderr = std::fs::OpenOptions::new()
         .create(true)

@@ -272,13 +272,8 @@ impl SessionStore {
                 if modified >= cutoff || keep == Some(path.as_path()) || in_use(&path) {
                     continue;
                 }
-                match fs::remove_file(&path) {
-                    Ok(()) => {
-                        removed += 1;
-                        // Its diagnostics go with it (absent unless they were on).
-                        let _ = fs::remove_file(diagnostics::diagnostics_path(&path));
-                        let _ = fs::remove_dir_all(diagnostics::payloads::payload_dir(&path));
-                    }
+                match remove_log(&path) {
+                    Ok(()) => removed += 1,
                     Err(e) => {
                         tracing::warn!(path = %path.display(), error = %e, "cannot remove an old session log")
                     }
@@ -286,6 +281,18 @@ impl SessionStore {
             }
         }
         removed
+    }
+
+    /// Removes the log of session `id` of project `cwd`, with its diagnostics; returns
+    /// its path (`None`: it had none).
+    pub fn remove(&self, cwd: &Path, id: &str) -> Result<Option<PathBuf>, LogError> {
+        check_session_id(id)?;
+        let path = self.project_dir(cwd).join(format!("{id}.jsonl"));
+        match remove_log(&path) {
+            Ok(()) => Ok(Some(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(LogError::io(&path, LogAction::Remove, e)),
+        }
     }
 
     fn project_dirs(&self) -> Vec<PathBuf> {
@@ -300,6 +307,14 @@ impl SessionStore {
         dirs.sort();
         dirs
     }
+}
+
+/// Removes a session log and its diagnostics (absent unless they were on).
+fn remove_log(path: &Path) -> std::io::Result<()> {
+    fs::remove_file(path)?;
+    let _ = fs::remove_file(diagnostics::diagnostics_path(path));
+    let _ = fs::remove_dir_all(diagnostics::payloads::payload_dir(path));
+    Ok(())
 }
 
 /// Whether another process holds the log open for writing (its writer lock).
