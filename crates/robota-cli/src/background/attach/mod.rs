@@ -44,8 +44,6 @@ pub struct Attached {
     pub mode: PermissionMode,
     /// Its name, if it has one.
     pub name: Option<String>,
-    /// Whether it still runs (else it is shown read-only).
-    pub live: bool,
     /// What to say at the top: how to detach, or how to resume an ended session.
     pub notices: Vec<String>,
 }
@@ -102,7 +100,6 @@ pub fn attach(robota_home: &Path, query: &str) -> Result<Attached, AttachError> 
         model: initial.model.clone(),
         mode: initial.mode,
         name: state.name.clone(),
-        live,
         notices,
         session: InteractiveSession::remote(initial, move |ends| bridge(ends, history, socket)),
     };
@@ -117,7 +114,7 @@ fn connect(dir: &SessionDir) -> std::io::Result<(u64, UnixStream)> {
     let mut hello = Vec::new();
     let mut byte = [0u8; 1];
     // Byte by byte: nothing after the first line may be taken from the socket here.
-    while socket.try_clone()?.read(&mut byte)? == 1 && byte[0] != b'\n' {
+    while (&socket).read(&mut byte)? == 1 && byte[0] != b'\n' {
         hello.push(byte[0]);
     }
     let value: Value = serde_json::from_slice(&hello).map_err(std::io::Error::other)?;
