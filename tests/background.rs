@@ -10,53 +10,18 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
+use support::background::{ps, robota, wait_for};
 use support::project::{Project, output_text, project};
 use support::{MockServer, anthropic};
-
-/// Runs `robota ARGS` to its end; returns stdout, failing on a non-zero exit.
-fn robota(p: &Project, server: &MockServer, args: &[&str]) -> String {
-    let out = p.command(server, args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "robota {args:?}: {}",
-        output_text(&out)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Runs `robota ARGS`, which must fail; returns what it printed.
 fn refused(p: &Project, server: &MockServer, args: &[&str]) -> String {
     let out = p.command(server, args).output().unwrap();
     assert!(!out.status.success(), "robota {args:?} succeeded");
     output_text(&out)
-}
-
-/// The sessions `robota ps --json` lists.
-fn ps(p: &Project, server: &MockServer) -> Vec<Value> {
-    serde_json::from_str(&robota(p, server, &["ps", "--json"])).unwrap()
-}
-
-/// Waits (at most a minute) until session `id` is in `state` with `turns` answered.
-fn wait_for(p: &Project, server: &MockServer, id: &str, state: &str, turns: u64) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let sessions = ps(p, server);
-        let found = sessions.iter().find(|s| s["id"] == id).cloned();
-        if let Some(s) = &found
-            && s["state"] == state
-            && s["turns"] == turns
-        {
-            return s.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "session {id} never became {state} after {turns} turns: {found:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Whether process `pid` exists.

@@ -10,47 +10,21 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use portable_pty::CommandBuilder;
 use serde_json::{Value, json};
+use support::background::{ps, robota, wait_for};
 use support::project::{Project, output_text, project};
 use support::pty::PtySession;
 use support::{MockServer, anthropic};
 
-/// Runs `robota ARGS` to its end; returns stdout, failing on a non-zero exit.
-fn robota(p: &Project, server: &MockServer, args: &[&str]) -> String {
-    let out = p.command(server, args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "robota {args:?}: {}",
-        output_text(&out)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// Session `id` as `robota ps --json` shows it.
 fn ps_entry(p: &Project, server: &MockServer, id: &str) -> Value {
-    let all: Vec<Value> = serde_json::from_str(&robota(p, server, &["ps", "--json"])).unwrap();
-    all.into_iter()
+    ps(p, server)
+        .into_iter()
         .find(|s| s["id"] == id)
         .unwrap_or(Value::Null)
-}
-
-/// Waits (at most a minute) until session `id` is in `state` with `turns` answered.
-fn wait_for_state(p: &Project, server: &MockServer, id: &str, state: &str, turns: u64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let entry = ps_entry(p, server, id);
-        if entry["state"] == state && entry["turns"] == turns {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "session {id} never became {state} after {turns} turns: {entry}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// `robota attach ID` in a pty.
@@ -78,7 +52,7 @@ fn in_pty(p: &Project, server: &MockServer, args: &[&str]) -> PtySession {
 fn background(p: &Project, server: &MockServer, prompt: &str) -> String {
     let id = robota(p, server, &["--bg", prompt, "--permission-mode", "default"]);
     let id = id.trim().to_string();
-    wait_for_state(p, server, &id, "idle", 1);
+    wait_for(p, server, &id, "idle", 1);
     id
 }
 
@@ -144,7 +118,7 @@ fn attach_shows_the_history_sends_prompts_answers_permissions_and_detaches() {
     assert!(second.contains("write the proof"), "{second}");
 
     detach(&mut pty);
-    wait_for_state(&p, &server, &id, "idle", 2);
+    wait_for(&p, &server, &id, "idle", 2);
     let again = attach(&p, &server, &id);
     let screen = again.wait_for_text("Proof written.");
     assert!(screen.contains("write the proof"), "{screen}");
@@ -185,7 +159,7 @@ fn two_clients_see_the_same_session_and_the_first_answer_counts() {
     );
     detach(&mut first);
     detach(&mut second);
-    wait_for_state(&p, &server, &id, "idle", 2);
+    wait_for(&p, &server, &id, "idle", 2);
 }
 
 #[test]
@@ -241,10 +215,10 @@ fn bg_in_the_ui_moves_the_session_to_the_background_where_it_goes_on() {
     let said = pty.wait_for_text("goes on in the background as");
     assert!(said.contains("robota attach"), "{said}");
 
-    let all: Vec<Value> = serde_json::from_str(&robota(&p, &server, &["ps", "--json"])).unwrap();
+    let all = ps(&p, &server);
     assert_eq!(all.len(), 1, "{all:?}");
     let id = all[0]["id"].as_str().unwrap().to_string();
-    wait_for_state(&p, &server, &id, "idle", 1);
+    wait_for(&p, &server, &id, "idle", 1);
     // The background session answered the new prompt with the UI's conversation.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

@@ -160,12 +160,7 @@ fn bash_never_sees_the_key_in_any_mode_and_nothing_robota_writes_keeps_it() {
         );
         leaked.extend(leaks(mode, &p, &server));
     }
-    assert!(
-        leaked.is_empty(),
-        "{} leaks:\n{}",
-        leaked.len(),
-        leaked.join("\n")
-    );
+    assert_no_leaks(&leaked);
 }
 
 #[test]
@@ -242,12 +237,7 @@ fn hooks_and_mcp_servers_start_without_the_key() {
         }
     }
     leaked.extend(leaks("hooks", &p, &server));
-    assert!(
-        leaked.is_empty(),
-        "{} leaks:\n{}",
-        leaked.len(),
-        leaked.join("\n")
-    );
+    assert_no_leaks(&leaked);
 }
 
 #[test]
@@ -304,12 +294,7 @@ fn an_auth_token_and_a_base_url_password_are_in_no_file_robota_writes() {
             leaked.push(format!("the {name} is in {}", file.display()));
         }
     }
-    assert!(
-        leaked.is_empty(),
-        "{} leaks:\n{}",
-        leaked.len(),
-        leaked.join("\n")
-    );
+    assert_no_leaks(&leaked);
 }
 
 #[test]
@@ -396,12 +381,7 @@ fn a_projects_http_hook_and_mcp_server_cannot_expand_the_key_into_their_headers(
             }
         }
     }
-    assert!(
-        leaked.is_empty(),
-        "{} leaks:\n{}",
-        leaked.len(),
-        leaked.join("\n")
-    );
+    assert_no_leaks(&leaked);
 }
 
 #[test]
@@ -441,12 +421,7 @@ fn a_projects_env_copying_a_key_variable_reaches_no_command() {
             leaked.push(format!("the {name} is in {}", file.display()));
         }
     }
-    assert!(
-        leaked.is_empty(),
-        "{} leaks:\n{}",
-        leaked.len(),
-        leaked.join("\n")
-    );
+    assert_no_leaks(&leaked);
 }
 
 #[test]
@@ -519,4 +494,14 @@ fn a_language_server_starts_without_the_key() {
     assert!(text.contains("CLAUDE_PROJECT_DIR="), "{text}");
     assert!(!text.contains(KEY), "the language server got the key");
     assert!(!text.contains(TOKEN), "the language server got the token");
+}
+
+/// Fails listing every leak found.
+fn assert_no_leaks(leaked: &[String]) {
+    assert!(
+        leaked.is_empty(),
+        "{} leaks:\n{}",
+        leaked.len(),
+        leaked.join("\n")
+    );
 }

@@ -9,6 +9,7 @@
 
 pub mod acp_peer;
 pub mod anthropic;
+pub mod background;
 pub mod gemini;
 pub mod harness;
 pub mod mitm;
