@@ -204,13 +204,40 @@ fn managed_policy_keeps_the_project_s_mcp_servers_and_denied_servers_from_starti
         &p,
         json!({
             "enableAllProjectMcpServers": false,
-            "deniedMcpServers": [{"serverName": "denied-server"}]
+            // A plugin's servers are named plugin_<plugin>_<server>, as /mcp lists them.
+            "deniedMcpServers": [{"serverName": "denied-server"}, {"serverName": "plugin_kit_kit-server"}]
         }),
     );
     let flag =
         json!({"mcpServers": {"denied-server": starts("denied"), "fine-server": starts("fine")}})
             .to_string();
-    let out = run(&p, &server, &dir, &["-p", "hi", "--mcp-config", &flag]);
+    // A plugin's server named in the deny list is held back as well.
+    let plugin = p.user_home.join("kit");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "kit", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join(".mcp.json"),
+        json!({"mcpServers": {"kit-server": starts("plugin")}}).to_string(),
+    )
+    .unwrap();
+    let plugin_dir = plugin.display().to_string();
+    let out = run(
+        &p,
+        &server,
+        &dir,
+        &[
+            "-p",
+            "hi",
+            "--mcp-config",
+            &flag,
+            "--plugin-dir",
+            &plugin_dir,
+        ],
+    );
     let said = output_text(&out);
     assert!(
         said.contains("project MCP servers are turned off by managed settings"),
@@ -223,7 +250,103 @@ fn managed_policy_keeps_the_project_s_mcp_servers_and_denied_servers_from_starti
     assert!(!p.root.join("started-project").exists(), "{said}");
     assert!(!p.root.join("started-denied").exists(), "{said}");
     assert!(
+        said.contains(
+            "\"plugin_kit_kit-server\" is in deniedMcpServers (from plugin kit); not started"
+        ),
+        "the plugin's server is refused by name:\n{said}"
+    );
+    assert!(!p.root.join("started-plugin").exists(), "{said}");
+    assert!(
         p.root.join("started-fine").exists(),
         "a server the policy allows still starts:\n{said}"
     );
+}
+
+#[test]
+fn no_client_can_switch_to_bypass_under_the_policy_and_the_policy_s_mode_beats_the_flag() {
+    let p = project();
+    let dir = managed(
+        &p,
+        json!({"permissions": {"disableBypassPermissionsMode": "disable", "defaultMode": "plan"}}),
+    );
+    let target = p.root.join("bypassed.txt");
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[(
+                "w1",
+                "Write",
+                json!({"file_path": target.display().to_string(), "content": "bypassed\n"}),
+            )],
+        ),
+        anthropic::text_turn("Tried."),
+    ]);
+    let lines = [
+        json!({"type": "control_request", "request_id": "r1",
+               "request": {"subtype": "set_permission_mode", "mode": "bypassPermissions"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "/mode bypassPermissions"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "write the file"}}),
+    ];
+    let mut args = vec![
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "acceptEdits",
+    ];
+    let mut child = p
+        .command(&server, &[])
+        .args(args.drain(..))
+        .env("ROBOTA_MANAGED_SETTINGS_DIR", &dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        for line in &lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let said = output_text(&out);
+    let policy = "bypassPermissions mode is disabled by managed settings";
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let messages: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    // The policy's mode, not the flag's: the session says plan, and stderr says why.
+    let init = messages.iter().find(|m| m["subtype"] == "init").unwrap();
+    assert_eq!(init["permissionMode"], "plan", "{said}");
+    assert!(
+        said.contains("--permission-mode acceptEdits was not used: managed settings"),
+        "{said}"
+    );
+    // The SDK's switch is refused with the reason.
+    let answer = messages
+        .iter()
+        .find(|m| m["type"] == "control_response" && m["response"]["request_id"] == "r1")
+        .unwrap();
+    assert_eq!(answer["response"]["subtype"], "error", "{answer}");
+    assert!(
+        answer["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains(policy),
+        "{answer}"
+    );
+    // `/mode` is refused the same way.
+    let mode_result = messages
+        .iter()
+        .filter(|m| m["type"] == "result")
+        .find(|m| m["errors"].to_string().contains(policy));
+    assert!(mode_result.is_some(), "/mode says why:\n{stdout}");
+    // Still in plan mode: the Write was not carried out.
+    assert!(!target.exists(), "the write ran as if in bypass:\n{stdout}");
 }

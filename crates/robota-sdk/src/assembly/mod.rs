@@ -323,7 +323,7 @@ fn assemble_stages(
             settings.held_back.join(", ")
         ));
     }
-    let rules = permissions::Rules::gather(&settings, &options)?;
+    let rules = permissions::Rules::gather(&settings, &options, &mut warnings)?;
     let mut tools = toolset::Toolset::assemble(&paths, &settings, &options, &rules, &mut warnings)?;
     let server_tools = tools.server_tools(chosen.provider.name(), &rules, &options);
     let hooks = tools.hooks(&settings, &mut warnings);
@@ -374,6 +374,9 @@ fn assemble_stages(
     if let Some(callback) = options.callback_hooks {
         session =
             session.with_callback_hooks(callback.config, callback.callbacks, paths.cwd.clone());
+    }
+    if let Some(refusal) = settings.bypass_refusal() {
+        session.refuse_bypass(refusal);
     }
     if opened.resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);

@@ -24,10 +24,18 @@ impl Rules {
     pub(super) fn gather(
         settings: &Settings,
         options: &ProjectOptions,
+        warnings: &mut Vec<String>,
     ) -> Result<Rules, AssemblyError> {
-        let mode = match options.permission_mode {
-            Some(mode) => mode,
-            None => settings_mode(settings)?,
+        let mode = match (options.permission_mode, settings.managed_default_mode()) {
+            // Managed policy's mode is not the flags' to change.
+            (Some(asked), Some((managed, file))) if asked.as_str() != managed => {
+                warnings.push(format!(
+                    "--permission-mode {asked} was not used: managed settings {file} set permissions.defaultMode to {managed}"
+                ));
+                settings_mode(settings)?
+            }
+            (Some(mode), _) => mode,
+            (None, _) => settings_mode(settings)?,
         };
         if mode == PermissionMode::BypassPermissions
             && let Some(refusal) = settings.bypass_refusal()

@@ -290,6 +290,8 @@ fn mcp_servers(
                 servers.add(name, entry, &source);
             }
         }
+        // A plugin's servers answer to the allow and deny lists too.
+        servers.hold_back_refused(settings);
     }
     warnings.extend(servers.held_back.iter().cloned());
     for waiting in &servers.untrusted {

@@ -51,6 +51,9 @@ pub(crate) fn execute(
         }
         "mode" | "permissions" => {
             let mode = parse_mode(args)?;
+            if let Some(refusal) = session.mode_refusal(mode) {
+                return Err(CommandError::ModeRefused(refusal.to_string()));
+            }
             session.set_mode(mode);
             mode_set(mode)
         }

@@ -40,6 +40,9 @@ pub enum CommandError {
     /// The command (its name) cannot run while a turn is in progress.
     #[error("/{0} cannot run while a turn is in progress")]
     DuringTurn(String),
+    /// `/mode` with a mode the policy forbids (the reason names the file).
+    #[error("{0}")]
+    ModeRefused(String),
     /// `/mode` with a word that is not a permission mode.
     #[error("Unknown mode {0:?}; choose one of: {modes}", modes = mode_names())]
     UnknownMode(String),

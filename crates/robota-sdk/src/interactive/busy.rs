@@ -6,7 +6,7 @@ use super::*;
 /// the queue; a submission that may run during a turn runs at once, any other waits in the
 /// queue; a mode change applies to the running turn's next tool call at once.
 pub(super) struct Busy<'a> {
-    bypass_in_cycle: bool,
+    modes: ModeGate,
     queue: &'a mut VecDeque<(SubmissionId, Submission)>,
     shared: &'a Arc<Shared>,
     policy: Arc<Mutex<PermissionPolicy>>,
@@ -23,7 +23,7 @@ pub(super) struct Busy<'a> {
 
 impl<'a> Busy<'a> {
     pub(super) fn new(
-        bypass_in_cycle: bool,
+        modes: ModeGate,
         queue: &'a mut VecDeque<(SubmissionId, Submission)>,
         shared: &'a Arc<Shared>,
         policy: Arc<Mutex<PermissionPolicy>>,
@@ -32,7 +32,7 @@ impl<'a> Busy<'a> {
         cancel: &'a CancellationToken,
     ) -> Self {
         Busy {
-            bypass_in_cycle,
+            modes,
             queue,
             shared,
             policy,
@@ -109,7 +109,7 @@ impl<'a> Busy<'a> {
                 .store(true, std::sync::atomic::Ordering::Relaxed),
             Some(Control::CycleMode) => {
                 let current = self.policy.lock().map(|p| p.mode).unwrap_or_default();
-                self.set_mode(current.next_in_cycle(self.bypass_in_cycle));
+                self.set_mode(self.modes.next(current));
             }
         }
     }
@@ -124,6 +124,10 @@ impl<'a> Busy<'a> {
     }
 
     fn set_mode(&mut self, mode: PermissionMode) {
+        if let Some(refusal) = self.modes.refusal(mode) {
+            self.shared.emit(SessionEvent::Warning(refusal.to_string()));
+            return;
+        }
         if let Ok(mut p) = self.policy.lock() {
             p.mode = mode;
         }
@@ -151,9 +155,14 @@ impl<'a> Busy<'a> {
                         "Permission mode: {}",
                         self.policy.lock().map(|p| p.mode).unwrap_or_default()
                     )),
-                    "mode" | "permissions" => commands::parse_mode(args).map(|mode| {
+                    "mode" | "permissions" => commands::parse_mode(args).and_then(|mode| {
+                        if let Some(refusal) = self.modes.refusal(mode) {
+                            return Err(crate::commands::CommandError::ModeRefused(
+                                refusal.to_string(),
+                            ));
+                        }
                         self.set_mode(mode);
-                        commands::mode_set(mode)
+                        Ok(commands::mode_set(mode))
                     }),
                     other => Err(crate::commands::CommandError::DuringTurn(other.to_string())),
                 };

@@ -12,7 +12,7 @@ pub(super) struct Driver {
     pub(super) queue: VecDeque<(SubmissionId, Submission)>,
     pub(super) options: SessionOptions,
     /// Shift+Tab reaches `bypassPermissions` only when the session started in it.
-    pub(super) bypass_in_cycle: bool,
+    pub(super) modes: ModeGate,
     /// Rules a command or skill granted for the running turn.
     pub(super) grants: TurnGrants,
     /// Runs `context: fork` commands and skills as subagents.
@@ -30,13 +30,18 @@ pub(super) async fn drive(
     shared: Arc<Shared>,
     mut controls: mpsc::UnboundedReceiver<Control>,
 ) {
-    let bypass_in_cycle = session.mode() == PermissionMode::BypassPermissions;
+    let modes = ModeGate {
+        bypass_in_cycle: session.mode() == PermissionMode::BypassPermissions,
+        bypass_refusal: session
+            .mode_refusal(PermissionMode::BypassPermissions)
+            .map(str::to_string),
+    };
     let mut driver = Driver {
         session,
         shared,
         queue: VecDeque::new(),
         options,
-        bypass_in_cycle,
+        modes,
         grants,
         subagents,
         tasks,
@@ -161,7 +166,7 @@ impl Driver {
             Control::Abort | Control::TakeBackQueued | Control::CancelQueue => {}
             Control::SetMode(mode) => self.set_mode(mode),
             Control::CycleMode => {
-                self.set_mode(self.session.mode().next_in_cycle(self.bypass_in_cycle));
+                self.set_mode(self.modes.next(self.session.mode()));
             }
             Control::ReloadInstructions => {
                 self.shared
@@ -189,6 +194,10 @@ impl Driver {
     }
 
     pub(super) fn set_mode(&mut self, mode: PermissionMode) {
+        if let Some(refusal) = self.modes.refusal(mode) {
+            self.shared.emit(SessionEvent::Warning(refusal.to_string()));
+            return;
+        }
         self.session.set_mode(mode);
         self.shared.update_state(|s| s.mode = mode);
     }
@@ -201,7 +210,7 @@ impl Driver {
     ) -> (Busy<'a>, &'a mut Session) {
         let policy = self.session.policy_handle();
         let busy = Busy::new(
-            self.bypass_in_cycle,
+            self.modes.clone(),
             &mut self.queue,
             &self.shared,
             policy,
@@ -318,5 +327,28 @@ impl Driver {
             "The session log could not be written: {failure} — {hint}"
         )));
         end
+    }
+}
+
+/// Which modes a client may switch to: `bypassPermissions` only when the session started
+/// in it (the Shift+Tab cycle) and no policy forbids it (any switch).
+#[derive(Debug, Clone)]
+pub(super) struct ModeGate {
+    pub(super) bypass_in_cycle: bool,
+    pub(super) bypass_refusal: Option<String>,
+}
+
+impl ModeGate {
+    /// Why a switch to `mode` is refused, if it is.
+    pub(super) fn refusal(&self, mode: PermissionMode) -> Option<&str> {
+        match mode {
+            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The mode after `current` in the Shift+Tab cycle.
+    pub(super) fn next(&self, current: PermissionMode) -> PermissionMode {
+        current.next_in_cycle(self.bypass_in_cycle && self.bypass_refusal.is_none())
     }
 }

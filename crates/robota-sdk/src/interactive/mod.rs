@@ -52,7 +52,7 @@ mod rewind;
 mod runs;
 
 use busy::Busy;
-use driver::{Driver, drive, initial_state, update_sink};
+use driver::{Driver, ModeGate, drive, initial_state, update_sink};
 use remote::SessionControl as Control;
 pub use remote::{RemoteEnds, RemoteSink, SessionControl};
 
@@ -112,6 +112,8 @@ pub struct InteractiveSession {
     tasks: Arc<TaskBoard>,
     /// The session runs elsewhere ([`remote`](Self::remote)).
     remote: bool,
+    /// Why `bypassPermissions` may not be switched to (managed policy), if it may not.
+    bypass_refusal: Option<String>,
 }
 
 impl InteractiveSession {
@@ -210,6 +212,9 @@ impl InteractiveSession {
             subagents = Some(tool);
         }
         let state = shared.state.clone();
+        let bypass_refusal = session
+            .mode_refusal(PermissionMode::BypassPermissions)
+            .map(str::to_string);
         let task = tokio::spawn(drive(
             session,
             options,
@@ -229,6 +234,7 @@ impl InteractiveSession {
             task,
             tasks,
             remote: false,
+            bypass_refusal,
         }
     }
 
@@ -355,6 +361,16 @@ impl InteractiveSession {
     /// Whether a submission is running now.
     pub fn is_running(&self) -> bool {
         self.state().running.is_some()
+    }
+
+    /// Why the session refuses to switch to `mode` (a managed policy forbids
+    /// `bypassPermissions`), if it does; [`set_mode`](Self::set_mode) to it then only
+    /// brings a `SessionEvent::Warning` saying so.
+    pub fn mode_refusal(&self, mode: PermissionMode) -> Option<&str> {
+        match mode {
+            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
+            _ => None,
+        }
     }
 
     /// Sets the permission mode; a running turn's next tool call sees it.

@@ -163,17 +163,23 @@ pub(crate) fn collect(sources: &McpSources<'_>) -> Result<ServerList, McpError> 
         }
         list.put_all(&file, &label, true, |_| true);
     }
-    list.servers.retain(|server| {
-        let refusal = sources
-            .settings
-            .mcp_server_refusal(&server.name, server.config.as_ref().ok());
-        if let Some(refusal) = &refusal {
-            list.held_back
-                .push(format!("{refusal} (from {}); not started", server.source));
-        }
-        refusal.is_none()
-    });
+    list.hold_back_refused(sources.settings);
     Ok(list)
+}
+
+impl ServerList {
+    /// Leaves out (with a note) the servers `deniedMcpServers` or `allowedMcpServers`
+    /// refuse; call it again after adding servers (a plugin's).
+    pub(crate) fn hold_back_refused(&mut self, settings: &Settings) {
+        let held_back = &mut self.held_back;
+        self.servers.retain(|server| {
+            let refusal = settings.mcp_server_refusal(&server.name, server.config.as_ref().ok());
+            if let Some(refusal) = &refusal {
+                held_back.push(format!("{refusal} (from {}); not started", server.source));
+            }
+            refusal.is_none()
+        });
+    }
 }
 
 /// A JSON file, or `None` (missing, or broken — then a note says so).

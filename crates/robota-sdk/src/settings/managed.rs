@@ -135,6 +135,17 @@ impl Settings {
         })
     }
 
+    /// The `permissions.defaultMode` a managed file sets, with that file: the mode a
+    /// session starts in, whatever the flags say.
+    pub fn managed_default_mode(&self) -> Option<(&str, &str)> {
+        self.managed_layers()
+            .filter_map(|l| {
+                let mode = l.model.permissions.default_mode.as_deref()?;
+                Some((mode, l.label.as_str()))
+            })
+            .last()
+    }
+
     /// With `enableAllProjectMcpServers: false` in managed settings, the file that says so:
     /// the project's `.mcp.json` servers are not started.
     pub fn managed_forbids_project_mcp(&self) -> Option<&str> {

@@ -118,6 +118,8 @@ pub struct Session {
     pub(super) checkpoints: Vec<super::replay::CheckpointRecord>,
     /// What the next turn's hooks and tool calls wait for (its checkpoint).
     pub(super) effect_barrier: Option<EffectBarrier>,
+    /// Why `bypassPermissions` may not be switched to (managed policy), if it may not.
+    pub(super) bypass_refusal: Option<String>,
     /// Text the user sent during a turn for the model's next call.
     pub(super) steering: SteeringInbox,
 }
@@ -157,6 +159,7 @@ impl Session {
             subagent: false,
             checkpoints: Vec::new(),
             effect_barrier: None,
+            bypass_refusal: None,
             steering: SteeringInbox::default(),
         }
     }
@@ -289,12 +292,30 @@ impl Session {
         self.policy.lock().map(|p| p.mode).unwrap_or_default()
     }
 
-    /// Changes the permission mode and records the change in the log.
+    /// Changes the permission mode and records the change in the log; a mode the policy
+    /// forbids ([`mode_refusal`](Self::mode_refusal)) is not switched to.
     pub fn set_mode(&mut self, mode: PermissionMode) {
+        if self.mode_refusal(mode).is_some() {
+            return;
+        }
         if let Ok(mut p) = self.policy.lock() {
             p.mode = mode;
         }
         self.with_log(|log| log.append_mode(mode.as_str()));
+    }
+
+    /// Forbids switching to `bypassPermissions` for the rest of the session, for `reason`
+    /// (the managed policy's `disableBypassPermissionsMode`).
+    pub fn refuse_bypass(&mut self, reason: String) {
+        self.bypass_refusal = Some(reason);
+    }
+
+    /// Why the session may not switch to `mode`, if it may not.
+    pub fn mode_refusal(&self, mode: PermissionMode) -> Option<&str> {
+        match mode {
+            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
+            _ => None,
+        }
     }
 
     /// Holds the next turn's side effects — its hooks and tool calls, not its request to

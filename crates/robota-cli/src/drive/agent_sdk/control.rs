@@ -34,6 +34,9 @@ enum ControlError {
         modes = PermissionMode::ALL.map(|m| m.as_str()).join(", ")
     )]
     UnknownMode(String),
+    /// A mode the managed policy forbids (the reason names the file).
+    #[error("{0}")]
+    ModeRefused(String),
 }
 
 impl Driver {
@@ -170,6 +173,9 @@ fn set_mode(session: &InteractiveSession, request: &Value) -> Result<Value, Cont
     let name = request.get("mode").and_then(Value::as_str).unwrap_or("");
     let mode =
         PermissionMode::parse(name).ok_or_else(|| ControlError::UnknownMode(name.to_string()))?;
+    if let Some(refusal) = session.mode_refusal(mode) {
+        return Err(ControlError::ModeRefused(refusal.to_string()));
+    }
     session.set_mode(mode);
     // The mode now in effect, as Claude Code answers (Agent SDK ≥ 0.3.332 reads it).
     Ok(json!({"mode": mode.as_str()}))
