@@ -12,11 +12,11 @@ mod support;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::process::process_gone;
+use support::process::{output_within, process_gone};
 use support::project::{Project, project, tool_results};
 use support::{MockServer, anthropic};
 
@@ -35,27 +35,6 @@ fn run(p: &Project, server: &MockServer, args: &[&str], env: &[(&str, &str)]) ->
         cmd.env(k, v);
     }
     output_within(cmd, Duration::from_secs(90))
-}
-
-fn output_within(mut cmd: Command, limit: Duration) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(limit).is_err() {
-            // SAFETY: kill(2) takes no memory; it fires only while the child has not been
-            // waited for, so the pid is still its own.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = tx.send(());
-    watchdog.join().unwrap();
-    out
 }
 
 fn lines(out: &Output) -> Vec<Value> {

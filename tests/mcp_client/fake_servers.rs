@@ -221,6 +221,48 @@ fn group_members(pgid: i32) -> Vec<i32> {
 }
 
 #[test]
+fn start_up_waits_only_for_servers_whose_tools_the_first_request_can_carry() {
+    // Two hanging servers and a ten-minute MCP_TIMEOUT: one is denied whole, `--tools`
+    // names none of the other's tools. Neither is waited for, so the run answers (a run
+    // that waited would be killed by the one-minute safety net).
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("answered at once")]);
+    let (denied_pid, unchosen_pid) = (p.root.join("denied.pid"), p.root.join("unchosen.pid"));
+    let config = json!({"mcpServers": {
+        "denied": fake_entry("hang", &denied_pid),
+        "unchosen": fake_entry("hang", &unchosen_pid),
+    }});
+    let config = config.to_string();
+    let mut cmd = p.command(
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--mcp-config",
+            &config,
+            "--disallowedTools",
+            "mcp__denied",
+            "--tools",
+            "Read",
+        ],
+    );
+    cmd.env("MCP_TIMEOUT", "600000");
+    let out = crate::support::process::output_within(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(result(&out)["result"], "answered at once");
+    assert_eq!(
+        statuses(&init(&out)),
+        [
+            ("denied".to_string(), "pending".to_string()),
+            ("unchosen".to_string(), "pending".to_string()),
+        ]
+    );
+}
+
+#[test]
 fn slash_mcp_lists_status_tool_counts_and_last_errors() {
     let p = project();
     let server = MockServer::start(vec![]);
