@@ -1,6 +1,7 @@
 //! A result on every exit path (issue 27, item 3): the real `robota -p` against things that
 //! never answer — a provider that accepts the connection and sends nothing, a command hook
-//! that sleeps forever, an MCP server that never answers a `tools/call` — ends at its
+//! that sleeps forever (also a SessionStart one, which the session is too busy to be
+//! aborted from), an MCP server that never answers a `tools/call` — ends at its
 //! `--max-turn-seconds` deadline with exactly one error `result` line naming what hung and
 //! exit 124; stream-json carries keepalive lines meanwhile (Claude Code's `tool_progress`
 //! for a running tool, `system/keepalive` otherwise); a Bash command that ignores SIGTERM
@@ -184,6 +185,34 @@ fn a_hook_that_sleeps_forever_ends_at_the_deadline_naming_it() {
     );
     assert!(server.requests().is_empty(), "the model was never called");
     assert!(gone_soon(pid_in(&pid_file)), "the hook outlived the run");
+}
+
+#[test]
+fn a_session_start_hook_that_never_ends_still_gets_a_result_at_the_deadline() {
+    // The session is busy in its SessionStart hook and does not hear the abort: the run
+    // gives up on it after a grace and still ends with its one result line.
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("never reached")]);
+    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "sleep 1000", "timeout": 600}
+    ]}]}});
+    let out = run(
+        &p,
+        &server,
+        &[
+            "--max-turn-seconds",
+            "2",
+            "--settings",
+            &settings.to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(EXIT_DEADLINE), "{out:?}");
+    let (_, errors) = one_error_result(&out);
+    assert!(
+        errors.contains("the SessionStart:startup hook `sleep 1000`"),
+        "{errors}"
+    );
 }
 
 fn fake_mcp_server(mode: &str, pid_file: &Path) -> Value {

@@ -41,6 +41,9 @@ pub const EXIT_DEADLINE: u8 = 124;
 /// How long a turn stopped at its deadline has to wind down (a cancelled tool gets three
 /// seconds) before the run ends without it.
 const ABORT_GRACE: Duration = Duration::from_secs(5);
+/// How long a run stopped at its deadline waits for its session to close (SessionEnd
+/// hooks, MCP servers) once the result is out.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs print mode to completion and returns the process exit code.
 pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
@@ -113,7 +116,7 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
     // the session may still be stuck in what hung: it gets a moment, then the process ends
     // (and with it every process group it started).
     if ended.hung {
-        let _ = tokio::time::timeout(ABORT_GRACE, session.close()).await;
+        let _ = tokio::time::timeout(CLOSE_GRACE, session.close()).await;
     } else {
         session.close().await;
     }
