@@ -200,7 +200,10 @@ impl Run<'_> {
                     self.passed_deadline(watch, &mut ended);
                     self.session.abort();
                     interrupted = true;
-                    give_up = Some(Instant::now() + ABORT_GRACE);
+                    // A turn that never started (the session is busy elsewhere) will not
+                    // wind down: the run ends at once.
+                    let grace = if watch.in_turn() { ABORT_GRACE } else { Duration::ZERO };
+                    give_up = Some(Instant::now() + grace);
                     continue;
                 }
                 _ = tokio::time::sleep_until(give_up.unwrap_or_else(never).into()),

@@ -48,6 +48,9 @@ pub struct TurnWatch {
     model_call: Option<Instant>,
     tools: Vec<RunningTool>,
     hooks: Vec<RunningHook>,
+    /// A submission has started and not ended: it hears an abort (before it starts, the
+    /// session may be busy elsewhere, e.g. in a SessionStart hook).
+    in_turn: bool,
 }
 
 impl TurnWatch {
@@ -63,7 +66,13 @@ impl TurnWatch {
             model_call: None,
             tools: Vec::new(),
             hooks: Vec::new(),
+            in_turn: false,
         }
+    }
+
+    /// Whether a submission runs now (it started and has not ended).
+    pub fn in_turn(&self) -> bool {
+        self.in_turn
     }
 
     /// Notes what `event` starts or ends.
@@ -73,8 +82,12 @@ impl TurnWatch {
             SessionEvent::SubmissionStarted { .. } => {
                 self.reset();
                 self.model_call = Some(now);
+                self.in_turn = true;
             }
-            SessionEvent::SubmissionEnded { .. } => self.reset(),
+            SessionEvent::SubmissionEnded { .. } => {
+                self.reset();
+                self.in_turn = false;
+            }
             SessionEvent::AssistantMessage { .. } => self.model_call = None,
             SessionEvent::ToolResults(_) => self.model_call = Some(now),
             SessionEvent::ToolStarted { id, name, .. } => {
