@@ -246,7 +246,8 @@ fn an_mcp_call_never_answered_ends_at_the_deadline_naming_the_server_and_tool() 
             "--allowedTools",
             "mcp__fake",
         ],
-        &[("ROBOTA_KEEPALIVE_MS", "200")],
+        // The wait ends once the server is connected; generous for a loaded machine.
+        &[("ROBOTA_KEEPALIVE_MS", "200"), ("MCP_TIMEOUT", "30000")],
     );
     assert_eq!(out.status.code(), Some(EXIT_DEADLINE), "{out:?}");
     let (_, errors) = one_error_result(&out);

@@ -187,7 +187,8 @@ fn a_server_ignoring_stdin_eof_is_killed_at_once_with_its_group() {
         "go",
         &config,
         &["--allowedTools", "mcp__stubborn"],
-        &[],
+        // The wait ends once the server is connected; generous for a loaded machine.
+        &[("MCP_TIMEOUT", "30000")],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(result(&out)["result"], "done");
