@@ -448,3 +448,34 @@ fn system_init_lists_the_skills_and_agents_there_are() {
     let (code, _) = peer.finish();
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn a_long_tool_call_is_reported_with_tool_progress_lines_while_it_runs() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("toolu_slow", "Bash", json!({"command": "sleep 2"}))],
+        ),
+        anthropic::text_turn("slept"),
+    ]);
+    let mut peer = Peer::start_with_env(
+        &p,
+        &server,
+        &["-p", "--allowedTools", "Bash"],
+        &[("ROBOTA_KEEPALIVE_MS", "200")],
+    );
+    peer.user("wait a bit");
+    let progress = peer.until("tool_progress", |v| v["type"] == "tool_progress");
+    assert_eq!(progress["tool_use_id"], "toolu_slow", "{progress}");
+    assert_eq!(progress["tool_name"], "Bash");
+    assert!(
+        progress["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    let result = peer.result();
+    assert_eq!(result["result"], "slept", "{result}");
+    let (code, _) = peer.finish();
+    assert_eq!(code, Some(0));
+}

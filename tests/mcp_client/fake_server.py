@@ -1,11 +1,16 @@
 # A tiny MCP server over stdio (newline-delimited JSON-RPC) for robota's tests.
 # Modes (argv[1]): "serve" answers; "hang" reads stdin and never answers; "crash" exits at
-# once. Every mode first writes its pid to argv[2] (when given), so a test can check it is
+# once; "stall-call" answers everything but tools/call, which it never answers;
+# "ignore-eof" serves, then outlives its stdin's end (a `sleep` child in its process group)
+# until it is killed, ignoring SIGTERM but noting it in `<pid file>.term`. Every mode first writes its pid to argv[2] (when given), so a test can check it is
 # gone after the run. Tools: shout (upper-cases `text`), fail (an isError result), touch
 # (creates the file `path` — an effect a test can count).
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
 if len(sys.argv) > 2:
@@ -46,6 +51,8 @@ for line in sys.stdin:
                     "serverInfo": {"name": "fake", "version": "1"}})
     elif method == "tools/list":
         reply(id_, {"tools": TOOLS})
+    elif method == "tools/call" and mode == "stall-call":
+        continue
     elif method == "tools/call":
         name, args = msg["params"]["name"], msg["params"].get("arguments") or {}
         if name == "shout":
@@ -61,3 +68,14 @@ for line in sys.stdin:
     else:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id_, "error": {"code": -32601, "message": "method not found"}}) + "\n")
         sys.stdout.flush()
+
+def note_sigterm(_signum, _frame):
+    if len(sys.argv) > 2:
+        open(sys.argv[2] + ".term", "w").close()
+
+
+if mode == "ignore-eof":
+    subprocess.Popen(["sleep", "1000"])
+    signal.signal(signal.SIGTERM, note_sigterm)
+    while True:
+        time.sleep(1000)

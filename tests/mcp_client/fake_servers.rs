@@ -170,6 +170,100 @@ fn hanging_and_crashing_servers_cost_at_most_the_startup_wait_and_are_reported()
 }
 
 #[test]
+fn a_server_ignoring_stdin_eof_is_killed_at_once_with_its_group() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::tool_turn(
+            None,
+            &[("toolu_s", "mcp__stubborn__shout", json!({"text": "hi"}))],
+        ),
+        anthropic::text_turn("done"),
+    ]);
+    let pid_file = p.root.join("stubborn.pid");
+    let config = json!({"mcpServers": {"stubborn": fake_entry("ignore-eof", &pid_file)}});
+    let out = run_with_servers(
+        &p,
+        &server,
+        "go",
+        &config,
+        &["--allowedTools", "mcp__stubborn"],
+        // The wait ends once the server is connected; generous for a loaded machine.
+        &[("MCP_TIMEOUT", "30000")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(result(&out)["result"], "done");
+    // The server (its group's leader) and the `sleep` it started are gone: nothing of its
+    // process group is left once `-p` has ended.
+    let group = pid_in(&pid_file) as i32;
+    let until = Instant::now() + Duration::from_secs(10);
+    while !group_members(group).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(group_members(group), Vec::<i32>::new(), "left behind");
+    // Killed at once after the last answer: never asked to stop with SIGTERM and waited for.
+    let term = p.root.join("stubborn.pid.term");
+    assert!(!term.exists(), "the server was sent SIGTERM and waited for");
+}
+
+/// The live (not zombie) processes of the process group `pgid`, from /proc.
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Fields after the command's closing parenthesis: state, ppid, pgrp.
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
+}
+
+#[test]
+fn start_up_waits_only_for_servers_whose_tools_the_first_request_can_carry() {
+    // Two hanging servers and a ten-minute MCP_TIMEOUT: one is denied whole, `--tools`
+    // names none of the other's tools. Neither is waited for, so the run answers (a run
+    // that waited would be killed by the one-minute safety net).
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("answered at once")]);
+    let (denied_pid, unchosen_pid) = (p.root.join("denied.pid"), p.root.join("unchosen.pid"));
+    let config = json!({"mcpServers": {
+        "denied": fake_entry("hang", &denied_pid),
+        "unchosen": fake_entry("hang", &unchosen_pid),
+    }});
+    let config = config.to_string();
+    let mut cmd = p.command(
+        &server,
+        &[
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--mcp-config",
+            &config,
+            "--disallowedTools",
+            "mcp__denied",
+            "--tools",
+            "Read",
+        ],
+    );
+    cmd.env("MCP_TIMEOUT", "600000");
+    let out = crate::support::process::output_within(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(result(&out)["result"], "answered at once");
+    assert_eq!(
+        statuses(&init(&out)),
+        [
+            ("denied".to_string(), "pending".to_string()),
+            ("unchosen".to_string(), "pending".to_string()),
+        ]
+    );
+}
+
+#[test]
 fn slash_mcp_lists_status_tool_counts_and_last_errors() {
     let p = project();
     let server = MockServer::start(vec![]);

@@ -3,7 +3,7 @@
 //! safety-net timeout.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -55,4 +55,27 @@ pub fn have(program: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Runs `cmd` (stdout and stderr captured) and returns its output; a safety net only: a
+/// run still going after `limit` is killed (SIGKILL), which the caller sees in the status.
+pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(limit).is_err() {
+            // SAFETY: kill(2) takes no memory; it fires only while the child has not been
+            // waited for, so the pid is still its own.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = tx.send(());
+    watchdog.join().unwrap();
+    out
 }

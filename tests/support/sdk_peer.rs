@@ -36,10 +36,21 @@ impl Peer {
     }
 
     pub fn start_with(p: &Project, server: &MockServer, extra: &[&str]) -> Peer {
+        Peer::start_with_env(p, server, extra, &[])
+    }
+
+    /// `start_with`, with these environment variables set for robota.
+    pub fn start_with_env(
+        p: &Project,
+        server: &MockServer,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Peer {
         let mut args: Vec<&str> = extra.to_vec();
         args.extend_from_slice(SDK_FLAGS);
-        let mut child = p
-            .command(server, &args)
+        let mut command = p.command(server, &args);
+        command.envs(env.iter().copied());
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

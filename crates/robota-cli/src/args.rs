@@ -290,6 +290,12 @@ pub struct Args {
     #[arg(long)]
     pub max_turns: Option<u32>,
 
+    /// Stop a print-mode turn that runs longer than this many seconds, with an error
+    /// result naming what it waited on (exit 124; 0: no deadline; setting
+    /// `maxTurnSeconds`).
+    #[arg(long, value_name = "N")]
+    pub max_turn_seconds: Option<u64>,
+
     /// Replace the built-in system prompt.
     #[arg(long)]
     pub system_prompt: Option<String>,

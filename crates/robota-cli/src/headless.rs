@@ -4,10 +4,13 @@
 //! and SIGHUP interrupt the turn cleanly (log and result still written) and exit 130, 143
 //! and 129. Hook runs appear as `system/hook_started` / `system/hook_response` lines
 //! (SessionStart always, the rest with `--include-hook-events`); hook notices go to stderr;
-//! SessionEnd hooks run after the result is printed.
+//! SessionEnd hooks run after the result is printed. A turn that runs past its wall deadline
+//! (`--max-turn-seconds`, setting `maxTurnSeconds`) is stopped and ends the run with an
+//! error result naming what it waited on (the provider, a hook, a tool, an MCP server) and
+//! exit 124; stream-json output carries keepalive lines meanwhile (`turn_watch`).
 
 use std::io::{IsTerminal, Read};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -20,6 +23,7 @@ use super::assemble::assemble;
 use super::output;
 use super::printer::Printer;
 use super::stop_signals::StopSignals;
+use super::turn_watch::{self, TurnWatch};
 
 /// Piped stdin is read up to this size, as in Claude Code.
 const STDIN_CAP: u64 = 10 * 1024 * 1024;
@@ -30,13 +34,23 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
 /// The exit status of a run stopped by Ctrl+C (as a shell reports SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// The exit status of a run whose turn ran past its deadline (`--max-turn-seconds`), as
+/// `timeout(1)` reports one.
+pub const EXIT_DEADLINE: u8 = 124;
+
+/// How long a turn stopped at its deadline has to wind down (a cancelled tool gets three
+/// seconds) before the run ends without it.
+const ABORT_GRACE: Duration = Duration::from_secs(5);
+/// How long a run stopped at its deadline waits for its session to close (SessionEnd
+/// hooks, MCP servers) once the result is out.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs print mode to completion and returns the process exit code.
 pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
     let started = Instant::now();
     // Registered now, before any output, so a SIGINT, SIGTERM or SIGHUP at any point ends
     // the turn cleanly rather than killing the process.
-    let mut signals = StopSignals::install();
+    let signals = StopSignals::install();
     if args.output_format == OutputFormat::StreamJson && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;
@@ -70,74 +84,204 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
     {
         eprintln!("robota: {notice}");
     }
-    let Some((session, mut events)) = printer.start_session(assembled).await else {
+    let limits = TurnLimits::new(&args, &assembled);
+    let mut watch = TurnWatch::new(&assembled.endpoint);
+    let Some((session, events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
-    let mut end = TurnEnd::Success;
-    let mut result = String::new();
-    let mut prompts = prompts.into_iter();
-    // The exit code of the stop signal that interrupted the run, if one did.
-    let mut stopped_by: Option<u8> = None;
-    let mut interrupted = false;
-    let mut current = prompts.next().map(|p| session.submit(p));
-    while let Some(running) = current {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            code = signals.recv(), if !interrupted => {
-                session.abort();
-                interrupted = true;
-                stopped_by = Some(code);
-                continue;
-            }
-        };
-        let Some(event) = event else { break };
-        match event {
-            SessionEvent::State(state) => {
-                if printer.crosses_budget(&state) {
-                    session.abort();
-                }
-                printer.on_event(SessionEvent::State(state));
-            }
-            SessionEvent::SubmissionEnded { id, mut outcome } if id == running => {
-                (outcome.end, outcome.result) =
-                    output::blocked_prompt_as_result(outcome.end, outcome.result);
-                printer.take_structured();
-                printer.totals.num_turns += outcome.rounds;
-                if let Some(error) = end_error(&outcome.end, args.max_turns)
-                    && !printer.totals.budget_exceeded
-                {
-                    printer.totals.errors.push(error);
-                }
-                let go_on =
-                    outcome.end.is_success() && !printer.closed && !printer.totals.budget_exceeded;
-                end = outcome.end;
-                result = outcome.result;
-                current = if go_on {
-                    prompts.next().map(|p| session.submit(p))
-                } else {
-                    None
-                };
-            }
-            other => printer.on_event(other),
-        }
-        if printer.closed && !interrupted {
-            // Nobody reads the output any more: end the turn as an interrupt would.
-            session.abort();
-            interrupted = true;
-        }
-    }
-    let code = match (printer.finish(&end, &result, started.elapsed()), stopped_by) {
+    let mut run = Run {
+        args: &args,
+        session,
+        events,
+        printer,
+        signals,
+        limits,
+    };
+    let ended = run.prompts(prompts, &mut watch).await;
+    let Run {
+        session,
+        mut events,
+        mut printer,
+        ..
+    } = run;
+    let code = match (
+        printer.finish(&ended.end, &ended.result, started.elapsed()),
+        ended.stopped_by,
+    ) {
+        _ if ended.hung => EXIT_DEADLINE,
         (EXIT_INTERRUPTED, Some(signal_code)) => signal_code,
         (code, _) => code,
     };
-    // SessionEnd hooks run now; what they report can only go to stderr.
-    session.close().await;
+    // SessionEnd hooks run now; what they report can only go to stderr. After a deadline
+    // the session may still be stuck in what hung: it gets a moment, then the process ends
+    // (and with it every process group it started).
+    if ended.hung {
+        let _ = tokio::time::timeout(CLOSE_GRACE, session.close()).await;
+    } else {
+        session.close().await;
+    }
     while let Ok(event) = events.try_recv() {
         if let SessionEvent::Warning(n) | SessionEvent::Notice(n) = event {
             eprintln!("robota: {n}");
         }
     }
     code
+}
+
+/// The wall deadline of each turn and the interval of keepalive lines.
+struct TurnLimits {
+    /// `--max-turn-seconds`, else the setting `maxTurnSeconds`; `None` (or 0): none.
+    deadline: Option<Duration>,
+    /// Keepalive lines are written (stream-json output) this often.
+    keepalive: Option<Duration>,
+}
+
+impl TurnLimits {
+    fn new(args: &Args, assembled: &super::assemble::Assembled) -> Self {
+        let seconds = args.max_turn_seconds.or(assembled.max_turn_seconds);
+        TurnLimits {
+            deadline: seconds.filter(|s| *s > 0).map(Duration::from_secs),
+            keepalive: (args.output_format == OutputFormat::StreamJson)
+                .then(turn_watch::keepalive_interval),
+        }
+    }
+}
+
+/// How the run's prompts ended.
+struct Ended {
+    end: TurnEnd,
+    result: String,
+    /// The exit code of the stop signal that interrupted the run, if one did.
+    stopped_by: Option<u8>,
+    /// A turn ran past its deadline.
+    hung: bool,
+}
+
+/// A started print-mode run: its session, events, output and signals.
+struct Run<'a> {
+    args: &'a Args,
+    session: crate::sdk::InteractiveSession,
+    events: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+    printer: Printer,
+    signals: StopSignals,
+    limits: TurnLimits,
+}
+
+impl Run<'_> {
+    /// Runs the prompts one after the other until one does not succeed.
+    async fn prompts(&mut self, prompts: Vec<String>, watch: &mut TurnWatch) -> Ended {
+        let mut ended = Ended {
+            end: TurnEnd::Success,
+            result: String::new(),
+            stopped_by: None,
+            hung: false,
+        };
+        let mut interrupted = false;
+        let mut prompts = prompts.into_iter();
+        let mut current = prompts.next().map(|p| self.submit(p));
+        let never = || Instant::now() + Duration::from_secs(86_400 * 365);
+        let every = self.limits.keepalive.unwrap_or(Duration::from_secs(3_600));
+        let mut ticker = tokio::time::interval(every);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        ticker.tick().await;
+        // After the deadline: when to stop waiting for the aborted turn to wind down.
+        let mut give_up: Option<Instant> = None;
+        while let Some((running, deadline)) = current {
+            let event = tokio::select! {
+                event = self.events.recv() => event,
+                code = self.signals.recv(), if !interrupted => {
+                    self.session.abort();
+                    interrupted = true;
+                    ended.stopped_by = Some(code);
+                    continue;
+                }
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(never).into()),
+                    if deadline.is_some() && !ended.hung => {
+                    self.passed_deadline(watch, &mut ended);
+                    self.session.abort();
+                    interrupted = true;
+                    // A turn that never started (the session is busy elsewhere) will not
+                    // wind down: the run ends at once.
+                    let grace = if watch.in_turn() { ABORT_GRACE } else { Duration::ZERO };
+                    give_up = Some(Instant::now() + grace);
+                    continue;
+                }
+                _ = tokio::time::sleep_until(give_up.unwrap_or_else(never).into()),
+                    if give_up.is_some() => break,
+                _ = ticker.tick(), if self.limits.keepalive.is_some() => {
+                    if let Some(every) = self.limits.keepalive {
+                        for line in watch.keepalive_lines(&self.printer.session_id, every) {
+                            self.printer.emit(line);
+                        }
+                    }
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
+            watch.observe(&event);
+            current = Some((running, deadline));
+            match event {
+                SessionEvent::State(state) => {
+                    if self.printer.crosses_budget(&state) {
+                        self.session.abort();
+                    }
+                    self.printer.on_event(SessionEvent::State(state));
+                }
+                SessionEvent::SubmissionEnded { id, mut outcome } if id == running => {
+                    (outcome.end, outcome.result) =
+                        output::blocked_prompt_as_result(outcome.end, outcome.result);
+                    let go_on = self.ended(outcome, &mut ended);
+                    current = match prompts.next() {
+                        Some(prompt) if go_on => Some(self.submit(prompt)),
+                        _ => None,
+                    };
+                }
+                other => self.printer.on_event(other),
+            }
+            if self.printer.closed && !interrupted {
+                // Nobody reads the output any more: end the turn as an interrupt would.
+                self.session.abort();
+                interrupted = true;
+            }
+        }
+        ended
+    }
+
+    /// Submits a prompt; its deadline, if it has one.
+    fn submit(&self, prompt: String) -> (crate::sdk::SubmissionId, Option<Instant>) {
+        let deadline = self.limits.deadline.map(|d| Instant::now() + d);
+        (self.session.submit(prompt), deadline)
+    }
+
+    /// The deadline passed: the turn ends with an error naming what it waited on.
+    fn passed_deadline(&mut self, watch: &TurnWatch, ended: &mut Ended) {
+        let limit = self.limits.deadline.unwrap_or_default();
+        let error = watch.deadline_error(limit);
+        self.printer.totals.errors.push(error.line());
+        ended.end = TurnEnd::Error(error);
+        ended.hung = true;
+    }
+
+    /// Takes in the outcome of a prompt; whether the next one runs.
+    fn ended(&mut self, outcome: crate::sdk::Outcome, ended: &mut Ended) -> bool {
+        self.printer.take_structured();
+        self.printer.totals.num_turns += outcome.rounds;
+        ended.result = outcome.result;
+        if ended.hung {
+            // The aborted turn wound down; the deadline error stands.
+            return false;
+        }
+        if let Some(error) = end_error(&outcome.end, self.args.max_turns)
+            && !self.printer.totals.budget_exceeded
+        {
+            self.printer.totals.errors.push(error);
+        }
+        let go_on = outcome.end.is_success()
+            && !self.printer.closed
+            && !self.printer.totals.budget_exceeded;
+        ended.end = outcome.end;
+        go_on
+    }
 }
 
 /// The line `errors` carries for a submission that did not succeed.

@@ -21,6 +21,7 @@ mod provider_setup;
 mod reaper;
 mod session_diagnostics;
 mod stop_signals;
+mod turn_watch;
 mod worktree;
 
 use robota_core as core;

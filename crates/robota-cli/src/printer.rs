@@ -350,6 +350,7 @@ impl Printer {
                 hook_id,
                 hook_name,
                 event,
+                ..
             } if self.hook_events || event == HookEvent::SessionStart => {
                 let value = hook_started_message(&self.session_id, &hook_id, &hook_name, event);
                 self.emit(value);

@@ -424,6 +424,8 @@ pub enum SessionEvent {
         hook_name: String,
         /// The hook event that fired it.
         event: HookEvent,
+        /// The command, URL or prompt it runs.
+        label: String,
     },
     /// A hook finished: exit code, outcome, duration and its (capped) output.
     HookFinished(HookRunRecord),

@@ -120,11 +120,12 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
             hook_id,
             event,
             hook_name,
-            ..
+            label,
         }) => SessionEvent::HookStarted {
             hook_id,
             hook_name,
             event,
+            label,
         },
         SessionUpdate::Hook(HookProgress::Finished(record)) => SessionEvent::HookFinished(record),
         SessionUpdate::CompactStarted { trigger } => SessionEvent::CompactStarted { trigger },

@@ -228,6 +228,8 @@ pub struct ProjectSession {
     pub warnings: Vec<String>,
     /// Where `--json-schema` runs find the model's structured answer.
     pub structured: Option<robota_tools::StructuredSlot>,
+    /// The settings' `maxTurnSeconds`: the wall deadline of a headless turn, if any.
+    pub max_turn_seconds: Option<u64>,
     /// The plugins loaded, as `system/init` lists them (`{name, path}`).
     pub plugins: Vec<serde_json::Value>,
     mcp: Option<Arc<McpManager>>,
@@ -410,6 +412,7 @@ fn assemble_stages(
         notice: chosen.notice,
         warnings,
         structured: tools.structured,
+        max_turn_seconds: settings.values.max_turn_seconds,
     })
 }
 

@@ -85,6 +85,7 @@ impl Toolset {
         let mcp = mcp_servers(paths, settings, options, &plugins, warnings)?;
         if let Some(mcp) = &mcp {
             registry.add_source(mcp.clone());
+            mcp.wait_only_for_offered(|server| offers_server(server, chosen.as_deref(), rules));
         }
         retain_chosen(&mut registry, chosen, rules);
         Ok(Toolset {
@@ -229,6 +230,15 @@ fn warn_unknown_tools(chosen: &[String], registry: &ToolRegistry, warnings: &mut
     if !unknown.is_empty() {
         warnings.push(format!("--tools: no such tool: {}", unknown.join(", ")));
     }
+}
+
+/// Whether the session can offer any tool of the MCP server `server` (its name as tool
+/// names spell it): `--tools`, when given, names one of them, and no whole-tool deny rule
+/// removes them all (`mcp__server`, a glob such as `mcp__*`).
+fn offers_server(server: &str, chosen: Option<&[String]>, rules: &Rules) -> bool {
+    let prefix = format!("mcp__{server}__");
+    chosen.is_none_or(|c| c.iter().any(|n| n.starts_with(&prefix)))
+        && !rules.removes_tool(&format!("mcp__{server}"))
 }
 
 /// Keeps the tools `--tools` chose that no whole-tool deny rule removes (the

@@ -2,11 +2,12 @@
 //! once, bounded by [`CONNECT_TIMEOUT`]), never holding anything up; their status
 //! (pending, connected, failed, needs-auth) with tool counts and the last error; a bounded
 //! wait for clients that must not start before the servers settle (a `-p` run, for at
-//! most `MCP_TIMEOUT`); reconnecting one; shutting them all down. As a [`ToolSource`] it
+//! most `MCP_TIMEOUT`, and only for the servers whose tools the session can offer); reconnecting one; shutting them all down. As a [`ToolSource`] it
 //! offers the tools of the connected servers, so a server that connects late joins the
 //! next model request.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -91,6 +92,9 @@ struct Slot {
     source: String,
     config: Result<McpServerConfig, McpConfigError>,
     state: Mutex<SlotState>,
+    /// Whether a start-up wait waits for it: not when the session can offer none of its
+    /// tools (see [`McpManager::wait_only_for_offered`]).
+    awaited: AtomicBool,
 }
 
 /// The session's MCP servers.
@@ -132,6 +136,7 @@ impl McpManager {
                     name: s.name,
                     source: s.source,
                     config: s.config,
+                    awaited: AtomicBool::new(true),
                     state: Mutex::new(SlotState {
                         status,
                         error,
@@ -251,16 +256,19 @@ impl McpManager {
         }
     }
 
-    /// Waits until no server is pending, or `limit` has passed.
+    /// Waits until no server the first request needs is pending (see
+    /// [`wait_only_for_offered`](Self::wait_only_for_offered)), or `limit` has passed.
     pub async fn wait_settled(&self, limit: Duration) {
         let mut changes = self.changed.subscribe();
         let settled = async {
             loop {
-                if !self
-                    .reports()
-                    .iter()
-                    .any(|r| r.status == ServerStatus::Pending)
-                {
+                if !self.slots.iter().any(|slot| {
+                    slot.awaited.load(Ordering::Relaxed)
+                        && slot
+                            .state
+                            .lock()
+                            .is_ok_and(|s| s.status == ServerStatus::Pending)
+                }) {
                     return;
                 }
                 if changes.changed().await.is_err() {
@@ -269,6 +277,17 @@ impl McpManager {
             }
         };
         let _ = tokio::time::timeout(limit, settled).await;
+    }
+
+    /// Leaves out of the start-up wait the servers none of whose tools the session can
+    /// offer: `offers` is asked with a server's name as tool names spell it (`--tools`
+    /// names none of its tools, a deny rule removes them all). They still connect, for
+    /// their prompts and `/mcp`; the first request would not carry their tools anyway.
+    pub fn wait_only_for_offered(&self, offers: impl Fn(&str) -> bool) {
+        for slot in &self.slots {
+            let name = robota_tools::mcp::normalize(&slot.name);
+            slot.awaited.store(offers(&name), Ordering::Relaxed);
+        }
     }
 
     /// A receiver that changes whenever a server's status does.

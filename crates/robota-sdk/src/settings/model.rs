@@ -101,6 +101,9 @@ pub struct SettingsModel {
     pub notifications: Option<FlagOrName>,
     /// `preferredNotifChannel`: Claude Code's name for `notifications`.
     pub preferred_notif_channel: Option<String>,
+    /// `maxTurnSeconds`: a headless turn (`-p`) that runs longer than this is stopped and
+    /// ends with an error result naming what it waited on (`--max-turn-seconds`; 0: none).
+    pub max_turn_seconds: Option<u64>,
 }
 
 /// `permissions`.

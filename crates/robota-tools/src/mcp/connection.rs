@@ -2,7 +2,7 @@
 //! group of its own for stdio; a reqwest client with the configured headers for streamable
 //! HTTP, through `http`, and for legacy SSE, through `sse`), the `initialize` handshake,
 //! listing its tools and prompts, calling them, and shutting it down (the stdio server sees
-//! its stdin close, then its whole group is stopped).
+//! its stdin close and its whole group is killed at once).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -31,7 +31,8 @@ use super::server_config::McpServerConfig;
 
 /// How much of a stdio server's stderr is kept for error messages.
 const STDERR_TAIL: usize = 2_000;
-/// How long a stdio server has to exit by itself once its stdin is closed.
+/// How long a stdio server that failed its handshake has to exit by itself (its exit status
+/// explains the failure), and the bound on closing a session.
 const EXIT_GRACE: Duration = Duration::from_millis(300);
 
 /// Why a server could not be connected; each holds the message, causes included.
@@ -273,20 +274,33 @@ impl McpConnection {
         tail_of(&self.stderr)
     }
 
-    /// Ends the connection: the session is cancelled (a stdio server's stdin closes); a
-    /// server process that does not exit at once is stopped with its whole group.
+    /// Ends the connection after the session's last answer: the session is cancelled (a
+    /// stdio server's stdin closes) and the server's whole process group is killed at
+    /// once — nothing more will be asked of it, so a server that ignores its stdin's end
+    /// (or SIGTERM) adds nothing to the session's exit.
     pub async fn shutdown(&self) {
         if let Some(service) = self.service.lock().await.take() {
             let _ = tokio::time::timeout(EXIT_GRACE, service.cancel()).await;
         }
         if let Some(mut process) = self.process.lock().await.take() {
-            stop(&mut process).await;
+            kill(&mut process).await;
         }
     }
 }
 
-/// Stops a server process: a moment to exit by itself, then SIGTERM and SIGKILL to its
-/// group.
+/// Kills a server process and everything in its group at once (SIGKILL), and reaps it.
+async fn kill(process: &mut ServerProcess) {
+    match process.group.take() {
+        Some(group) => group.stop(&mut process.child, StopPolicy::Kill).await,
+        None => {
+            let _ = process.child.start_kill();
+            let _ = process.child.wait().await;
+        }
+    }
+}
+
+/// Stops a server that failed its handshake: a moment to exit by itself (so its exit
+/// status can explain the failure), then SIGTERM and SIGKILL to its group.
 async fn stop(process: &mut ServerProcess) {
     let exited = tokio::time::timeout(EXIT_GRACE, process.child.wait()).await;
     match process.group.take() {

@@ -13,7 +13,8 @@
 //! reached by `mcp_message` control requests carrying each JSON-RPC message, answered with
 //! the server's `mcp_response`; their tools are `mcp__<server>__<tool>` like any other
 //! server's. The run ends at end of input once every submission has ended; then SessionEnd
-//! hooks run.
+//! hooks run. While a turn runs, keepalive lines say what it waits on (Claude Code's
+//! `tool_progress` for a long tool, see `turn_watch`).
 //!
 //! The driver's loop and its state live here; `submissions` turns input lines into
 //! submissions and session events into output, `control` answers the program's control
@@ -43,6 +44,7 @@ use super::super::args::Args;
 use super::super::assemble::{AssembleError, assemble_in, options};
 use super::super::headless::{EXIT_ERROR, EXIT_OK};
 use super::super::printer::Printer;
+use super::super::turn_watch::{TurnWatch, keepalive_interval};
 use crate::sdk::ProjectOptions;
 use crate::sdk::assembly::CallbackHooks;
 use bridges::{CallbackBridge, Early, McpBridge, settle_servers};
@@ -81,6 +83,8 @@ struct Driver {
     hooks_initialize_pending: bool,
     request_ids: bridges::RequestIds,
     input_open: bool,
+    /// What the running turn waits on, for the keepalive lines.
+    watch: TurnWatch,
 }
 
 /// Runs the driver until end of input and every submission ended; returns the exit code.
@@ -154,9 +158,12 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
     {
         early = settle_servers(&mcp, &mut printer, &mut lines, &mut mcp_rx).await;
     }
+    let watch = TurnWatch::new(&assembled.endpoint);
     let Some((session, mut events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
+    let every = keepalive_interval();
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut driver = Driver {
         session,
         printer,
@@ -173,6 +180,7 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
         hooks_initialize_pending: first.as_deref().is_some_and(is_initialize),
         request_ids: early.request_ids,
         input_open: true,
+        watch,
     };
     // A prompt argument goes first, as the first user message.
     if let Some(prompt) = driver.args.prompt.clone() {
@@ -204,6 +212,7 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
             Some(call) = callback_rx.recv() => driver.call_back(call),
             Some(ask) = mcp_rx.recv() => driver.ask_mcp(ask),
             Some(_) = async { sigint.as_mut()?.recv().await } => driver.session.abort(),
+            _ = keepalive.tick() => driver.keepalive(every),
         }
     }
     let code = match (&driver.last_end, driver.printer.closed) {

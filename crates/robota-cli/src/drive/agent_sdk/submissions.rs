@@ -83,7 +83,15 @@ impl Driver {
         }
     }
 
+    /// The keepalive lines due now; `every` is their interval.
+    pub(super) fn keepalive(&mut self, every: std::time::Duration) {
+        for line in self.watch.keepalive_lines(&self.printer.session_id, every) {
+            self.printer.emit(line);
+        }
+    }
+
     pub(super) fn on_event(&mut self, event: SessionEvent) {
+        self.watch.observe(&event);
         match event {
             SessionEvent::PermissionRequest(request) => self.ask(request),
             SessionEvent::SubmissionStarted { id, .. } => {
