@@ -428,12 +428,11 @@ fn endpoint(spec: &ProviderSpec, providers: &dyn ProviderFactory) -> ProviderEnd
     let default_url = providers
         .default_base_url(spec.kind.adapter())
         .unwrap_or_default();
+    let base_url = spec.base_url.as_deref().unwrap_or(default_url);
     ProviderEndpoint {
         provider: spec.kind.type_name().to_string(),
-        base_url: spec
-            .base_url
-            .clone()
-            .unwrap_or_else(|| default_url.to_string()),
+        // Messages name it: a password in its userinfo never shows.
+        base_url: crate::core::http_client::redact_credentials(base_url),
         base_url_source: spec.base_url_source.clone(),
         key_source: (spec.api_key_source != "none").then(|| spec.api_key_source.clone()),
     }
