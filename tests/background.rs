@@ -14,6 +14,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use support::background::{ps, robota, wait_for};
+#[cfg(target_os = "linux")]
+use support::process::group_members;
 use support::project::{Project, output_text, project};
 use support::{MockServer, anthropic};
 
@@ -28,25 +30,6 @@ fn refused(p: &Project, server: &MockServer, args: &[&str]) -> String {
 fn alive(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks that the process exists.
     unsafe { libc::kill(pid, 0) == 0 }
-}
-
-/// The live processes whose process group is `pgid` (from /proc). A zombie has ended; it
-/// only waits for its parent (here the machine's init, once the launcher is gone) to
-/// collect its exit status.
-#[cfg(target_os = "linux")]
-fn group_members(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // Fields after the command's closing parenthesis: state, ppid, pgrp.
-            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
-        })
-        .collect()
 }
 
 #[test]

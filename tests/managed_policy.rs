@@ -12,7 +12,7 @@ mod support;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use support::project::{Project, output_text, project};
+use support::project::{Project, output_text, project, stream_json_lines_with};
 use support::{MockServer, anthropic};
 
 /// Writes `policy` as the managed settings and returns their directory.
@@ -287,33 +287,15 @@ fn no_client_can_switch_to_bypass_under_the_policy_and_the_policy_s_mode_beats_t
         json!({"type": "user", "message": {"role": "user", "content": "/mode bypassPermissions"}}),
         json!({"type": "user", "message": {"role": "user", "content": "write the file"}}),
     ];
-    let mut args = vec![
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "acceptEdits",
-    ];
-    let mut child = p
-        .command(&server, &[])
-        .args(args.drain(..))
-        .env("ROBOTA_MANAGED_SETTINGS_DIR", &dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        for line in &lines {
-            writeln!(stdin, "{line}").unwrap();
-        }
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = stream_json_lines_with(
+        &p,
+        &server,
+        &["--permission-mode", "acceptEdits"],
+        &lines,
+        |command| {
+            command.env("ROBOTA_MANAGED_SETTINGS_DIR", &dir);
+        },
+    );
     let said = output_text(&out);
     let policy = "bypassPermissions mode is disabled by managed settings";
     let stdout = String::from_utf8_lossy(&out.stdout);

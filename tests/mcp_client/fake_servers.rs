@@ -196,29 +196,17 @@ fn a_server_ignoring_stdin_eof_is_killed_at_once_with_its_group() {
     // process group is left once `-p` has ended.
     let group = pid_in(&pid_file) as i32;
     let until = Instant::now() + Duration::from_secs(10);
-    while !group_members(group).is_empty() && Instant::now() < until {
+    while !crate::support::process::group_members(group).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(group_members(group), Vec::<i32>::new(), "left behind");
+    assert_eq!(
+        crate::support::process::group_members(group),
+        Vec::<i32>::new(),
+        "left behind"
+    );
     // Killed at once after the last answer: never asked to stop with SIGTERM and waited for.
     let term = p.root.join("stubborn.pid.term");
     assert!(!term.exists(), "the server was sent SIGTERM and waited for");
-}
-
-/// The live (not zombie) processes of the process group `pgid`, from /proc.
-fn group_members(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // Fields after the command's closing parenthesis: state, ppid, pgrp.
-            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
-        })
-        .collect()
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! Processes in tests: whether one the real binary started is gone, and running an attack
-//! line under real bash (HOME and npm's cache kept in the test's directory) with a
-//! safety-net timeout.
+//! Processes in tests: whether one the real binary started is gone (or a process group
+//! has no live member left), and running an attack line under real bash (HOME and npm's
+//! cache kept in the test's directory) with a safety-net timeout.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -78,4 +78,22 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
     let _ = tx.send(());
     watchdog.join().unwrap();
     out
+}
+
+/// The live processes whose process group is `pgid` (from /proc). A zombie has ended; it
+/// only waits for its parent (here the machine's init, which may be slow to) to collect
+/// its exit status. Linux's /proc only.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Fields after the command's closing parenthesis: state, ppid, pgrp.
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
 }

@@ -180,6 +180,18 @@ pub fn stream_json_lines(
     extra: &[&str],
     lines: &[Value],
 ) -> Output {
+    stream_json_lines_with(p, server, extra, lines, |_| {})
+}
+
+/// [`stream_json_lines`], with the command adjusted by `adjust` first (an environment
+/// variable set).
+pub fn stream_json_lines_with(
+    p: &Project,
+    server: &MockServer,
+    extra: &[&str],
+    lines: &[Value],
+    adjust: impl FnOnce(&mut Command),
+) -> Output {
     let mut args = vec![
         "-p",
         "--input-format",
@@ -189,8 +201,9 @@ pub fn stream_json_lines(
         "--verbose",
     ];
     args.extend_from_slice(extra);
-    let mut child = p
-        .command(server, &args)
+    let mut command = p.command(server, &args);
+    adjust(&mut command);
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
