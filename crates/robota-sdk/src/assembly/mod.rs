@@ -378,7 +378,9 @@ fn assemble_stages(
             session.with_callback_hooks(callback.config, callback.callbacks, paths.cwd.clone());
     }
     if let Some(refusal) = settings.bypass_refusal() {
-        session.refuse_bypass(refusal);
+        session.lock_modes(robota_session::conversation::ModeLock::forbidding_bypass(
+            refusal,
+        ));
     }
     if opened.resumed_mode != Some(mode) && mode != PermissionMode::Default {
         session.set_mode(mode);

@@ -32,9 +32,7 @@ pub(super) async fn drive(
 ) {
     let modes = ModeGate {
         bypass_in_cycle: session.mode() == PermissionMode::BypassPermissions,
-        bypass_refusal: session
-            .mode_refusal(PermissionMode::BypassPermissions)
-            .map(str::to_string),
+        lock: session.mode_lock().clone(),
     };
     let mut driver = Driver {
         session,
@@ -331,24 +329,23 @@ impl Driver {
 }
 
 /// Which modes a client may switch to: `bypassPermissions` only when the session started
-/// in it (the Shift+Tab cycle) and no policy forbids it (any switch).
+/// in it (the Shift+Tab cycle) and its lock allows it (any switch).
 #[derive(Debug, Clone)]
 pub(super) struct ModeGate {
     pub(super) bypass_in_cycle: bool,
-    pub(super) bypass_refusal: Option<String>,
+    pub(super) lock: ModeLock,
 }
 
 impl ModeGate {
     /// Why a switch to `mode` is refused, if it is.
     pub(super) fn refusal(&self, mode: PermissionMode) -> Option<&str> {
-        match mode {
-            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
-            _ => None,
-        }
+        self.lock.refusal(mode)
     }
 
     /// The mode after `current` in the Shift+Tab cycle.
     pub(super) fn next(&self, current: PermissionMode) -> PermissionMode {
-        current.next_in_cycle(self.bypass_in_cycle && self.bypass_refusal.is_none())
+        let bypass =
+            self.bypass_in_cycle && self.refusal(PermissionMode::BypassPermissions).is_none();
+        current.next_in_cycle(bypass)
     }
 }

@@ -25,6 +25,7 @@ use robota_core::{Block, Role, models};
 use robota_session::Session;
 use robota_session::compact::CompactError;
 use robota_session::conversation::CompactTrigger;
+use robota_session::conversation::ModeLock;
 
 use super::agents::{
     AgentCatalog, AgentRuntime, AgentTool, AgentToolSource, ParentNow, SubagentTask,
@@ -112,8 +113,8 @@ pub struct InteractiveSession {
     tasks: Arc<TaskBoard>,
     /// The session runs elsewhere ([`remote`](Self::remote)).
     remote: bool,
-    /// Why `bypassPermissions` may not be switched to (managed policy), if it may not.
-    bypass_refusal: Option<String>,
+    /// The modes the session may not switch to (managed policy).
+    mode_lock: ModeLock,
 }
 
 impl InteractiveSession {
@@ -212,9 +213,7 @@ impl InteractiveSession {
             subagents = Some(tool);
         }
         let state = shared.state.clone();
-        let bypass_refusal = session
-            .mode_refusal(PermissionMode::BypassPermissions)
-            .map(str::to_string);
+        let mode_lock = session.mode_lock().clone();
         let task = tokio::spawn(drive(
             session,
             options,
@@ -234,7 +233,7 @@ impl InteractiveSession {
             task,
             tasks,
             remote: false,
-            bypass_refusal,
+            mode_lock,
         }
     }
 
@@ -367,10 +366,7 @@ impl InteractiveSession {
     /// `bypassPermissions`), if it does; [`set_mode`](Self::set_mode) to it then only
     /// brings a `SessionEvent::Warning` saying so.
     pub fn mode_refusal(&self, mode: PermissionMode) -> Option<&str> {
-        match mode {
-            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
-            _ => None,
-        }
+        self.mode_lock.refusal(mode)
     }
 
     /// Sets the permission mode; a running turn's next tool call sees it.

@@ -111,7 +111,7 @@ impl InteractiveSession {
             task: tokio::spawn(run(ends)),
             tasks: Arc::new(TaskBoard::new(None)),
             remote: true,
-            bypass_refusal: None,
+            mode_lock: Default::default(),
         }
     }
 }

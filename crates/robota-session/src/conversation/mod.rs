@@ -10,6 +10,7 @@
 //! `hook_wiring` sets up and fires the session's own hooks, and `record` writes to its log.
 
 mod hook_wiring;
+mod mode_lock;
 mod record;
 mod turn;
 
@@ -28,6 +29,7 @@ use super::hooks::SessionHooks;
 use super::log::SessionLog;
 
 pub(crate) use hook_wiring::hook_firing;
+pub use mode_lock::ModeLock;
 pub use turn::PLAN_MODE_REMINDER;
 pub(crate) use turn::forwarder;
 
@@ -118,8 +120,8 @@ pub struct Session {
     pub(super) checkpoints: Vec<super::replay::CheckpointRecord>,
     /// What the next turn's hooks and tool calls wait for (its checkpoint).
     pub(super) effect_barrier: Option<EffectBarrier>,
-    /// Why `bypassPermissions` may not be switched to (managed policy), if it may not.
-    pub(super) bypass_refusal: Option<String>,
+    /// The modes it may not switch to (managed policy).
+    pub(super) mode_lock: ModeLock,
     /// Text the user sent during a turn for the model's next call.
     pub(super) steering: SteeringInbox,
 }
@@ -159,7 +161,7 @@ impl Session {
             subagent: false,
             checkpoints: Vec::new(),
             effect_barrier: None,
-            bypass_refusal: None,
+            mode_lock: ModeLock::default(),
             steering: SteeringInbox::default(),
         }
     }
@@ -304,18 +306,20 @@ impl Session {
         self.with_log(|log| log.append_mode(mode.as_str()));
     }
 
-    /// Forbids switching to `bypassPermissions` for the rest of the session, for `reason`
-    /// (the managed policy's `disableBypassPermissionsMode`).
-    pub fn refuse_bypass(&mut self, reason: String) {
-        self.bypass_refusal = Some(reason);
+    /// Forbids the modes `lock` names for the rest of the session (a managed policy's
+    /// `disableBypassPermissionsMode`).
+    pub fn lock_modes(&mut self, lock: ModeLock) {
+        self.mode_lock = lock;
+    }
+
+    /// The modes the session may not switch to.
+    pub fn mode_lock(&self) -> &ModeLock {
+        &self.mode_lock
     }
 
     /// Why the session may not switch to `mode`, if it may not.
     pub fn mode_refusal(&self, mode: PermissionMode) -> Option<&str> {
-        match mode {
-            PermissionMode::BypassPermissions => self.bypass_refusal.as_deref(),
-            _ => None,
-        }
+        self.mode_lock.refusal(mode)
     }
 
     /// Holds the next turn's side effects — its hooks and tool calls, not its request to
