@@ -178,19 +178,24 @@ impl SessionDir {
     pub fn conversation_id(&self) -> Option<String> {
         use std::io::BufRead;
         let file = std::fs::File::open(self.events()).ok()?;
-        std::io::BufReader::new(file)
-            .lines()
-            .map_while(Result::ok)
-            .filter(|line| line.contains("\"init\""))
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
-            .find(|v| v["type"] == "system" && v["subtype"] == "init")
-            .and_then(|v| v["session_id"].as_str().map(str::to_string))
+        let lines = std::io::BufReader::new(file).lines().map_while(Result::ok);
+        init_line(lines)?["session_id"].as_str().map(str::to_string)
     }
 
     /// Whether something listens on the control socket.
     pub fn answers(&self) -> bool {
         std::os::unix::net::UnixStream::connect(self.socket()).is_ok()
     }
+}
+
+/// The session's `system/init` line among `lines` (of `events.jsonl`): its conversation
+/// id, model and permission mode.
+pub fn init_line(lines: impl IntoIterator<Item = String>) -> Option<serde_json::Value> {
+    lines
+        .into_iter()
+        .filter(|line| line.contains("\"init\""))
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .find(|v| v["type"] == "system" && v["subtype"] == "init")
 }
 
 /// Every background session under `robota_home`, newest first.

@@ -143,11 +143,7 @@ fn read_events(dir: &SessionDir, offset: Option<u64>) -> std::io::Result<Vec<Str
 /// The state the client starts from: the background session's, then what its
 /// `system/init` line says.
 fn initial_state(history: &[String], state: &State) -> SessionState {
-    let init = history
-        .iter()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|v| v["type"] == "system" && v["subtype"] == "init")
-        .unwrap_or(Value::Null);
+    let init = registry::init_line(history.iter().cloned()).unwrap_or(Value::Null);
     let text = |key: &str| init[key].as_str().map(str::to_string);
     SessionState {
         session_id: text("session_id").unwrap_or_else(|| state.id.clone()),
