@@ -26,7 +26,9 @@
 //!   `eval "$(echo rm) x"`) asks as before: no need to count on the kernel there.
 //! - Any other program rule (`Bash(curl:*)`, `Bash(git push:*)`) or any Bash **ask** rule
 //!   keeps today's behaviour: opaque code asks (and is refused where nobody can be asked).
-//! - Without kernel confinement (no Landlock or no user namespaces) nothing is relaxed.
+//! - Without kernel confinement (no Landlock or no user namespaces) nothing is relaxed;
+//!   on macOS (Seatbelt) the program rules are not relaxed either: withholding the remove
+//!   rights is the Landlock backend's.
 //!
 //! Commands the analyzer reads are judged as before: `rm f` is still denied by
 //! `Bash(rm:*)`, `x=rm; $x f` still asks; `unlink f` or `find -delete` under `Bash(rm:*)`

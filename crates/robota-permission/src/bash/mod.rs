@@ -147,7 +147,12 @@ impl<'a> JudgedLine<'a> {
             .collect();
         let kernel_confines =
             policy.confinement(command, call.input) != crate::Confinement::Unconfined;
-        let kernel_stands_in = kernel_guard::kernel_stands_in(kernel_confines, &deny, &ask);
+        let kernel_stands_in = kernel_guard::kernel_stands_in(
+            // Withholding the remove rights is the Landlock backend's (Linux).
+            policy.sandbox.files_guard && kernel_confines,
+            &deny,
+            &ask,
+        );
         JudgedLine {
             policy,
             call,
