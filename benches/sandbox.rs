@@ -3,7 +3,9 @@
 //! and sandboxed with Read deny rules whose glob is resolved by walking a working
 //! directory of 2,000 files at every call, and with allowed domains (the proxy's relay is
 //! started by exec for each command: this bench binary dispatches to it first thing in
-//! `main`). The difference is what the sandbox adds.
+//! `main`); and in bypass mode with deny rules, where the call runs in the filesystem-only
+//! confinement (the same walk, binds and Landlock, no network namespace). The difference
+//! is what the sandbox adds.
 //!
 //! `cargo bench --bench sandbox -- [RUNS]` (default 200). Prints median and p95 per case.
 
@@ -82,6 +84,24 @@ fn sandboxed_with(dir: &std::path::Path, deny: &str, domains: &[&str]) -> BashTo
     bash
 }
 
+/// The filesystem-only confinement of bypass mode: the machine can confine, the mode
+/// puts no call in the sandbox, and `deny` rules are present.
+fn files_only(dir: &std::path::Path, deny: &str) -> BashTool {
+    let bash = BashTool::new(dir);
+    let sandbox = SandboxPolicy {
+        available: true,
+        files_guard: true,
+        ..SandboxPolicy::default()
+    };
+    let policy = PermissionPolicy {
+        deny: PermissionRule::parse_list(deny),
+        sandbox,
+        ..PermissionPolicy::new(PermissionMode::BypassPermissions)
+    };
+    bash.sandboxed_by(Arc::new(Mutex::new(policy)));
+    bash
+}
+
 fn main() {
     robota::tools::sandbox::relay::run_if_requested();
     let runs: usize = std::env::args()
@@ -128,10 +148,20 @@ fn main() {
             runs,
         ),
     );
+    let bypass = report(
+        "Bash `true`, bypass: files only, Read(.env) Bash(rm:*)",
+        time_calls(
+            &rt,
+            &files_only(dir.path(), "Read(.env) Bash(rm:*)"),
+            dir.path(),
+            runs,
+        ),
+    );
     println!(
-        "sandbox start-up cost per call (median difference): {:.3} ms; with the deny-rule walk: {:.3} ms; with the domain proxy's relay: {:.3} ms",
+        "sandbox start-up cost per call (median difference): {:.3} ms; with the deny-rule walk: {:.3} ms; with the domain proxy's relay: {:.3} ms; bypass's filesystem-only confinement with deny rules: {:.3} ms",
         (boxed.as_secs_f64() - plain.as_secs_f64()) * 1000.0,
         (walked.as_secs_f64() - plain.as_secs_f64()) * 1000.0,
-        (proxied.as_secs_f64() - plain.as_secs_f64()) * 1000.0
+        (proxied.as_secs_f64() - plain.as_secs_f64()) * 1000.0,
+        (bypass.as_secs_f64() - plain.as_secs_f64()) * 1000.0
     );
 }

@@ -541,5 +541,14 @@ fn sandbox_status(policy: &crate::core::permission::PermissionPolicy) -> Value {
         "allowedDomains": policy.sandbox.settings.proxied_domains(),
         "backend": support.map(|s| s.backend.name()),
         "unavailableReason": support.and_then(|s| s.missing.clone()),
+        // How an ordinary Bash call is confined in this mode and in each: "sandbox",
+        // "filesystem" (deny rules and protected files only) or "rules-only" (the
+        // fallback: the command analyzer alone).
+        "confinement": policy.mode_confinement().name(),
+        "confinementByMode": policy
+            .confinement_by_mode()
+            .into_iter()
+            .map(|(mode, c)| (mode.as_str().to_string(), json!(c.name())))
+            .collect::<serde_json::Map<_, _>>(),
     })
 }

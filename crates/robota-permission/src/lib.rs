@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use bash::REMOVING_PROGRAMS;
 pub use mode::PermissionMode;
 pub use path_denial::PathDenial;
 pub use paths::{AnchorCache, ResolvedPath, fold};
@@ -37,8 +38,8 @@ pub use protected::ProtectedPaths;
 pub use risk::RiskClass;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use sandbox::{
-    DISABLE_SANDBOX_FIELD, SandboxFilesystemSection, SandboxNetworkSection, SandboxPolicy,
-    SandboxSection, SandboxSettings, asks_to_leave,
+    Confinement, DISABLE_SANDBOX_FIELD, SandboxFilesystemSection, SandboxNetworkSection,
+    SandboxPolicy, SandboxSection, SandboxSettings, asks_to_leave,
 };
 pub use suggest::suggested_rule;
 

@@ -210,6 +210,37 @@ pub struct SandboxPolicy {
     /// Files read-only inside the sandbox wherever they are (the settings files robota
     /// and Claude Code read), besides the protected paths of each working directory.
     pub protected: Vec<PathBuf>,
+    /// Whether this machine runs the filesystem-only confinement ([`Confinement::Files`]):
+    /// checked whatever the `sandbox` settings say, since it guards the deny rules and
+    /// the protected files, not the sandbox's own limits.
+    pub files_guard: bool,
+}
+
+/// How the kernel confines one Bash call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// The full sandbox: writes only in the working directories, `$TMPDIR` and
+    /// `allowWrite`, no network unless allowed, denied files hidden, protected files and
+    /// Edit-denied ones read-only.
+    Sandbox,
+    /// Filesystem only (bypass mode, and commands run outside the sandbox): what Read
+    /// rules deny is hidden and the protected files and what Edit rules deny are
+    /// read-only; nothing else is limited.
+    Files,
+    /// None: the kernel cannot confine commands here; the permission rules (the
+    /// command analyzer) are the only guard.
+    Unconfined,
+}
+
+impl Confinement {
+    /// The name `system/init` and `/doctor` show.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Confinement::Sandbox => "sandbox",
+            Confinement::Files => "filesystem",
+            Confinement::Unconfined => "rules-only",
+        }
+    }
 }
 
 impl SandboxPolicy {
@@ -228,6 +259,44 @@ pub fn asks_to_leave(input: Option<&Value>) -> bool {
 }
 
 impl PermissionPolicy {
+    /// How the kernel confines the Bash call with this command and input: the full
+    /// sandbox when the policy puts it there, else the filesystem-only confinement where
+    /// the machine runs it, else nothing.
+    pub fn confinement(&self, command: &str, input: Option<&Value>) -> Confinement {
+        if self.sandboxes(command, input) {
+            Confinement::Sandbox
+        } else if self.sandbox.files_guard {
+            Confinement::Files
+        } else {
+            Confinement::Unconfined
+        }
+    }
+
+    /// How an ordinary Bash call (one that does not ask to leave the sandbox) is confined
+    /// in the policy's mode.
+    pub fn mode_confinement(&self) -> Confinement {
+        self.confinement("", None)
+    }
+
+    /// Which confinement an ordinary Bash call gets in each mode, under these settings
+    /// on this machine.
+    pub fn confinement_by_mode(&self) -> Vec<(PermissionMode, Confinement)> {
+        PermissionMode::ALL
+            .iter()
+            .map(|mode| {
+                let mut probe = self.clone();
+                probe.mode = *mode;
+                (*mode, probe.mode_confinement())
+            })
+            .collect()
+    }
+
+    /// Whether the Bash call runs without the right to remove files: a deny rule names a
+    /// removing program (`Bash(rm:*)`) and the line is code the analyzer cannot read.
+    pub fn bash_withholds_removal(&self, call: &CallFacts<'_>) -> bool {
+        super::bash::withholds_removal(self, call)
+    }
+
     /// Whether the Bash call with this input and command runs inside the sandbox.
     pub fn sandboxes(&self, command: &str, input: Option<&Value>) -> bool {
         self.sandbox.active_in(self.mode)

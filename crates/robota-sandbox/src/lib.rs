@@ -15,6 +15,16 @@
 //!   says so once (`system/init`'s `sandbox`, `/doctor`), and the permission rules are the
 //!   only guard.
 //!
+//! # Two confinements
+//! Inside the sandbox ([`SandboxSpec::for_policy`]) a command writes only where it is
+//! given and reaches no network. Outside it — bypass mode, `excludedCommands`, a command
+//! allowed to leave it — Bash calls still run under the kernel on Linux, in the
+//! **filesystem-only** confinement ([`SandboxSpec::files_only`]): the same namespaces,
+//! binds and Landlock domain, but writable everywhere and with the network, so that only
+//! the user's word holds: what Read deny rules name is hidden, the protected files and
+//! what Edit deny rules name are read-only. Deny rules and protected files are the
+//! user's; bypass means "do not ask me", not "ignore my rules".
+//!
 //! With `sandbox.network.allowedDomains`, both backends send the command's traffic
 //! through the same domain proxy ([`proxy`]) over a relay ([`relay`]): inside the Linux
 //! network namespace at `127.0.0.1:3128`, on macOS at a loopback port of its own that the
@@ -50,8 +60,21 @@ use std::sync::{Arc, OnceLock};
 
 use robota_permission::{PathFamily, PermissionPolicy};
 
-/// Protected paths in each working directory: read-only inside the sandbox.
-const PROTECTED_IN_WORKING_DIRS: [&str; 4] = [".git/hooks", ".git/config", ".claude", ".robota"];
+/// Protected paths in each working directory: read-only inside the sandbox (and in the
+/// filesystem-only confinement).
+const PROTECTED_IN_WORKING_DIRS: [&str; 6] = [
+    ".git/hooks",
+    ".git/config",
+    ".git/commondir",
+    ".claude",
+    ".robota",
+    ".mcp.json",
+];
+
+/// The environment variable that makes a debug build behave as if this machine could not
+/// run the sandbox (its value is the reason given): how tests see the fallback on a
+/// machine that has Landlock. Release builds ignore it.
+pub const SIMULATE_MISSING_ENV: &str = "ROBOTA_TEST_SANDBOX_MISSING";
 
 /// How this build confines sandboxed commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +133,14 @@ impl Support {
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(|| {
+        #[cfg(debug_assertions)]
+        if let Ok(why) = std::env::var(SIMULATE_MISSING_ENV) {
+            return Support {
+                backend: Backend::None,
+                landlock_abi: 0,
+                missing: Some(why),
+            };
+        }
         #[cfg(target_os = "linux")]
         let (landlock_abi, checked) = {
             let abi = linux::landlock_abi();
@@ -229,6 +260,13 @@ pub struct SandboxSpec {
     /// this program, which must then call [`relay::run_if_requested`] first thing in
     /// `main`.
     pub relay_program: Option<PathBuf>,
+    /// Writable everywhere but what `hidden` and `read_only` name (the filesystem-only
+    /// confinement); `writable` then only says where renames are guarded by pinning.
+    pub write_everywhere: bool,
+    /// No file or directory may be removed or renamed away anywhere but the sandbox's
+    /// private temp directory (a `Bash(rm:*)`-style deny rule standing in for opaque
+    /// code, see `robota_permission::REMOVING_PROGRAMS`).
+    pub no_removal: bool,
 }
 
 impl SandboxSpec {
@@ -243,6 +281,41 @@ impl SandboxSpec {
         dirs: &SandboxDirs,
         extra_writable: &[PathBuf],
     ) -> SandboxSpec {
+        let mut spec = SandboxSpec::guarding(policy, session_dir, run_dir, dirs, extra_writable);
+        let settings = &policy.sandbox.settings;
+        spec.writable.extend(settings.allow_write.iter().cloned());
+        spec.network = settings.network_allowed();
+        spec
+    }
+
+    /// The filesystem-only confinement a Bash call gets outside the full sandbox (bypass
+    /// mode, excluded commands, commands allowed to leave it): what Read deny rules and
+    /// `filesystem.denyRead` name hidden, the protected paths and what Edit deny rules and
+    /// `filesystem.denyWrite` name read-only; writable everywhere else, network on.
+    pub fn files_only(
+        policy: &PermissionPolicy,
+        session_dir: &Path,
+        run_dir: &Path,
+        dirs: &SandboxDirs,
+        extra_writable: &[PathBuf],
+    ) -> SandboxSpec {
+        let mut spec = SandboxSpec::guarding(policy, session_dir, run_dir, dirs, extra_writable);
+        spec.write_everywhere = true;
+        spec.network = true;
+        spec
+    }
+
+    /// What both confinements share: the working and temp directories writable, the
+    /// denied and protected paths hidden or read-only. A protected path holding a working
+    /// directory (a project inside `$ROBOTA_HOME`) is left out: it would make the project
+    /// read-only.
+    fn guarding(
+        policy: &PermissionPolicy,
+        session_dir: &Path,
+        run_dir: &Path,
+        dirs: &SandboxDirs,
+        extra_writable: &[PathBuf],
+    ) -> SandboxSpec {
         let settings = &policy.sandbox.settings;
         let working: Vec<PathBuf> = policy
             .working_dirs(session_dir)
@@ -251,7 +324,6 @@ impl SandboxSpec {
             .collect();
         let mut writable = working.clone();
         writable.push(dirs.tmp.clone());
-        writable.extend(settings.allow_write.iter().cloned());
         writable.extend(extra_writable.iter().cloned());
         let mut hidden = policy.denied_paths(session_dir, PathFamily::Read);
         hidden.extend(settings.deny_read.iter().cloned());
@@ -260,15 +332,20 @@ impl SandboxSpec {
         for dir in &working {
             read_only.extend(PROTECTED_IN_WORKING_DIRS.iter().map(|p| dir.join(p)));
         }
-        read_only.extend(policy.sandbox.protected.iter().cloned());
+        read_only.extend(
+            policy
+                .sandbox
+                .protected
+                .iter()
+                .filter(|p| !working.iter().any(|w| w.starts_with(p)))
+                .cloned(),
+        );
         SandboxSpec {
             cwd: run_dir.to_path_buf(),
             writable,
             hidden,
             read_only,
-            network: settings.network_allowed(),
-            proxy_socket: None,
-            relay_program: None,
+            ..SandboxSpec::default()
         }
     }
 }
@@ -371,6 +448,14 @@ const SANDBOX_SYMPTOMS: [&str; 9] = [
     "CONNECT tunnel failed",
     "sandbox.network.allowedDomains",
 ];
+
+/// The note a failed command's result gets under the filesystem-only confinement when
+/// its output looks like the confinement stopped it.
+pub fn files_guard_hint(output: &str) -> Option<&'static str> {
+    SANDBOX_SYMPTOMS[..3].iter().any(|s| output.contains(s)).then_some(
+        "(This command ran under robota's file guard: files the Read deny rules name are hidden, and the protected files (settings, .claude/, .git/hooks, .git/config, .mcp.json, robota's home) and those the Edit deny rules name are read-only; with a Bash(rm)-style deny rule, code robota cannot read in advance may not remove files. These are the user's rules; do not try to work around them.)",
+    )
+}
 
 /// The note a failed sandboxed command's result gets when its output looks like the
 /// sandbox stopped it.

@@ -26,6 +26,10 @@
 //!    and `/proc/PID/root` of processes outside the sandbox (so robota's view of the
 //!    files cannot be borrowed); from ABI 6 signals and abstract sockets are scoped.
 //!
+//! The filesystem-only confinement (`SandboxSpec::write_everywhere`) is the same with
+//! the network namespace left out and Landlock granting every right under `/`; with
+//! `no_removal` the remove rights are withheld everywhere but the private temp directory.
+//!
 //! Namespaces alone cannot confine writes everywhere but a few places; Landlock alone
 //! cannot take back part of a tree it granted (a denied file inside the working
 //! directory). Both are needed, so the sandbox is "available" only when both work —
@@ -112,7 +116,7 @@ fn probe(abi: u32) -> Result<(), ProbeError> {
         read_only: Vec::new(),
         network: false,
         proxy_socket: None,
-        relay_program: None,
+        ..SandboxSpec::default()
     };
     let _ = std::fs::write(dirs.tmp.join("probe-hidden"), "");
     let plan = Arc::new(prepare_with(&spec, &dirs, abi).map_err(ProbeError::Prepare)?);
@@ -177,11 +181,19 @@ pub(crate) fn prepare_with(
         found
     };
     let writable = existing(&spec.writable);
-    let hidden = existing(&spec.hidden);
+    let mut hidden = existing(&spec.hidden);
+    // A path inside a hidden directory is hidden with it (and cannot be bound over once
+    // its directory is: the placeholder has no such entry).
+    let nested: Vec<PathBuf> = hidden
+        .iter()
+        .filter(|p| hidden.iter().any(|h| h != *p && p.starts_with(h)))
+        .cloned()
+        .collect();
+    hidden.retain(|p| !nested.contains(p));
     // Read-only binds matter only where writing would otherwise be allowed.
     let read_only: Vec<PathBuf> = existing(&spec.read_only)
         .into_iter()
-        .filter(|p| writable.iter().any(|w| p.starts_with(w)))
+        .filter(|p| spec.write_everywhere || writable.iter().any(|w| p.starts_with(w)))
         .filter(|p| !hidden.iter().any(|h| p.starts_with(h)))
         .collect();
     // Every directory between a writable root and a hidden or read-only path is pinned
@@ -227,31 +239,7 @@ pub(crate) fn prepare_with(
             },
         });
     }
-    let read = kernel::read_rights(abi);
-    let all = kernel::fs_rights(abi);
-    let mut rules = vec![(c_path(Path::new("/"))?, read)];
-    for path in &writable {
-        let rights = if path.is_dir() {
-            all
-        } else {
-            all & kernel::FS_FILE_RIGHTS
-        };
-        rules.push((c_path(path)?, rights));
-    }
-    for device in WRITABLE_DEVICES {
-        rules.push((
-            c_path(Path::new(device))?,
-            (kernel::FS_READ_FILE
-                | kernel::FS_WRITE_FILE
-                | kernel::FS_TRUNCATE
-                | kernel::FS_IOCTL_DEV)
-                & all,
-        ));
-    }
-    rules.push((
-        c_path(Path::new("/dev/pts"))?,
-        (read | kernel::FS_WRITE_FILE) & all,
-    ));
+    let rules = landlock_rules(spec, &writable, dirs, abi)?;
     let cwd = spec.cwd.canonicalize().unwrap_or_else(|_| spec.cwd.clone());
     let relay = match &spec.proxy_socket {
         Some(socket) if !spec.network => Some(
@@ -284,4 +272,52 @@ pub(crate) fn prepare_with(
         },
         env,
     })
+}
+
+/// The Landlock rules: read (or, writing everywhere, every right) under `/`, every right
+/// in the writable places, the writable devices. With `no_removal` the remove rights
+/// (and renaming away, which needs them) are granted only in the sandbox's temp directory.
+fn landlock_rules(
+    spec: &SandboxSpec,
+    writable: &[PathBuf],
+    dirs: &SandboxDirs,
+    abi: u32,
+) -> std::io::Result<Vec<(CString, u64)>> {
+    let read = kernel::read_rights(abi);
+    let every = kernel::fs_rights(abi);
+    let all = if spec.no_removal {
+        every & !(kernel::FS_REMOVE_DIR | kernel::FS_REMOVE_FILE)
+    } else {
+        every
+    };
+    let root = if spec.write_everywhere { all } else { read };
+    let mut rules = vec![(c_path(Path::new("/"))?, root)];
+    for path in writable {
+        let rights = if path.is_dir() {
+            all
+        } else {
+            all & kernel::FS_FILE_RIGHTS
+        };
+        rules.push((c_path(path)?, rights));
+    }
+    if spec.no_removal
+        && let Ok(tmp) = dirs.tmp.canonicalize()
+    {
+        rules.push((c_path(&tmp)?, every));
+    }
+    for device in WRITABLE_DEVICES {
+        rules.push((
+            c_path(Path::new(device))?,
+            (kernel::FS_READ_FILE
+                | kernel::FS_WRITE_FILE
+                | kernel::FS_TRUNCATE
+                | kernel::FS_IOCTL_DEV)
+                & every,
+        ));
+    }
+    rules.push((
+        c_path(Path::new("/dev/pts"))?,
+        (read | kernel::FS_WRITE_FILE) & every,
+    ));
+    Ok(rules)
 }

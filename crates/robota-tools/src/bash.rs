@@ -24,9 +24,11 @@ use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
 use super::sandbox::proxy::{DomainCheck, DomainProxy, domain_allowed};
-use super::sandbox::{PreparedSandbox, SandboxDirs, SandboxSpec, failure_hint, prepare};
+use super::sandbox::{
+    PreparedSandbox, SandboxDirs, SandboxSpec, failure_hint, files_guard_hint, prepare,
+};
 use super::shell_process::{Ending, ShellScript};
-use robota_core::permission::{DISABLE_SANDBOX_FIELD, PermissionPolicy};
+use robota_core::permission::{CallFacts, Confinement, DISABLE_SANDBOX_FIELD, PermissionPolicy};
 use robota_core::{RiskClass, Tool, ToolContext, ToolOutput};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -100,9 +102,10 @@ impl BashTool {
         self.policy.set(policy).is_ok()
     }
 
-    /// The sandbox for `command` (input `input`) run from `run_dir`, when the policy puts
-    /// it in one. `Err` when the sandbox should apply but cannot be prepared: the command
-    /// does not run.
+    /// The confinement for `command` (input `input`) run from `run_dir`: the full sandbox
+    /// when the policy puts it in one, else the filesystem-only confinement where the
+    /// machine runs it (`Confinement`). `Err` when it should apply but cannot be
+    /// prepared: the command does not run.
     fn sandbox_for(
         &self,
         command: &str,
@@ -110,12 +113,13 @@ impl BashTool {
         session_dir: &Path,
         run_dir: &Path,
         background: bool,
-    ) -> Result<Option<Arc<PreparedSandbox>>, ToolFailure> {
+    ) -> Result<Option<(Arc<PreparedSandbox>, Confinement)>, ToolFailure> {
         let Some(policy) = self.policy.get() else {
             return Ok(None);
         };
         let policy = policy.lock().map(|p| p.clone()).unwrap_or_default();
-        if !policy.sandboxes(command, Some(input)) {
+        let confinement = policy.confinement(command, Some(input));
+        if confinement == Confinement::Unconfined {
             return Ok(None);
         }
         let dirs = self
@@ -128,8 +132,20 @@ impl BashTool {
         } else {
             Vec::new()
         };
-        let mut spec = SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra);
-        if policy.sandbox.settings.proxied_domains().is_some() {
+        let mut spec = if confinement == Confinement::Sandbox {
+            SandboxSpec::for_policy(&policy, session_dir, run_dir, dirs, &extra)
+        } else {
+            SandboxSpec::files_only(&policy, session_dir, run_dir, dirs, &extra)
+        };
+        let call = CallFacts {
+            shell_dir: Some(run_dir),
+            input: Some(input),
+            ..CallFacts::new("Bash", RiskClass::Execute, Some(command), session_dir)
+        };
+        spec.no_removal = policy.bash_withholds_removal(&call);
+        if confinement == Confinement::Sandbox
+            && policy.sandbox.settings.proxied_domains().is_some()
+        {
             let proxy =
                 self.proxy
                     .get_or_init(|| {
@@ -154,7 +170,7 @@ impl BashTool {
             spec.proxy_socket = Some(proxy.socket().to_path_buf());
         }
         prepare(&spec, dirs)
-            .map(|p| Some(Arc::new(p)))
+            .map(|p| Some((Arc::new(p), confinement)))
             .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))
     }
 
@@ -256,10 +272,11 @@ impl BashTool {
         let (cwd, note) = self.working_dir(ctx);
         // The host's terminal is the client's business: no sandbox there.
         let local = background || self.host.terminal.is_none();
-        let sandbox = if local {
+        let (sandbox, confinement) = if local {
             self.sandbox_for(command, raw, &ctx.cwd, &cwd, background)?
+                .unzip()
         } else {
-            None
+            (None, None)
         };
 
         if background {
@@ -324,9 +341,13 @@ impl BashTool {
         }
         let status = local_status(run.ending, timeout_ms);
         let mut output = render(note, &[&stdout, &run.stderr], status);
-        if sandbox.is_some()
-            && output.is_error
-            && let Some(hint) = failure_hint(&output.content)
+        let hint = match confinement {
+            Some(Confinement::Sandbox) => failure_hint(&output.content),
+            Some(_) => files_guard_hint(&output.content),
+            None => None,
+        };
+        if output.is_error
+            && let Some(hint) = hint
         {
             output.content.push('\n');
             output.content.push_str(hint);

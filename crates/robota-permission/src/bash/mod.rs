@@ -19,6 +19,7 @@ mod file_args;
 mod getopt;
 mod git_config;
 mod git_globals;
+mod kernel_guard;
 mod opacity;
 mod programs;
 mod readonly;
@@ -38,6 +39,7 @@ use analysis::{Access, Analysis};
 use file_args::FileUse;
 use tree::CommandNode;
 
+pub use kernel_guard::REMOVING_PROGRAMS;
 pub(super) use suggest::suggested_rules;
 
 pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdict {
@@ -74,6 +76,27 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     }
 }
 
+/// Whether the Bash line runs without the right to remove files: a deny rule names a
+/// removing program and the line is code the analyzer cannot read, or copies a denied
+/// program (see `kernel_guard`).
+pub(super) fn withholds_removal(policy: &PermissionPolicy, call: &CallFacts<'_>) -> bool {
+    let deny: Vec<&PermissionRule> = policy
+        .deny
+        .iter()
+        .filter(|r| r.applies_to("Bash", RuleList::Deny))
+        .collect();
+    if !deny.iter().any(|r| kernel_guard::names_removing_program(r)) {
+        return false;
+    }
+    let command = call
+        .argument
+        .or_else(|| call.input_str("command"))
+        .unwrap_or("");
+    let ctx = policy.path_context(call);
+    let analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    !analysis.opaque.is_empty() || names_denied_program(&analysis, deny.into_iter()).is_some()
+}
+
 /// A Bash line as the rules see it: its analysis, the deny and ask rules naming Bash, and
 /// how the deny rules match its commands and files.
 struct JudgedLine<'a> {
@@ -88,6 +111,10 @@ struct JudgedLine<'a> {
     denied_commands: Vec<(&'a PermissionRule, Option<Certainty>)>,
     /// For each file access (by index), the deny rule catching it.
     denied_files: Vec<Option<(&'a PermissionRule, Certainty)>>,
+    /// The kernel confines the call (the sandbox or the filesystem-only confinement).
+    kernel_confines: bool,
+    /// The kernel stands in for every Bash rule (`kernel_guard`): opaque code runs.
+    kernel_stands_in: bool,
 }
 
 impl<'a> JudgedLine<'a> {
@@ -104,7 +131,7 @@ impl<'a> JudgedLine<'a> {
             .iter()
             .filter(|r| r.applies_to("Bash", RuleList::Deny))
             .collect();
-        let ask = policy
+        let ask: Vec<&PermissionRule> = policy
             .ask
             .iter()
             .filter(|r| r.applies_to("Bash", RuleList::Ask))
@@ -118,6 +145,14 @@ impl<'a> JudgedLine<'a> {
             .iter()
             .map(|access| file_rule(&policy.deny, access, &ctx, RuleList::Deny))
             .collect();
+        let kernel_confines =
+            policy.confinement(command, call.input) != crate::Confinement::Unconfined;
+        let kernel_stands_in = kernel_guard::kernel_stands_in(
+            // Withholding the remove rights is the Landlock backend's (Linux).
+            policy.sandbox.files_guard && kernel_confines,
+            &deny,
+            &ask,
+        );
         JudgedLine {
             policy,
             call,
@@ -129,6 +164,8 @@ impl<'a> JudgedLine<'a> {
             ask,
             denied_commands,
             denied_files,
+            kernel_confines,
+            kernel_stands_in,
         }
     }
 
@@ -188,7 +225,11 @@ impl<'a> JudgedLine<'a> {
             });
         }
         for (access, hit) in self.analysis.accesses.iter().zip(&self.denied_files) {
-            if let Some((rule, _)) = hit {
+            if let Some((rule, certainty)) = hit
+                && !(self.kernel_confines
+                    && *certainty == Certainty::Possible
+                    && kernel_guard::hidden_by_kernel(rule))
+            {
                 return Some(Verdict::Ask {
                     reason: format!(
                         "{} might be what rule {rule} denies",
@@ -198,6 +239,8 @@ impl<'a> JudgedLine<'a> {
             }
         }
         if let Some(reason) = self.analysis.opaque.first()
+            && (!self.kernel_stands_in
+                || kernel_guard::text_names_program(self.command, &self.deny))
             && (!self.deny.is_empty() || !self.ask.is_empty())
         {
             return Some(Verdict::Ask {
@@ -208,6 +251,7 @@ impl<'a> JudgedLine<'a> {
         }
         if let Some(rule) =
             names_denied_program(&self.analysis, self.deny.iter().chain(&self.ask).copied())
+            && !self.kernel_stands_in
         {
             return Some(Verdict::Ask {
                 reason: format!("the command copies or links a program that rule {rule} names"),

@@ -177,29 +177,39 @@ fn sandbox_policy(
     let section = settings.values.sandbox.clone().unwrap_or_default();
     let (sandbox, notes) = SandboxSettings::from_section(&section, &paths.cwd, paths.home());
     warnings.extend(notes);
-    let available = sandbox.enabled != Some(false)
-        && {
-            let support = robota_tools::sandbox::support();
-            if let Some(missing) = &support.missing {
-                warnings.push(format!(
-                "the Bash sandbox is not available on this machine ({missing}); commands are checked by the permission rules only"
-            ));
-            }
-            support.available()
-        };
+    // Checked whatever `sandbox.enabled` says: outside the sandbox (bypass mode, excluded
+    // commands) the filesystem-only confinement still guards the deny rules and the
+    // protected files.
+    let support = robota_tools::sandbox::support();
+    if let Some(missing) = &support.missing {
+        warnings.push(format!(
+            "the Bash sandbox is not available on this machine ({missing}); commands are checked by the permission rules only"
+        ));
+    }
     SandboxPolicy {
+        available: sandbox.enabled != Some(false) && support.available(),
+        files_guard: support.available()
+            && support.backend == robota_tools::sandbox::Backend::Landlock,
         settings: sandbox,
-        available,
         protected: sandbox_protected(&paths.robota_home, paths.home()),
     }
 }
 
-/// The settings files a sandboxed command may never write.
+/// What a confined command may never write outside the working directories: robota's
+/// home (settings, `trusted.json`, sessions; its files besides, for a project inside it),
+/// the user's settings files, Claude Code's user file (`mcpServers`) and git's user config.
 fn sandbox_protected(robota_home: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
-    let mut protected = vec![robota_home.join("settings.json")];
+    let mut protected = vec![
+        robota_home.to_path_buf(),
+        robota_home.join("settings.json"),
+        robota_home.join("trusted.json"),
+    ];
     if let Some(home) = user_home {
         protected.push(home.join(".claude/settings.json"));
         protected.push(home.join(".claude/settings.local.json"));
+        protected.push(home.join(".claude.json"));
+        protected.push(home.join(".gitconfig"));
+        protected.push(home.join(".config/git"));
     }
     protected
 }

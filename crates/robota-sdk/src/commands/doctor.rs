@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use robota_core::helper_program::{HelperIo, deadline, run_helper};
 
+use robota_core::permission::{Confinement, PermissionMode};
 use robota_tools::sandbox::{Backend, Support};
 
 use crate::errors::ProviderEndpoint;
@@ -30,6 +31,8 @@ pub(crate) struct DoctorFacts<'a> {
     pub web_search: WebSearchOffer,
     /// Whether and how this machine confines Bash commands.
     pub sandbox: &'a Support,
+    /// The confinement an ordinary Bash call gets in each mode, in this session.
+    pub confinement: Vec<(PermissionMode, Confinement)>,
 }
 
 /// How a session offers web search.
@@ -105,6 +108,7 @@ pub(crate) async fn doctor_report(facts: DoctorFacts<'_>) -> String {
     }
     web_search_check(&mut report, facts.web_search);
     sandbox_check(&mut report, facts.sandbox);
+    confinement_check(&mut report, &facts.confinement);
     for server in &facts.mcp {
         server_check(&mut report, server);
     }
@@ -145,6 +149,23 @@ fn sandbox_check(report: &mut Report, support: &Support) {
         (Some(why), _) => report.warn(&format!(
             "Bash sandbox: none ({why}); commands are checked by the permission rules only"
         )),
+    }
+}
+
+/// Which confinement Bash commands get in each mode: the full sandbox, the
+/// filesystem-only guard (deny rules and protected files), or the rules alone.
+fn confinement_check(report: &mut Report, by_mode: &[(PermissionMode, Confinement)]) {
+    let line = by_mode
+        .iter()
+        .map(|(mode, c)| format!("{mode} {}", c.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if by_mode.iter().any(|(_, c)| *c == Confinement::Unconfined) {
+        report.warn(&format!(
+            "Bash confinement by mode: {line} (rules-only: the deny rules and protected files are guarded by the command analyzer alone, which code it cannot read can get past)"
+        ));
+    } else {
+        report.ok(&format!("Bash confinement by mode: {line}"));
     }
 }
 
@@ -300,6 +321,10 @@ mod tests {
             log: Some(PathBuf::from("/tmp/s.jsonl")),
             web_search: WebSearchOffer::ServerSide,
             sandbox: &SANDBOX_ON,
+            confinement: vec![
+                (PermissionMode::Default, Confinement::Sandbox),
+                (PermissionMode::BypassPermissions, Confinement::Files),
+            ],
         }
     }
 
@@ -314,6 +339,12 @@ mod tests {
         let endpoint = ProviderEndpoint::default();
         let report = doctor_report(facts(&endpoint)).await;
         assert!(report.contains("✓ Bash sandbox: seatbelt"), "{report}");
+        assert!(
+            report.contains(
+                "✓ Bash confinement by mode: default sandbox, bypassPermissions filesystem"
+            ),
+            "{report}"
+        );
         let none = Support {
             backend: Backend::None,
             landlock_abi: 0,
@@ -321,9 +352,14 @@ mod tests {
         };
         let report = doctor_report(DoctorFacts {
             sandbox: &none,
+            confinement: vec![(PermissionMode::BypassPermissions, Confinement::Unconfined)],
             ..facts(&endpoint)
         })
         .await;
+        assert!(
+            report.contains("! Bash confinement by mode: bypassPermissions rules-only"),
+            "{report}"
+        );
         assert!(
             report.contains("! Bash sandbox: none (robota has no sandbox backend for windows); commands are checked by the permission rules only"),
             "{report}"

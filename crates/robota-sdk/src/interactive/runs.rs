@@ -56,6 +56,7 @@ impl Driver {
                     log: self.session.log_path(),
                     web_search: self.web_search_offer(),
                     sandbox: robota_tools::sandbox::support(),
+                    confinement: self.session.policy_snapshot().confinement_by_mode(),
                 };
                 let report = commands::doctor::doctor_report(facts).await;
                 return self.shared.command_ended(id, name, Ok(report));
