@@ -7,6 +7,9 @@
 //! confinement (the same walk, binds and Landlock, no network namespace). The difference
 //! is what the sandbox adds.
 //!
+//! The deny-rule walk is kept between calls while no directory it read changed
+//! (`DeniedWalkCache`); the last case creates a file before each call, so it is redone.
+//!
 //! `cargo bench --bench sandbox -- [RUNS]` (default 200). Prints median and p95 per case.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
@@ -44,6 +47,18 @@ fn time_calls(
     dir: &std::path::Path,
     runs: usize,
 ) -> Vec<Duration> {
+    time_calls_changing(rt, bash, dir, runs, false)
+}
+
+/// [`time_calls`], with a file created in the project before each call when `changing`
+/// (so the deny-rule walk of the last call cannot be reused).
+fn time_calls_changing(
+    rt: &tokio::runtime::Runtime,
+    bash: &BashTool,
+    dir: &std::path::Path,
+    runs: usize,
+    changing: bool,
+) -> Vec<Duration> {
     let ctx = ToolContext {
         cwd: dir.to_path_buf(),
         cancel: CancellationToken::new(),
@@ -54,6 +69,9 @@ fn time_calls(
     };
     let mut samples = Vec::with_capacity(runs);
     for i in 0..=runs {
+        if changing {
+            std::fs::write(dir.join(format!("dir{}/new{i}.txt", i % 20)), "x").unwrap();
+        }
         let started = Instant::now();
         let out = rt.block_on(bash.call(json!({"command": "true"}), &ctx));
         assert!(!out.is_error, "{}", out.content);
@@ -156,6 +174,20 @@ fn main() {
             dir.path(),
             runs,
         ),
+    );
+    let rewalked = report(
+        "  the same, a file created before each call",
+        time_calls_changing(
+            &rt,
+            &files_only(dir.path(), "Read(.env) Bash(rm:*)"),
+            dir.path(),
+            runs,
+            true,
+        ),
+    );
+    println!(
+        "bypass's confinement when the project changed since the last call (the walk redone): {:.3} ms",
+        (rewalked.as_secs_f64() - plain.as_secs_f64()) * 1000.0
     );
     println!(
         "sandbox start-up cost per call (median difference): {:.3} ms; with the deny-rule walk: {:.3} ms; with the domain proxy's relay: {:.3} ms; bypass's filesystem-only confinement with deny rules: {:.3} ms",

@@ -212,6 +212,12 @@ fn write_attacks(p: &Project) -> Vec<(String, std::path::PathBuf)> {
             format!("t=trus; echo '{{\"trusted\":[\"/\"]}}' > {home}/${{t}}ted.json"),
             p.home.join("trusted.json"),
         ),
+        // A benign git config write on the line does not open git's config to the rest.
+        (
+            "git config user.email a@b.c; printf '[alias]\\n\\tpwned = !sh\\n' >> $(echo .git)/config"
+                .to_string(),
+            root.join(".git/config"),
+        ),
     ]
 }
 
@@ -273,6 +279,17 @@ fn benign() -> Vec<(&'static str, String)> {
         ("trap 'echo bye' EXIT", "bye".into()),
         ("git -c color.ui=never log", "init".into()),
         ("cat /usr/bin/rm | wc -c", rm_size.to_string()),
+        // git's config stays writable for git's own hookless config writers.
+        ("git config user.email kernel@example.com", String::new()),
+        ("git config --get user.email", "kernel@example.com".into()),
+        (
+            "git remote add origin https://example.com/r.git",
+            String::new(),
+        ),
+        (
+            "git remote get-url origin",
+            "https://example.com/r.git".into(),
+        ),
     ]
 }
 
@@ -287,7 +304,7 @@ struct Counts {
     failures: Vec<String>,
 }
 
-fn run_mode(mode: &str) -> Counts {
+fn run_mode(mode: &str, env: &[(&str, &str)]) -> Counts {
     let p = setup();
     let writes = write_attacks(&p);
     let reads = read_attacks();
@@ -304,7 +321,7 @@ fn run_mode(mode: &str) -> Counts {
             json!({"file_path": p.root.join("copied/key.txt").display().to_string()}),
         )],
     ];
-    let (out, results, bodies) = run_turns(&p, mode, &turns, &[]);
+    let (out, results, bodies) = run_turns(&p, mode, &turns, env);
     let mut counts = Counts::default();
     if mode == "bypassPermissions" {
         for (command, result) in first.iter().zip(&results) {
@@ -380,15 +397,13 @@ fn run_mode(mode: &str) -> Counts {
     counts
 }
 
-#[test]
-fn deny_rules_and_protected_files_hold_in_every_mode_and_benign_code_runs_in_bypass() {
-    require_kernel!();
-    let all: Vec<(&str, Counts)> = MODES.iter().map(|m| (*m, run_mode(m))).collect();
+/// Prints the counts per mode under `title`.
+fn print_table(title: &str, all: &[(&str, Counts)]) {
     eprintln!(
-        "\n{:<18} {:>16} {:>16} {:>16} {:>16}",
+        "\n{title}\n{:<18} {:>16} {:>16} {:>16} {:>16}",
         "mode", "writes thru/try", "reads thru/try", "rm thru/try", "benign fail/try"
     );
-    for (mode, c) in &all {
+    for (mode, c) in all {
         eprintln!(
             "{mode:<18} {:>16} {:>16} {:>16} {:>16}",
             format!("{}/{}", c.writes.1, c.writes.0),
@@ -397,6 +412,19 @@ fn deny_rules_and_protected_files_hold_in_every_mode_and_benign_code_runs_in_byp
             format!("{}/{}", c.benign.1, c.benign.0),
         );
     }
+}
+
+#[test]
+fn deny_rules_and_protected_files_hold_in_every_mode_and_benign_code_runs_in_bypass() {
+    require_kernel!();
+    // Before: the same attacks against the command analyzer alone (the fallback of a
+    // machine without the kernel's help, and robota before the file guard). Printed for
+    // the record; what it lets through is what the kernel must stop.
+    let missing = [("ROBOTA_TEST_SANDBOX_MISSING", "simulated: rules only")];
+    let before: Vec<(&str, Counts)> = MODES.iter().map(|m| (*m, run_mode(m, &missing))).collect();
+    print_table("the command analyzer alone (before):", &before);
+    let all: Vec<(&str, Counts)> = MODES.iter().map(|m| (*m, run_mode(m, &[]))).collect();
+    print_table("under the kernel:", &all);
     let failures: Vec<&String> = all.iter().flat_map(|(_, c)| &c.failures).collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -450,4 +478,101 @@ fn a_write_the_file_guard_stops_says_why() {
         "{results:#?}"
     );
     assert!(!Path::new(&p.root.join(".claude/settings.json")).exists());
+}
+
+/// `sandbox.fileGuard: false` in the user's own settings runs Bash in bypass without the
+/// guard (an archive of the Read-denied folder, which the analyzer does not see through,
+/// reads it); the same key in an untrusted project's settings is held back, and the guard
+/// holds.
+#[test]
+fn only_the_user_can_turn_the_file_guard_off() {
+    require_kernel!();
+    let read = vec![bash_turn(&["tar cf - secrets | tar xOf -".to_string()])];
+    let p = setup();
+    std::fs::write(
+        p.root.join(".claude/settings.json"),
+        json!({"sandbox": {"fileGuard": false}}).to_string(),
+    )
+    .unwrap();
+    let (out, results, bodies) = run_turns(&p, "bypassPermissions", &read, &[]);
+    assert_eq!(init_of(&out)["sandbox"]["confinement"], "filesystem");
+    assert!(!bodies.contains(SECRET), "{results:#?}");
+
+    let p = setup();
+    let user = p.user_home.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    settings["sandbox"]["fileGuard"] = json!(false);
+    std::fs::write(&user, settings.to_string()).unwrap();
+    let (out, results, bodies) = run_turns(&p, "bypassPermissions", &read, &[]);
+    assert_eq!(init_of(&out)["sandbox"]["confinement"], "rules-only");
+    assert!(bodies.contains(SECRET), "{results:#?}");
+}
+
+/// Issue 24's item 4: a Read-denied file that git tracks is in git's history, out of the
+/// kernel's reach. In every mode, git commands that would print or copy it are refused
+/// (the canary never reaches the model), commands that print names or other paths run,
+/// and the session warns at start that git tracks a denied file.
+#[test]
+fn git_history_does_not_show_a_tracked_denied_file() {
+    require_kernel!();
+    let attacks = [
+        "git show HEAD:secrets/key.txt",
+        "git log -p",
+        "git archive HEAD | tar xOf -",
+        "git grep -h CANARY HEAD",
+        "git cat-file -p HEAD:secrets/key.txt",
+        "git clone -q . ../copy && cat ../copy/secrets/key.txt",
+        "git worktree add -q ../wt && cat ../wt/secrets/key.txt",
+        "git -C secrets/.. show HEAD -- .",
+    ];
+    let benign = [
+        ("git log --oneline", "secret"),
+        ("git show --stat HEAD", "key.txt"),
+        ("git log -p -- README.md", "readme-line"),
+    ];
+    for mode in MODES {
+        let p = setup();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&p.root)
+                .status()
+                .unwrap();
+            assert!(ok.success(), "git {args:?}");
+        };
+        git(&["add", "secrets/key.txt", "README.md"]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "secret",
+        ]);
+        let mut commands: Vec<String> = attacks.iter().map(|c| c.to_string()).collect();
+        commands.extend(benign.iter().map(|(c, _)| c.to_string()));
+        let (out, results, bodies) = run_turns(&p, mode, &[bash_turn(&commands)], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("git tracks 1 file(s) a Read deny rule denies (secrets/key.txt)"),
+            "{mode}: {stderr}"
+        );
+        let leaked = results[..attacks.len()]
+            .iter()
+            .filter(|r| r.contains(SECRET))
+            .count();
+        eprintln!("{mode}: {leaked}/{} git history reads through", attacks.len());
+        assert!(!bodies.contains(SECRET), "{mode}: {results:#?}");
+        if mode == "plan" {
+            continue;
+        }
+        for ((command, want), got) in benign.iter().zip(&results[attacks.len()..]) {
+            assert!(
+                got.contains(want) && !got.starts_with("[error]"),
+                "{mode}: {command}: {got}"
+            );
+        }
+    }
 }

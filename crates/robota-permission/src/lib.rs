@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod bash;
+mod denied_walk;
 mod mode;
 mod path_denial;
 mod path_rules;
@@ -31,6 +32,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use bash::REMOVING_PROGRAMS;
+pub use denied_walk::DeniedWalkCache;
 pub use mode::PermissionMode;
 pub use path_denial::PathDenial;
 pub use paths::{AnchorCache, ResolvedPath, fold};
@@ -38,8 +40,8 @@ pub use protected::ProtectedPaths;
 pub use risk::RiskClass;
 pub use rules::{PathFamily, PermissionRule, RuleList, split_rule_list};
 pub use sandbox::{
-    Confinement, DISABLE_SANDBOX_FIELD, SandboxFilesystemSection, SandboxNetworkSection,
-    SandboxPolicy, SandboxSection, SandboxSettings, asks_to_leave,
+    Confinement, DISABLE_SANDBOX_FIELD, KernelTerms, SandboxFilesystemSection,
+    SandboxNetworkSection, SandboxPolicy, SandboxSection, SandboxSettings, asks_to_leave,
 };
 pub use suggest::suggested_rule;
 
@@ -105,6 +107,12 @@ pub struct PermissionPolicy {
     pub session_start: Option<std::time::SystemTime>,
     /// The Bash sandbox: its settings and whether this machine can run it.
     pub sandbox: SandboxPolicy,
+    /// Files git tracks that a Read deny rule denies (found at start-up): git commands that
+    /// can print them from history or the index are refused (`bash::git_history`).
+    pub git_tracked_denied: Vec<PathBuf>,
+    /// The deny-rule walks of earlier Bash calls, reused while their directories are
+    /// unchanged (shared by every copy of the policy).
+    pub denied_walks: DeniedWalkCache,
 }
 
 /// What the policy looks at for one call.

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::denied_walk::{Walk, walk_denied};
 use super::rules::{Compiled, PathFamily};
-use super::{CallFacts, PathDenial, PermissionMode, PermissionPolicy, Verdict};
+use super::{CallFacts, PermissionMode, PermissionPolicy, Verdict};
 
 /// The Bash input field that asks to run a command outside the sandbox.
 pub const DISABLE_SANDBOX_FIELD: &str = "dangerouslyDisableSandbox";
@@ -35,6 +36,10 @@ pub struct SandboxSection {
     pub filesystem: SandboxFilesystemSection,
     /// `network`.
     pub network: SandboxNetworkSection,
+    /// `fileGuard` (robota's): `false` runs Bash calls outside the sandbox (bypass mode,
+    /// excluded commands) without the kernel's file guard, so set-uid programs (`sudo`)
+    /// work there and the deny rules rest on the command analyzer alone.
+    pub file_guard: Option<bool>,
 }
 
 /// `sandbox.filesystem`: paths as written (`~/`, `//` for absolute, else relative).
@@ -216,6 +221,19 @@ pub struct SandboxPolicy {
     pub files_guard: bool,
 }
 
+/// What the kernel's confinement of one Bash call grants or withholds beyond the policy's
+/// paths.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelTerms {
+    /// No file may be removed: a deny rule names a removing program (`Bash(rm:*)`) and the
+    /// line is code the analyzer cannot read, or copies a denied program.
+    pub no_removal: bool,
+    /// `.git/config` and the user's git config stay writable: the line only runs git
+    /// commands that write git's config and run no hook (`git config user.email …`,
+    /// `git remote add …`), so the protected-files guard has already judged what it writes.
+    pub git_config_writable: bool,
+}
+
 /// How the kernel confines one Bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Confinement {
@@ -291,10 +309,10 @@ impl PermissionPolicy {
             .collect()
     }
 
-    /// Whether the Bash call runs without the right to remove files: a deny rule names a
-    /// removing program (`Bash(rm:*)`) and the line is code the analyzer cannot read.
-    pub fn bash_withholds_removal(&self, call: &CallFacts<'_>) -> bool {
-        super::bash::withholds_removal(self, call)
+    /// What the kernel's confinement of this Bash call grants or withholds beyond the
+    /// policy's paths.
+    pub fn bash_kernel_terms(&self, call: &CallFacts<'_>) -> KernelTerms {
+        super::bash::kernel_terms(self, call)
     }
 
     /// Whether the Bash call with this input and command runs inside the sandbox.
@@ -362,21 +380,36 @@ impl PermissionPolicy {
                 roots.push(base);
             }
         }
-        let mut found = Vec::new();
-        for root in roots {
-            if denial.hides(&root, true) {
-                found.push(root);
-                continue;
+        let key = format!(
+            "{family:?}\n{}\n{}",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            rules
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        self.denied_walks.get_or_walk(key, || {
+            let mut walk = Walk::default();
+            for root in roots {
+                if denial.hides(&root, true) {
+                    walk.found.push(root);
+                    continue;
+                }
+                // Below a real directory (the working directories' real forms are) a path
+                // found by the walk is its own real form; a rule's base named through a
+                // symlink is walked by the names the rule uses, each resolved.
+                let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
+                walk_denied(&root, real, &denial, &mut walk);
             }
-            // Below a real directory (the working directories' real forms are) a path
-            // found by the walk is its own real form; a rule's base named through a
-            // symlink is walked by the names the rule uses, each resolved.
-            let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
-            walk_denied(&root, real, &denial, &mut found);
-        }
-        found.sort();
-        found.dedup();
-        found
+            walk.found.sort();
+            walk.found.dedup();
+            walk
+        })
     }
 
     /// Where an absolute or home-anchored rule's literal part ends (its parent when the
@@ -401,48 +434,6 @@ impl PermissionPolicy {
             base = base.parent()?.to_path_buf();
         }
         (base != Path::new("/")).then_some(base)
-    }
-}
-
-/// Depth-first walk of `root` (`real`: its own real form) collecting what `denial` hides,
-/// bounded.
-fn walk_denied(root: &Path, real: bool, denial: &PathDenial, found: &mut Vec<PathBuf>) {
-    let mut stack = vec![root.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > DENIED_PATH_WALK_LIMIT {
-                tracing::warn!(
-                    "sandbox: stopped looking for denied files under {} after {DENIED_PATH_WALK_LIMIT} entries",
-                    root.display()
-                );
-                return;
-            }
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let is_dir = kind.is_dir();
-            // The walk never follows a symlink, so from a real root only a symlink's own
-            // path needs resolving. A directory whose every entry is denied (`secrets/**`)
-            // is hidden whole.
-            let hidden = if real && !kind.is_symlink() {
-                denial.hides_real(&path, is_dir)
-            } else {
-                denial.hides(&path, is_dir)
-            };
-            if hidden {
-                found.push(path);
-                continue;
-            }
-            if is_dir {
-                stack.push(path);
-            }
-        }
     }
 }
 

@@ -58,7 +58,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use robota_permission::{PathFamily, PermissionPolicy};
+use robota_permission::{KernelTerms, PathFamily, PermissionPolicy};
 
 /// Protected paths in each working directory: read-only inside the sandbox (and in the
 /// filesystem-only confinement).
@@ -70,6 +70,11 @@ const PROTECTED_IN_WORKING_DIRS: [&str; 6] = [
     ".robota",
     ".mcp.json",
 ];
+
+/// Whether `path` is one of git's config files the protected set names.
+fn is_git_config(path: &Path) -> bool {
+    path.ends_with(".git/config") || path.ends_with(".gitconfig") || path.ends_with(".config/git")
+}
 
 /// The environment variable that makes a debug build behave as if this machine could not
 /// run the sandbox (its value is the reason given): how tests see the fallback on a
@@ -305,6 +310,16 @@ impl SandboxSpec {
         spec
     }
 
+    /// Applies what the policy's reading of the command grants or withholds: no removal
+    /// anywhere, or git's config files left writable (the repository's `.git/config`, the
+    /// user's `~/.gitconfig` and `~/.config/git`).
+    pub fn apply(&mut self, terms: KernelTerms) {
+        self.no_removal = terms.no_removal;
+        if terms.git_config_writable {
+            self.read_only.retain(|path| !is_git_config(path));
+        }
+    }
+
     /// What both confinements share: the working and temp directories writable, the
     /// denied and protected paths hidden or read-only. A protected path holding a working
     /// directory (a project inside `$ROBOTA_HOME`) is left out: it would make the project
@@ -449,11 +464,20 @@ const SANDBOX_SYMPTOMS: [&str; 9] = [
     "sandbox.network.allowedDomains",
 ];
 
+/// What set-uid programs say when the confinement's `no_new_privs` stops them (sudo's
+/// words, and the "effective uid" of the other launchers).
+const SET_UID_SYMPTOMS: [&str; 2] = ["no new privileges", "effective uid is not 0"];
+
 /// The note a failed command's result gets under the filesystem-only confinement when
 /// its output looks like the confinement stopped it.
 pub fn files_guard_hint(output: &str) -> Option<&'static str> {
+    if SET_UID_SYMPTOMS.iter().any(|s| output.contains(s)) {
+        return Some(
+            "(This command ran under robota's file guard, where set-uid programs such as sudo gain no privileges. Tell the user: they can run it themselves, or set \"sandbox\": {\"fileGuard\": false} in their own settings (~/.robota/settings.json) to run Bash outside the sandbox without the guard.)",
+        );
+    }
     SANDBOX_SYMPTOMS[..3].iter().any(|s| output.contains(s)).then_some(
-        "(This command ran under robota's file guard: files the Read deny rules name are hidden, and the protected files (settings, .claude/, .git/hooks, .git/config, .mcp.json, robota's home) and those the Edit deny rules name are read-only; with a Bash(rm)-style deny rule, code robota cannot read in advance may not remove files. These are the user's rules; do not try to work around them.)",
+        "(This command ran under robota's file guard: files the Read deny rules name are hidden, and the protected files (settings, .claude/, .git/hooks, .git/config, .mcp.json, robota's home) and those the Edit deny rules name are read-only — `git config`, `git remote add` and `git branch -u` run alone on their line may still write git's config; with a Bash(rm)-style deny rule, code robota cannot read in advance may not remove files. These are the user's rules; do not try to work around them.)",
     )
 }
 
@@ -479,5 +503,16 @@ mod tests {
             assert!(failure_hint(output).is_some(), "{output}");
         }
         assert!(failure_hint("error: test failed, to rerun pass `--lib`").is_none());
+    }
+
+    #[test]
+    fn the_file_guard_names_its_way_out_for_set_uid_programs() {
+        let sudo = "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.";
+        let hint = files_guard_hint(sudo).unwrap_or_default();
+        assert!(hint.contains("\"fileGuard\": false"), "{hint}");
+        let hint =
+            files_guard_hint("bash: .git/hooks/x: Read-only file system").unwrap_or_default();
+        assert!(hint.contains("do not try to work around them"), "{hint}");
+        assert!(files_guard_hint("error: test failed").is_none());
     }
 }

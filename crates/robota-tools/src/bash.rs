@@ -142,7 +142,7 @@ impl BashTool {
             input: Some(input),
             ..CallFacts::new("Bash", RiskClass::Execute, Some(command), session_dir)
         };
-        spec.no_removal = policy.bash_withholds_removal(&call);
+        spec.apply(policy.bash_kernel_terms(&call));
         if confinement == Confinement::Sandbox
             && policy.sandbox.settings.proxied_domains().is_some()
         {

@@ -120,13 +120,13 @@ mod tests {
         ] {
             assert!(runs(&confined, cmd), "{cmd}");
             assert!(!runs(&unconfined, cmd), "{cmd}");
-            assert!(confined.bash_withholds_removal(&bash(cmd)), "{cmd}");
+            assert!(confined.bash_kernel_terms(&bash(cmd)).no_removal, "{cmd}");
         }
         // Read by the analyzer: judged as ever, and run with every right.
         assert!(!runs(&confined, "rm -f x"));
         assert!(!runs(&confined, "x=rm; $x -f victim"));
         assert!(runs(&confined, "ls -la"));
-        assert!(!confined.bash_withholds_removal(&bash("ls -la")));
+        assert!(!confined.bash_kernel_terms(&bash("ls -la")).no_removal);
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod file_args;
 mod getopt;
 mod git_config;
 mod git_globals;
+mod git_history;
 mod kernel_guard;
 mod opacity;
 mod programs;
@@ -76,25 +77,28 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     }
 }
 
-/// Whether the Bash line runs without the right to remove files: a deny rule names a
-/// removing program and the line is code the analyzer cannot read, or copies a denied
-/// program (see `kernel_guard`).
-pub(super) fn withholds_removal(policy: &PermissionPolicy, call: &CallFacts<'_>) -> bool {
-    let deny: Vec<&PermissionRule> = policy
-        .deny
-        .iter()
-        .filter(|r| r.applies_to("Bash", RuleList::Deny))
-        .collect();
-    if !deny.iter().any(|r| kernel_guard::names_removing_program(r)) {
-        return false;
-    }
+/// What the kernel's confinement of the Bash line may grant or withhold beyond the
+/// policy's paths (see `kernel_guard` and `git_config`).
+pub(super) fn kernel_terms(policy: &PermissionPolicy, call: &CallFacts<'_>) -> crate::KernelTerms {
     let command = call
         .argument
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
     let analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
-    !analysis.opaque.is_empty() || names_denied_program(&analysis, deny.into_iter()).is_some()
+    let deny: Vec<&PermissionRule> = policy
+        .deny
+        .iter()
+        .filter(|r| r.applies_to("Bash", RuleList::Deny))
+        .collect();
+    // Opaque code, or a copy of a denied program, under a rule naming a removing program.
+    let no_removal = deny.iter().any(|r| kernel_guard::names_removing_program(r))
+        && (!analysis.opaque.is_empty()
+            || names_denied_program(&analysis, deny.into_iter()).is_some());
+    crate::KernelTerms {
+        no_removal,
+        git_config_writable: git_config::only_config_writers(&analysis),
+    }
 }
 
 /// A Bash line as the rules see it: its analysis, the deny and ask rules naming Bash, and
@@ -187,7 +191,17 @@ impl<'a> JudgedLine<'a> {
                 });
             }
         }
-        None
+        let start_dir = self.call.shell_dir.unwrap_or(self.call.cwd);
+        git_history::reached(&self.analysis, &self.policy.git_tracked_denied, start_dir).map(
+            |(sub, path)| {
+                let shown = path.strip_prefix(start_dir).unwrap_or(&path).display();
+                Verdict::Deny {
+                    reason: format!(
+                        "git {sub} can print {shown} from git's history or index, and a Read deny rule denies that file: limit the command to other paths (`-- src/`) or exclude it (`':!{shown}'`)"
+                    ),
+                }
+            },
+        )
     }
 
     /// What asks: the protected files first (in every mode), then the rules.

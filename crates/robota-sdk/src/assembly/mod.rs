@@ -9,6 +9,7 @@
 //! The stages live beside this file, in the order they run: `permissions`, `toolset`,
 //! `resume`, `prompt`.
 
+mod git_tracked;
 mod lsp;
 mod permissions;
 mod prompt;
@@ -342,7 +343,8 @@ fn assemble_stages(
         (None, Some(resumed)) => resumed.clone(),
         _ => chosen.model.clone(),
     };
-    let policy = rules.into_policy(mode, &settings, &paths, &options, &mut warnings);
+    let mut policy = rules.into_policy(mode, &settings, &paths, &options, &mut warnings);
+    policy.git_tracked_denied = git_tracked::tracked_denied(&policy, &paths.cwd, &mut warnings);
     let read_denial = policy.read_denial(&paths.cwd);
     let definitions = tools.definitions(&paths, &options, read_denial.as_ref(), &mut warnings);
     let built = prompt::build(

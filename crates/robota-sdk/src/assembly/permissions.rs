@@ -188,7 +188,8 @@ fn sandbox_policy(
     }
     SandboxPolicy {
         available: sandbox.enabled != Some(false) && support.available(),
-        files_guard: support.available()
+        files_guard: section.file_guard != Some(false)
+            && support.available()
             && support.backend == robota_tools::sandbox::Backend::Landlock,
         settings: sandbox,
         protected: sandbox_protected(&paths.robota_home, paths.home()),

@@ -276,6 +276,7 @@ const SANDBOX_LOOSENERS: &[(&str, &str, Option<bool>)] = &[
     ("", "enabled", Some(false)),
     ("", "autoAllowBashIfSandboxed", Some(true)),
     ("", "allowUnsandboxedCommands", Some(true)),
+    ("", "fileGuard", Some(false)),
     ("", "excludedCommands", None),
     ("filesystem", "allowWrite", None),
     ("filesystem", "allowRead", None),
