@@ -563,7 +563,10 @@ fn git_history_does_not_show_a_tracked_denied_file() {
             .iter()
             .filter(|r| r.contains(SECRET))
             .count();
-        eprintln!("{mode}: {leaked}/{} git history reads through", attacks.len());
+        eprintln!(
+            "{mode}: {leaked}/{} git history reads through",
+            attacks.len()
+        );
         assert!(!bodies.contains(SECRET), "{mode}: {results:#?}");
         if mode == "plan" {
             continue;

@@ -95,12 +95,21 @@ impl Analysis {
     pub fn of(command: &str, start_dir: &Path, ctx: &PathContext<'_>) -> Self {
         let mut analysis = Analysis::default();
         analysis.read(command, &mut Some(start_dir.to_path_buf()), ctx, 0);
-        let runs_what_it_writes = analysis.executed.iter().any(|run| {
+        let writes = || {
             analysis
                 .accesses
                 .iter()
-                .any(|a| a.use_ == FileUse::Write && may_be_same(run, &a.target))
-        });
+                .filter(|a| a.use_ == FileUse::Write)
+        };
+        let runs_what_it_writes = analysis
+            .executed
+            .iter()
+            .any(|run| writes().any(|a| may_be_same(run, &a.target)))
+            // A makefile, `package.json` or git hook the same line writes.
+            || analysis
+                .implicit
+                .iter()
+                .any(|file| writes().any(|a| may_lie_in(&a.target, file)));
         if runs_what_it_writes {
             analysis.opaque("the command runs a file it writes itself".to_string());
         }
@@ -241,6 +250,14 @@ impl Analysis {
 }
 
 /// Whether two files may be the same one (unknown parts may be anything).
+/// Whether the written `target` may be `file` or lie below it.
+fn may_lie_in(target: &FileTarget, file: &Path) -> bool {
+    match target {
+        FileTarget::Known(t) => t.lexical.starts_with(file) || t.real.starts_with(file),
+        _ => true,
+    }
+}
+
 fn may_be_same(a: &FileTarget, b: &FileTarget) -> bool {
     match (a, b) {
         (FileTarget::Known(a), FileTarget::Known(b)) => a.lexical == b.lexical || a.real == b.real,

@@ -303,6 +303,20 @@ pub(super) fn ssh(node: &mut CommandNode, args: &[Option<String>]) {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         match arg.as_deref() {
+            // A config file (`ProxyCommand`, `LocalCommand`, `Match exec`) runs commands.
+            Some("-F") => {
+                match args.get(i + 1) {
+                    Some(Some(file)) => node.executes.push(file.clone()),
+                    _ => node
+                        .opaque
+                        .push("ssh reads a config file named at run time".to_string()),
+                }
+                i += 2;
+            }
+            Some(a) if a.starts_with("-F") => {
+                node.executes.push(a[2..].to_string());
+                i += 1;
+            }
             Some(a) if VALUED.contains(&a) => i += 2,
             Some(a) if a.starts_with('-') => i += 1,
             _ => break,

@@ -441,3 +441,55 @@ fn a_whole_tool_allow_runs_writes_and_opaque_lines_but_not_past_deny_ask_or_prot
     );
     assert_eq!(verdict(&plan, "python3 -c 'print(1)'"), "deny");
 }
+
+#[test]
+fn program_runners_the_analyzer_once_missed_do_not_get_past_a_program_rule() {
+    let p = policy(PermissionMode::BypassPermissions, "", "", "Bash(rm:*)");
+    let mut through = Vec::new();
+    for cmd in [
+        "setarch x86_64 rm victim",
+        "setarch -R rm victim",
+        "setarch x86_64 -R rm victim",
+        "perf stat rm victim",
+        "perf stat -e cycles -- rm victim",
+        "perf record -o /dev/null rm victim",
+        "perf trace rm victim",
+        "git grep --open-files-in-pager='rm' x",
+        "git grep -O'rm' x",
+        "perl -M'Foo;system(q(rm victim))' -e1",
+        "perl -MPOSIX=x -e1",
+        "node --import='data:text/javascript,require(\"fs\").unlinkSync(\"victim\")' -e 1",
+        "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk -W exec=x.awk",
+        "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk -Wexec=x.awk",
+        "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk --exec x.awk",
+        "ed victim < script",
+        "printf '!rm victim\\n' | ed",
+        "ex -sc '!rm victim' -c q",
+        "vim -Es -c '!rm victim' -c q",
+        "vi -c '!rm victim'",
+        "sqlite3 db '.shell rm victim'",
+        "sqlite3 db '.system rm victim'",
+        "echo '.shell rm victim' | sqlite3 db",
+        "printf 'Host h\\n ProxyCommand rm victim\\n' > cfg; ssh -F cfg h",
+        "printf 'Host h\\n ProxyCommand rm victim\\n' > cfg; ssh -Fcfg h",
+        "ssh -o ProxyCommand='rm victim' host",
+        "echo 'x:;rm victim' > Makefile && make x",
+        "printf '{\"scripts\":{\"test\":\"rm victim\"}}' > package.json && npm test",
+        "echo '{}' > package.json; npm run build",
+    ] {
+        if verdict(&p, cmd) == "allow" {
+            through.push(cmd);
+        }
+    }
+    assert!(through.is_empty(), "{through:#?}");
+    for cmd in [
+        "sqlite3 db 'select 1'",
+        "ed -s victim",
+        "perf list",
+        "setarch --list",
+        "make",
+        "npm test",
+    ] {
+        assert_eq!(verdict(&p, cmd), "allow", "{cmd}");
+    }
+}

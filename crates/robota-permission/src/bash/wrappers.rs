@@ -15,6 +15,9 @@ pub(super) struct Wrapper {
     operands: usize,
     /// Runs the command with other privileges: allow rules must name the wrapper.
     elevates: bool,
+    /// Its operands and options come in any order (`setarch [arch] [options] cmd`, `perf
+    /// <sub> [options] cmd`): every later word may start the command.
+    loose: bool,
 }
 
 pub(super) const fn wrapper(names: &'static [&'static str]) -> Wrapper {
@@ -25,6 +28,7 @@ pub(super) const fn wrapper(names: &'static [&'static str]) -> Wrapper {
         no_command: &[],
         operands: 0,
         elevates: false,
+        loose: false,
     }
 }
 
@@ -301,7 +305,12 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "--mmap-page-zero",
         ],
         operands: 1,
+        loose: true,
         ..wrapper(&["setarch"])
+    },
+    Wrapper {
+        loose: true,
+        ..wrapper(&["perf"])
     },
     Wrapper {
         flags: &["-a", "-s", "-v"],
@@ -324,7 +333,7 @@ pub(super) fn peel(
     start: usize,
 ) -> (Vec<(Vec<Word>, bool)>, Option<usize>) {
     let mut i = start;
-    let mut ambiguous_from = None;
+    let mut ambiguous_from = spec.loose.then_some(start);
     while let Some(word) = words.get(i) {
         let Some(text) = word.as_literal() else {
             ambiguous_from = Some(i);

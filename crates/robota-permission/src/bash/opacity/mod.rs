@@ -34,7 +34,7 @@ pub(super) fn check(name: &str, node: &mut CommandNode, stdin_fed: bool) {
     } else if is_python(name) {
         interpreter(node, args, &["-c"], valued_letters("python"), stdin_fed);
     }
-    by_program(name, node, args);
+    by_program(name, node, args, stdin_fed);
     if SHELL_RUNNERS.contains(&name) {
         opaque(node, "the program runs a command line through a shell");
         let operands: Vec<Option<String>> = args
@@ -95,7 +95,7 @@ fn command_options(name: &str, node: &mut CommandNode, args: &[Option<String>]) 
 }
 
 /// What each program that can run code does with its arguments.
-fn by_program(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
+fn by_program(name: &str, node: &mut CommandNode, args: &[Option<String>], stdin_fed: bool) {
     match name {
         "eval" => {
             opaque(node, "eval runs text as a command");
@@ -160,6 +160,8 @@ fn by_program(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
             );
         }
         "ssh" => ssh(node, args),
+        "ed" | "red" => line_editor(node, stdin_fed),
+        "sqlite3" => sqlite(node, args, stdin_fed),
         _ => {
             if let Some(reason) = runs_elsewhere(name, args) {
                 opaque(node, reason);
@@ -209,11 +211,50 @@ fn awk_or_sed(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
         opaque(node, "the awk or sed program may run commands");
     }
     for i in 0..args.len() {
-        let file =
-            short_value(args, i, 'f', "fFvieElLW").or_else(|| long_value(args, i, "file", 2));
+        let file = short_value(args, i, 'f', "fFvieElLW")
+            .or_else(|| long_value(args, i, "file", 2))
+            .or_else(|| long_value(args, i, "exec", 2))
+            .or_else(|| gawk_w_exec(args, i));
         if let Some(Some(file)) = file {
             node.executes.push(file);
         }
+    }
+}
+
+/// gawk's `-W exec file` / `-Wexec=file` (the program file, read like `-f`).
+fn gawk_w_exec(args: &[Option<String>], i: usize) -> Option<Option<String>> {
+    let value = short_value(args, i, 'W', "fFvieElLW")?;
+    let value = value?;
+    let rest = value.strip_prefix("exec")?;
+    match rest.strip_prefix('=') {
+        Some(file) => Some(Some(file.to_string())),
+        None if rest.is_empty() => Some(args.get(i + 1).cloned().flatten()),
+        None => None,
+    }
+}
+
+/// `ed`/`ex` read their commands from standard input, and `!cmd` runs a shell command.
+fn line_editor(node: &mut CommandNode, stdin_fed: bool) {
+    if stdin_fed {
+        opaque(
+            node,
+            "the editor runs the commands it reads, `!` shell commands included",
+        );
+    }
+}
+
+/// sqlite3's dot-commands run programs (`.shell`, `.system`, `.output |cmd`, `.import
+/// '|cmd'`); so may commands read from standard input or an `-init` file.
+fn sqlite(node: &mut CommandNode, args: &[Option<String>], stdin_fed: bool) {
+    let dot_command = args.iter().any(|a| {
+        a.as_deref()
+            .is_none_or(|a| a.lines().any(|l| l.trim_start().starts_with('.')))
+    });
+    let init = args
+        .iter()
+        .any(|a| matches!(a.as_deref(), Some("-init" | "--init" | "-cmd" | "--cmd")));
+    if stdin_fed || dot_command || init {
+        opaque(node, "sqlite3 runs dot-commands, which can run programs");
     }
 }
 
