@@ -51,7 +51,18 @@ fn setup() -> Project {
     std::fs::create_dir_all(root.join(".claude")).unwrap();
     std::fs::write(root.join(".claude/settings.local.json"), "{}").unwrap();
     std::fs::write(root.join("README.md"), "readme-line here\n").unwrap();
-    for victim in ["victim1.txt", "victim2.txt", "victim3.txt"] {
+    for victim in [
+        "victim1.txt",
+        "victim2.txt",
+        "victim3.txt",
+        "victim4.txt",
+        "victim6.txt",
+        "victim7.txt",
+        "victim8.txt",
+        "victim9.txt",
+        "victim10.txt",
+        "victim11.txt",
+    ] {
         std::fs::write(root.join(victim), "keep me").unwrap();
     }
     std::fs::create_dir_all(root.join("victimdir")).unwrap();
@@ -259,6 +270,34 @@ fn removal_attacks() -> Vec<(String, &'static str)> {
             "node -e 'require(\"fs\").unlinkSync(\"victim3.txt\")'".to_string(),
             "victim3.txt",
         ),
+        // Issue 24's item 9: programs that run what they are given, or what the same
+        // line wrote.
+        ("setarch -R rm victim4.txt".to_string(), "victim4.txt"),
+        (
+            "sqlite3 :memory: '.shell rm victim6.txt'".to_string(),
+            "victim6.txt",
+        ),
+        (
+            "printf '!rm victim7.txt\\nq\\n' | ed -s".to_string(),
+            "victim7.txt",
+        ),
+        (
+            "printf 'Host h\\n ProxyCommand rm victim8.txt\\n' > cfg; ssh -F cfg h".to_string(),
+            "victim8.txt",
+        ),
+        (
+            "printf 'x:\\n\\trm victim9.txt\\n' > Makefile && make -s x".to_string(),
+            "victim9.txt",
+        ),
+        (
+            "printf '{\"scripts\":{\"test\":\"rm victim10.txt\"}}' > package.json && npm test --silent"
+                .to_string(),
+            "victim10.txt",
+        ),
+        (
+            "echo 'BEGIN{system(\"rm victim11.txt\")}' > x.awk; awk -W exec x.awk".to_string(),
+            "victim11.txt",
+        ),
     ]
 }
 
@@ -290,6 +329,13 @@ fn benign() -> Vec<(&'static str, String)> {
             "git remote get-url origin",
             "https://example.com/r.git".into(),
         ),
+        // git's lock files are renamed and removed under `.git` even where opaque code
+        // may remove nothing else (a Bash(rm:*) rule).
+        (
+            "python3 -c 'import subprocess; subprocess.run([\"git\", \"tag\", \"kernel-tag\"], check=True)'",
+            String::new(),
+        ),
+        ("git tag --list", "kernel-tag".into()),
     ]
 }
 

@@ -28,7 +28,8 @@
 //!
 //! The filesystem-only confinement (`SandboxSpec::write_everywhere`) is the same with
 //! the network namespace left out and Landlock granting every right under `/`; with
-//! `no_removal` the remove rights are withheld everywhere but the private temp directory.
+//! `no_removal` the remove rights are withheld everywhere but the private temp directory
+//! and the working directories' `.git` (git's lock files).
 //!
 //! Namespaces alone cannot confine writes everywhere but a few places; Landlock alone
 //! cannot take back part of a tree it granted (a denied file inside the working
@@ -300,10 +301,17 @@ fn landlock_rules(
         };
         rules.push((c_path(path)?, rights));
     }
-    if spec.no_removal
-        && let Ok(tmp) = dirs.tmp.canonicalize()
-    {
-        rules.push((c_path(&tmp)?, every));
+    if spec.no_removal {
+        // The private temp directory, and git's own directory: git writes through lock
+        // files it renames into place or removes, and a lock left behind would stop
+        // every later git command (its protected parts stay read-only binds).
+        let git_dirs = writable
+            .iter()
+            .map(|w| w.join(".git"))
+            .filter(|g| g.is_dir());
+        for dir in dirs.tmp.canonicalize().into_iter().chain(git_dirs) {
+            rules.push((c_path(&dir)?, every));
+        }
     }
     for device in WRITABLE_DEVICES {
         rules.push((

@@ -462,6 +462,7 @@ fn program_runners_the_analyzer_once_missed_do_not_get_past_a_program_rule() {
         "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk -W exec=x.awk",
         "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk -Wexec=x.awk",
         "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk --exec x.awk",
+        "echo 'BEGIN{system(\"rm victim\")}' > x.awk; awk -W exec x.awk",
         "ed victim < script",
         "printf '!rm victim\\n' | ed",
         "ex -sc '!rm victim' -c q",

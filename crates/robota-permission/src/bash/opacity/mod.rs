@@ -221,14 +221,18 @@ fn awk_or_sed(name: &str, node: &mut CommandNode, args: &[Option<String>]) {
     }
 }
 
-/// gawk's `-W exec file` / `-Wexec=file` (the program file, read like `-f`).
+/// `-W exec file` / `-Wexec=file` (gawk, mawk): the program file, read like `-f`.
 fn gawk_w_exec(args: &[Option<String>], i: usize) -> Option<Option<String>> {
-    let value = short_value(args, i, 'W', "fFvieElLW")?;
-    let value = value?;
+    let arg = args.get(i)?.as_deref()?;
+    // The word after `-W exec` (separate) or `-Wexec` (attached) is the file.
+    let (value, next) = match arg {
+        "-W" => (args.get(i + 1)?.as_deref()?, i + 2),
+        _ => (arg.strip_prefix("-W")?, i + 1),
+    };
     let rest = value.strip_prefix("exec")?;
     match rest.strip_prefix('=') {
         Some(file) => Some(Some(file.to_string())),
-        None if rest.is_empty() => Some(args.get(i + 1).cloned().flatten()),
+        None if rest.is_empty() => Some(args.get(next).cloned().flatten()),
         None => None,
     }
 }
