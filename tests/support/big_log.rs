@@ -28,12 +28,17 @@ pub fn summary(k: usize) -> String {
     format!("summary-{k:03} of the turns so far")
 }
 
+/// Bytes of turns after the last boundary of a grown log (the live part of the 9.5 MB log
+/// issue 27 measured).
+pub const LIVE_BYTES: u64 = 240_000;
+
 /// Appends turns to the log at `path` (a real session's, not open elsewhere) until it is
-/// `target` bytes, with `boundaries` compaction boundaries evenly spread through them.
+/// `target` bytes, with `boundaries` compaction boundaries evenly spread through all but
+/// the last [`LIVE_BYTES`] of them.
 pub fn grow(path: &Path, target: u64, boundaries: usize, result_bytes: usize) -> Grown {
     let log = SessionLog::open_append(path, &replay(path).unwrap()).unwrap();
     let start = std::fs::metadata(path).unwrap().len();
-    let step = target.saturating_sub(start) / (boundaries as u64 + 1);
+    let step = target.saturating_sub(start + LIVE_BYTES) / (boundaries.max(1) as u64);
     let mut next_boundary = start + step;
     let (mut turns, mut written_boundaries, mut first_live_turn) = (0, 0, 0);
     let mut size = start;

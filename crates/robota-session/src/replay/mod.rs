@@ -41,11 +41,13 @@ pub struct ReplayedSession {
     pub warnings: Vec<String>,
     /// The uuid of the last message line: the next line's `parentUuid`.
     pub last_uuid: Option<String>,
-    /// Non-empty lines in the file, the header and skipped lines included.
+    /// Non-empty lines read, the header and skipped lines included (a [`resume`] reads only
+    /// the part from the last boundary on, and the state lines before it when it must).
     pub line_count: usize,
     /// Message lines ever written to the file, before and after compaction.
     pub message_lines: usize,
-    /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`).
+    /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`); a
+    /// [`resume`] gathers those of the part it reads, which holds every prompt of the history.
     pub checkpoints: Vec<CheckpointRecord>,
     /// The tokens every answer in the log used, by model (compacted and rewound parts
     /// included: they were paid for), for `/cost` after a resume.
