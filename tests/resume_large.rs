@@ -2,8 +2,8 @@
 //! boundaries resumes with exactly the history after the last one (what the mock receives
 //! is checked), while `/export` still shows the older turns and a rewind to a live message
 //! works; a log far larger than the context window with no boundary at all resumes with its
-//! newest turns behind a notice, records that as a boundary, and the next resume starts
-//! there without a new notice.
+//! newest turns behind a notice, records that as a boundary, and the next resume (and a
+//! fork) starts there without a new notice.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -107,6 +107,7 @@ fn a_log_too_large_for_the_window_resumes_its_newest_turns_behind_a_notice() {
         anthropic::text_turn("seeded"),
         anthropic::text_turn("resumed"),
         anthropic::text_turn("again"),
+        anthropic::text_turn("forked"),
     ]);
     let log = seeded(&p, &server);
     let grown = grow(&log, 3_000_000, 0, 4_000);
@@ -144,4 +145,11 @@ fn a_log_too_large_for_the_window_resumes_its_newest_turns_behind_a_notice() {
     let text = request["messages"].to_string();
     assert_eq!(text.matches("did not fit the context window").count(), 1);
     assert!(text.contains("next") && text.contains("again"));
+
+    // A fork of it (copied line by line) resumes the same way.
+    success(&p.run(&server, &["-c", "--fork-session", "-p", "forked"]));
+    let request = &server.requests()[3].body;
+    assert_eq!(prompts_sent(request), sent);
+    assert!(request["messages"].to_string().contains("forked"));
+    assert_eq!(p.session_logs().len(), 2);
 }
