@@ -42,8 +42,9 @@ pub struct DroppedHistory {
     pub bytes: u64,
     /// The log's size.
     pub log_bytes: u64,
-    /// Messages of the history after the notice that leads it (`messages[0]`); record a
-    /// `compact_boundary` with the notice as its summary, its id, and this many kept.
+    /// Messages of the log kept after the notice that leads the history (`messages[0]`),
+    /// the appended answers to its last calls included; record a `compact_boundary` with
+    /// the notice as its summary, its id, and this many kept.
     pub kept: usize,
     /// The notice's text, the boundary's summary.
     pub summary: String,
@@ -88,9 +89,11 @@ pub fn resume(path: &Path, window_tokens: u64) -> Result<ReplayedSession, LogErr
         .is_partial()
         .then(|| drop_older(builder.messages_mut(), start, len, window_tokens));
     let mut session = builder.finish();
-    // The results answering calls robota stopped during are appended before the boundary.
+    // The results answering the last calls are appended to the log before the boundary;
+    // results filling gaps earlier are not (every replay adds them again).
+    let appended = usize::from(session.unanswered_calls.is_some());
     session.dropped = dropped.map(|dropped| DroppedHistory {
-        kept: session.messages.len().saturating_sub(1),
+        kept: dropped.kept + appended,
         ..dropped
     });
     Ok(session)

@@ -262,3 +262,48 @@ fn a_truncated_last_line_is_skipped_with_a_warning() {
     assert_eq!(resumed.warnings.len(), 1, "{:?}", resumed.warnings);
     assert!(resumed.warnings[0].contains("truncated or corrupt"));
 }
+
+#[test]
+fn a_cut_log_whose_last_call_went_unanswered_records_the_answer_among_the_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let log = new_log(home.path());
+    for n in 0..200 {
+        write_turn(&log, n, 1_000);
+    }
+    log.append_message(&Message::user_text("last prompt"), MessageExtra::default())
+        .unwrap();
+    let call = Message::new(
+        Role::Assistant,
+        vec![Block::ToolUse {
+            id: "toolu_cut".into(),
+            name: "Bash".into(),
+            input: serde_json::json!({"command": "sleep 100"}),
+        }],
+    );
+    log.append_message(&call, MessageExtra::default()).unwrap();
+    let path = log.path().to_path_buf();
+    drop(log);
+    let first = resume(&path, 10_000).unwrap();
+    let dropped = first.dropped.clone().unwrap();
+    assert_eq!(dropped.kept, first.messages.len() - 1);
+    let results = first
+        .unanswered_calls
+        .clone()
+        .expect("the cut call is answered");
+    let log = SessionLog::open_append(&path, &first).unwrap();
+    log.append_message(&results, MessageExtra::default())
+        .unwrap();
+    log.append_event(LogEvent::CompactBoundary {
+        summary: dropped.summary.clone(),
+        uuid: Some(first.messages[0].id.clone()),
+        trigger: Some("resume".into()),
+        pre_tokens: None,
+        post_tokens: None,
+        kept: dropped.kept,
+    })
+    .unwrap();
+    drop(log);
+    let again = resume(&path, 10_000).unwrap();
+    assert_eq!(again.dropped, None);
+    assert_eq!(again.messages, first.messages);
+}
