@@ -10,6 +10,7 @@
 pub mod acp_peer;
 pub mod anthropic;
 pub mod background;
+pub mod big_log;
 pub mod gemini;
 pub mod harness;
 pub mod mitm;

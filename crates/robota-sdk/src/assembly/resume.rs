@@ -8,7 +8,7 @@ use robota_core::Message;
 use robota_core::TodoItem;
 use robota_core::permission::PermissionMode;
 use robota_session::Session;
-use robota_session::log::{MessageExtra, SessionHeader, SessionLog};
+use robota_session::log::{LogEvent, MessageExtra, SessionHeader, SessionLog};
 use robota_session::replay::{self, ReplayedSession};
 use robota_session::store::SessionStore;
 use robota_tools::TodoList;
@@ -58,7 +58,7 @@ pub(super) fn open(
     }
     let store = SessionStore::new(paths.robota_home.clone());
     let mut opened = match &options.resume {
-        Some(from) => resumed(&store, from, paths, options, todos, warnings)?,
+        Some(from) => resumed(&store, from, paths, options, chosen, todos, warnings)?,
         None => fresh(paths, options, chosen)?,
     };
     opened.log = match opened.log.take() {
@@ -111,6 +111,7 @@ fn resumed(
     from: &ResumeFrom,
     paths: &ProjectPaths,
     options: &ProjectOptions,
+    chosen: &ChosenProvider,
     todos: &TodoList,
     warnings: &mut Vec<String>,
 ) -> Result<Opened, AssemblyError> {
@@ -123,7 +124,9 @@ fn resumed(
             ))
         })?,
     };
-    let replayed = replay::replay(&summary.path)?;
+    let window = robota_core::models::lookup(options.model.as_deref().unwrap_or(&chosen.model))
+        .context_window;
+    let replayed = replay::resume(&summary.path, window)?;
     warnings.extend(replayed.warnings.iter().cloned());
     let resumed_todos = replayed.todos.clone().unwrap_or_default();
     if replayed.todos.is_some() {
@@ -132,13 +135,15 @@ fn resumed(
     let (session_id, log) = if options.fork {
         let id = new_session_id(options)?;
         let path = store.fork(&summary.path, &id, &paths.cwd)?;
-        let forked = replay::replay(&path)?;
+        let forked = replay::resume(&path, window)?;
         let log = SessionLog::open_append(&path, &forked)?;
         answer_in_log(&log, &forked, warnings);
+        record_dropped(&log, &forked, warnings);
         (id, log)
     } else {
         let log = SessionLog::open_append(&summary.path, &replayed)?;
         answer_in_log(&log, &replayed, warnings);
+        record_dropped(&log, &replayed, warnings);
         (replayed.header.session_id.clone(), log)
     };
     warn_if_full(&log, warnings);
@@ -229,6 +234,33 @@ fn answer_in_log(log: &SessionLog, replayed: &ReplayedSession, warnings: &mut Ve
         results.content.len()
     ));
     if let Err(e) = log.append_message(results, MessageExtra::default()) {
+        warnings.push(format!("could not record that in the session log: {e}"));
+    }
+}
+
+/// Tells the user that the resumed log's older history did not fit the context window and
+/// was left out, and records that as a compaction boundary (the notice its summary, the
+/// history after it kept) so the next resume starts there and older versions replay the
+/// same history.
+fn record_dropped(log: &SessionLog, replayed: &ReplayedSession, warnings: &mut Vec<String>) {
+    let (Some(dropped), Some(notice)) = (&replayed.dropped, replayed.messages.first()) else {
+        return;
+    };
+    warnings.push(format!(
+        "this session's log is {}, more than the context window holds: the newest {} messages were resumed and the {} before them left out of the conversation (the log keeps them; /export writes the whole session)",
+        replay::human_bytes(dropped.log_bytes),
+        dropped.kept,
+        replay::human_bytes(dropped.bytes),
+    ));
+    let boundary = LogEvent::CompactBoundary {
+        summary: dropped.summary.clone(),
+        uuid: Some(notice.id.clone()),
+        trigger: Some("resume".to_string()),
+        pre_tokens: None,
+        post_tokens: None,
+        kept: dropped.kept,
+    };
+    if let Err(e) = log.append_event(boundary) {
         warnings.push(format!("could not record that in the session log: {e}"));
     }
 }

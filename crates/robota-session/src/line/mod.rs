@@ -6,6 +6,7 @@
 //! `Unknown` and are skipped. Also the one header constructor and the one timestamp format
 //! (RFC 3339 UTC with milliseconds, as Claude Code writes it).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::de::{Deserializer, Error as _};
@@ -496,9 +497,40 @@ pub enum LogEvent {
         /// The hook's reason.
         reason: String,
     },
+    /// What a resume needs of everything before the line, written right after each
+    /// `compact_boundary`, so a resume reads the log from its last boundary on (versions
+    /// that do not know it skip it).
+    ResumeState(ResumeState),
     /// An event this version does not know; never written.
     #[serde(other, skip_serializing)]
     Unknown,
+}
+
+/// The session's state as a `resume_state` event records it: what the lines before it
+/// set, so a resume need not read them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeState {
+    /// The name of the last `rename` (`None`: never named or cleared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The permission mode of the last `mode` event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The model of the last `model` event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The list of the last `todos` event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todos: Option<Vec<TodoItem>>,
+    /// The tokens every answer before the line used, by model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub usage_by_model: BTreeMap<String, Usage>,
+    /// Message lines written before the line.
+    #[serde(default)]
+    pub message_lines: usize,
+    /// The uuid of the last message line before the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_uuid: Option<String>,
 }
 
 /// What the gate decided about a call.

@@ -5,6 +5,7 @@
 //! is redacted, written with one `write_all` and flushed, so a crash loses at most the line
 //! being written. Also where logs live (`project_dir`) and how their files are created.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -13,10 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::diagnostics::Diagnostics;
 use crate::redact::redact;
 use crate::replay::ReplayedSession;
-use robota_core::{Message, TodoItem};
+use robota_core::{Message, TodoItem, Usage};
 
 pub use crate::error::{LogAction, LogError};
-use crate::line::{EventLine, LinePlace, MessageLine, compact_summary_message};
+use crate::line::{EventLine, LinePlace, MessageLine, ResumeState, compact_summary_message};
 pub use crate::line::{LogEvent, LogLine, MessageExtra, SessionHeader, now_rfc3339};
 
 /// Bytes at the end of a log file that the session list reads. The log re-appends the
@@ -35,6 +36,29 @@ pub struct SessionLog {
     state: Mutex<WriterState>,
     /// The replay-grade diagnostics log beside this one, when diagnostics are on.
     diagnostics: Option<Arc<Diagnostics>>,
+    /// The header's model: answers whose line names none count under it.
+    header_model: String,
+}
+
+/// What the writer carries for the `resume_state` line besides the chain and the name.
+#[derive(Debug, Default)]
+struct CarriedState {
+    mode: Option<String>,
+    model: Option<String>,
+    todos: Option<Vec<TodoItem>>,
+    usage_by_model: BTreeMap<String, Usage>,
+}
+
+impl CarriedState {
+    /// Follows an event the log writes.
+    fn follow(&mut self, event: &LogEvent) {
+        match event {
+            LogEvent::Mode { mode } => self.mode = Some(mode.clone()),
+            LogEvent::Model { model } => self.model = Some(model.clone()),
+            LogEvent::Todos { todos } => self.todos = Some(todos.clone()),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -48,6 +72,9 @@ struct WriterState {
     bytes_since_name: u64,
     /// A write failed part way: start the next line on a fresh line.
     broken_line: bool,
+    /// Mode, model, todos and usage as the lines so far set them, for the `resume_state`
+    /// line after each compaction boundary.
+    carried: CarriedState,
     /// The first failed write not yet reported to a client.
     unreported_failure: Option<String>,
 }
@@ -125,6 +152,12 @@ impl SessionLog {
         );
         let mut state = log.lock();
         state.broken_line = broken_line;
+        state.carried = CarriedState {
+            mode: replayed.mode.clone(),
+            model: replayed.model.clone(),
+            todos: replayed.todos.clone(),
+            usage_by_model: replayed.usage_by_model.clone(),
+        };
         // The last rename may lie anywhere in the file: repeat it with the next line.
         state.bytes_since_name = NAME_REAPPEND_AFTER;
         drop(state);
@@ -151,8 +184,10 @@ impl SessionLog {
                 bytes_since_name: 0,
                 broken_line: false,
                 unreported_failure: None,
+                carried: CarriedState::default(),
             }),
             diagnostics: None,
+            header_model: header.model.clone(),
         }
     }
 
@@ -186,6 +221,11 @@ impl SessionLog {
         };
         let line = MessageLine::new(message, extra, place).into_log_line();
         self.write_line(&mut state, &line)?;
+        if let (LogLine::Assistant(line), Some(usage)) = (&line, &message.usage) {
+            let model = line.message.model.as_deref().unwrap_or(&self.header_model);
+            let totals = state.carried.usage_by_model.entry(model.to_string());
+            totals.or_default().add(usage);
+        }
         state.message_lines = seq;
         state.last_uuid = Some(message.id.clone());
         drop(state);
@@ -203,8 +243,29 @@ impl SessionLog {
             state.name = Some(name.clone());
             state.bytes_since_name = 0;
         }
+        state.carried.follow(&event);
+        let boundary = matches!(event, LogEvent::CompactBoundary { .. });
         let line = LogLine::Event(EventLine::new(&self.session_id, event));
-        self.write_line(&mut state, &line)
+        self.write_line(&mut state, &line)?;
+        if boundary {
+            let snapshot = LogEvent::ResumeState(Self::resume_state(&state));
+            let line = LogLine::Event(EventLine::new(&self.session_id, snapshot));
+            self.write_line(&mut state, &line)?;
+        }
+        Ok(())
+    }
+
+    /// The state a resume starting after the current end of the log begins from.
+    fn resume_state(state: &WriterState) -> ResumeState {
+        ResumeState {
+            name: state.name.clone().filter(|name| !name.is_empty()),
+            mode: state.carried.mode.clone(),
+            model: state.carried.model.clone(),
+            todos: state.carried.todos.clone(),
+            usage_by_model: state.carried.usage_by_model.clone(),
+            message_lines: state.message_lines,
+            last_uuid: state.last_uuid.clone(),
+        }
     }
 
     /// Records a rewind (see [`LogEvent::Rewind`]); the next message line's `parentUuid` is

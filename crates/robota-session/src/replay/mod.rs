@@ -3,17 +3,20 @@
 //! recorded (name, mode, model, todos). A truncated or corrupt line anywhere is skipped with
 //! a warning; only a missing or invalid header is an error. Lines and events of kinds this
 //! version does not know (a later version's, another tool's) are skipped quietly.
+//!
+//! [`replay`] reads the whole file (diagnostics, tools that want every line); [`resume`]
+//! (`tail`) reads it from the end back to the last boundary, so its cost follows the live
+//! part, and keeps only what fits the window of a log never compacted; [`whole_history`]
+//! reads everything compactions summarised away, for an export. `build` turns fed lines
+//! into a [`ReplayedSession`]; `prefix` is the state-only pass over older lines.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::error::{LogAction, LogError};
-use crate::line::{LogEvent, LogLine, SessionHeader};
-use crate::repair::answer_orphan_tool_calls;
-use robota_core::{Message, Role, TodoItem, Usage};
+use crate::line::{LogEvent, SessionHeader};
+use robota_core::{Message, TodoItem, Usage};
 
 pub use crate::line::{CONTEXT_SUMMARY_PREFIX, compact_summary_message};
 
@@ -38,11 +41,13 @@ pub struct ReplayedSession {
     pub warnings: Vec<String>,
     /// The uuid of the last message line: the next line's `parentUuid`.
     pub last_uuid: Option<String>,
-    /// Non-empty lines in the file, the header and skipped lines included.
+    /// Non-empty lines read, the header and skipped lines included (a [`resume`] reads only
+    /// the part from the last boundary on, and the state lines before it when it must).
     pub line_count: usize,
     /// Message lines ever written to the file, before and after compaction.
     pub message_lines: usize,
-    /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`).
+    /// The checkpoints of the session's prompts, oldest first (see `sdk::checkpoint`); a
+    /// [`resume`] gathers those of the part it reads, which holds every prompt of the history.
     pub checkpoints: Vec<CheckpointRecord>,
     /// The tokens every answer in the log used, by model (compacted and rewound parts
     /// included: they were paid for), for `/cost` after a resume.
@@ -51,6 +56,9 @@ pub struct ReplayedSession {
     /// (robota stopped while they ran): append it to the log when continuing. Gaps earlier
     /// in the history are filled in `messages` too (see `repair`).
     pub unanswered_calls: Option<Message>,
+    /// Set when [`resume`] left the log's older history out because it did not fit the
+    /// context window: record its boundary when continuing (see [`DroppedHistory`]).
+    pub dropped: Option<DroppedHistory>,
 }
 
 /// A prompt's checkpoint as the log recorded it.
@@ -127,152 +135,31 @@ pub fn whole_history(path: &Path) -> Result<Vec<Message>, LogError> {
     Ok(replay_as(path, Compactions::Ignore)?.messages)
 }
 
-/// Whether a replay replaces the history before a compaction boundary by its summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Compactions {
-    Apply,
-    Ignore,
-}
-
 fn replay_as(path: &Path, compactions: Compactions) -> Result<ReplayedSession, LogError> {
     let bytes = fs::read(path).map_err(|e| LogError::io(path, LogAction::Read, e))?;
     let mut lines = bytes.split(|b| *b == b'\n');
-    let header = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
-        LogError::InvalidHeader {
-            path: path.to_path_buf(),
-            reason,
-        }
-    })?;
-
-    let mut session = ReplayedSession {
-        header,
-        messages: Vec::new(),
-        name: None,
-        mode: None,
-        model: None,
-        todos: None,
-        warnings: Vec::new(),
-        last_uuid: None,
-        line_count: 1,
-        message_lines: 0,
-        checkpoints: Vec::new(),
-        usage_by_model: BTreeMap::new(),
-        unanswered_calls: None,
-    };
-    let mut highest_seq = 0;
+    let header = parse_header(path, lines.next().unwrap_or_default())?;
+    let mut builder = Builder::new(header, compactions);
     for (index, raw) in lines.enumerate() {
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let number = index + 2;
-        session.line_count += 1;
-        let (line, role) = match LogLine::from_slice(raw) {
-            Ok(LogLine::User(line)) => (line, Role::User),
-            Ok(LogLine::Assistant(line)) => (line, Role::Assistant),
-            Ok(LogLine::Event(line)) => {
-                let compaction = matches!(line.event, LogEvent::CompactBoundary { .. });
-                if compaction && compactions == Compactions::Ignore {
-                    continue;
-                }
-                if !CheckpointRecord::apply(&mut session.checkpoints, &line.event, &line.timestamp)
-                {
-                    apply_event(&mut session, line.event);
-                }
-                continue;
-            }
-            // Header repeats and kinds written by other tools or later versions carry
-            // nothing to restore.
-            Ok(LogLine::Session(_) | LogLine::Unknown) => continue,
-            Err(_) => {
-                match unreadable_line(raw) {
-                    Unreadable::Corrupt => session.warnings.push(corrupt_line_warning(number)),
-                    Unreadable::Message { seq } => {
-                        highest_seq = highest_seq.max(seq.unwrap_or(0) as usize);
-                        session.warnings.push(corrupt_line_warning(number));
-                    }
-                    Unreadable::Other => {}
-                }
-                continue;
-            }
-        };
-        if let Some(seq) = line.seq {
-            highest_seq = highest_seq.max(seq as usize);
-        }
-        if let (Role::Assistant, Some(usage)) = (role, &line.message.usage) {
-            let model = line
-                .message
-                .model
-                .clone()
-                .unwrap_or_else(|| session.header.model.clone());
-            session.usage_by_model.entry(model).or_default().add(usage);
-        }
-        let message = line.into_message(role);
-        session.message_lines += 1;
-        session.last_uuid = Some(message.id.clone());
-        session.messages.push(message);
+        builder.feed(raw, LinePlace::Number(index + 2));
     }
-    session.message_lines = session.message_lines.max(highest_seq);
-    session.unanswered_calls = answer_orphan_tool_calls(&mut session.messages);
-    Ok(session)
+    Ok(builder.finish())
 }
 
-/// What a line that is not a valid [`LogLine`] is.
-enum Unreadable {
-    /// Not a JSON object: truncated or corrupt.
-    Corrupt,
-    /// A message line that does not hold a valid message.
-    Message { seq: Option<u64> },
-    /// An event or line of a shape this version cannot read: skipped quietly, like
-    /// unknown kinds.
-    Other,
+/// The header of the log at `path` from its first line.
+pub(crate) fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, LogError> {
+    SessionHeader::parse(line).map_err(|reason| LogError::InvalidHeader {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
-fn unreadable_line(raw: &[u8]) -> Unreadable {
-    let Ok(Value::Object(line)) = serde_json::from_slice::<Value>(raw) else {
-        return Unreadable::Corrupt;
-    };
-    match line.get("type").and_then(Value::as_str) {
-        Some("user" | "assistant") => Unreadable::Message {
-            seq: line.get("seq").and_then(Value::as_u64),
-        },
-        _ => Unreadable::Other,
-    }
-}
+mod build;
+mod prefix;
+mod tail;
 
-fn corrupt_line_warning(number: usize) -> String {
-    format!("line {number} is truncated or corrupt; skipped")
-}
-
-fn apply_event(session: &mut ReplayedSession, event: LogEvent) {
-    match event {
-        LogEvent::CompactBoundary {
-            summary,
-            uuid,
-            kept,
-            ..
-        } => {
-            let id = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            let from = session.messages.len().saturating_sub(kept);
-            let kept = session.messages.split_off(from);
-            session.messages.clear();
-            session
-                .messages
-                .push(compact_summary_message(&summary, &id));
-            session.messages.extend(kept);
-        }
-        LogEvent::Rewind { to, before } => match session.messages.iter().position(|m| m.id == to) {
-            Some(at) => session.messages.truncate(if before { at } else { at + 1 }),
-            None => session.warnings.push(format!(
-                "a rewind names message {to}, which is not in the log; ignored"
-            )),
-        },
-        LogEvent::Rename { name } => session.name = Some(name).filter(|name| !name.is_empty()),
-        LogEvent::Mode { mode } => session.mode = Some(mode),
-        LogEvent::Model { model } => session.model = Some(model),
-        LogEvent::Todos { todos } => session.todos = Some(todos),
-        _ => {}
-    }
-}
+use build::{Builder, Compactions, LinePlace};
+pub use tail::{DroppedHistory, human_bytes, resume};
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
 //! Tests of the replay module.
 use super::*;
 use crate::log::{MessageExtra, SessionLog};
-use robota_core::{Block, MessageState, Usage};
+use robota_core::{Block, MessageState, Role, Usage};
+use serde_json::Value;
 use serde_json::json;
 use std::io::Write;
 

@@ -5,7 +5,7 @@
 
 use std::cmp::Reverse;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -214,12 +214,15 @@ impl SessionStore {
     /// Copies the log at `source` into a new session `new_id` of the project at `cwd`: a
     /// new header (created now, `forkedFrom` the source id) and every later line with its
     /// `sessionId` rewritten — lines of kinds this version does not know are copied as they
-    /// are. Unreadable lines of the source are dropped.
+    /// are. Unreadable lines of the source are dropped. Streams line by line: a fork of a
+    /// large log holds one line of it at a time.
     pub fn fork(&self, source: &Path, new_id: &str, cwd: &Path) -> Result<PathBuf, LogError> {
         check_session_id(new_id)?;
-        let bytes = fs::read(source).map_err(|e| LogError::io(source, LogAction::Read, e))?;
-        let mut lines = bytes.split(|b| *b == b'\n');
-        let old = SessionHeader::parse(lines.next().unwrap_or_default()).map_err(|reason| {
+        let read_error = |e| LogError::io(source, LogAction::Read, e);
+        let mut reader = io::BufReader::new(File::open(source).map_err(read_error)?);
+        let mut line = Vec::new();
+        reader.read_until(b'\n', &mut line).map_err(read_error)?;
+        let old = SessionHeader::parse(line.trim_ascii_end()).map_err(|reason| {
             LogError::InvalidHeader {
                 path: source.to_path_buf(),
                 reason,
@@ -228,33 +231,20 @@ impl SessionStore {
         let mut header = SessionHeader::new(new_id, cwd, &old.model, &old.provider);
         header.forked_from = Some(old.session_id);
         header.git_branch = old.git_branch;
-        let serialise_error = |e| LogError::Serialize {
-            path: source.to_path_buf(),
-            source: e,
-        };
-        let mut out = Vec::with_capacity(bytes.len() + 256);
-        serde_json::to_writer(&mut out, &LogLine::Session(header)).map_err(serialise_error)?;
-        out.push(b'\n');
-        for raw in lines.filter(|raw| !raw.iter().all(u8::is_ascii_whitespace)) {
-            let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(raw) else {
-                tracing::warn!(source = %source.display(), "fork drops an unreadable line");
-                continue;
-            };
-            if line.contains_key("sessionId") {
-                line.insert("sessionId".into(), new_id.into());
-            }
-            serde_json::to_writer(&mut out, &line).map_err(serialise_error)?;
-            out.push(b'\n');
-        }
 
         let dir = self.project_dir(cwd);
         create_private_dir(&dir)?;
         let target = dir.join(format!("{new_id}.jsonl"));
-        let mut file = create_private_file(&target)?;
-        if let Err(e) = file.write_all(&out).and_then(|()| file.flush()) {
+        let file = create_private_file(&target)?;
+        let mut out = io::BufWriter::new(file);
+        let copied = copy_forked(&mut reader, &mut out, &header, source, &target).and_then(|()| {
+            out.flush()
+                .map_err(|e| LogError::io(&target, LogAction::Write, e))
+        });
+        if let Err(e) = copied {
             // Best effort: a half-written fork is worse than none.
             let _ = fs::remove_file(&target);
-            return Err(LogError::io(&target, LogAction::Write, e));
+            return Err(e);
         }
         Ok(target)
     }
@@ -306,6 +296,44 @@ impl SessionStore {
             .collect();
         dirs.sort();
         dirs
+    }
+}
+
+/// Writes `header` and then every line `reader` has left, `sessionId` rewritten to the
+/// header's; unreadable lines are dropped.
+fn copy_forked(
+    reader: &mut impl BufRead,
+    out: &mut impl Write,
+    header: &SessionHeader,
+    source: &Path,
+    target: &Path,
+) -> Result<(), LogError> {
+    let serialise_error = |e| LogError::Serialize {
+        path: source.to_path_buf(),
+        source: e,
+    };
+    let write_error = |e| LogError::io(target, LogAction::Write, e);
+    serde_json::to_writer(&mut *out, &LogLine::Session(header.clone())).map_err(serialise_error)?;
+    out.write_all(b"\n").map_err(write_error)?;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        let read = reader.read_until(b'\n', &mut raw);
+        if read.map_err(|e| LogError::io(source, LogAction::Read, e))? == 0 {
+            return Ok(());
+        }
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(Value::Object(mut line)) = serde_json::from_slice::<Value>(&raw) else {
+            tracing::warn!(source = %source.display(), "fork drops an unreadable line");
+            continue;
+        };
+        if line.contains_key("sessionId") {
+            line.insert("sessionId".into(), header.session_id.clone().into());
+        }
+        serde_json::to_writer(&mut *out, &line).map_err(serialise_error)?;
+        out.write_all(b"\n").map_err(write_error)?;
     }
 }
 
