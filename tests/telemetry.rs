@@ -4,7 +4,8 @@
 //! protobuf requests and writes down every metric data point and event that arrived.
 //! Checked: Claude Code's metric and event names and attributes with the mock's values;
 //! prompts redacted unless `OTEL_LOG_USER_PROMPTS`; header values never in attributes;
-//! nothing sent when telemetry is off; the settings' `env` turns it on; a collector that
+//! nothing sent when telemetry is off; the user's settings `env` turns it on, a project's
+//! may not; a collector that
 //! refuses or never answers leaves the run's result and exit code alone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
@@ -280,11 +281,12 @@ fn assert_events(lines: &[Value], session_id: &str) {
         .unwrap();
     assert_eq!(edit["attributes"]["decision"], "reject");
     assert_eq!(edit["attributes"]["source"], "config");
-    let refused = results
-        .iter()
-        .find(|r| r["attributes"]["tool_name"] == "Edit")
-        .unwrap();
-    assert_eq!(refused["attributes"]["decision_type"], "reject");
+    // The refused call never ran: no result for it.
+    assert!(
+        results
+            .iter()
+            .all(|r| r["attributes"]["tool_name"] != "Edit")
+    );
 }
 
 #[test]
@@ -349,6 +351,25 @@ fn the_settings_env_turns_telemetry_on() {
     );
     let input = metric_sum(&lines, "claude_code.token.usage", &[("type", "input")]);
     assert_eq!(input, MOCK_INPUT_TOKENS as f64);
+}
+
+#[test]
+fn a_project_s_settings_may_not_turn_telemetry_on_or_aim_it() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let p = project();
+    let server = MockServer::start(vec![text_turn("Hi.")]);
+    let env: serde_json::Map<String, Value> = telemetry_env(&receiver.endpoint())
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Value::from(v)))
+        .collect();
+    std::fs::create_dir_all(p.root.join(".claude")).unwrap();
+    let settings = json!({ "env": env }).to_string();
+    std::fs::write(p.root.join(".claude/settings.json"), settings).unwrap();
+    let out = run_with(&p, &server, &[]);
+    assert!(out.status.success(), "{}", output_text(&out));
+    assert!(receiver.lines().is_empty(), "{:?}", receiver.lines());
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! [`SessionEvent`] the session sends its clients is also seen here and turned into
 //! Claude Code's metrics and events — prompts, provider calls and their usage and cost,
 //! permission decisions, tool results, lines changed, commits and pull requests made, the
-//! time the session worked, compactions and sandbox refusals. Configured from the settings'
-//! `env` over the process environment; off unless `CLAUDE_CODE_ENABLE_TELEMETRY` or
-//! `ROBOTA_ENABLE_TELEMETRY` is set.
+//! time the session worked, compactions and sandbox refusals. Configured from the `env` of
+//! the user's, `--settings` and managed settings files over the process environment (a
+//! project's files may not say where telemetry goes); off unless
+//! `CLAUDE_CODE_ENABLE_TELEMETRY` or `ROBOTA_ENABLE_TELEMETRY` is set.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
@@ -46,7 +47,7 @@ pub struct SessionTelemetry {
 struct Seen {
     /// Calls a person was asked about, by `tool_use_id`.
     asked: HashSet<String>,
-    /// The decision on each call not finished yet, by `tool_use_id`.
+    /// The decision that let each running call run, by `tool_use_id`.
     decided: HashMap<String, (Decision, DecisionSource)>,
     /// The model of the latest state.
     model: String,
@@ -62,7 +63,8 @@ impl SessionTelemetry {
         start: StartType,
         warnings: &mut Vec<String>,
     ) -> Option<Self> {
-        let env = settings.env();
+        // Not a project file's `env`: it could send the user's OTLP headers elsewhere.
+        let env = settings.env_outside_project();
         let lookup = |name: &str| {
             env.iter()
                 .rev()
@@ -183,7 +185,9 @@ impl SessionTelemetry {
                 (true, Decision::Accept) => DecisionSource::UserTemporary,
                 (true, Decision::Reject) => DecisionSource::UserReject,
             };
-            seen.decided.insert(id.to_string(), (decision, source));
+            if decision == Decision::Accept {
+                seen.decided.insert(id.to_string(), (decision, source));
+            }
             source
         };
         let language = EDIT_TOOLS.contains(&name).then(|| language_of(input));
