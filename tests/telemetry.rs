@@ -398,3 +398,38 @@ fn a_dead_collector_leaves_the_result_and_exit_code_alone() {
         assert_eq!(json_result(&out)["result"], "Still here.", "{endpoint}");
     }
 }
+
+#[test]
+fn the_console_exporters_write_to_stderr_and_grpc_is_refused_by_name() {
+    let p = project();
+    let server = MockServer::start(vec![text_turn("Hi.")]);
+    let out = run_with(
+        &p,
+        &server,
+        &[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_METRICS_EXPORTER", "console,otlp"),
+            ("OTEL_LOGS_EXPORTER", "console"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("ROBOTA_TELEMETRY_FLUSH_MS", "20000"),
+        ],
+    );
+    assert!(out.status.success(), "{}", output_text(&out));
+    // stdout is still the one JSON result; the records went to stderr.
+    assert_eq!(json_result(&out)["result"], "Hi.");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("otel metric claude_code.session.count{"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("start_type=fresh"), "{stderr}");
+    assert!(
+        stderr.contains("otel event claude_code.user_prompt"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("prompt=\"<REDACTED>\""), "{stderr}");
+}
