@@ -100,10 +100,8 @@ def run_once(binary, env, prompt):
     return answered, exited
 
 
-def measure(binary, env, prompt, runs):
-    samples = [run_once(binary, env, prompt) for _ in range(runs)]
-    return (statistics.median(s[0] for s in samples) * 1000,
-            statistics.median(s[1] for s in samples) * 1000)
+def median_ms(samples, index):
+    return statistics.median(s[index] for s in samples) * 1000
 
 
 def main():
@@ -130,19 +128,29 @@ def main():
         "refused port": free_port(),
         "silent port": silent.getsockname()[1],
     }
-    print(f"{args.binary}; median of {args.runs} runs; ms")
-    print(f"{'mode':15} {'-p hi answer':>13} {'-p hi exit':>11} {'per call':>9} {'per call exit':>14}")
+    envs = {}
     for name, port in modes.items():
         env = dict(base)
         if port is not None:
             env.update({"CLAUDE_CODE_ENABLE_TELEMETRY": "1",
                         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"})
-        Mock.rounds = 0
-        hi = measure(args.binary, env, "hi", args.runs)
-        Mock.rounds = args.rounds
-        loop = measure(args.binary, env, "glob away", max(3, args.runs // 3))
-        calls = args.rounds + 1
-        print(f"{name:15} {hi[0]:13.1f} {hi[1]:11.1f} {loop[0] / calls:9.2f} {loop[1] / calls:14.2f}")
+        envs[name] = env
+    # The modes take turns, run by run, so that a machine's changing load falls on all alike.
+    hi = {name: [] for name in modes}
+    loop = {name: [] for name in modes}
+    for run in range(args.runs):
+        for name, env in envs.items():
+            Mock.rounds = 0
+            hi[name].append(run_once(args.binary, env, "hi"))
+            if run < max(3, args.runs // 3):
+                Mock.rounds = args.rounds
+                loop[name].append(run_once(args.binary, env, "glob away"))
+    calls = args.rounds + 1
+    print(f"{args.binary}; median of {args.runs} runs (tool loop: {len(loop['off'])}); ms")
+    print(f"{'mode':15} {'-p hi answer':>13} {'-p hi exit':>11} {'per call':>9} {'per call exit':>14}")
+    for name in modes:
+        print(f"{name:15} {median_ms(hi[name], 0):13.1f} {median_ms(hi[name], 1):11.1f} "
+              f"{median_ms(loop[name], 0) / calls:9.2f} {median_ms(loop[name], 1) / calls:14.2f}")
     receiver.kill()
     with open(out, encoding="utf-8") as f:
         arrived = sum(1 for line in f if '"kind": "request"' in line)

@@ -4,10 +4,11 @@
 //! what is queued but waits at most a bounded time: a collector that refuses connections or
 //! accepts and never answers costs the session nothing but that bound at exit.
 
-use std::sync::mpsc;
+use std::sync::{Arc, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
+use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{BatchConfigBuilder, BatchLogProcessor, SdkLoggerProvider};
@@ -27,20 +28,16 @@ impl Pipelines {
     /// Builds the pipelines `config` asks for; `version` is `service.version`.
     pub(crate) fn build(config: &TelemetryConfig, version: &str) -> Result<Self, TelemetryError> {
         let resource = resource(config, version);
-        let client = if config.metrics.otlp.is_some() || config.logs.otlp.is_some() {
-            Some(http_client(config.export_timeout)?)
-        } else {
-            None
-        };
+        let client = LazyClient::new(config.export_timeout);
         let meters = config
             .metrics
             .any()
-            .then(|| meter_provider(config, resource.clone(), client.clone()))
+            .then(|| meter_provider(config, resource.clone(), &client))
             .transpose()?;
         let loggers = config
             .logs
             .any()
-            .then(|| logger_provider(config, resource, client))
+            .then(|| logger_provider(config, resource, &client))
             .transpose()?;
         Ok(Pipelines { meters, loggers })
     }
@@ -93,22 +90,44 @@ fn resource(config: &TelemetryConfig, version: &str) -> Resource {
         .build()
 }
 
-/// The blocking client the OTLP exporters post with, built off any async runtime (a
-/// blocking reqwest client may not be made inside one). It connects within a second, so a
-/// collector that is not there fails fast.
-fn http_client(timeout: Duration) -> Result<reqwest::blocking::Client, TelemetryError> {
-    let built = std::thread::Builder::new()
-        .name("robota-telemetry-client".into())
-        .spawn(move || {
-            reqwest::blocking::Client::builder()
-                .connect_timeout(Duration::from_secs(1).min(timeout))
-                .timeout(timeout)
-                .build()
-        })
-        .map_err(TelemetryError::Thread)?
-        .join()
-        .map_err(|_| TelemetryError::ClientPanicked)?;
-    built.map_err(TelemetryError::Client)
+/// The blocking client the OTLP exporters post with, built on the first export (on an
+/// export thread, off the session's start and off any async runtime, where a blocking
+/// reqwest client may not be made). It connects within a second, so a collector that is not
+/// there fails fast.
+#[derive(Debug, Clone)]
+pub(crate) struct LazyClient {
+    timeout: Duration,
+    client: Arc<OnceLock<Result<reqwest::blocking::Client, String>>>,
+}
+
+impl LazyClient {
+    fn new(timeout: Duration) -> Self {
+        LazyClient {
+            timeout,
+            client: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn get(&self) -> Result<&reqwest::blocking::Client, HttpError> {
+        let timeout = self.timeout;
+        self.client
+            .get_or_init(|| {
+                reqwest::blocking::Client::builder()
+                    .connect_timeout(Duration::from_secs(1).min(timeout))
+                    .timeout(timeout)
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| HttpError::from(e.clone()))
+    }
+}
+
+#[async_trait::async_trait]
+impl HttpClient for LazyClient {
+    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
+        self.get()?.send_bytes(request).await
+    }
 }
 
 fn protocol(target: &OtlpTarget) -> Protocol {
@@ -121,17 +140,17 @@ fn protocol(target: &OtlpTarget) -> Protocol {
 fn meter_provider(
     config: &TelemetryConfig,
     resource: Resource,
-    client: Option<reqwest::blocking::Client>,
+    client: &LazyClient,
 ) -> Result<SdkMeterProvider, TelemetryError> {
     let temporality = match config.temporality {
         Temporality::Delta => opentelemetry_sdk::metrics::Temporality::Delta,
         Temporality::Cumulative => opentelemetry_sdk::metrics::Temporality::Cumulative,
     };
     let mut builder = SdkMeterProvider::builder().with_resource(resource);
-    if let (Some(target), Some(client)) = (&config.metrics.otlp, client) {
+    if let Some(target) = &config.metrics.otlp {
         let exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
-            .with_http_client(client)
+            .with_http_client(client.clone())
             .with_endpoint(target.endpoint.clone())
             .with_protocol(protocol(target))
             .with_timeout(config.export_timeout)
@@ -158,7 +177,7 @@ fn meter_provider(
 fn logger_provider(
     config: &TelemetryConfig,
     resource: Resource,
-    client: Option<reqwest::blocking::Client>,
+    client: &LazyClient,
 ) -> Result<SdkLoggerProvider, TelemetryError> {
     let batch = || {
         BatchConfigBuilder::default()
@@ -166,10 +185,10 @@ fn logger_provider(
             .build()
     };
     let mut builder = SdkLoggerProvider::builder().with_resource(resource);
-    if let (Some(target), Some(client)) = (&config.logs.otlp, client) {
+    if let Some(target) = &config.logs.otlp {
         let exporter = opentelemetry_otlp::LogExporter::builder()
             .with_http()
-            .with_http_client(client)
+            .with_http_client(client.clone())
             .with_endpoint(target.endpoint.clone())
             .with_protocol(protocol(target))
             .with_timeout(config.export_timeout)

@@ -26,13 +26,4 @@ pub enum TelemetryError {
     /// An OTLP exporter could not be built (an endpoint that is not a URL …).
     #[error("cannot set up the OTLP exporter: {0}")]
     Exporter(#[source] opentelemetry_otlp::ExporterBuildError),
-    /// The HTTP client could not be built.
-    #[error("cannot set up the OTLP HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
-    /// A thread could not be started.
-    #[error("cannot start a telemetry thread: {0}")]
-    Thread(#[source] std::io::Error),
-    /// Building the HTTP client panicked.
-    #[error("building the OTLP HTTP client failed")]
-    ClientPanicked,
 }
