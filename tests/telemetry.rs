@@ -433,3 +433,28 @@ fn the_console_exporters_write_to_stderr_and_grpc_is_refused_by_name() {
     );
     assert!(stderr.contains("prompt=\"<REDACTED>\""), "{stderr}");
 }
+
+#[test]
+fn a_failing_provider_call_is_an_api_error_event_per_attempt() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let p = project();
+    let failure = || support::anthropic::error_status(500, "api_error", "mock failure", None);
+    let server = MockServer::start(vec![failure(), failure()]);
+    let mut env = telemetry_env(&receiver.endpoint());
+    env.push(("ROBOTA_MAX_RETRIES", "1".into()));
+    let out = run_with(&p, &server, &as_refs(&env));
+    assert!(!out.status.success(), "{}", output_text(&out));
+    let lines = receiver.lines();
+    let errors = of_kind(&lines, "event", "claude_code.api_error");
+    let attempts: Vec<&Value> = errors.iter().map(|e| &e["attributes"]["attempt"]).collect();
+    assert_eq!(attempts, ["1", "2"], "{lines:?}");
+    let last = &errors[1]["attributes"];
+    assert_eq!(last["status_code"], 500);
+    assert!(
+        last["model"].as_str().is_some_and(|m| !m.is_empty()),
+        "{last}"
+    );
+    assert!(of_kind(&lines, "event", "claude_code.api_request").is_empty());
+}

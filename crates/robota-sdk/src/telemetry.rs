@@ -51,6 +51,8 @@ struct Seen {
     decided: HashMap<String, (Decision, DecisionSource)>,
     /// The model of the latest state.
     model: String,
+    /// The retries of the provider call under way (the last `Retrying` attempt).
+    retries: u32,
 }
 
 impl SessionTelemetry {
@@ -124,15 +126,22 @@ impl SessionTelemetry {
                 model,
                 cost_usd,
                 api_duration,
-            } => t.api_request(&ApiRequest {
-                model,
-                usage,
-                cost_usd: *cost_usd,
-                duration: *api_duration,
-                query_source: source,
-            }),
+            } => {
+                self.seen().retries = 0;
+                t.api_request(&ApiRequest {
+                    model,
+                    usage,
+                    cost_usd: *cost_usd,
+                    duration: *api_duration,
+                    query_source: source,
+                });
+            }
             SessionEvent::Retrying { attempt, error, .. } => {
-                let model = self.seen().model.clone();
+                let model = {
+                    let mut seen = self.seen();
+                    seen.retries = *attempt;
+                    seen.model.clone()
+                };
                 t.api_error(&ApiError {
                     model: &model,
                     error,
@@ -162,15 +171,18 @@ impl SessionTelemetry {
     /// The session worked for the submission's duration; a provider failure ended it.
     fn submission_ended(&self, outcome: &Outcome) {
         self.telemetry.active_time("cli", outcome.duration);
+        let (model, retries) = {
+            let mut seen = self.seen();
+            (seen.model.clone(), std::mem::take(&mut seen.retries))
+        };
         if let TurnEnd::Error(error) = &outcome.end
             && is_provider_failure(error.kind)
         {
-            let model = self.seen().model.clone();
             self.telemetry.api_error(&ApiError {
                 model: &model,
                 error: &error.message,
                 status_code: error.status,
-                attempt: 1,
+                attempt: retries + 1,
             });
         }
     }
