@@ -17,11 +17,14 @@ const RULES: &[(&str, &[&str])] = &[
     ("robota-tools", &["robota-core", "robota-sandbox"]),
     ("robota-lsp", &["robota-core"]),
     ("robota-session", &["robota-core"]),
+    // OpenTelemetry export: records what it is told; the SDK feeds it session events.
+    ("robota-telemetry", &["robota-core"]),
     (
         "robota-sdk",
         &[
             "robota-core",
             "robota-session",
+            "robota-telemetry",
             "robota-tools",
             "robota-lsp",
         ],

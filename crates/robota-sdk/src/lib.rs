@@ -89,6 +89,7 @@ pub mod shell_command;
 pub mod skills;
 pub mod system_prompt;
 pub(crate) mod tasks;
+pub(crate) mod telemetry;
 mod translate;
 
 pub use assembly::{

@@ -36,6 +36,7 @@ use crate::instructions::Instructions;
 use crate::interactive::{InteractiveSession, SessionOptions};
 use crate::mcp::McpManager;
 use crate::settings::{LoadOptions, Scope, Settings, SettingsError};
+use crate::telemetry::{self, SessionTelemetry};
 
 pub use crate::paths::{ProjectPaths, home_dir, robota_home};
 pub use prompt::Thinking;
@@ -242,6 +243,7 @@ pub struct ProjectSession {
     instructions: Arc<Instructions>,
     bash: Option<Arc<robota_tools::BashTool>>,
     plugin_places: ProjectPaths,
+    telemetry: Option<Arc<SessionTelemetry>>,
 }
 
 impl ProjectSession {
@@ -305,6 +307,7 @@ impl ProjectSession {
             bash: self.bash,
             startup_warnings: self.warnings,
             plugins: full.then_some(self.plugin_places),
+            telemetry: self.telemetry,
         };
         InteractiveSession::start_with(self.session, options)
     }
@@ -338,6 +341,13 @@ fn assemble_stages(
         &tools.todos,
         &mut warnings,
     )?;
+    let telemetry = SessionTelemetry::from_settings(
+        &settings,
+        &opened.session_id,
+        telemetry::start_type(opened.start_source, options.resume.as_ref()),
+        &mut warnings,
+    )
+    .map(Arc::new);
     let mode = rules.mode_after_resume(&options, opened.resumed_mode);
     let model = match (&options.model, &opened.resumed_model) {
         (None, Some(resumed)) => resumed.clone(),
@@ -409,6 +419,7 @@ fn assemble_stages(
         checkpoints,
         instructions: Arc::new(built.instructions),
         bash: tools.bash,
+        telemetry,
         session,
         model,
         api_key_source: chosen.api_key_source,

@@ -87,6 +87,9 @@ pub(crate) struct SessionOptions {
     /// Where `/plugin …` installs and records plugins (`None`: `/plugin` says it is not
     /// available in this client).
     pub plugins: Option<crate::paths::ProjectPaths>,
+    /// Where the session's events are also recorded as OpenTelemetry metrics and events
+    /// (`None`: telemetry is off); flushed, within a bound, when the session is closed.
+    pub telemetry: Option<Arc<crate::telemetry::SessionTelemetry>>,
 }
 
 /// A running session driven by submissions and observed through events.
@@ -115,6 +118,8 @@ pub struct InteractiveSession {
     remote: bool,
     /// The modes the session may not switch to (managed policy).
     mode_lock: ModeLock,
+    /// Flushed when the session is closed.
+    telemetry: Option<Arc<crate::telemetry::SessionTelemetry>>,
 }
 
 impl InteractiveSession {
@@ -157,6 +162,7 @@ impl InteractiveSession {
         }
         let shared = Arc::new(Shared {
             events: event_tx,
+            telemetry: options.telemetry.clone(),
             state: Arc::new(Mutex::new(initial_state(&session))),
             reload_instructions: std::sync::atomic::AtomicBool::new(false),
         });
@@ -214,6 +220,7 @@ impl InteractiveSession {
         }
         let state = shared.state.clone();
         let mode_lock = session.mode_lock().clone();
+        let telemetry = options.telemetry.clone();
         let task = tokio::spawn(drive(
             session,
             options,
@@ -234,6 +241,7 @@ impl InteractiveSession {
             tasks,
             remote: false,
             mode_lock,
+            telemetry,
         }
     }
 
@@ -242,6 +250,11 @@ impl InteractiveSession {
     pub async fn close(self) {
         drop(self.controls);
         let _ = self.task.await;
+        if let Some(telemetry) = self.telemetry {
+            // Bounded (`telemetry::FLUSH_BUDGET`): a collector that never answers delays no
+            // more.
+            let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+        }
     }
 
     /// Whether the session runs elsewhere (another process this handle is attached to):
@@ -403,6 +416,8 @@ impl InteractiveSession {
 /// state clients are sent.
 struct Shared {
     events: mpsc::UnboundedSender<SessionEvent>,
+    /// Sees every event before the clients do (`None`: telemetry is off).
+    telemetry: Option<Arc<crate::telemetry::SessionTelemetry>>,
     state: Arc<Mutex<SessionState>>,
     /// A context file changed (`/memory`): the system prompt is rebuilt before the next
     /// submission runs.
@@ -411,6 +426,9 @@ struct Shared {
 
 impl Shared {
     fn emit(&self, event: SessionEvent) {
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.observe(&event);
+        }
         let _ = self.events.send(event);
     }
 

@@ -112,6 +112,7 @@ impl InteractiveSession {
             tasks: Arc::new(TaskBoard::new(None)),
             remote: true,
             mode_lock: Default::default(),
+            telemetry: None,
         }
     }
 }

@@ -363,6 +363,31 @@ impl Settings {
             .collect()
     }
 
+    /// `env` of the user's, `--settings` and managed files (in that precedence, the last
+    /// winning), as name/value pairs: what robota itself is configured from where a project
+    /// file must not choose (where telemetry goes, with which headers).
+    pub fn env_outside_project(&self) -> Vec<(String, String)> {
+        let rank = |scope: Scope| match scope {
+            Scope::Managed => 2,
+            Scope::Flag => 1,
+            _ => 0,
+        };
+        let mut layers: Vec<&Layer> = self
+            .layers
+            .iter()
+            .filter(|l| !l.scope.is_project())
+            .collect();
+        layers.sort_by_key(|l| rank(l.scope));
+        let mut env: Vec<(String, String)> = Vec::new();
+        for layer in layers {
+            for (name, value) in &layer.model.env {
+                env.retain(|(k, _)| k != name);
+                env.push((name.clone(), value.to_env_text()));
+            }
+        }
+        env
+    }
+
     /// `subprocessEnv.passThrough` of the user's, managed and `--settings` files: a project
     /// file, trusted or not, may not hand the user's credentials to the processes it
     /// configures (its hooks, its MCP servers).
