@@ -75,6 +75,7 @@ pub fn main(parts: Parts) -> ExitCode {
     {
         return background::supervise(std::env::args_os().nth(2).map(Into::into));
     }
+    core::http_client::load_trust_roots_in_background();
     let args = match args::Args::try_parse() {
         Ok(args) => args,
         Err(err) => {

@@ -41,11 +41,54 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     let mut builder = reqwest::Client::builder()
         .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
         .tls_built_in_webpki_certs(true)
-        .tls_built_in_native_certs(true);
-    for cert in extra_roots() {
+        .tls_built_in_native_certs(false);
+    for cert in system_roots().iter().chain(extra_roots()) {
         builder = builder.add_root_certificate(cert.clone());
     }
     builder
+}
+
+/// [`client_builder`] for reqwest's blocking client (the OpenTelemetry exporter posts from
+/// threads of its own): the same trust roots, proxies and user agent.
+pub fn blocking_client_builder() -> reqwest::blocking::ClientBuilder {
+    let mut builder = reqwest::blocking::Client::builder()
+        .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
+        .tls_built_in_webpki_certs(true)
+        .tls_built_in_native_certs(false);
+    for cert in system_roots().iter().chain(extra_roots()) {
+        builder = builder.add_root_certificate(cert.clone());
+    }
+    builder
+}
+
+/// Starts loading the operating system's trust store on a thread of its own, so the first
+/// client built finds it ready (or waits only for the rest of it): reading and parsing a
+/// few hundred certificates costs tens of milliseconds, which a start-up need not wait
+/// for. Called first thing in `main`.
+pub fn load_trust_roots_in_background() {
+    let _ = std::thread::Builder::new()
+        .name("trust-roots".to_string())
+        .spawn(|| {
+            system_roots();
+            extra_roots();
+        });
+}
+
+/// The operating system's trust roots (or `SSL_CERT_FILE`/`SSL_CERT_DIR`'s), loaded once
+/// per process. Errors reading part of the store are logged; what loaded still applies.
+fn system_roots() -> &'static [reqwest::Certificate] {
+    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let loaded = rustls_native_certs::load_native_certs();
+        for error in &loaded.errors {
+            tracing::warn!("the system's trust store: {error}");
+        }
+        loaded
+            .certs
+            .iter()
+            .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+            .collect()
+    })
 }
 
 /// Whether `url` names this machine (`localhost` or a loopback address): such servers are

@@ -112,7 +112,8 @@ impl LazyClient {
         let timeout = self.timeout;
         self.client
             .get_or_init(|| {
-                reqwest::blocking::Client::builder()
+                // robota's trust roots (`NODE_EXTRA_CA_CERTS` included) and proxies.
+                robota_core::http_client::blocking_client_builder()
                     .connect_timeout(Duration::from_secs(1).min(timeout))
                     .timeout(timeout)
                     .build()
