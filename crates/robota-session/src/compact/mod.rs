@@ -217,8 +217,10 @@ impl Compactor<'_> {
                 tracing::warn!("session log: {err}");
             }
         }
-        // The old history goes with its capacity (a fresh vector, not a cleared one).
+        // The old history goes with its capacity (a fresh vector, not a cleared one), and
+        // the memory it held goes back to the system.
         *history = compacted;
+        crate::heap::return_freed_memory();
 
         let report = CompactReport {
             trigger,
@@ -446,6 +448,7 @@ impl Session {
             .await;
         (self.history, self.tracker) = (history, tracker);
         let done = done?;
+        self.forget_summarised_checkpoints();
         self.pending_context.extend(done.contexts);
         Ok(done.report)
     }
@@ -482,6 +485,8 @@ impl Session {
             "{SUMMARY_FROM_HERE_PREFIX}{summary}"
         )));
         self.tracker.reset_reported();
+        self.forget_summarised_checkpoints();
+        crate::heap::return_freed_memory();
         let post_tokens = self.tracker.estimate(&self.history);
         let report = CompactReport {
             trigger: CompactTrigger::Manual,

@@ -22,6 +22,7 @@ use crate::gate::SessionGate;
 use crate::hooks::{HookFiring, TurnEnding};
 use crate::line::{LogEvent, MessageExtra};
 use crate::log::SessionLog;
+use crate::rewind::forget_summarised_checkpoints;
 use crate::update::{CompactReason, CompactTrigger, SessionUpdate, UpdateSink};
 
 use super::record::warn_on_failure;
@@ -145,6 +146,7 @@ impl Session {
                         contexts,
                     }) => {
                         turn_start = start;
+                        forget_summarised_checkpoints(&mut self.checkpoints, &self.history);
                         self.pending_context.extend(contexts);
                         continue;
                     }
