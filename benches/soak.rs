@@ -2,7 +2,7 @@
 //! session — the release binary as `robota -p --input-format stream-json --output-format
 //! stream-json`, one user line per turn on stdin — against a loopback mock model. Each turn
 //! is a prompt, a `Bash` call whose 5 KB output goes back to the model, and an answer, so
-//! the context fills and auto-compaction runs about every 110 turns.
+//! the context fills and auto-compaction runs about every 125 turns.
 //!
 //! Reported per 1,000 turns: peak RSS so far (`VmHWM` of `/proc/<pid>/status`), RSS at the
 //! stretch's end, CPU per turn (`utime + stime` of `/proc/<pid>/stat`, the stretch's mean) and
