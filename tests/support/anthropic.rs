@@ -127,6 +127,18 @@ pub fn tool_turn(preface: Option<&str>, calls: &[(&str, &str, Value)]) -> MockRe
     MockResponse::sse(chunks)
 }
 
+/// [`tool_turn`] whose `message_start` reports `input_tokens` (the context nearly full).
+pub fn tool_turn_with_input_tokens(
+    calls: &[(&str, &str, Value)],
+    input_tokens: u64,
+) -> MockResponse {
+    let MockResponse::Sse { mut chunks, .. } = tool_turn(None, calls) else {
+        unreachable!("tool_turn streams")
+    };
+    chunks[0] = message_start_with(input_tokens);
+    MockResponse::sse(chunks)
+}
+
 /// A signed thinking block followed by a text answer.
 pub fn thinking_then_text(thinking: &str, signature: &str, text: &str) -> MockResponse {
     let mut chunks = vec![

@@ -176,24 +176,39 @@ pub fn retry_message(
     })
 }
 
+/// What a `compact_boundary` message says about its compaction.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactMetadata {
+    /// `manual` or `auto`.
+    pub trigger: &'static str,
+    /// Why it ran (`requested`, `threshold`, `window_full`, `prompt_too_long`).
+    pub reason: &'static str,
+    /// The context estimate before, in tokens.
+    pub pre_tokens: u64,
+    /// The context estimate after, in tokens.
+    pub post_tokens: u64,
+    /// Summary requests it took.
+    pub stages: usize,
+    /// Oversized tool results cut before it.
+    pub cut_results: usize,
+}
+
 /// `system/compact_boundary`: the conversation before this point was replaced by a summary.
 /// `compact_metadata` holds Claude Code's `trigger` and `pre_tokens`, and robota's
-/// `post_tokens`.
-pub fn compact_boundary_message(
-    session_id: &str,
-    trigger: &str,
-    pre_tokens: u64,
-    post_tokens: u64,
-) -> Value {
+/// `post_tokens`, `reason`, `stages` and `cut_tool_results`.
+pub fn compact_boundary_message(session_id: &str, meta: CompactMetadata) -> Value {
     json!({
         "type": "system",
         "subtype": "compact_boundary",
         "uuid": uuid::Uuid::new_v4().to_string(),
         "session_id": session_id,
         "compact_metadata": {
-            "trigger": trigger,
-            "pre_tokens": pre_tokens,
-            "post_tokens": post_tokens,
+            "trigger": meta.trigger,
+            "pre_tokens": meta.pre_tokens,
+            "post_tokens": meta.post_tokens,
+            "reason": meta.reason,
+            "stages": meta.stages,
+            "cut_tool_results": meta.cut_results,
         },
     })
 }

@@ -334,16 +334,22 @@ impl Printer {
             SessionEvent::Notice(n) | SessionEvent::Warning(n) => eprintln!("robota: {n}"),
             SessionEvent::Compacted {
                 trigger,
+                reason,
+                stages,
+                cut_results,
                 pre_tokens,
                 post_tokens,
                 ..
             } => {
-                let value = output::compact_boundary_message(
-                    &self.session_id,
-                    trigger.as_str(),
+                let meta = output::CompactMetadata {
+                    trigger: trigger.as_str(),
+                    reason: reason.as_str(),
                     pre_tokens,
                     post_tokens,
-                );
+                    stages,
+                    cut_results,
+                };
+                let value = output::compact_boundary_message(&self.session_id, meta);
                 self.emit(value);
             }
             SessionEvent::HookStarted {

@@ -15,7 +15,7 @@ use robota_core::hooks::{HookEvent, HookRunRecord};
 use robota_core::permission::PermissionMode;
 use robota_core::{Message, ToolDisplay, Usage};
 use robota_session::PermissionAnswer;
-pub use robota_session::conversation::CompactTrigger;
+pub use robota_session::conversation::{CompactReason, CompactTrigger};
 /// How the summary opens the first message of a compacted history (a resumed session's
 /// history starts with it).
 pub use robota_session::line::CONTEXT_SUMMARY_PREFIX;
@@ -453,6 +453,12 @@ pub enum SessionEvent {
     Compacted {
         /// Whether `/compact` or the context's fill started it.
         trigger: CompactTrigger,
+        /// Why it ran (asked, threshold, window full, provider said too long).
+        reason: CompactReason,
+        /// Summary requests it took (more than one: summarised in stages).
+        stages: usize,
+        /// Oversized tool results cut to head and tail before it.
+        cut_results: usize,
         /// The context estimate before, in tokens.
         pre_tokens: u64,
         /// The context estimate after, in tokens.

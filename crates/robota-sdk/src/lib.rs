@@ -100,7 +100,7 @@ pub use checkpoint::{RewindAction, RewindPoint, Rewound};
 pub use commands::{CommandEntry, CommandScope, Submission, SubmissionId};
 pub use errors::{ErrorKind, ProviderEndpoint, TurnError};
 pub use events::{
-    CONTEXT_SUMMARY_PREFIX, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
+    CONTEXT_SUMMARY_PREFIX, CompactReason, CompactTrigger, ModelUsage, Outcome, PermissionChoice,
     PermissionRequest, QueuedSubmission, SUMMARY_FROM_HERE_PREFIX, SessionEvent, SessionState,
     TurnEnd,
 };

@@ -131,6 +131,9 @@ pub(super) fn translate(update: SessionUpdate) -> Option<SessionEvent> {
         SessionUpdate::CompactStarted { trigger } => SessionEvent::CompactStarted { trigger },
         SessionUpdate::Compacted(report) => SessionEvent::Compacted {
             trigger: report.trigger,
+            reason: report.reason,
+            stages: report.stages,
+            cut_results: report.cut_results,
             pre_tokens: report.pre_tokens,
             post_tokens: report.post_tokens,
             summary: report.summary,

@@ -10,7 +10,8 @@
 //! `store` (listing, finding, forking logs) → `log` (the writer, where logs live) →
 //! `replay` (reading a log back) → `repair` (answering tool calls the log left unanswered)
 //! → `line` (the line format) and `error` (LogError);
-//! `update` (what a session reports) and `redact` are used by several and use none;
+//! `update` (what a session reports), `redact` and `heap` (returning freed memory after a
+//! compaction) are used by several and use none;
 //! `diagnostics` (the replay-grade second log, written through `log`) uses `redact` and `line`;
 //! `rewind` (rewinding the conversation, recording checkpoints) sits beside `compact`.
 
@@ -23,6 +24,7 @@ pub mod diagnostics;
 pub mod engine_log;
 pub mod error;
 mod gate;
+mod heap;
 pub mod hooks;
 pub mod line;
 pub mod log;

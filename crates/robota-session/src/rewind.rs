@@ -50,6 +50,25 @@ impl CheckpointLog {
     }
 }
 
+/// Drops the checkpoints of prompts no longer in `history` (a compaction summarised them
+/// away; they cannot be rewound to), so a long session's checkpoint list stays as long as
+/// its live part. The newest stays: its prompt may be about to join the conversation (its
+/// turn compacts before it starts).
+pub(crate) fn forget_summarised_checkpoints(
+    checkpoints: &mut Vec<CheckpointRecord>,
+    history: &[Message],
+) {
+    let live: std::collections::HashSet<&str> = history.iter().map(|m| m.id.as_str()).collect();
+    let newest = checkpoints.len().saturating_sub(1);
+    let mut index = 0;
+    checkpoints.retain(|record| {
+        let keep = index == newest || live.contains(record.message.as_str());
+        index += 1;
+        keep
+    });
+    checkpoints.shrink_to_fit();
+}
+
 /// Why a rewind did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewindError(pub String);
@@ -64,6 +83,12 @@ impl Session {
     /// This session's checkpoints, oldest first.
     pub fn checkpoints(&self) -> &[CheckpointRecord] {
         &self.checkpoints
+    }
+
+    /// Drops the checkpoints of prompts a compaction summarised away
+    /// ([`forget_summarised_checkpoints`]).
+    pub(crate) fn forget_summarised_checkpoints(&mut self) {
+        forget_summarised_checkpoints(&mut self.checkpoints, &self.history);
     }
 
     /// Records that prompt `message` opened a checkpoint at `snapshot`.
@@ -201,5 +226,27 @@ mod tests {
         }
         let answer = Message::new(Role::Assistant, vec![Block::text("hi")]);
         assert_eq!(prompt_text(&answer), None);
+    }
+
+    #[test]
+    fn checkpoints_of_summarised_prompts_are_dropped_the_newest_stays() {
+        let record = |message: &str| CheckpointRecord {
+            message: message.to_string(),
+            snapshot: "s".into(),
+            timestamp: String::new(),
+            incomplete: None,
+            end: None,
+        };
+        let mut kept = Message::user_text("kept");
+        kept.id = "kept".into();
+        let mut checkpoints = vec![
+            record("gone-1"),
+            record("gone-2"),
+            record("kept"),
+            record("next"),
+        ];
+        forget_summarised_checkpoints(&mut checkpoints, &[kept]);
+        let left: Vec<&str> = checkpoints.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(left, ["kept", "next"]);
     }
 }

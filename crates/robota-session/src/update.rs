@@ -99,12 +99,54 @@ impl CompactTrigger {
     }
 }
 
+/// Why a compaction ran, for the user's notice and `compact_metadata.reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactReason {
+    /// The user asked (`/compact`, "summarise from here").
+    Requested,
+    /// The context estimate passed the auto-compaction threshold before a user turn.
+    Threshold,
+    /// The window was too full for the turn's next call.
+    WindowFull,
+    /// The provider answered that the prompt is too long.
+    ProviderOverflow,
+}
+
+impl CompactReason {
+    /// The machine name (`compact_metadata.reason`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactReason::Requested => "requested",
+            CompactReason::Threshold => "threshold",
+            CompactReason::WindowFull => "window_full",
+            CompactReason::ProviderOverflow => "prompt_too_long",
+        }
+    }
+
+    /// Why, as the user reads it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CompactReason::Requested => "as asked",
+            CompactReason::Threshold => "the context passed the auto-compaction threshold",
+            CompactReason::WindowFull => "the context window was full",
+            CompactReason::ProviderOverflow => "the provider said the prompt is too long",
+        }
+    }
+}
+
 /// What a compaction did: the context estimate before and after (tokens), and the summary
 /// that now stands for the earlier conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactReport {
     /// What started the compaction.
     pub trigger: CompactTrigger,
+    /// Why it ran.
+    pub reason: CompactReason,
+    /// Summary requests made (more than one when the conversation was summarised in
+    /// stages).
+    pub stages: usize,
+    /// Oversized tool results cut to head and tail before summarising.
+    pub cut_results: usize,
     /// The context estimate before, in tokens.
     pub pre_tokens: u64,
     /// The context estimate after, in tokens.

@@ -34,7 +34,7 @@ pub use turn::PLAN_MODE_REMINDER;
 pub(crate) use turn::forwarder;
 
 pub use super::update::{
-    CompactReport, CompactTrigger, PermissionAnswer, SessionUpdate, UpdateSink,
+    CompactReason, CompactReport, CompactTrigger, PermissionAnswer, SessionUpdate, UpdateSink,
 };
 
 /// How a session is set up; fixed for its life except where setters exist.

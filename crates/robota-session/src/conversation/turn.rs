@@ -1,8 +1,8 @@
 //! Running one user turn: compaction first when the context is nearly full,
 //! UserPromptSubmit hooks, the prompt with its pending context, the engine through the
-//! session's tool gate, one compaction mid-turn when the provider says the conversation is
-//! too long, Stop hooks that send the turn back to work, and how the turn stopped in the
-//! log. Also where a turn's engine events go (`forwarder`).
+//! session's tool gate, making room mid-turn (cut oversized results, summarise) when the
+//! window is full or the provider says the conversation is too long, Stop hooks that send
+//! the turn back to work, and how the turn stopped in the log. Also where a turn's engine events go (`forwarder`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::mem::take;
@@ -16,13 +16,14 @@ use robota_core::permission::PermissionMode;
 use robota_core::{Block, Message, ProviderErrorKind, Role, TodoItem, ToolDisplay, Usage};
 
 use crate::barrier::EffectBarrier;
-use crate::compact::CompactError;
+use crate::compact::{CompactError, Room, RoomRequest, make_room};
 use crate::engine_log::append_engine_event;
 use crate::gate::SessionGate;
 use crate::hooks::{HookFiring, TurnEnding};
 use crate::line::{LogEvent, MessageExtra};
 use crate::log::SessionLog;
-use crate::update::{CompactTrigger, SessionUpdate, UpdateSink};
+use crate::rewind::forget_summarised_checkpoints;
+use crate::update::{CompactReason, CompactTrigger, SessionUpdate, UpdateSink};
 
 use super::record::warn_on_failure;
 use super::{Session, hook_firing};
@@ -89,7 +90,7 @@ impl Session {
         let mut message = Message::new(Role::User, prompt);
         message.id = prompt_id;
         self.log_message(&message, MessageExtra::default());
-        let turn_start = self.history.len();
+        let mut turn_start = self.history.len();
         self.history.push(message);
         let turn = self.turn_config();
         let gate = SessionGate {
@@ -115,35 +116,41 @@ impl Session {
         };
         let mut rounds = 0;
         let mut stop_blocks = 0u32;
-        let mut overflow_compacted = false;
+        let mut room_attempts = 0u32;
         let outcome = loop {
             let mut outcome = engine
                 .run_turn(&mut self.history, &mut self.tracker, &turn, cancel)
                 .await;
             rounds += outcome.rounds;
             outcome.rounds = rounds;
-            if !overflow_compacted && is_overflow(&outcome.stop) {
-                // The provider says the conversation is too long: compact what came before
-                // this turn once, keep the turn, and go on with it.
-                overflow_compacted = true;
+            if let Some(reason) =
+                out_of_room(&outcome.stop).filter(|_| room_attempts < MAX_ROOM_ATTEMPTS)
+            {
+                // The turn no longer fits: cut oversized results, summarise what came before,
+                // keep the turn, and go on with it.
+                room_attempts += 1;
+                let request = RoomRequest { turn_start, reason };
                 let (mut history, mut tracker) = (take(&mut self.history), take(&mut self.tracker));
-                let compacted = self
-                    .compactor(firing.as_ref(), &forward, sink)
-                    .run(
-                        &mut history,
-                        &mut tracker,
-                        CompactTrigger::Auto,
-                        "",
-                        turn_start,
-                        cancel,
-                    )
-                    .await;
+                let room = make_room(
+                    &self.compactor(firing.as_ref(), &forward, sink),
+                    &mut history,
+                    &mut tracker,
+                    request,
+                    cancel,
+                )
+                .await;
                 (self.history, self.tracker) = (history, tracker);
-                match compacted {
-                    Ok(done) => {
-                        self.pending_context.extend(done.contexts);
+                match room {
+                    Ok(Room::Made {
+                        turn_start: start,
+                        contexts,
+                    }) => {
+                        turn_start = start;
+                        forget_summarised_checkpoints(&mut self.checkpoints, &self.history);
+                        self.pending_context.extend(contexts);
                         continue;
                     }
+                    Ok(Room::Nothing) => {}
                     Err(CompactError::Interrupted) => {
                         break TurnOutcome {
                             stop: TurnStop::Interrupted,
@@ -248,9 +255,20 @@ impl Session {
     }
 }
 
-/// Whether a turn ended because the provider said the conversation is too long.
-fn is_overflow(stop: &TurnStop) -> bool {
-    matches!(stop, TurnStop::Failed(err) if err.kind == ProviderErrorKind::ContextTooLong)
+/// How many times one turn makes room for itself before it ends as the provider or the
+/// engine said (each time drops more: cut results, then summaries).
+const MAX_ROOM_ATTEMPTS: u32 = 3;
+
+/// Why a turn stopped for want of room, if it did: the engine found the window full, or the
+/// provider said the conversation is too long.
+fn out_of_room(stop: &TurnStop) -> Option<CompactReason> {
+    match stop {
+        TurnStop::ContextFull => Some(CompactReason::WindowFull),
+        TurnStop::Failed(err) if err.kind == ProviderErrorKind::ContextTooLong => {
+            Some(CompactReason::ProviderOverflow)
+        }
+        _ => None,
+    }
 }
 
 /// Where a turn's engine events go: the log, the usage totals, TodoWrite's list, the sink.

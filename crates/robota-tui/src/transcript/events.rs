@@ -13,7 +13,7 @@ use super::cell::{Cell, NoticeKind, ThinkingCell};
 use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input};
 use crate::markdown::StreamingMarkdown;
 use robota_core::{Block, Message};
-use robota_sdk::{CompactTrigger, SessionEvent, Submission, SubmissionId, TurnEnd};
+use robota_sdk::{CompactReason, CompactTrigger, SessionEvent, Submission, SubmissionId, TurnEnd};
 
 /// What event handling remembers between events.
 #[derive(Debug, Default)]
@@ -54,11 +54,33 @@ impl EventState {
     }
 }
 
-/// The divider's label: "compacted: 151k → 18k tokens".
-/// Why an automatic compaction happened, under its divider.
-const AUTO_COMPACTED: &str = "The context was nearly full, so the conversation above was summarised automatically; /context shows what it holds now.";
+/// Why an automatic compaction happened and how, under its divider.
+pub(super) fn auto_compacted_notice(
+    reason: CompactReason,
+    stages: usize,
+    cut_results: usize,
+) -> String {
+    let why = match reason {
+        CompactReason::ProviderOverflow => "The provider said the prompt is too long",
+        CompactReason::WindowFull => "The context window was full",
+        CompactReason::Threshold | CompactReason::Requested => "The context was nearly full",
+    };
+    let mut how = String::new();
+    if stages > 1 {
+        how.push_str(&format!(" in {stages} stages"));
+    }
+    if cut_results > 0 {
+        how.push_str(&format!(
+            ", after cutting {cut_results} oversized tool result(s) to their head and tail"
+        ));
+    }
+    format!(
+        "{why}, so the conversation above was summarised automatically{how}; /context shows what it holds now."
+    )
+}
 
-/// The divider's text: what the compaction did, and whether it was automatic.
+/// The divider's text: what the compaction did, and whether it was automatic
+/// ("compacted: 151k → 18k tokens").
 pub(super) fn compacted_label(
     trigger: CompactTrigger,
     pre_tokens: u64,
@@ -210,12 +232,7 @@ impl Transcript {
                 let index = self.notice(NoticeKind::Info, "Compacting the conversation…".into());
                 self.events.compacting = Some(index);
             }
-            SessionEvent::Compacted {
-                trigger,
-                pre_tokens,
-                post_tokens,
-                ..
-            } => self.compacted(*trigger, *pre_tokens, *post_tokens),
+            SessionEvent::Compacted { .. } => self.compacted(event),
             SessionEvent::HookStarted { .. }
             | SessionEvent::ToolInputDelta { .. }
             | SessionEvent::PermissionRequest(_)
@@ -376,7 +393,21 @@ impl Transcript {
 
     /// Everything above stays on screen; the divider marks where the model's view of the
     /// conversation now starts.
-    fn compacted(&mut self, trigger: CompactTrigger, pre_tokens: u64, post_tokens: u64) {
+    fn compacted(&mut self, event: &SessionEvent) {
+        let SessionEvent::Compacted {
+            trigger,
+            reason,
+            stages,
+            cut_results,
+            pre_tokens,
+            post_tokens,
+            ..
+        } = *event
+        else {
+            return;
+        };
+        let why = (trigger == CompactTrigger::Auto)
+            .then(|| auto_compacted_notice(reason, stages, cut_results));
         let divider = Cell::Divider(compacted_label(trigger, pre_tokens, post_tokens));
         match self.events.compacting.take() {
             Some(index) => self.update(index, |cell| *cell = divider),
@@ -384,8 +415,8 @@ impl Transcript {
                 self.push(divider);
             }
         }
-        if trigger == CompactTrigger::Auto {
-            self.notice(NoticeKind::Info, AUTO_COMPACTED.to_string());
+        if let Some(why) = why {
+            self.notice(NoticeKind::Info, why);
         }
         self.begin_attempt();
     }

@@ -376,6 +376,9 @@ fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
     );
     t.apply(&SessionEvent::Compacted {
         trigger: CompactTrigger::Auto,
+        reason: robota_sdk::CompactReason::Threshold,
+        stages: 1,
+        cut_results: 0,
         pre_tokens: 151_234,
         post_tokens: 17_600,
         summary: "S".into(),
@@ -405,6 +408,12 @@ fn a_compaction_turns_its_notice_into_a_divider_under_the_earlier_cells() {
     assert_eq!(
         super::events::compacted_label(CompactTrigger::Manual, 999, 0),
         "compacted: 999 → 0 tokens"
+    );
+    let why =
+        super::events::auto_compacted_notice(robota_sdk::CompactReason::ProviderOverflow, 3, 1);
+    assert!(
+        why.starts_with("The provider said the prompt is too long, so the conversation above was summarised automatically in 3 stages, after cutting 1 oversized tool result(s)"),
+        "{why}"
     );
 }
 

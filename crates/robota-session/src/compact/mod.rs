@@ -4,8 +4,19 @@
 //! steered by the project's "Compact Instructions" and the user's focus text), the
 //! conversation as the text the summariser reads, the current TodoWrite list appended to the
 //! summary verbatim, the PreCompact / PostCompact / SessionStart(`compact`) hooks, and the
-//! `compact_boundary` log line, and the session's compaction settings and `/compact`. The system prompt and context files are never summarised:
-//! they are resent as they are. An interrupted or failed summary leaves the history as it was.
+//! `compact_boundary` log line, and the session's compaction settings and `/compact`. The
+//! system prompt and context files are never summarised: they are resent as they are. An
+//! interrupted or failed summary leaves the history as it was. A conversation too long for
+//! one summary request is summarised in stages (`prompt`), each request keeping a reserve
+//! for the summary; a provider that still says "prompt is too long" gets smaller stages.
+//! `room` makes room for a turn that no longer fits.
+
+mod prompt;
+mod room;
+
+pub use prompt::{conversation_text, summary_prompt};
+pub(crate) use room::{Room, RoomRequest, make_room};
+pub use room::{cut_oversized_results, result_cap_chars};
 
 use std::mem::take;
 use std::time::Instant;
@@ -16,9 +27,8 @@ use tokio_util::sync::CancellationToken;
 use robota_core::context::{AUTO_COMPACT_THRESHOLD, ContextTracker};
 use robota_core::engine::EngineEvent;
 use robota_core::hooks::{HookEvent, HookRequest};
-use robota_core::truncate::truncate_middle;
 use robota_core::{
-    Block, Message, Provider, ProviderError, ProviderErrorKind, ProviderRequest, Role, StreamEvent,
+    Message, Provider, ProviderError, ProviderErrorKind, ProviderRequest, Role, StreamEvent,
     TodoItem,
 };
 
@@ -27,31 +37,24 @@ use super::hooks::HookFiring;
 use super::line::{LogEvent, compact_summary_message};
 use super::log::SessionLog;
 use super::rewind::SUMMARY_FROM_HERE_PREFIX;
-use super::update::{CompactReport, CompactTrigger, SessionUpdate, UpdateSink};
+use super::update::{CompactReason, CompactReport, CompactTrigger, SessionUpdate, UpdateSink};
+use prompt::{earlier_for_stage, extract_summary, stages, with_todo_list};
 
 /// The system prompt of the summary call.
 const SUMMARY_SYSTEM: &str = "You are a helpful AI assistant tasked with summarizing conversations between a user and a coding agent. You never call tools; you answer with the summary only.";
 
-/// What the summary must keep (Claude Code's sections, in its order).
-const SUMMARY_INSTRUCTIONS: &str = "Your task is to create a detailed summary of the conversation above. It will replace the conversation: the agent continues the work from this summary alone (the system prompt and project instructions stay), so keep everything needed to go on without losing context.
-
-Write the summary in these sections:
-1. Primary request and intent: the user's objective, and every request and instruction the user gave, quoted verbatim in order.
-2. Key decisions and constraints: what was decided or agreed, and the constraints and preferences the user stated.
-3. Files and code: every file read, created or changed, with what matters about it (the changes made, and short code snippets where they are needed to go on).
-4. Errors and fixes: each error met and how it was solved (or that it is not solved yet), including what the user said about it.
-5. Pending tasks: what the user asked for that is not done yet.
-6. Current state: exactly what was being worked on just before this summary.
-7. Next step: the next step, in line with the user's latest request (quote it); none if the work is done.
-
-Answer with the summary only: no preamble, no tool calls.";
-
-/// Tool results in the text the summariser reads are cut to this many characters.
-const TOOL_RESULT_CHARS: usize = 2_000;
-
-/// Share of the window the conversation text may fill in the summary call; beyond it the
-/// middle is cut (the head holds the objective, the tail the current state).
+/// Share of the window one summary request's conversation text may fill.
 const SUMMARY_INPUT_SHARE: f64 = 0.6;
+
+/// The summary's own answer is given at most this many tokens; the request keeps them free.
+const SUMMARY_OUTPUT_TOKENS: u32 = 20_000;
+
+/// Tokens kept free in a summary request for its system prompt and instructions.
+const SUMMARY_OVERHEAD_TOKENS: f64 = 2_000.0;
+
+/// A stage is never cut below this many characters; a provider that refuses one this small
+/// fails the compaction.
+const MIN_STAGE_CHARS: usize = 8_000;
 
 /// How compaction is set up for a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +136,32 @@ pub(super) struct Compactor<'a> {
     pub sink: UpdateSink<'a>,
 }
 
+/// What started a compaction and why, and what was cut before it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cause {
+    /// `/compact` or automatic.
+    pub trigger: CompactTrigger,
+    /// Why it ran.
+    pub reason: CompactReason,
+    /// Oversized tool results cut before it.
+    pub cut_results: usize,
+}
+
+impl Cause {
+    /// A compaction the user asked for or the threshold started, nothing cut before it.
+    pub fn of(trigger: CompactTrigger) -> Self {
+        let reason = match trigger {
+            CompactTrigger::Manual => CompactReason::Requested,
+            CompactTrigger::Auto => CompactReason::Threshold,
+        };
+        Cause {
+            trigger,
+            reason,
+            cut_results: 0,
+        }
+    }
+}
+
 impl Compactor<'_> {
     /// Replaces `history[..keep_from]` by a summary; the messages from `keep_from` on (the
     /// unfinished turn's) stay after it.
@@ -140,7 +169,7 @@ impl Compactor<'_> {
         &self,
         history: &mut Vec<Message>,
         tracker: &mut ContextTracker,
-        trigger: CompactTrigger,
+        cause: Cause,
         focus: &str,
         keep_from: usize,
         cancel: &CancellationToken,
@@ -149,6 +178,7 @@ impl Compactor<'_> {
         if keep_from == 0 {
             return Err(CompactError::Empty);
         }
+        let trigger = cause.trigger;
         let pre_tokens = tracker.estimate(history);
         if let Some(firing) = self.firing {
             let fields = json!({"trigger": trigger.as_str(), "custom_instructions": focus});
@@ -162,20 +192,16 @@ impl Compactor<'_> {
             return Err(CompactError::Interrupted);
         }
         (self.sink)(SessionUpdate::CompactStarted { trigger });
-        let prompt = summary_prompt(
-            &history[..keep_from],
-            self.config.instructions.as_deref(),
-            focus,
-            self.window,
-        );
-        let summary = self.summarise(prompt, cancel).await?;
+        let (summary, stages) = self
+            .summarise_staged(&history[..keep_from], focus, cancel)
+            .await?;
         let summary = with_todo_list(&summary, &self.todos);
 
         let message = compact_summary_message(&summary, &uuid::Uuid::new_v4().to_string());
         let kept = history.len() - keep_from;
         let mut compacted = Vec::with_capacity(kept + 1);
         compacted.push(message.clone());
-        compacted.extend_from_slice(&history[keep_from..]);
+        compacted.extend(history.drain(keep_from..));
         tracker.reset_reported();
         let post_tokens = tracker.estimate(&compacted);
         if let Some(log) = self.log {
@@ -191,10 +217,16 @@ impl Compactor<'_> {
                 tracing::warn!("session log: {err}");
             }
         }
+        // The old history goes with its capacity (a fresh vector, not a cleared one), and
+        // the memory it held goes back to the system.
         *history = compacted;
+        crate::heap::return_freed_memory();
 
         let report = CompactReport {
             trigger,
+            reason: cause.reason,
+            stages,
+            cut_results: cause.cut_results,
             pre_tokens,
             post_tokens,
             summary,
@@ -202,6 +234,65 @@ impl Compactor<'_> {
         let contexts = self.after_hooks(&report).await;
         (self.sink)(SessionUpdate::Compacted(report.clone()));
         Ok(Compacted { report, contexts })
+    }
+
+    /// Summarises `messages` in as many stages as the request budget needs; when the
+    /// provider still says the prompt is too long, again with stages half as large.
+    /// Returns the summary and how many requests made it.
+    async fn summarise_staged(
+        &self,
+        messages: &[Message],
+        focus: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(String, usize), CompactError> {
+        let mut budget = self.stage_budget_chars();
+        loop {
+            match self.summarise_stages(messages, focus, budget, cancel).await {
+                Err(CompactError::Failed(err)) if err.kind == ProviderErrorKind::ContextTooLong => {
+                    let whole = conversation_text(messages).len();
+                    budget = budget.min(whole) / 2;
+                    if budget < MIN_STAGE_CHARS {
+                        return Err(CompactError::Failed(err));
+                    }
+                    tracing::info!("summary request too long; again in stages of {budget} chars");
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// One summary request per stage of at most `budget` characters, each carrying the
+    /// summary of the stages before it.
+    async fn summarise_stages(
+        &self,
+        messages: &[Message],
+        focus: &str,
+        budget: usize,
+        cancel: &CancellationToken,
+    ) -> Result<(String, usize), CompactError> {
+        let parts = stages(messages, budget);
+        let instructions = self.config.instructions.as_deref();
+        let mut summary: Option<String> = None;
+        for part in &parts {
+            let earlier = summary.as_deref().map(|s| earlier_for_stage(s, budget));
+            let prompt = summary_prompt(earlier.as_deref(), part, instructions, focus);
+            summary = Some(self.summarise(prompt, cancel).await?);
+        }
+        Ok((summary.unwrap_or_default(), parts.len()))
+    }
+
+    /// How many characters of conversation one summary request may carry: a share of the
+    /// window, less the summary's own answer and the request's fixed text.
+    fn stage_budget_chars(&self) -> usize {
+        let window = self.window as f64;
+        let reserve = f64::from(self.summary_max_tokens()) + SUMMARY_OVERHEAD_TOKENS;
+        let tokens = (window * SUMMARY_INPUT_SHARE).min(window - reserve);
+        ((tokens.max(0.0) as usize) * 4).max(MIN_STAGE_CHARS)
+    }
+
+    /// The summary call's answer limit: the session's, capped.
+    fn summary_max_tokens(&self) -> u32 {
+        self.max_tokens.min(SUMMARY_OUTPUT_TOKENS)
     }
 
     /// One tool-less streaming call; its usage and retries are recorded like a turn's.
@@ -215,7 +306,7 @@ impl Compactor<'_> {
             system: SUMMARY_SYSTEM.to_string(),
             messages: vec![Message::user_text(prompt)],
             tools: Vec::new(),
-            max_tokens: self.max_tokens,
+            max_tokens: self.summary_max_tokens(),
             thinking_budget: None,
             tools_disabled: false,
             server_tools: Vec::new(),
@@ -349,7 +440,7 @@ impl Session {
             .run(
                 &mut history,
                 &mut tracker,
-                trigger,
+                Cause::of(trigger),
                 focus,
                 keep_from,
                 cancel,
@@ -357,6 +448,7 @@ impl Session {
             .await;
         (self.history, self.tracker) = (history, tracker);
         let done = done?;
+        self.forget_summarised_checkpoints();
         self.pending_context.extend(done.contexts);
         Ok(done.report)
     }
@@ -376,19 +468,13 @@ impl Session {
             .prompt_index(message_id)
             .map_err(|e| CompactError::NotAPrompt(e.0))?;
         let pre_tokens = self.tracker.estimate(&self.history);
-        let prompt = summary_prompt(
-            &self.history[at..],
-            self.compaction.instructions.as_deref(),
-            "",
-            self.config.context_window,
-        );
         let forward = forwarder(&self.log, &self.usage, &self.todos, sink);
         (sink)(SessionUpdate::CompactStarted {
             trigger: CompactTrigger::Manual,
         });
-        let summary = self
+        let (summary, stages) = self
             .compactor(None, &forward, sink)
-            .summarise(prompt, cancel)
+            .summarise_staged(&self.history[at..], "", cancel)
             .await?;
         let summary = with_todo_list(
             &summary,
@@ -399,9 +485,14 @@ impl Session {
             "{SUMMARY_FROM_HERE_PREFIX}{summary}"
         )));
         self.tracker.reset_reported();
+        self.forget_summarised_checkpoints();
+        crate::heap::return_freed_memory();
         let post_tokens = self.tracker.estimate(&self.history);
         let report = CompactReport {
             trigger: CompactTrigger::Manual,
+            reason: CompactReason::Requested,
+            stages,
+            cut_results: 0,
             pre_tokens,
             post_tokens,
             summary,
@@ -410,165 +501,5 @@ impl Session {
         // `compact_boundary`.
         (sink)(SessionUpdate::Compacted(report.clone()));
         Ok(report)
-    }
-}
-
-/// The summary request: the conversation as text, then what the summary must keep, the
-/// project's Compact Instructions and the user's focus.
-pub fn summary_prompt(
-    messages: &[Message],
-    instructions: Option<&str>,
-    focus: &str,
-    window: u64,
-) -> String {
-    let budget = (window as f64 * SUMMARY_INPUT_SHARE) as usize * 4;
-    let conversation = truncate_middle(&conversation_text(messages), budget.max(8_000));
-    let mut prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n");
-    prompt.push_str(SUMMARY_INSTRUCTIONS);
-    if let Some(instructions) = instructions.map(str::trim).filter(|i| !i.is_empty()) {
-        prompt.push_str("\n\nCompact Instructions from the project (follow them):\n");
-        prompt.push_str(instructions);
-    }
-    let focus = focus.trim();
-    if !focus.is_empty() {
-        prompt.push_str("\n\nThe user asks this summary to focus on: ");
-        prompt.push_str(focus);
-    }
-    prompt
-}
-
-/// The conversation as the summariser reads it: each message under its role, tool calls
-/// with their input, tool results cut to 2,000 characters; thinking left out.
-pub fn conversation_text(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for message in messages {
-        let role = match message.role {
-            Role::User => "User",
-            Role::Assistant => "Assistant",
-        };
-        for block in &message.content {
-            match block {
-                Block::Text { text, .. } if !text.trim().is_empty() => {
-                    out.push_str(&format!("[{role}]\n{}\n\n", text.trim_end()));
-                }
-                Block::ToolUse { id, name, input } => {
-                    out.push_str(&format!("[Tool call {name} {id}]\n{input}\n\n"));
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => {
-                    let kind = if *is_error {
-                        "Tool error"
-                    } else {
-                        "Tool result"
-                    };
-                    let content = truncate_middle(content, TOOL_RESULT_CHARS);
-                    out.push_str(&format!("[{kind} {tool_use_id}]\n{content}\n\n"));
-                }
-                Block::Image { .. } => out.push_str(&format!("[{role}]\n[image]\n\n")),
-                _ => {}
-            }
-        }
-    }
-    out.truncate(out.trim_end().len());
-    out
-}
-
-/// The text inside `<summary>…</summary>` when the model wrapped it so (after an analysis),
-/// else the whole answer; trimmed.
-fn extract_summary(text: &str) -> &str {
-    let inner = text
-        .split_once("<summary>")
-        .map(|(_, rest)| rest.split_once("</summary>").map_or(rest, |(s, _)| s));
-    inner.unwrap_or(text).trim()
-}
-
-/// The summary followed by the TodoWrite list exactly as it stands (never the model's
-/// retelling of it).
-fn with_todo_list(summary: &str, todos: &[TodoItem]) -> String {
-    if todos.is_empty() {
-        return summary.to_string();
-    }
-    let list = serde_json::to_string_pretty(todos).unwrap_or_default();
-    format!("{summary}\n\nThe current todo list (TodoWrite), exactly as it stands:\n{list}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn todo(content: &str, status: &str) -> TodoItem {
-        serde_json::from_value(json!({"content": content, "status": status, "activeForm": content}))
-            .unwrap()
-    }
-
-    #[test]
-    fn the_prompt_holds_the_conversation_the_instructions_and_the_focus() {
-        let call = Message::new(
-            Role::Assistant,
-            vec![
-                Block::Thinking {
-                    thinking: "secret plan".into(),
-                    signature: "s".into(),
-                },
-                Block::ToolUse {
-                    id: "t1".into(),
-                    name: "Read".into(),
-                    input: json!({"file_path": "src/api.rs"}),
-                },
-            ],
-        );
-        let result = Message::new(
-            Role::User,
-            vec![Block::ToolResult {
-                tool_use_id: "t1".into(),
-                content: "x".repeat(10_000).into(),
-                is_error: false,
-            }],
-        );
-        let messages = vec![Message::user_text("port the API to v2"), call, result];
-        let prompt = summary_prompt(
-            &messages,
-            Some("Keep the endpoint names."),
-            "the API details",
-            200_000,
-        );
-        assert!(prompt.contains("[User]\nport the API to v2"), "{prompt}");
-        assert!(prompt.contains("[Tool call Read t1]\n{\"file_path\":\"src/api.rs\"}"));
-        assert!(prompt.contains("output truncated: 10000 chars total"));
-        assert!(!prompt.contains("secret plan"));
-        assert!(prompt.contains("quoted verbatim"));
-        assert!(prompt.contains(
-            "Compact Instructions from the project (follow them):\nKeep the endpoint names."
-        ));
-        assert!(prompt.ends_with("focus on: the API details"));
-    }
-
-    #[test]
-    fn a_conversation_beyond_the_budget_keeps_its_head_and_tail() {
-        let messages = vec![
-            Message::user_text(format!("OBJECTIVE {}", "a".repeat(100_000))),
-            Message::user_text(format!("{} LATEST", "b".repeat(100_000))),
-        ];
-        let prompt = summary_prompt(&messages, None, "", 20_000);
-        assert!(prompt.len() < 60_000, "{}", prompt.len());
-        assert!(prompt.contains("OBJECTIVE") && prompt.contains("LATEST"));
-        assert!(!prompt.contains("Compact Instructions"));
-    }
-
-    #[test]
-    fn the_summary_tag_is_taken_when_present_and_todos_follow_verbatim() {
-        assert_eq!(
-            extract_summary("<analysis>x</analysis>\n<summary>\nS\n</summary>"),
-            "S"
-        );
-        assert_eq!(extract_summary("  plain  "), "plain");
-        assert_eq!(with_todo_list("S", &[]), "S");
-        let with = with_todo_list("S", &[todo("write tests", "in_progress")]);
-        assert!(with.starts_with("S\n\nThe current todo list"));
-        assert!(with.contains("\"content\": \"write tests\""));
-        assert!(with.contains("\"status\": \"in_progress\""));
     }
 }
