@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::denied_walk::{Walk, walk_denied};
 use super::rules::{Compiled, PathFamily};
 use super::{CallFacts, PermissionMode, PermissionPolicy, Verdict};
 
@@ -393,23 +392,23 @@ impl PermissionPolicy {
                 .collect::<Vec<_>>()
                 .join("\n"),
         );
-        self.denied_walks.get_or_walk(key, || {
-            let mut walk = Walk::default();
-            for root in roots {
-                if denial.hides(&root, true) {
-                    walk.found.push(root);
-                    continue;
-                }
-                // Below a real directory (the working directories' real forms are) a path
-                // found by the walk is its own real form; a rule's base named through a
-                // symlink is walked by the names the rule uses, each resolved.
-                let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
-                walk_denied(&root, real, &denial, &mut walk);
+        let mut found = Vec::new();
+        let mut walked = Vec::new();
+        for root in roots {
+            if denial.hides(&root, true) {
+                found.push(root);
+                continue;
             }
-            walk.found.sort();
-            walk.found.dedup();
-            walk
-        })
+            // Below a real directory (the working directories' real forms are) a path
+            // found by the walk is its own real form; a rule's base named through a
+            // symlink is walked by the names the rule uses, each resolved.
+            let real = std::fs::canonicalize(&root).is_ok_and(|r| r == root);
+            walked.push((root, real));
+        }
+        found.extend(self.denied_walks.walk(key, &walked, &denial));
+        found.sort();
+        found.dedup();
+        found
     }
 
     /// Where an absolute or home-anchored rule's literal part ends (its parent when the
