@@ -269,26 +269,10 @@ pub fn load_image(path: &Path) -> Result<ImageSource, LoadImageError> {
 /// `%XX` escapes of a `file://` URL's path decoded; `None` when they are not UTF-8.
 fn percent_decoded(url: &str) -> Option<String> {
     let path = url.strip_prefix("localhost").unwrap_or(url);
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()
+        .map(|text| text.into_owned())
 }
 
 /// A directory's entries, folders marked with `/`.
