@@ -68,10 +68,17 @@ fn make_does_not_run_a_makefile_written_during_the_session_in_any_mode() {
     for (mode, rules) in cases {
         let (kept, result) = run_make(mode, rules, true);
         assert!(kept, "{mode}: the planted makefile ran: {result}");
-        assert_eq!(
-            result["permission_denials"][0]["tool_name"], "Bash",
-            "{mode}: {result}"
-        );
+        // In bypass under a rule naming `rm`, where the kernel confines Bash, the line may
+        // run, without the right to remove files (issue 24's item 10); elsewhere, and
+        // without the kernel, it is refused.
+        let kernel_stands_in =
+            mode == "bypassPermissions" && robota::tools::sandbox::support().missing.is_none();
+        if !kernel_stands_in {
+            assert_eq!(
+                result["permission_denials"][0]["tool_name"], "Bash",
+                "{mode}: {result}"
+            );
+        }
     }
 }
 

@@ -85,7 +85,12 @@ pub(super) fn kernel_terms(policy: &PermissionPolicy, call: &CallFacts<'_>) -> c
         .or_else(|| call.input_str("command"))
         .unwrap_or("");
     let ctx = policy.path_context(call);
-    let analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    let mut analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
+    // Read as `evaluate` reads it: a file changed this session that the line runs (a
+    // makefile, a script) makes it opaque.
+    if let Some(start) = policy.session_start {
+        analysis.check_session_files(start);
+    }
     let deny: Vec<&PermissionRule> = policy
         .deny
         .iter()
