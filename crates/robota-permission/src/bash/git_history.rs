@@ -107,12 +107,20 @@ fn node_reaches(
     let globals = super::git_globals::read(&args);
     let sub = args.get(globals.subcommand)?.clone().unwrap_or_default();
     let mut dir = start_dir.to_path_buf();
+    let mut dir_known = true;
     for moved in &globals.directories {
-        dir = dir.join(moved.as_deref()?);
+        match moved {
+            Some(moved) => dir = dir.join(moved),
+            None => dir_known = false,
+        }
     }
     let rest = &args[globals.subcommand + 1..];
     if !prints_content(&sub, rest) {
         return None;
+    }
+    if !dir_known {
+        // `-C` a directory known only at run time: its pathspecs mean nothing here.
+        return tracked.first().map(|path| (sub.clone(), path.clone()));
     }
     let specs = Pathspecs::of(rest, &dir);
     tracked
@@ -288,6 +296,7 @@ mod tests {
             "git format-patch -1 --stdout",
             "echo x && git show HEAD:secrets/key.txt | base64",
             "git diff -- 'secrets/*'",
+            "d=.; git -C $d log -p -- src/",
         ] {
             assert!(reaches(line), "{line}");
         }
