@@ -43,7 +43,13 @@ use tree::CommandNode;
 pub use kernel_guard::REMOVING_PROGRAMS;
 pub(super) use suggest::suggested_rules;
 
-pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdict {
+/// The Bash line of `call` as every judgement of it reads it: its text, the path context
+/// and its analysis, in which a file changed this session that the line runs (a makefile,
+/// a script) makes it opaque.
+fn read_line<'p>(
+    policy: &'p PermissionPolicy,
+    call: &CallFacts<'p>,
+) -> (&'p str, crate::paths::PathContext<'p>, Analysis) {
     let command = call
         .argument
         .or_else(|| call.input_str("command"))
@@ -53,6 +59,11 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
     if let Some(start) = policy.session_start {
         analysis.check_session_files(start);
     }
+    (command, ctx, analysis)
+}
+
+pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdict {
+    let (command, ctx, analysis) = read_line(policy, call);
     let line = JudgedLine::new(policy, call, command, analysis, ctx);
     // 1. Deny, 2. ask, 3. allow, 4. the mode.
     if let Some(verdict) = line.sure_denial().or_else(|| line.asked()) {
@@ -80,17 +91,7 @@ pub(super) fn evaluate(policy: &PermissionPolicy, call: &CallFacts<'_>) -> Verdi
 /// What the kernel's confinement of the Bash line may grant or withhold beyond the
 /// policy's paths (see `kernel_guard` and `git_config`).
 pub(super) fn kernel_terms(policy: &PermissionPolicy, call: &CallFacts<'_>) -> crate::KernelTerms {
-    let command = call
-        .argument
-        .or_else(|| call.input_str("command"))
-        .unwrap_or("");
-    let ctx = policy.path_context(call);
-    let mut analysis = Analysis::of(command, call.shell_dir.unwrap_or(call.cwd), &ctx);
-    // Read as `evaluate` reads it: a file changed this session that the line runs (a
-    // makefile, a script) makes it opaque.
-    if let Some(start) = policy.session_start {
-        analysis.check_session_files(start);
-    }
+    let (_, _, analysis) = read_line(policy, call);
     let deny: Vec<&PermissionRule> = policy
         .deny
         .iter()
