@@ -154,9 +154,11 @@ fn hanging_and_crashing_servers_cost_at_most_the_startup_wait_and_are_reported()
         ]
     );
     assert!(init_tools(&init).contains(&"mcp__good__shout".to_string()));
-    // The wait is 1.5 s; a server's own connect limit (30 s) never holds the run up.
+    // The wait is 1.5 s; a server's own connect limit (30 s) never holds the run up. The
+    // bound sits below that limit, not near the wait: it tells the two apart, not speed
+    // (a loaded machine took over 10 s).
     assert!(
-        elapsed < Duration::from_secs(10),
+        elapsed < Duration::from_secs(25),
         "the run took {elapsed:?} with MCP_TIMEOUT=1500"
     );
     assert!(

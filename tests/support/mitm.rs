@@ -36,15 +36,26 @@ impl Mitm {
     /// `127.0.0.1:target_port` (whose self-signed certificate it accepts, as a proxy told
     /// to), and waits until it accepts connections.
     pub fn start(program: &Path, dir: &Path, host: &str, target_port: u16) -> Mitm {
+        Mitm::start_mapping(program, dir, &[(host, target_port)])
+    }
+
+    /// [`Mitm::start`] for several made-up hosts, each sent to its loopback port.
+    pub fn start_mapping(program: &Path, dir: &Path, hosts: &[(&str, u16)]) -> Mitm {
         let confdir = dir.join("mitmproxy");
         std::fs::create_dir_all(&confdir).unwrap();
         let addon = dir.join("map_host.py");
+        let ports: Vec<String> = hosts
+            .iter()
+            .map(|(host, port)| format!("{host:?}: {port}"))
+            .collect();
         std::fs::write(
             &addon,
             format!(
-                "def server_connect(data):\n    \
-                 if data.server.address and data.server.address[0] == {host:?}:\n        \
-                 data.server.address = (\"127.0.0.1\", {target_port})\n"
+                "PORTS = {{{}}}\n\
+                 def server_connect(data):\n    \
+                 if data.server.address and data.server.address[0] in PORTS:\n        \
+                 data.server.address = (\"127.0.0.1\", PORTS[data.server.address[0]])\n",
+                ports.join(", ")
             ),
         )
         .unwrap();

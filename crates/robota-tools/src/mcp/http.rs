@@ -31,14 +31,26 @@ use super::event_stream::{
     EVENT_STREAM, EventStream, JSON, MAX_EVENT_BYTES, events, media_type_is,
 };
 
-type HttpError = StreamableHttpError<reqwest::Error>;
+type HttpError = StreamableHttpError<McpHttpRequestError>;
+
+/// A request to an MCP server that failed on the way, in words with its causes: rmcp keeps
+/// only the text of the error it is handed, so the causes (an untrusted certificate, which
+/// then names the variable to set) must be in that text.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", robota_core::http_client::describe_error(.0))]
+pub struct McpHttpRequestError(#[source] reqwest::Error);
+
+/// rmcp's client error for a failed request.
+fn request_failed(error: reqwest::Error) -> HttpError {
+    StreamableHttpError::Client(McpHttpRequestError(error))
+}
 
 /// The reqwest client (with the server's configured headers) rmcp's worker sends through.
 #[derive(Clone)]
 pub struct McpHttpClient(pub reqwest::Client);
 
 impl StreamableHttpClient for McpHttpClient {
-    type Error = reqwest::Error;
+    type Error = McpHttpRequestError;
 
     async fn get_stream(
         &self,
@@ -76,7 +88,7 @@ impl StreamableHttpClient for McpHttpClient {
             request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
         }
         let request = with_headers(request, auth_header, custom_headers)?;
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(request_failed)?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
@@ -84,9 +96,7 @@ impl StreamableHttpClient for McpHttpClient {
         if let Some(error) = status_error(response.status(), response.headers()) {
             return Err(error.into());
         }
-        let response = response
-            .error_for_status()
-            .map_err(StreamableHttpError::Client)?;
+        let response = response.error_for_status().map_err(request_failed)?;
         let content_type = response.headers().get(CONTENT_TYPE);
         match content_type {
             Some(ct)
@@ -113,7 +123,7 @@ impl StreamableHttpClient for McpHttpClient {
             .delete(uri.as_ref())
             .header(HEADER_SESSION_ID, session_id.as_ref());
         let request = with_headers(request, auth_header, custom_headers)?;
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(request_failed)?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             tracing::debug!("the MCP server does not support deleting its session");
             return Ok(());
@@ -121,7 +131,7 @@ impl StreamableHttpClient for McpHttpClient {
         response
             .error_for_status()
             .map(drop)
-            .map_err(StreamableHttpError::Client)
+            .map_err(request_failed)
     }
 
     async fn post_message(
@@ -164,7 +174,7 @@ impl StreamableHttpClient for McpHttpClient {
             request = request.header(HEADER_SESSION_ID, session_id.as_ref());
         }
         let request = with_headers(request, auth_header, custom_headers)?;
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(request_failed)?;
         let status = response.status();
         auth_challenge(status, response.headers())?;
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
@@ -361,7 +371,7 @@ async fn read_bounded(response: reqwest::Response, limit: usize) -> Result<Vec<u
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(StreamableHttpError::Client)?;
+        let chunk = chunk.map_err(request_failed)?;
         if chunk.len() > limit - body.len() {
             return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: limit });
         }

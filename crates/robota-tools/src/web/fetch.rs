@@ -7,7 +7,9 @@
 //! total time cap over all hops and the body, a byte cap, and binary content refused
 //! before its body is read. Behind an environment proxy (`HTTPS_PROXY`, `HTTP_PROXY`,
 //! `ALL_PROXY`) the request goes through the proxy, which resolves the host itself: each
-//! hop's host is then checked just before its request instead of at connect time.
+//! hop's host is then checked just before its request instead of at connect time, and a
+//! host this machine cannot resolve (a company network that resolves outside names only
+//! at its proxy) is left to the proxy.
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -183,7 +185,7 @@ impl Fetcher {
         let proxied = proxy_configured(&start);
         loop {
             if proxied {
-                self.check_host(&url).await?;
+                self.check_host_behind_proxy(&url).await?;
             } else {
                 self.check_literal_host(&url)?;
             }
@@ -213,7 +215,11 @@ impl Fetcher {
                 }
                 if !same_site(&url, &target) {
                     // Not followed, but a private target is refused rather than offered.
-                    self.check_host(&target).await?;
+                    if proxied {
+                        self.check_host_behind_proxy(&target).await?;
+                    } else {
+                        self.check_host(&target).await?;
+                    }
                     return Ok(FetchOutcome::OtherHostRedirect {
                         from: url,
                         to: target,
@@ -295,6 +301,16 @@ impl Fetcher {
             checked_addresses(&self.policy, self.resolver.as_ref(), host).await?;
         }
         Ok(())
+    }
+
+    /// [`Fetcher::check_host`] for a request the proxy will make: a name this machine
+    /// cannot resolve is the proxy's to resolve (its addresses are the proxy's network's,
+    /// not this machine's); a name it can resolve must still resolve to permitted addresses.
+    async fn check_host_behind_proxy(&self, url: &Url) -> Result<(), FetchError> {
+        match self.check_host(url).await {
+            Err(FetchError::Dns { .. }) => Ok(()),
+            checked => checked,
+        }
     }
 
     async fn read_body(
