@@ -5,7 +5,10 @@
 //! `--max-turn-seconds` deadline with exactly one error `result` line naming what hung and
 //! exit 124; stream-json carries keepalive lines meanwhile (Claude Code's `tool_progress`
 //! for a running tool, `system/keepalive` otherwise); a Bash command that ignores SIGTERM
-//! is still killed at its own timeout. Signals are covered in `headless.rs`.
+//! is still killed at its own timeout. In the Agent SDK protocol (stream-json input) the
+//! deadline is per message: the hung one gets its error result and the next one runs, or,
+//! when the session cannot be freed, every message gets one. Signals are covered in
+//! `headless.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
@@ -213,6 +216,109 @@ fn a_session_start_hook_that_never_ends_still_gets_a_result_at_the_deadline() {
         errors.contains("the SessionStart:startup hook `sleep 1000`"),
         "{errors}"
     );
+}
+
+/// Runs robota in the Agent SDK protocol with `messages` (user message texts) on stdin,
+/// then end of input; the same safety net as [`run`].
+fn run_sdk(p: &Project, server: &MockServer, args: &[&str], messages: &[&str]) -> Output {
+    let input = p.root.join("sdk-input.jsonl");
+    let lines: String = messages
+        .iter()
+        .map(|m| {
+            json!({"type": "user", "message": {"role": "user", "content": m}}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let mut all = vec![
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ];
+    all.extend_from_slice(args);
+    let mut cmd = p.command(server, &all);
+    cmd.stdin(std::fs::File::open(&input).unwrap());
+    output_within(cmd, Duration::from_secs(90))
+}
+
+/// The `result` lines of a run, in order.
+fn results(out: &Output) -> Vec<Value> {
+    lines(out)
+        .into_iter()
+        .filter(|l| l["type"] == "result")
+        .collect()
+}
+
+#[test]
+fn in_the_agent_sdk_protocol_the_hung_message_gets_its_error_and_the_next_one_runs() {
+    let p = project();
+    let server = MockServer::start(vec![
+        anthropic::text_turn_held("the first answer", 2),
+        anthropic::text_turn("the second answer"),
+    ]);
+    let out = run_sdk(
+        &p,
+        &server,
+        &["--max-turn-seconds", DEADLINE],
+        &["first", "second"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let results = results(&out);
+    assert_eq!(
+        results.len(),
+        2,
+        "one result per message; stderr:\n{stderr}"
+    );
+    assert_eq!(results[0]["is_error"], true, "{}", results[0]);
+    let errors = results[0]["errors"].to_string();
+    assert!(
+        errors.contains("deadline of 3 s") && errors.contains("the provider (anthropic"),
+        "the first result names what hung: {errors}"
+    );
+    assert_eq!(results[1]["is_error"], false, "{}", results[1]);
+    assert_eq!(results[1]["result"], "the second answer");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the last message succeeded: {stderr}"
+    );
+}
+
+#[test]
+fn in_the_agent_sdk_protocol_a_stuck_session_still_answers_every_message() {
+    let p = project();
+    let server = MockServer::start(vec![anthropic::text_turn("never reached")]);
+    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "sleep 1000", "timeout": 600}
+    ]}]}});
+    let out = run_sdk(
+        &p,
+        &server,
+        &[
+            "--max-turn-seconds",
+            "2",
+            "--settings",
+            &settings.to_string(),
+        ],
+        &["first", "second"],
+    );
+    assert_eq!(out.status.code(), Some(EXIT_DEADLINE), "{out:?}");
+    let results = results(&out);
+    assert_eq!(results.len(), 2, "{out:?}");
+    assert!(
+        results[0]["errors"]
+            .to_string()
+            .contains("the SessionStart:startup hook `sleep 1000`"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1]["errors"].to_string().contains("did not run"),
+        "{}",
+        results[1]
+    );
+    assert!(server.requests().is_empty());
 }
 
 fn fake_mcp_server(mode: &str, pid_file: &Path) -> Value {

@@ -23,7 +23,7 @@ use super::assemble::assemble;
 use super::output;
 use super::printer::Printer;
 use super::stop_signals::StopSignals;
-use super::turn_watch::{self, TurnWatch};
+use super::turn_watch::{self, ABORT_GRACE, CLOSE_GRACE, TurnWatch};
 
 /// Piped stdin is read up to this size, as in Claude Code.
 const STDIN_CAP: u64 = 10 * 1024 * 1024;
@@ -37,13 +37,6 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// The exit status of a run whose turn ran past its deadline (`--max-turn-seconds`), as
 /// `timeout(1)` reports one.
 pub const EXIT_DEADLINE: u8 = 124;
-
-/// How long a turn stopped at its deadline has to wind down (a cancelled tool gets three
-/// seconds) before the run ends without it.
-const ABORT_GRACE: Duration = Duration::from_secs(5);
-/// How long a run stopped at its deadline waits for its session to close (SessionEnd
-/// hooks, MCP servers) once the result is out.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs print mode to completion and returns the process exit code.
 pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
@@ -138,9 +131,8 @@ struct TurnLimits {
 
 impl TurnLimits {
     fn new(args: &Args, assembled: &super::assemble::Assembled) -> Self {
-        let seconds = args.max_turn_seconds.or(assembled.max_turn_seconds);
         TurnLimits {
-            deadline: seconds.filter(|s| *s > 0).map(Duration::from_secs),
+            deadline: turn_watch::turn_deadline(args, assembled),
             keepalive: (args.output_format == OutputFormat::StreamJson)
                 .then(turn_watch::keepalive_interval),
         }

@@ -12,6 +12,23 @@ use serde_json::{Value, json};
 
 use crate::sdk::{ErrorKind, ProviderEndpoint, SessionEvent, TurnError};
 
+/// How long a turn stopped at its deadline has to wind down (a cancelled tool gets three
+/// seconds) before the run ends without it.
+pub const ABORT_GRACE: Duration = Duration::from_secs(5);
+/// How long a run stopped at its deadline waits for its session to close (SessionEnd
+/// hooks, MCP servers) once the result is out.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// The wall deadline of each turn: `--max-turn-seconds`, else the setting
+/// `maxTurnSeconds`; `None` when neither is set or it is 0.
+pub fn turn_deadline(
+    args: &crate::args::Args,
+    assembled: &crate::assemble::Assembled,
+) -> Option<Duration> {
+    let seconds = args.max_turn_seconds.or(assembled.max_turn_seconds);
+    seconds.filter(|s| *s > 0).map(Duration::from_secs)
+}
+
 /// How often keepalive lines are written unless `ROBOTA_KEEPALIVE_MS` says otherwise.
 const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(10);
 

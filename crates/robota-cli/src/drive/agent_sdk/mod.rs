@@ -14,16 +14,18 @@
 //! the server's `mcp_response`; their tools are `mcp__<server>__<tool>` like any other
 //! server's. The run ends at end of input once every submission has ended; then SessionEnd
 //! hooks run. While a turn runs, keepalive lines say what it waits on (Claude Code's
-//! `tool_progress` for a long tool, see `turn_watch`).
+//! `tool_progress` for a long tool, see `turn_watch`), and each turn has the wall deadline
+//! of `--max-turn-seconds` (`deadline`).
 //!
 //! The driver's loop and its state live here; `submissions` turns input lines into
 //! submissions and session events into output, `control` answers the program's control
 //! requests, `questions` asks the program (tool permissions, hook callbacks, MCP messages)
-//! and reads its answers, and `bridges` carries the session's hook callbacks and SDK MCP
+//! and reads its answers, `deadline` stops a turn past its deadline, and `bridges` carries the session's hook callbacks and SDK MCP
 //! messages to the loop.
 
 mod bridges;
 mod control;
+mod deadline;
 mod questions;
 mod submissions;
 
@@ -42,13 +44,14 @@ use crate::tools::mcp::{SdkMcpError, SdkMcpRouter};
 
 use super::super::args::Args;
 use super::super::assemble::{AssembleError, assemble_in, options};
-use super::super::headless::{EXIT_ERROR, EXIT_OK};
+use super::super::headless::{EXIT_DEADLINE, EXIT_ERROR, EXIT_OK};
 use super::super::printer::Printer;
-use super::super::turn_watch::{TurnWatch, keepalive_interval};
+use super::super::turn_watch::{CLOSE_GRACE, TurnWatch, keepalive_interval, turn_deadline};
 use crate::sdk::ProjectOptions;
 use crate::sdk::assembly::CallbackHooks;
 use bridges::{CallbackBridge, Early, McpBridge, settle_servers};
 use control::{initialize_agents, initialize_hooks, is_initialize};
+use deadline::TurnDeadline;
 
 /// Who is owed what when a submission ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +86,12 @@ struct Driver {
     hooks_initialize_pending: bool,
     request_ids: bridges::RequestIds,
     input_open: bool,
-    /// What the running turn waits on, for the keepalive lines.
+    /// What the running turn waits on, for the keepalive lines and the deadline's error.
     watch: TurnWatch,
+    /// The wall deadline of each turn, when one is set.
+    deadline: Option<TurnDeadline>,
+    /// A turn stopped at its deadline did not wind down: the run ends.
+    stuck: bool,
 }
 
 /// Runs the driver until end of input and every submission ended; returns the exit code.
@@ -159,6 +166,7 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
         early = settle_servers(&mcp, &mut printer, &mut lines, &mut mcp_rx).await;
     }
     let watch = TurnWatch::new(&assembled.endpoint);
+    let deadline = turn_deadline(&args, &assembled).map(TurnDeadline::new);
     let Some((session, mut events)) = printer.start_session(assembled).await else {
         return EXIT_ERROR;
     };
@@ -181,6 +189,8 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
         request_ids: early.request_ids,
         input_open: true,
         watch,
+        deadline,
+        stuck: false,
     };
     // A prompt argument goes first, as the first user message.
     if let Some(prompt) = driver.args.prompt.clone() {
@@ -197,9 +207,13 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
         driver.input_closed();
     }
     loop {
-        if (!driver.input_open && driver.pending.is_empty()) || driver.printer.closed {
+        if (!driver.input_open && driver.pending.is_empty())
+            || driver.printer.closed
+            || driver.stuck
+        {
             break;
         }
+        let alarm = driver.deadline.as_ref().and_then(TurnDeadline::alarm);
         tokio::select! {
             line = lines.recv(), if driver.input_open => match line {
                 Some(line) => driver.on_line(&line),
@@ -213,19 +227,35 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
             Some(ask) = mcp_rx.recv() => driver.ask_mcp(ask),
             Some(_) = async { sigint.as_mut()?.recv().await } => driver.session.abort(),
             _ = keepalive.tick() => driver.keepalive(every),
+            _ = sleep_until(alarm), if alarm.is_some() => driver.on_deadline_alarm(),
         }
     }
     let code = match (&driver.last_end, driver.printer.closed) {
+        _ if driver.stuck => EXIT_DEADLINE,
         (_, true) | (TurnEnd::Error(_), _) => EXIT_ERROR,
         _ => EXIT_OK,
     };
-    driver.session.close().await;
+    if driver.stuck {
+        // The session may still be stuck in what hung: a moment to close, then the process
+        // ends (and with it every process group it started).
+        let _ = tokio::time::timeout(CLOSE_GRACE, driver.session.close()).await;
+    } else {
+        driver.session.close().await;
+    }
     while let Ok(event) = events.try_recv() {
         if let SessionEvent::Warning(n) | SessionEvent::Notice(n) = event {
             eprintln!("robota: {n}");
         }
     }
     code
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Reads stdin line by line on its own thread (a blocking read must not hold a runtime

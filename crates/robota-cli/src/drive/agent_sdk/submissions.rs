@@ -27,6 +27,7 @@ impl Driver {
         }
         let id = self.session.submit(submission.clone());
         self.pending.insert(id, (owed, submission));
+        self.restart_deadline_clock();
     }
 
     /// A user message that cannot be sent gets an error result saying why (the program
@@ -107,6 +108,11 @@ impl Driver {
                 let Some((owed, submission)) = self.pending.remove(&id) else {
                     return;
                 };
+                self.restart_deadline_clock();
+                if let Some(error) = self.deadline.as_mut().and_then(|d| d.take_error(id)) {
+                    // Stopped at its deadline: the result says what it waited on.
+                    outcome.end = TurnEnd::Error(error);
+                }
                 let text = submission.text();
                 (outcome.end, outcome.result) =
                     output::blocked_prompt_as_result(outcome.end, outcome.result);
@@ -149,6 +155,7 @@ impl Driver {
                 if let Some((owed, submission)) = self.pending.remove(&queued.id) {
                     self.submit(owed, submission);
                 }
+                self.restart_deadline_clock();
             }
             SessionEvent::Usage {
                 usage,
