@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::project::{Project, project, result_text, tool_results};
+use support::project::{Project, marked_result_text, project, tool_results};
 use support::{MockServer, anthropic};
 
 const SECRET: &str = "KERNEL-CANARY-4d7e21";
@@ -156,19 +156,7 @@ fn run_turns(
         .collect();
     let texts = ids
         .iter()
-        .map(|id| {
-            results
-                .iter()
-                .find(|b| b["tool_use_id"] == id.as_str())
-                .map(|b| {
-                    let mut t = result_text(b);
-                    if b["is_error"] == true {
-                        t.insert_str(0, "[error] ");
-                    }
-                    t
-                })
-                .unwrap_or_else(|| "[no result]".to_string())
-        })
+        .map(|id| marked_result_text(&results, id))
         .collect();
     (out, texts, bodies)
 }

@@ -19,7 +19,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 use support::process::process_gone;
-use support::project::{Project, project, result_text, tool_results};
+use support::project::{Project, marked_result_text, project, result_text, tool_results};
 use support::{MockServer, anthropic};
 
 const SECRET: &str = "TOP-SECRET-7f3a9c";
@@ -131,19 +131,7 @@ fn run_commands(
         .unwrap_or_default();
     let texts = calls
         .iter()
-        .map(|(id, _)| {
-            results
-                .iter()
-                .find(|b| b["tool_use_id"] == id.as_str())
-                .map(|b| {
-                    let mut t = result_text(b);
-                    if b["is_error"] == true {
-                        t.insert_str(0, "[error] ");
-                    }
-                    t
-                })
-                .unwrap_or_else(|| "[no result]".to_string())
-        })
+        .map(|(id, _)| marked_result_text(&results, id))
         .collect();
     (out, texts, bodies)
 }

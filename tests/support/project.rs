@@ -145,6 +145,22 @@ pub fn tool_results(request: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The text of the result answering call `id` among `results`, led by `[error] ` when it is
+/// an error result; `[no result]` when none answers it.
+pub fn marked_result_text(results: &[Value], id: &str) -> String {
+    results
+        .iter()
+        .find(|b| b["tool_use_id"] == id)
+        .map(|b| {
+            let mut t = result_text(b);
+            if b["is_error"] == true {
+                t.insert_str(0, "[error] ");
+            }
+            t
+        })
+        .unwrap_or_else(|| "[no result]".to_string())
+}
+
 pub fn result_text(block: &Value) -> String {
     match &block["content"] {
         Value::String(s) => s.clone(),
