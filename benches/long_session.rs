@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use portable_pty::CommandBuilder;
 use serde_json::Value;
 use support::anthropic::{system_text, text_turn, tool_turn};
+use support::process::status_kib;
 use support::pty::PtySession;
 use support::{MockResponse, MockServer, RecordedRequest};
 
@@ -94,7 +95,7 @@ fn main() {
         let took = started.elapsed();
         times.push((took, took.saturating_sub(server.busy() - mock_before)));
         if [1, 10, 100, 250, 500, 750, turns].contains(&n) {
-            rss_marks.push((n, rss_kib(pid, "VmRSS")));
+            rss_marks.push((n, status_kib(pid, "VmRSS")));
         }
     }
     pty.type_text("what was the codename of the first task?");
@@ -103,7 +104,7 @@ fn main() {
         s.contains("The codename was") || s.contains("I do not know")
     });
     let remembered = screen.contains(&format!("The codename was {CODENAME}"));
-    let peak = rss_kib(pid, "VmHWM");
+    let peak = status_kib(pid, "VmHWM");
     pty.send(b"\x04");
     let _ = pty.wait_exit(Duration::from_secs(10));
 
@@ -232,15 +233,4 @@ fn texts(content: &Value) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// A line of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
-fn rss_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }

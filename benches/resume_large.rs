@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::CommandBuilder;
 use support::big_log::grow;
+use support::process::status_kib;
 use support::pty::PtySession;
 use support::{MockServer, RecordedRequest, anthropic};
 
@@ -245,7 +246,7 @@ fn ui_figures(binary: &Path, bench: &Bench, newest: &str, runs: usize) {
         let pty = PtySession::spawn(cmd, 120, 40);
         pty.wait_for_text(newest);
         times.push(started.elapsed());
-        peaks.push(hwm_kib(pty.pid()));
+        peaks.push(status_kib(pty.pid(), "VmHWM"));
         drop(pty);
     }
     report("UI newest answer on screen", &times, &peaks);
@@ -262,17 +263,6 @@ fn wait_with_peak(child: Child) -> (bool, u64) {
     assert!(pid > 0, "wait4 failed");
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     (ok, usage.ru_maxrss as u64)
-}
-
-/// `VmHWM` of `/proc/<pid>/status`, in KiB.
-fn hwm_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 fn median<T: Ord + Copy + Default>(mut samples: Vec<T>) -> T {

@@ -6,8 +6,9 @@
 //!
 //! Reported per 1,000 turns: peak RSS so far (`VmHWM` of `/proc/<pid>/status`), RSS at the
 //! stretch's end, CPU per turn (`utime + stime` of `/proc/<pid>/stat`, the stretch's mean) and
-//! the compactions in it; then RSS just before and just after the compactions (mean), and
-//! whether the budget held (≤ 40 MiB at every point, per-turn CPU flat within 10 %).
+//! the compactions in it; then RSS just before and just after the compactions (mean),
+//! whether the budget held (≤ 40 MiB at every point, per-turn CPU flat within 10 %), and
+//! the CPU trend (the last stretches against the first: growth, not the machine's noise).
 //!
 //! `cargo build --release && cargo bench --bench soak` (`BENCH_TURNS=2000` to shorten;
 //! `SOAK_BINARY=path` measures another build).
@@ -24,6 +25,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::anthropic::{system_text, text_turn, tool_turn};
+use support::process::status_kib;
 use support::{MockResponse, MockServer, RecordedRequest};
 
 const STRETCH: usize = 1_000;
@@ -211,6 +213,18 @@ fn report(record: &[Turn], peak_kib: u64, before: &[u64], after: &[u64]) {
         },
         spread
     );
+    // The spread mixes growth with the machine's own noise; the trend says whether a late
+    // turn costs more than an early one.
+    let ends = (means.len() / 2).min(2);
+    if ends > 0 {
+        let average = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let first = average(&means[..ends]);
+        let last = average(&means[means.len() - ends..]);
+        println!(
+            "  CPU/turn trend: the last {ends} stretches against the first {ends}: {:+.1} %",
+            (last - first) / first * 100.0
+        );
+    }
 }
 
 /// What the mock model answers: a summary request gets a summary, a prompt the `Bash`
@@ -287,15 +301,4 @@ fn ticks_per_second() -> f64 {
     // SAFETY: sysconf reads a configuration value and has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 { ticks as f64 } else { 100.0 }
-}
-
-/// A line of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }

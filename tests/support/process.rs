@@ -97,3 +97,14 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`); 0 when it cannot be read.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
