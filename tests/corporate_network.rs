@@ -30,12 +30,7 @@ const UNKNOWN_AUTHORITY: &str = "the server's certificate is signed by an unknow
 
 #[test]
 fn through_a_tls_inspecting_proxy_robota_needs_the_company_ca_and_then_works() {
-    let Some(program) = mitmdump() else {
-        skip(
-            "mitmproxy",
-            "mitmdump not found (ROBOTA_TEST_MITMDUMP, ~/.cache/robota-ci/mitmproxy or PATH); \
-             `.ci/run` installs it from PyPI",
-        );
+    let Some(program) = mitmdump_or_skip() else {
         return;
     };
     let p = project();
@@ -121,11 +116,7 @@ const DOCS_HOST: &str = "docs.robota.test";
 
 #[test]
 fn webfetch_reaches_a_page_whose_host_only_the_proxy_resolves() {
-    let Some(program) = mitmdump() else {
-        skip(
-            "mitmproxy",
-            "mitmdump not found; `.ci/run` installs it from PyPI",
-        );
+    let Some(program) = mitmdump_or_skip() else {
         return;
     };
     let p = project();
@@ -189,11 +180,7 @@ fn webfetch_reaches_a_page_whose_host_only_the_proxy_resolves() {
 fn behind_the_proxy_webfetch_still_refuses_addresses_of_this_machine() {
     // The proxy would forward to loopback; names this machine resolves (and literal
     // addresses) are still checked before the request goes to it.
-    let Some(program) = mitmdump() else {
-        skip(
-            "mitmproxy",
-            "mitmdump not found; `.ci/run` installs it from PyPI",
-        );
+    let Some(program) = mitmdump_or_skip() else {
         return;
     };
     let p = project();
@@ -237,11 +224,7 @@ fn behind_the_proxy_webfetch_still_refuses_addresses_of_this_machine() {
 
 #[test]
 fn an_mcp_server_behind_the_proxy_names_the_certificate_problem_until_the_ca_is_given() {
-    let Some(program) = mitmdump() else {
-        skip(
-            "mitmproxy",
-            "mitmdump not found; `.ci/run` installs it from PyPI",
-        );
+    let Some(program) = mitmdump_or_skip() else {
         return;
     };
     const MCP_HOST: &str = "mcp.robota.test";
@@ -352,6 +335,19 @@ impl PageServer {
     fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }
+}
+
+/// `mitmdump`, or `None` after saying the test is skipped without it.
+fn mitmdump_or_skip() -> Option<std::path::PathBuf> {
+    let program = mitmdump();
+    if program.is_none() {
+        skip(
+            "mitmproxy",
+            "mitmdump not found (ROBOTA_TEST_MITMDUMP, ~/.cache/robota-ci/mitmproxy or PATH); \
+             `.ci/run` installs it from PyPI",
+        );
+    }
+    program
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -196,9 +196,7 @@ fn a_session_start_hook_that_never_ends_still_gets_a_result_at_the_deadline() {
     // gives up on it after a grace and still ends with its one result line.
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("never reached")]);
-    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
-        {"type": "command", "command": "sleep 1000", "timeout": 600}
-    ]}]}});
+    let settings = sleeping_session_start_hook();
     let out = run(
         &p,
         &server,
@@ -289,9 +287,7 @@ fn in_the_agent_sdk_protocol_the_hung_message_gets_its_error_and_the_next_one_ru
 fn in_the_agent_sdk_protocol_a_stuck_session_still_answers_every_message() {
     let p = project();
     let server = MockServer::start(vec![anthropic::text_turn("never reached")]);
-    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
-        {"type": "command", "command": "sleep 1000", "timeout": 600}
-    ]}]}});
+    let settings = sleeping_session_start_hook();
     let out = run_sdk(
         &p,
         &server,
@@ -319,6 +315,13 @@ fn in_the_agent_sdk_protocol_a_stuck_session_still_answers_every_message() {
         results[1]
     );
     assert!(server.requests().is_empty());
+}
+
+/// Settings whose SessionStart hook sleeps far past every deadline here.
+fn sleeping_session_start_hook() -> Value {
+    json!({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "sleep 1000", "timeout": 600}
+    ]}]}})
 }
 
 fn fake_mcp_server(mode: &str, pid_file: &Path) -> Value {
