@@ -134,3 +134,50 @@ fn cut_to(path: &Path, len: u64) {
         .set_len(len)
         .unwrap();
 }
+
+#[test]
+fn rewind_offers_the_resumed_prompts_only_and_keeps_the_older_history_line() {
+    let project = project();
+    let server = MockServer::start(vec![text_turn("seeded")]);
+    compacted_session(&project, &server, 20);
+    let mut pty = start(&project, &server, &["-c"]);
+    pty.wait_for_text("older answer 0022");
+    pty.send(WHEEL_UP);
+    pty.wait_for_text("older answer 0019");
+
+    pty.send(b"\x1b");
+    pty.wait_for_text("Press Esc again to rewind");
+    pty.send(b"\x1b");
+    let screen = pty.wait_for_text("Rewind to before a prompt");
+    let picker: Vec<&str> = screen
+        .lines()
+        .skip_while(|line| !line.contains("Rewind to before a prompt"))
+        .collect();
+    let picker = picker.join("\n");
+    // The prompts of the history the model has; older ones were summarised away.
+    assert!(picker.contains("older prompt 0022") && picker.contains("older prompt 0021"));
+    assert!(!picker.contains("older prompt 0020"), "{picker}");
+    assert!(!picker.contains("seed"), "{picker}");
+    assert!(picker.contains("1/2"), "two prompts: {picker}");
+
+    // Rewinding the conversation to before the older of them redraws the transcript from
+    // the rewound history, with the line about older history above it again.
+    pty.send(b"\x1b[B");
+    pty.send(b"\r");
+    pty.wait_for_text("Restore conversation");
+    pty.send(b"\x1b[B");
+    pty.send(b"\r");
+    let screen = pty.wait_for_text("Rewound the conversation");
+    assert!(screen.contains(&older_line(44)), "{screen}");
+    assert!(!screen.contains("older answer 0021"), "{screen}");
+    assert!(!screen.contains("older answer 0019"), "{screen}");
+    // The prompt is back in the composer; emptied, the composer lets Ctrl+D leave.
+    assert!(screen.contains("older prompt 0021"), "{screen}");
+    pty.send(b"\x15");
+    pty.wait_for(
+        "an empty composer",
+        std::time::Duration::from_secs(10),
+        |s| !s.contains("older prompt 0021"),
+    );
+    exit_cleanly(&mut pty);
+}
