@@ -121,17 +121,19 @@ fn older_part(path: &Path, segment: &[u8], start: u64, session: &ReplayedSession
     }
 }
 
-/// Where in `segment` the message line of `id` starts.
+/// Where in `segment` the message line of `id` starts (robota writes a message line's
+/// `uuid` right after its `type`, so only the head of each line is searched).
 fn line_of(segment: &[u8], id: &str) -> Option<usize> {
     let needle = format!(r#""uuid":"{id}""#);
-    let at = segment
-        .windows(needle.len())
-        .position(|window| window == needle.as_bytes())?;
-    let start = segment[..at]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |newline| newline + 1);
-    is_message_line(&segment[start..]).then_some(start)
+    let mut offset = 0;
+    for line in segment.split(|b| *b == b'\n') {
+        let head = &line[..line.len().min(needle.len() + PREFIX)];
+        if is_message_line(head) && head.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            return Some(offset);
+        }
+        offset += line.len() + 1;
+    }
+    None
 }
 
 /// Keeps the newest whole turns of `messages` that fit half the window, led by the notice
