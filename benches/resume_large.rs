@@ -9,13 +9,19 @@
 //!   (a resume records its cut as a boundary, which would make later runs cheap);
 //! - UI (logs with boundaries): `robota -c` in a 120×40 pseudo-terminal, the time until the
 //!   newest answer is on screen and its peak RSS (`VmHWM`);
+//! - UI, then: Home (the top of the transcript), until the newest answer before the last
+//!   boundary is on screen — the first page of older history read off the UI thread and
+//!   drawn above — and the peak RSS after;
 //! - library: the old whole-file `replay` against the new `resume`, each alone in a fresh
-//!   process (time and peak RSS), the before and after of the read itself.
+//!   process (time and peak RSS), the before and after of the read itself; for logs with
+//!   boundaries also a resume followed by its first page of older history (2,000
+//!   messages, what one scroll to the top reads), and by every page back to the start.
 //!
 //! Goal: a 100 MB log with boundaries opens (first request; first frame) in ≤ 150 ms with
 //! ≤ 40 MiB; a 100 MB log without boundaries resumes at all.
 //!
-//! `cargo bench --bench resume_large` (`BENCH_SIZES_MB=25` for a quicker run).
+//! `cargo bench --bench resume_large` (`BENCH_SIZES_MB=25` for a quicker run,
+//! `BENCH_BOUNDARIES=9` for the logs with boundaries only).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // bench code: a failed unwrap aborts the run
 
@@ -35,6 +41,8 @@ use support::{MockServer, RecordedRequest, anthropic};
 
 const WINDOW: u64 = 200_000;
 const RESULT_BYTES: usize = 10_000;
+/// Messages the UI reads per scroll to the top of a resumed transcript.
+const OLDER_PAGE: usize = 2_000;
 
 fn main() {
     if let Ok(path) = std::env::var("RESUME_BENCH_READ") {
@@ -52,8 +60,13 @@ fn main() {
         "resume_large: {runs} runs each, medians; binary {}",
         binary.display()
     );
+    let boundary_counts: Vec<usize> = std::env::var("BENCH_BOUNDARIES")
+        .unwrap_or_else(|_| "9,0".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
     for size in sizes {
-        for boundaries in [9, 0] {
+        for &boundaries in &boundary_counts {
             bench_log(&binary, size, boundaries, runs);
         }
     }
@@ -66,19 +79,30 @@ fn env_or(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The child of the library figures: reads the log the old or the new way, then exits.
+/// The child of the library figures: reads the log the old or the new way (or resumes it
+/// and reads its older history: the first page the UI loads, or every page), then exits.
 fn read_in_this_process(path: &Path) {
     let way = std::env::var("RESUME_BENCH_WAY").unwrap_or_default();
-    let messages = if way == "replay" {
-        robota::session::replay::replay(path)
+    let messages = match way.as_str() {
+        "replay" => robota::session::replay::replay(path)
             .unwrap()
             .messages
-            .len()
-    } else {
-        robota::session::replay::resume(path, WINDOW)
+            .len(),
+        "older-page" | "older-all" => {
+            let resumed = robota::session::replay::resume(path, WINDOW).unwrap();
+            let mut next = resumed.older;
+            let mut read = 0;
+            while let Some(older) = next {
+                let page = older.read_page(OLDER_PAGE).unwrap();
+                read += page.messages.len();
+                next = page.rest.filter(|_| way == "older-all");
+            }
+            read
+        }
+        _ => robota::session::replay::resume(path, WINDOW)
             .unwrap()
             .messages
-            .len()
+            .len(),
     };
     assert!(messages > 0);
 }
@@ -155,17 +179,14 @@ fn bench_log(binary: &Path, size_mb: u64, boundaries: usize, runs: usize) {
         grown.turns,
         generated.elapsed().as_secs_f64()
     );
-    library_figures(&log, runs);
+    library_figures(&log, runs, boundaries > 0);
     let (firsts, peaks) = first_requests(binary, &bench, Some((&pristine, &log)), runs);
     report("-p first request", &firsts, &peaks);
     if boundaries > 0 {
         std::fs::copy(&pristine, &log).unwrap();
-        ui_figures(
-            binary,
-            &bench,
-            &format!("answer-{:06}", grown.turns - 1),
-            runs,
-        );
+        let newest = format!("answer-{:06}", grown.turns - 1);
+        let newest_older = format!("answer-{:06}", grown.first_live_turn - 1);
+        ui_figures(binary, &bench, (&newest, &newest_older), runs);
     }
 }
 
@@ -200,10 +221,16 @@ fn first_requests(
     (firsts, peaks)
 }
 
-/// The old whole-file `replay` and the new `resume`, each in a fresh process.
-fn library_figures(log: &Path, runs: usize) {
+/// The old whole-file `replay` and the new `resume`, each in a fresh process; with
+/// `older`, also a resume and then its first page of older history, or all of it.
+fn library_figures(log: &Path, runs: usize, older: bool) {
     let exe = std::env::current_exe().unwrap();
-    for way in ["replay", "resume"] {
+    let ways: &[&str] = if older {
+        &["replay", "resume", "older-page", "older-all"]
+    } else {
+        &["replay", "resume"]
+    };
+    for way in ways {
         let mut times = Vec::new();
         let mut peaks = Vec::new();
         for _ in 0..runs {
@@ -218,19 +245,24 @@ fn library_figures(log: &Path, runs: usize) {
             times.push(started.elapsed());
             peaks.push(peak);
         }
-        let label = if way == "replay" {
-            "library replay (before)"
-        } else {
-            "library resume (after)"
+        let label = match *way {
+            "replay" => "library replay (before)",
+            "resume" => "library resume (after)",
+            "older-page" => "resume + 1st older page",
+            _ => "resume + all older pages",
         };
         report(label, &times, &peaks);
     }
 }
 
-/// `robota -c` in a pseudo-terminal: time until `newest` is on screen, and peak RSS.
-fn ui_figures(binary: &Path, bench: &Bench, newest: &str, runs: usize) {
+/// `robota -c` in a pseudo-terminal: time until the newest answer is on screen, and peak
+/// RSS; then Home (the top: older history is read off the UI thread) until the newest
+/// older answer is on screen, and the peak RSS after.
+fn ui_figures(binary: &Path, bench: &Bench, (newest, newest_older): (&str, &str), runs: usize) {
     let mut times = Vec::new();
     let mut peaks = Vec::new();
+    let mut older_times = Vec::new();
+    let mut older_peaks = Vec::new();
     for _ in 0..runs {
         let mut cmd = CommandBuilder::new(binary);
         cmd.arg("-c");
@@ -243,13 +275,19 @@ fn ui_figures(binary: &Path, bench: &Bench, newest: &str, runs: usize) {
         cmd.env("ANTHROPIC_BASE_URL", bench.server.base_url());
         cmd.env("ANTHROPIC_API_KEY", "sk-ant-bench-key-0000000000000000");
         let started = Instant::now();
-        let pty = PtySession::spawn(cmd, 120, 40);
+        let mut pty = PtySession::spawn(cmd, 120, 40);
         pty.wait_for_text(newest);
         times.push(started.elapsed());
         peaks.push(status_kib(pty.pid(), "VmHWM"));
+        let asked = Instant::now();
+        pty.send(b"\x1b[H");
+        pty.wait_for_text(newest_older);
+        older_times.push(asked.elapsed());
+        older_peaks.push(status_kib(pty.pid(), "VmHWM"));
         drop(pty);
     }
     report("UI newest answer on screen", &times, &peaks);
+    report("UI Home → older page shown", &older_times, &older_peaks);
 }
 
 /// Waits for `child` with `wait4`: whether it exited 0, and its peak RSS in KiB.

@@ -91,6 +91,7 @@ impl Launcher for AttachLauncher {
         Ok(OpenedSession {
             session: attached.session,
             history: Vec::new(),
+            older_history: None,
             model: attached.model,
             provider: String::new(),
             mode: attached.mode,

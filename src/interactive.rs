@@ -193,6 +193,7 @@ impl Launcher for CliLauncher {
         let session = assembled.session();
         self.provider = session.provider_name().to_string();
         let history = session.history().to_vec();
+        let older_history = assembled.older_history().cloned();
         let mode = session.mode();
         let name = session.name().map(str::to_string);
         let mut notices: Vec<String> = assembled.notice.clone().into_iter().collect();
@@ -202,6 +203,7 @@ impl Launcher for CliLauncher {
         Ok(OpenedSession {
             session: assembled.start(),
             history,
+            older_history,
             model,
             provider: self.provider.clone(),
             mode,

@@ -13,6 +13,7 @@ mod helpers;
 mod images;
 mod live;
 mod maintenance;
+mod older_history;
 mod pasted;
 mod permission_diff;
 mod plugins;

@@ -107,7 +107,11 @@ pub use events::{
 pub use interactive::{InteractiveSession, RemoteEnds, RemoteSink, SessionControl};
 pub use query::{Compaction, QueryAnswer, QueryOptions, query};
 pub use robota_core::permission::PermissionMode;
+/// What went wrong reading a session log (older history the user scrolled up to).
+pub use robota_session::LogError;
 /// How a client answers a permission request.
 pub use robota_session::PermissionAnswer;
+/// A resumed log's older history, read for display a page at a time.
+pub use robota_session::replay::{OlderHistory, OlderPage};
 /// The display of a logged tool call, for clients that redraw a resumed session.
 pub use robota_tools::recorded_display;

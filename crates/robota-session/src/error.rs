@@ -67,6 +67,15 @@ pub enum LogError {
         /// The id as given.
         id: String,
     },
+    /// The log no longer holds what an earlier read found in it: it was cut short or
+    /// rewritten since.
+    #[error("session log {} changed since it was resumed: {detail}", path.display())]
+    Changed {
+        /// The log file.
+        path: PathBuf,
+        /// What no longer matches.
+        detail: String,
+    },
     /// A line could not be serialised to JSON; nothing was written.
     #[error("session log {}: cannot serialise a line: {source}", path.display())]
     Serialize {
@@ -123,6 +132,7 @@ impl LogError {
             | LogError::AlreadyExists { path }
             | LogError::InUse { path, .. }
             | LogError::InvalidHeader { path, .. }
+            | LogError::Changed { path, .. }
             | LogError::Serialize { path, .. } => Some(path),
             LogError::InvalidSessionId { .. } => None,
         }

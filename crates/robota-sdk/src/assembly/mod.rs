@@ -244,6 +244,7 @@ pub struct ProjectSession {
     bash: Option<Arc<robota_tools::BashTool>>,
     plugin_places: ProjectPaths,
     telemetry: Option<Arc<SessionTelemetry>>,
+    older_history: Option<robota_session::replay::OlderHistory>,
 }
 
 impl ProjectSession {
@@ -260,6 +261,14 @@ impl ProjectSession {
     /// The conversation as assembled: its id, history, tools, mode and policy.
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Where a resumed log's older history is (what came before [`Session::history`]:
+    /// summarised by a compaction, or left out for the window), for a client that shows
+    /// it on demand ([`crate::OlderHistory::read_page`], off its UI thread). Display
+    /// only: the history sent to the model stays as it is.
+    pub fn older_history(&self) -> Option<&robota_session::replay::OlderHistory> {
+        self.older_history.as_ref()
     }
 
     /// The session's MCP servers, already connecting in the background.
@@ -428,6 +437,7 @@ fn assemble_stages(
         warnings,
         structured: tools.structured,
         max_turn_seconds: settings.values.max_turn_seconds,
+        older_history: opened.older,
     })
 }
 

@@ -1,6 +1,6 @@
 //! The session-log stage: a new log, or a continued, resumed or forked one with the
-//! history, todos, checkpoints, name, mode and model it left; `resume_at` cuts the
-//! history back; old logs are cleaned up; the checkpoint store follows the log.
+//! history, todos, checkpoints, name, mode and model it left (and where its older history
+//! is, for display); `resume_at` cuts the history back; old logs are cleaned up; the checkpoint store follows the log.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use robota_core::TodoItem;
 use robota_core::permission::PermissionMode;
 use robota_session::Session;
 use robota_session::log::{LogEvent, MessageExtra, SessionHeader, SessionLog};
-use robota_session::replay::{self, ReplayedSession};
+use robota_session::replay::{self, OlderHistory, ReplayedSession};
 use robota_session::store::SessionStore;
 use robota_tools::TodoList;
 
@@ -40,6 +40,8 @@ pub(super) struct Opened {
     pub(super) start_source: &'static str,
     /// What the resumed log's answers used, by model (empty for a new session).
     pub(super) usage: std::collections::BTreeMap<String, robota_core::Usage>,
+    /// The part of a resumed log before its history, for a transcript that shows it.
+    pub(super) older: Option<OlderHistory>,
 }
 
 /// Opens the session's log: resumed (or forked) when the options say so, else new.
@@ -103,6 +105,7 @@ fn fresh(
         resumed_model: None,
         start_source: "startup",
         usage: Default::default(),
+        older: None,
     })
 }
 
@@ -132,19 +135,20 @@ fn resumed(
     if replayed.todos.is_some() {
         todos.replace(resumed_todos.clone());
     }
-    let (session_id, log) = if options.fork {
+    let (session_id, log, older) = if options.fork {
         let id = new_session_id(options)?;
         let path = store.fork(&summary.path, &id, &paths.cwd)?;
         let forked = replay::resume(&path, window)?;
         let log = SessionLog::open_append(&path, &forked)?;
         answer_in_log(&log, &forked, warnings);
         record_dropped(&log, &forked, warnings);
-        (id, log)
+        (id, log, forked.older)
     } else {
         let log = SessionLog::open_append(&summary.path, &replayed)?;
         answer_in_log(&log, &replayed, warnings);
         record_dropped(&log, &replayed, warnings);
-        (replayed.header.session_id.clone(), log)
+        let id = replayed.header.session_id.clone();
+        (id, log, replayed.older.clone())
     };
     warn_if_full(&log, warnings);
     Ok(Opened {
@@ -158,6 +162,7 @@ fn resumed(
         resumed_model: replayed.model,
         start_source: "resume",
         usage: replayed.usage_by_model,
+        older,
     })
 }
 

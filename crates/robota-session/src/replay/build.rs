@@ -18,6 +18,9 @@ use robota_core::Role;
 pub(super) enum Compactions {
     Apply,
     Ignore,
+    /// Keeps the history before a boundary and puts its summary after it: what the user
+    /// saw, for a transcript of older history.
+    Show,
 }
 
 /// Where a fed line is in its file, for warnings.
@@ -62,6 +65,7 @@ impl Builder {
                 usage_by_model: BTreeMap::new(),
                 unanswered_calls: None,
                 dropped: None,
+                older: None,
             },
             compactions,
             highest_seq: 0,
@@ -107,6 +111,10 @@ impl Builder {
             Ok(LogLine::Event(line)) => {
                 let compaction = matches!(line.event, LogEvent::CompactBoundary { .. });
                 if compaction && self.compactions == Compactions::Ignore {
+                    return;
+                }
+                if compaction && self.compactions == Compactions::Show {
+                    self.show_boundary(line.event);
                     return;
                 }
                 let checkpoints = &mut self.session.checkpoints;
@@ -202,6 +210,16 @@ impl Builder {
         }
     }
 
+    /// A boundary in a transcript of older history: its summary comes after what it
+    /// summarised, which stays.
+    fn show_boundary(&mut self, event: LogEvent) {
+        if let LogEvent::CompactBoundary { summary, uuid, .. } = event {
+            let id = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let message = compact_summary_message(&summary, &id);
+            self.session.messages.push(message);
+        }
+    }
+
     /// Takes the state a `resume_state` line recorded of the lines before it.
     fn resume_state(&mut self, state: ResumeState) {
         let session = &mut self.session;
@@ -214,6 +232,12 @@ impl Builder {
         if state.last_uuid.is_some() {
             session.last_uuid = state.last_uuid;
         }
+    }
+
+    /// The messages fed as they are (no call answered that the log did not answer: its
+    /// answer may come after the lines fed) and the warnings about skipped lines.
+    pub(super) fn into_messages(self) -> (Vec<robota_core::Message>, Vec<String>) {
+        (self.session.messages, self.session.warnings)
     }
 
     /// The session replayed, with the calls the log left unanswered answered.

@@ -7,8 +7,10 @@
 //! [`replay`] reads the whole file (diagnostics, tools that want every line); [`resume`]
 //! (`tail`) reads it from the end back to the last boundary, so its cost follows the live
 //! part, and keeps only what fits the window of a log never compacted; [`whole_history`]
-//! reads everything compactions summarised away, for an export. `build` turns fed lines
-//! into a [`ReplayedSession`]; `prefix` is the state-only pass over older lines.
+//! reads everything compactions summarised away, for an export; [`OlderHistory`] (`older`)
+//! reads what came before a resume's history page by page from the newest back, for a
+//! transcript that shows it on demand. `build` turns fed lines into a [`ReplayedSession`];
+//! `prefix` is the state-only pass over older lines.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -59,6 +61,10 @@ pub struct ReplayedSession {
     /// Set when [`resume`] left the log's older history out because it did not fit the
     /// context window: record its boundary when continuing (see [`DroppedHistory`]).
     pub dropped: Option<DroppedHistory>,
+    /// Set when [`resume`] built the history from a later part of the log: the messages
+    /// before it (summarised away, or left out) can be read for display with
+    /// [`OlderHistory::read_page`].
+    pub older: Option<OlderHistory>,
 }
 
 /// A prompt's checkpoint as the log recorded it.
@@ -155,10 +161,12 @@ pub(crate) fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, Lo
 }
 
 mod build;
+mod older;
 mod prefix;
 mod tail;
 
 use build::{Builder, Compactions, LinePlace};
+pub use older::{OlderHistory, OlderPage};
 pub use tail::{DroppedHistory, human_bytes, resume};
 
 #[cfg(test)]

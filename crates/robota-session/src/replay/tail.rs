@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::build::{Builder, Compactions, LinePlace};
-use super::{ReplayedSession, parse_header, prefix};
+use super::{OlderHistory, ReplayedSession, parse_header, prefix};
 use crate::error::{LogAction, LogError};
 use crate::line::{LogEvent, LogLine, compact_summary_message};
 use robota_core::context::ContextTracker;
@@ -96,7 +96,44 @@ pub fn resume(path: &Path, window_tokens: u64) -> Result<ReplayedSession, LogErr
         kept: dropped.kept + appended,
         ..dropped
     });
+    session.older = Some(older_part(path, &segment, start, &session));
     Ok(session)
+}
+
+/// The part of the log before the history a resume built: before where the reading
+/// started, or before the first message kept when older turns were left out.
+fn older_part(path: &Path, segment: &[u8], start: u64, session: &ReplayedSession) -> OlderHistory {
+    let first_kept = session.dropped.as_ref().and(session.messages.get(1));
+    let until = first_kept
+        .and_then(|message| line_of(segment, &message.id))
+        .map_or(start, |at| start + at as u64);
+    let live = &segment[usize::try_from(until - start)
+        .unwrap_or(0)
+        .min(segment.len())..];
+    let live_lines = live
+        .split(|b| *b == b'\n')
+        .filter(|line| is_message_line(&line[..line.len().min(PREFIX)]))
+        .count();
+    OlderHistory {
+        log: path.to_path_buf(),
+        until,
+        messages: session.message_lines.saturating_sub(live_lines),
+    }
+}
+
+/// Where in `segment` the message line of `id` starts (robota writes a message line's
+/// `uuid` right after its `type`, so only the head of each line is searched).
+fn line_of(segment: &[u8], id: &str) -> Option<usize> {
+    let needle = format!(r#""uuid":"{id}""#);
+    let mut offset = 0;
+    for line in segment.split(|b| *b == b'\n') {
+        let head = &line[..line.len().min(needle.len() + PREFIX)];
+        if is_message_line(head) && head.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            return Some(offset);
+        }
+        offset += line.len() + 1;
+    }
+    None
 }
 
 /// Keeps the newest whole turns of `messages` that fit half the window, led by the notice
@@ -159,7 +196,7 @@ fn has_resume_state(segment: &[u8]) -> bool {
 }
 
 /// The first line (without its newline) and where the next begins.
-fn first_line(file: &File, len: u64) -> io::Result<(Vec<u8>, u64)> {
+pub(super) fn first_line(file: &File, len: u64) -> io::Result<(Vec<u8>, u64)> {
     let head = read_range(file, 0, len.min(HEADER_LIMIT))?;
     Ok(match head.iter().position(|b| *b == b'\n') {
         Some(end) => (head[..end].to_vec(), end as u64 + 1),
@@ -168,7 +205,7 @@ fn first_line(file: &File, len: u64) -> io::Result<(Vec<u8>, u64)> {
 }
 
 /// Bytes `from..to` of the file.
-fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
+pub(super) fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0; to.saturating_sub(from) as usize];
     file.read_exact_at(&mut bytes, from)?;
     Ok(bytes)
@@ -198,27 +235,9 @@ impl StartScan {
     /// Walks the line starts from the end down to `floor` (the first line after the
     /// header) and returns the offset to read from.
     fn run(mut self, file: &File, floor: u64) -> io::Result<u64> {
-        let mut pos = self.len;
-        let mut end = self.len;
-        while pos > floor {
-            let from = pos.saturating_sub(BLOCK).max(floor);
-            let block = read_range(file, from, pos)?;
-            for (i, _) in block.iter().enumerate().rev().filter(|(_, b)| **b == b'\n') {
-                let start = from + i as u64 + 1;
-                if start >= self.len {
-                    continue;
-                }
-                if let Some(found) = self.judge(file, start, end)? {
-                    return Ok(found);
-                }
-                end = start;
-            }
-            pos = from;
-        }
-        if floor < self.len {
-            return Ok(self.judge(file, floor, end)?.unwrap_or(floor));
-        }
-        Ok(floor)
+        let len = self.len;
+        let found = walk_back(file, floor, len, |start, end| self.judge(file, start, end))?;
+        Ok(found.unwrap_or(floor))
     }
 
     /// Judges the line `start..end`: `Some` is where the resume starts.
@@ -246,6 +265,38 @@ impl StartScan {
     }
 }
 
+/// Calls `judge(start, end)` for each line of `floor..to` (`floor` a line start, `to` just
+/// after a newline or the end of the file), newest first, reading the file backwards block
+/// by block; `end` is the next line's start. Stops at the first `Some` the judge returns.
+pub(super) fn walk_back(
+    file: &File,
+    floor: u64,
+    to: u64,
+    mut judge: impl FnMut(u64, u64) -> io::Result<Option<u64>>,
+) -> io::Result<Option<u64>> {
+    let mut pos = to;
+    let mut end = to;
+    while pos > floor {
+        let from = pos.saturating_sub(BLOCK).max(floor);
+        let block = read_range(file, from, pos)?;
+        for (i, _) in block.iter().enumerate().rev().filter(|(_, b)| **b == b'\n') {
+            let start = from + i as u64 + 1;
+            if start >= to {
+                continue;
+            }
+            if let Some(found) = judge(start, end)? {
+                return Ok(Some(found));
+            }
+            end = start;
+        }
+        pos = from;
+    }
+    if floor < to {
+        return judge(floor, end);
+    }
+    Ok(None)
+}
+
 /// Whether a line starts as the message lines robota writes do.
 pub(super) fn is_message_line(prefix: &[u8]) -> bool {
     prefix.starts_with(br#"{"type":"user""#) || prefix.starts_with(br#"{"type":"assistant""#)
@@ -264,4 +315,4 @@ fn boundary_kept(file: &File, start: u64, end: u64) -> io::Result<Option<usize>>
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -2,7 +2,8 @@
 //! status-line command — never run on its loop: each runs in a task with a deadline
 //! (`robota_core::helper_program`), and what it did comes back to the loop as a
 //! [`HelperDone`] on the app's channel, where the app applies it (a notice, an image in the
-//! composer, the status line). Keys keep working meanwhile.
+//! composer, the status line, a page of older history read in a blocking task). Keys keep
+//! working meanwhile.
 
 use std::future::Future;
 
@@ -23,6 +24,8 @@ pub enum HelperDone {
     Image(Result<ImageSource, super::images::ClipboardImageError>),
     /// The status-line command ended.
     StatusLine(StatusRun),
+    /// A page of a resumed log's older history was read (`older_history.rs`).
+    OlderHistory(super::older_history::OlderHistoryRead),
 }
 
 /// The channel helpers report on: the app keeps the sender, the loop takes the receiver.
@@ -79,6 +82,7 @@ impl App {
             HelperDone::Copy(delivery) => self.copied(delivery),
             HelperDone::Image(read) => self.clipboard_image_read(read),
             HelperDone::StatusLine(run) => self.status_command_done(run),
+            HelperDone::OlderHistory(read) => self.older_history_read(read),
         }
     }
 

@@ -112,10 +112,12 @@ impl App {
             }
             KeyCode::PageUp | KeyCode::PageDown => {
                 self.transcript.handle_key(&key);
+                self.load_older_history_at_top();
                 return KeyOutcome::Redraw;
             }
             KeyCode::Home | KeyCode::End if ctrl || self.input.composer().is_empty() => {
                 self.transcript.handle_key(&key);
+                self.load_older_history_at_top();
                 return KeyOutcome::Redraw;
             }
             KeyCode::Esc if !self.input.popup_open() && self.is_busy() => {
@@ -259,6 +261,13 @@ impl App {
         if self.layers.covers_screen() {
             return false;
         }
-        self.layers.on_mouse(mouse) || self.transcript.handle_mouse(mouse)
+        if self.layers.on_mouse(mouse) {
+            return true;
+        }
+        let scrolled = self.transcript.handle_mouse(mouse);
+        if scrolled {
+            self.load_older_history_at_top();
+        }
+        scrolled
     }
 }

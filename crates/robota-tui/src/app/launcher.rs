@@ -28,6 +28,9 @@ pub struct OpenedSession {
     pub session: InteractiveSession,
     /// The conversation so far (resumed sessions), rendered before anything else.
     pub history: Vec<Message>,
+    /// Where a resumed log's older history is (before `history`), for the transcript to
+    /// load when the user scrolls up to it.
+    pub older_history: Option<robota_sdk::OlderHistory>,
     /// The model the session runs, for the status line and the welcome header.
     pub model: String,
     /// The provider type (`anthropic`, `openai`, …), for the welcome header.

@@ -12,6 +12,7 @@ mod images;
 pub mod keys;
 pub mod launcher;
 mod maintenance;
+pub mod older_history;
 pub mod options;
 pub mod overlay;
 pub mod permission;

@@ -156,6 +156,10 @@ impl App {
         if let Some(history) = &rewound.history {
             self.transcript.clear();
             self.transcript.replay(history);
+            // A rewind never reaches before the resumed history (its prompts are the
+            // session's), so the older history is where it was.
+            let older = self.live.as_ref().and_then(|l| l.older_history.clone());
+            self.transcript.set_older_history(older);
         }
         let kind = if rewound.not_restorable.is_empty() {
             NoticeKind::Info

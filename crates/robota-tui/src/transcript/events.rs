@@ -3,7 +3,6 @@
 //! cells are removed again), and how the turn ended. Tool-use ids are only trusted within
 //! a turn (some servers reuse `call_0`), so a finished call is never matched again.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -14,45 +13,6 @@ use super::tool_call::{ToolCallCell, ToolResultView, ToolStatus, summarize_input
 use crate::markdown::StreamingMarkdown;
 use robota_core::{Block, Message};
 use robota_sdk::{CompactReason, CompactTrigger, SessionEvent, Submission, SubmissionId, TurnEnd};
-
-/// What event handling remembers between events.
-#[derive(Debug, Default)]
-pub(crate) struct EventState {
-    /// The answer cell text deltas go to.
-    assistant: Option<usize>,
-    /// The thinking cell thinking deltas go to.
-    thinking: Option<usize>,
-    /// Cells of the current provider attempt start here (removed if it is discarded).
-    attempt_start: usize,
-    /// The current attempt streamed something.
-    pub(super) streamed: bool,
-    /// Tool-use id → its cell, for calls not yet finished.
-    pub(super) tools: HashMap<String, usize>,
-    /// The retry notice of the current attempt; it goes away once the retry succeeds.
-    retry_notice: Option<usize>,
-    /// Submissions running beside the turn (commands, `!commands`): their end is not the
-    /// turn's end.
-    side: Vec<SubmissionId>,
-    /// The "Compacting…" notice, replaced by the divider once the compaction is done.
-    compacting: Option<usize>,
-    /// Running `!commands` → their cell.
-    shells: HashMap<SubmissionId, usize>,
-    /// Running commands → what was typed (without the `/`), the heading of their output.
-    typed: HashMap<SubmissionId, String>,
-}
-
-impl EventState {
-    /// Cells from `len` on are gone.
-    pub(crate) fn forget_from(&mut self, len: usize) {
-        self.assistant = self.assistant.filter(|i| *i < len);
-        self.thinking = self.thinking.filter(|i| *i < len);
-        self.tools.retain(|_, i| *i < len);
-        self.retry_notice = self.retry_notice.filter(|i| *i < len);
-        self.compacting = self.compacting.filter(|i| *i < len);
-        self.shells.retain(|_, i| *i < len);
-        self.attempt_start = self.attempt_start.min(len);
-    }
-}
 
 /// Why an automatic compaction happened and how, under its divider.
 pub(super) fn auto_compacted_notice(

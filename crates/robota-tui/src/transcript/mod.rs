@@ -5,7 +5,8 @@
 //! every cell exactly (the scroll position stays on the same cell). The view follows new
 //! output unless the user scrolled up, in which case a "new output below" indicator shows.
 //!
-//! A resumed session's history is turned into the same cells with `replay`; `search`
+//! A resumed session's history is turned into the same cells with `replay`, and its older
+//! history comes in above them on demand (`older`); `search`
 //! finds and highlights text in the rows as drawn. A prompt sent with collapsed pastes
 //! shows their placeholders until the transcript is expanded.
 //!
@@ -14,7 +15,9 @@
 //! on ctrl+o, `tick` the spinner while tools run.
 
 mod cell;
+mod event_state;
 mod events;
+mod older;
 mod replay;
 mod search;
 mod tool_call;
@@ -29,7 +32,7 @@ use self::cell::Entry;
 pub use self::cell::{
     Cell, GUTTER, NoticeKind, SHELL_PREVIEW_LINES, SPINNER, ThinkingCell, Welcome,
 };
-use self::events::EventState;
+use self::event_state::EventState;
 pub use self::search::SearchMatch;
 pub use self::tool_call::{
     PREVIEW_LINES, ToolCallCell, ToolResultView, ToolStatus, summarize_input,
@@ -55,6 +58,8 @@ pub struct Transcript {
     /// Collapsed pastes of submitted prompts, as (placeholder, text), waiting for their
     /// prompt's cell.
     pending_pastes: Vec<(String, String)>,
+    /// Older history of a resumed log waiting above the first cell (`older.rs`).
+    older: Option<older::OlderState>,
 }
 
 impl Transcript {
@@ -70,6 +75,7 @@ impl Transcript {
             events: EventState::default(),
             search: None,
             pending_pastes: Vec::new(),
+            older: None,
         }
     }
 
@@ -150,6 +156,10 @@ impl Transcript {
     /// Drops cells from `len` on.
     pub fn truncate(&mut self, len: usize) {
         if len < self.entries.len() {
+            if len == 0 {
+                // The line about older history went with the cells.
+                self.older = None;
+            }
             self.entries.truncate(len);
             self.index.touch(len);
             self.events.forget_from(len);

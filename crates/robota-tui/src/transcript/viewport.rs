@@ -130,6 +130,15 @@ impl Scroll {
         self.viewport_height = height;
     }
 
+    /// Rows came in above the view, which moved down to `top` with its content: the
+    /// total grew, but not below.
+    pub(crate) fn keep_view(&mut self, top: usize, total: usize) {
+        self.top = top;
+        if self.last_total.is_some() {
+            self.last_total = Some(total);
+        }
+    }
+
     /// Rows a page key moves.
     pub(crate) fn page(&self) -> usize {
         self.viewport_height.saturating_sub(2).max(1)

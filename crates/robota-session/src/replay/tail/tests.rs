@@ -8,13 +8,13 @@ use std::io::Write;
 
 const WINDOW: u64 = 200_000;
 
-fn new_log(home: &Path) -> SessionLog {
+pub(in crate::replay) fn new_log(home: &Path) -> SessionLog {
     let header = SessionHeader::new("s-1", Path::new("/work/app"), "claude-x", "anthropic");
     SessionLog::create(home, &header).unwrap()
 }
 
 /// One prompt, a tool call, its result and an answer with usage: `pad` characters each.
-fn write_turn(log: &SessionLog, n: usize, pad: usize) {
+pub(in crate::replay) fn write_turn(log: &SessionLog, n: usize, pad: usize) {
     let filler = "x".repeat(pad);
     log.append_message(
         &Message::user_text(format!("prompt {n} {filler}")),

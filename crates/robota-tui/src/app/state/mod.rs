@@ -54,6 +54,9 @@ pub struct Live {
     pub project_dir: PathBuf,
     /// What the session's system prompt is built from (the files `/memory` edits).
     pub instructions: Option<Arc<Instructions>>,
+    /// The resumed log's older history, shown above the transcript on demand (again
+    /// after a rewind redraws it).
+    pub older_history: Option<robota_sdk::OlderHistory>,
 }
 
 /// The whole app state.
@@ -314,6 +317,8 @@ impl App {
             }));
         }
         self.transcript.replay(&opened.history);
+        self.transcript
+            .set_older_history(opened.older_history.clone());
         for line in std::mem::take(&mut opened.notices) {
             self.notice(NoticeKind::Info, line);
         }
@@ -335,6 +340,7 @@ impl App {
             handle: opened.session,
             project_dir: opened.project_dir,
             instructions: opened.instructions,
+            older_history: opened.older_history,
         });
     }
 
