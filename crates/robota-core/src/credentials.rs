@@ -262,6 +262,8 @@ pub fn protect_process_memory() {
 /// environment (first thing in `main`): it changes the environment and writes to the
 /// strings the original `environ` entries point to.
 pub unsafe fn hide_from_process_environ(names: &[&str]) {
+    #[cfg(not(target_os = "linux"))]
+    let _ = names;
     #[cfg(target_os = "linux")]
     for name in names {
         let Some(value) = std::env::var_os(name) else {
