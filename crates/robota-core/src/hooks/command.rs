@@ -17,8 +17,8 @@ use super::protocol::{RawRun, RunEnding};
 use crate::credentials::ChildEnv;
 use crate::git_bash::posix_shell;
 use crate::process_group::{
-    GroupEnding, OutputSink, PipeReader, StopPolicy, detach_into_new_group, spawn_in_new_group,
-    wait_or_stop,
+    GroupEnding, OutputSink, PipeReader, StopPolicy, detach_into_new_group, kill_detached,
+    spawn_in_new_group, wait_or_stop,
 };
 
 /// Bytes kept of each output stream.
@@ -84,9 +84,7 @@ pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
             match child.try_wait() {
                 Ok(Some(_)) | Err(_) => return,
                 Ok(None) if std::time::Instant::now() >= deadline => {
-                    if let Ok(pid) = i32::try_from(child.id()) {
-                        crate::process_group::kill_group(pid);
-                    }
+                    kill_detached(&mut child);
                     let _ = child.wait();
                     return;
                 }
@@ -161,7 +159,9 @@ impl Capped {
     }
 }
 
+// The tests run real programs through `/bin/sh` and Unix file modes.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::time::Instant;

@@ -26,15 +26,16 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(250);
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-use unix::ending_of;
-#[cfg(unix)]
-pub use unix::{ProcessGroup, detach_into_new_group, kill_group, signal_group, spawn_in_new_group};
+pub use unix::{
+    ProcessGroup, detach_into_new_group, ending_of, kill_detached, kill_group, signal_group,
+    spawn_in_new_group,
+};
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-use windows::ending_of;
-#[cfg(windows)]
-pub use windows::{ProcessGroup, detach_into_new_group, kill_group, spawn_in_new_group};
+pub use windows::{
+    ProcessGroup, detach_into_new_group, ending_of, kill_detached, kill_group, spawn_in_new_group,
+};
 
 /// How a group is stopped when its run is cut short. (On Windows both terminate the job at
 /// once: it has no SIGTERM.)
@@ -169,5 +170,6 @@ fn lock<S>(sink: &Mutex<S>) -> MutexGuard<'_, S> {
     sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests;

@@ -132,8 +132,15 @@ pub fn detach_into_new_group(command: &mut std::process::Command) -> &mut std::p
     command.process_group(0)
 }
 
+/// SIGKILL to the group of a child started through [`detach_into_new_group`].
+pub fn kill_detached(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        kill_group(pid);
+    }
+}
+
 /// How the leader's exit status reads: its code, or the signal that ended it.
-pub(super) fn ending_of(status: ExitStatus) -> GroupEnding {
+pub fn ending_of(status: ExitStatus) -> GroupEnding {
     match (status.code(), status.signal()) {
         (Some(code), _) => GroupEnding::Exited(code),
         (None, Some(signal)) => GroupEnding::Signaled(signal),

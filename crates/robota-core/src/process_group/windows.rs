@@ -7,7 +7,8 @@
 //! lifted first, so what the leader deliberately left running stays, as on Unix.
 //!
 //! The ids robota passes around are the leaders' pids; a table maps each group still held
-//! here to its job, so [`kill_group`] reaches the whole tree. Between the spawn and the
+//! here to its job, so [`kill_group`] reaches the whole tree. A detached group (an `async`
+//! hook, [`detach_into_new_group`]) has no job: [`kill_detached`] ends its leader only. Between the spawn and the
 //! assignment to the job there is a short window in which the leader runs outside it (the
 //! standard library cannot spawn suspended); a shell starts nothing that early.
 
@@ -23,9 +24,7 @@ use windows_sys::Win32::System::JobObjects::{
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectExtendedLimitInformation,
     SetInformationJobObject, TerminateJobObject,
 };
-use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, OpenProcess, PROCESS_TERMINATE, TerminateProcess,
-};
+use windows_sys::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
 
 use super::{GroupEnding, StopPolicy, watch};
 
@@ -189,28 +188,13 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// Stops the group led by `pgid`: its whole job when the group is held here, otherwise the
-/// process with that id alone (a group another robota process started).
+/// Stops the group led by `pgid`: its whole job, when the group is one this process holds
+/// (a group that ended and was released, or another process's, is left alone: its pid may
+/// name another process by now).
 pub fn kill_group(pgid: i32) {
-    if pgid <= 0 {
-        return;
-    }
     let job = jobs().get(&pgid).cloned();
     if let Some(job) = job {
         job.terminate();
-        return;
-    }
-    let Ok(pid) = u32::try_from(pgid) else {
-        return;
-    };
-    // SAFETY: OpenProcess has no memory effects; a null result (no such process, or no
-    // right to end it) is checked, and an open handle is closed once.
-    unsafe {
-        let process = OpenProcess(PROCESS_TERMINATE, 0, pid);
-        if !process.is_null() {
-            TerminateProcess(process, STOPPED_EXIT_CODE);
-            CloseHandle(process);
-        }
     }
 }
 
@@ -221,7 +205,12 @@ pub fn detach_into_new_group(command: &mut std::process::Command) -> &mut std::p
     command.creation_flags(CREATE_NEW_PROCESS_GROUP)
 }
 
+/// Stops a child started through [`detach_into_new_group`]: its leader (it has no job).
+pub fn kill_detached(child: &mut std::process::Child) {
+    let _ = child.kill();
+}
+
 /// How the leader's exit status reads: its exit code (Windows has no signals).
-pub(super) fn ending_of(status: ExitStatus) -> GroupEnding {
+pub fn ending_of(status: ExitStatus) -> GroupEnding {
     GroupEnding::Exited(status.code().unwrap_or(-1))
 }
