@@ -16,6 +16,7 @@ const QUERIES: &[&str] = &["src/mod.rs", "compmodrs", "readme", "zzzz"];
 
 /// CPU time of the whole process (all threads), which load from other processes on the
 /// machine does not inflate the way it inflates wall time.
+#[cfg(unix)]
 fn cpu_time() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -24,6 +25,13 @@ fn cpu_time() -> Duration {
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall time since the first call, where the process's CPU clock is not read (Windows).
+#[cfg(not(unix))]
+fn cpu_time() -> Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {

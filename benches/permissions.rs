@@ -65,7 +65,14 @@ fn policy(home: &Path) -> PermissionPolicy {
     }
 }
 
+/// CPU time this thread has used (zero where it is not read: Windows).
+#[cfg(not(unix))]
+fn thread_cpu_time() -> Duration {
+    Duration::ZERO
+}
+
 /// CPU time this thread has used.
+#[cfg(unix)]
 fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -290,7 +290,14 @@ fn ui_figures(binary: &Path, bench: &Bench, (newest, newest_older): (&str, &str)
     report("UI Home → older page shown", &older_times, &older_peaks);
 }
 
+/// Waits for `child`: whether it exited 0, and no peak RSS (not read: Windows).
+#[cfg(not(unix))]
+fn wait_with_peak(mut child: Child) -> (bool, u64) {
+    (child.wait().is_ok_and(|s| s.success()), 0)
+}
+
 /// Waits for `child` with `wait4`: whether it exited 0, and its peak RSS in KiB.
+#[cfg(unix)]
 fn wait_with_peak(child: Child) -> (bool, u64) {
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.

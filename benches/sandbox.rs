@@ -121,6 +121,7 @@ fn files_only(dir: &std::path::Path, deny: &str) -> BashTool {
 }
 
 fn main() {
+    #[cfg(unix)]
     robota::tools::sandbox::relay::run_if_requested();
     let runs: usize = std::env::args()
         .skip(1)

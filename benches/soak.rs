@@ -297,6 +297,14 @@ fn cpu_ticks(pid: u32) -> u64 {
     field(11) + field(12)
 }
 
+/// The clock ticks of `/proc/<pid>/stat` per second (the usual 100 where there is no
+/// `sysconf`).
+#[cfg(not(unix))]
+fn ticks_per_second() -> f64 {
+    100.0
+}
+
+#[cfg(unix)]
 fn ticks_per_second() -> f64 {
     // SAFETY: sysconf reads a configuration value and has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

@@ -90,6 +90,7 @@ pub fn provider(
 async fn main() -> Result<(), Box<dyn Error>> {
     // Sandboxed commands reach allowed domains through a relay that is this program
     // started again: it must dispatch first thing.
+    #[cfg(unix)]
     robota::tools::sandbox::relay::run_if_requested();
     let key = std::env::var("ANTHROPIC_API_KEY").map_err(|_| "set ANTHROPIC_API_KEY")?;
     let base_url = std::env::var("ANTHROPIC_BASE_URL").ok();

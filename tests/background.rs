@@ -6,6 +6,9 @@
 //! `robota rm` removes it (and its conversation log with `--purge`); a supervisor killed
 //! with SIGKILL shows as failed.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

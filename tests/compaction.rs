@@ -4,6 +4,9 @@
 //! the prompt is too long, the PreCompact / PostCompact / SessionStart(compact) hooks, the
 //! `compact_boundary` log line and stream-json message, and resume from the boundary.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

@@ -8,6 +8,9 @@
 //!   `cd`, and follow a symlink before the `..` after it, as the kernel does — in bypass
 //!   mode with every Bash command allowed.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

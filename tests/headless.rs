@@ -1,6 +1,9 @@
 //! End to end: the real `robota` binary in print mode, in a temp git repository, against
 //! the loopback mock Anthropic server, with `ROBOTA_HOME` in a temp dir.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

@@ -4,6 +4,9 @@
 //! does not or the sum is missing. The archive's `robota` is a stand-in script that prints
 //! a version, so the test needs no release build.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

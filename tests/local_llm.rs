@@ -15,6 +15,9 @@
 //! `tool_use` id, in the output and in the session log, followed by the next model turn
 //! unless the turn cap stopped the loop), and the loop ended the way robota says it did.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

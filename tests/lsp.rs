@@ -14,6 +14,9 @@
 //!   by the starts it logs), and then the LSP tool says it stopped;
 //! - a configured server whose language no file of the session has is never started.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

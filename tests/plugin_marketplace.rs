@@ -7,6 +7,9 @@
 //! `${CLAUDE_PLUGIN_DATA}`), listed, disabled, updated and uninstalled; the same through
 //! `/plugin …` in a session; and every failure says what went wrong and leaves nothing.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

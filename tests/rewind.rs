@@ -3,6 +3,10 @@
 //! every rewind happens after a resume). Turns change files with Write, Edit and Bash
 //! (`rm`, `mv`); rewinding the code puts them back byte for byte, rewinding the
 //! conversation changes what the next request carries, and the log keeps everything.
+
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

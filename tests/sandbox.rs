@@ -9,6 +9,9 @@
 //! Skips (see `support::skip`) on a machine without Landlock or unprivileged user
 //! namespaces; fails there instead under `ROBOTA_REQUIRE_REAL`.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

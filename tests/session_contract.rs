@@ -3,6 +3,9 @@
 //! command, a `!command`, an interrupted turn, a queued prompt — and the typed error each
 //! failure carries. Over the real Anthropic adapter and a loopback mock.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

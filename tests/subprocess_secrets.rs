@@ -18,6 +18,9 @@
 //! - benign controls: a user's own variables (`MY_SETTING`, `GITHUB_TOKEN`) reach Bash, and
 //!   the user's `subprocessEnv.passThrough` deliberately passes the key on.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

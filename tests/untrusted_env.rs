@@ -5,6 +5,9 @@
 //! calls of a `robota -p` run until the folder is trusted — counted by the canary files
 //! those scripts would write. Trusted, the same settings do apply (the test can fail).
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 mod support;

@@ -4,6 +4,9 @@
 //! the model, the log and the output — and the Claude Code hook files of the compatibility
 //! corpus parsed and evaluated as Claude Code documents them (with `--features corpus`).
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 #[path = "../support/mod.rs"]

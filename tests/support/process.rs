@@ -69,9 +69,16 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
     let (tx, rx) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         if rx.recv_timeout(limit).is_err() {
+            #[cfg(unix)]
             // SAFETY: kill(2) takes no memory; it fires only while the child has not been
             // waited for, so the pid is still its own.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            unsafe {
+                libc::kill(pid, libc::SIGKILL)
+            };
+            #[cfg(windows)]
+            let _ = Command::new("taskkill")
+                .args(["/F", "/T", "/PID", &pid.to_string()])
+                .status();
         }
     });
     let out = child.wait_with_output().unwrap();

@@ -1,6 +1,9 @@
 //! End-to-end tests of the full-screen UI: the real binary in a pseudo-terminal, its
 //! screen parsed by vt100, talking to a mock Anthropic server on loopback.
 
+// Unix only: these tests drive the binary through Unix processes, signals, scripts and
+// file modes (robota is type-checked for Windows; its tests run here, on Linux).
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
 
 #[path = "../support/mod.rs"]

@@ -18,6 +18,10 @@ use robota_sdk::assembly as paths;
 mod plugin_list;
 mod printer;
 mod provider_setup;
+#[cfg(unix)]
+mod reaper;
+#[cfg(windows)]
+#[path = "reaper_windows.rs"]
 mod reaper;
 mod session_diagnostics;
 mod stop_signals;

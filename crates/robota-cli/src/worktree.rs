@@ -41,7 +41,9 @@ pub enum WorktreeError {
         /// What git said.
         message: String,
     },
-    /// The worktree has changes nobody committed.
+    /// The worktree has changes nobody committed (removing one: background sessions,
+    /// Unix only).
+    #[cfg(unix)]
     #[error("{} has uncommitted changes; commit them, or remove it anyway with --force", .0.display())]
     Uncommitted(PathBuf),
 }
@@ -102,7 +104,9 @@ pub fn create(cwd: &Path, name: &str) -> Result<Worktree, WorktreeError> {
     })
 }
 
-/// Removes the worktree at `path`; one with uncommitted changes only with `force`.
+/// Removes the worktree at `path`; one with uncommitted changes only with `force` (for
+/// `robota rm` of a background session, Unix only).
+#[cfg(unix)]
 pub fn remove(path: &Path, force: bool) -> Result<(), WorktreeError> {
     if !path.exists() {
         return Ok(());

@@ -7,6 +7,7 @@
 pub mod context;
 pub mod credentials;
 pub mod engine;
+pub mod git_bash;
 pub mod helper_program;
 pub mod hooks;
 pub mod http_client;

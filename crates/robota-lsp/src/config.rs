@@ -163,14 +163,23 @@ pub fn builtin_servers(path_var: Option<&std::ffi::OsStr>) -> Vec<(String, LspSe
         .collect()
 }
 
+/// Whether a file's permission bits let someone run it.
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// Any file may be run (Windows has no execute bit).
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
 /// Where `command` is: itself when it names a path, else the first executable file of
 /// that name in `path_var`'s directories.
 pub fn find_on_path(command: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let executable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && is_executable(&m));
     if command.contains('/') {
         let path = PathBuf::from(command);
         return executable(&path).then_some(path);
@@ -196,6 +205,7 @@ mod tests {
         assert_eq!(config.startup_timeout(), Duration::from_secs(120));
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_builtin_table_keeps_only_servers_on_path() {
         let dir = tempfile::tempdir().unwrap();

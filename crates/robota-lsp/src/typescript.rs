@@ -64,7 +64,9 @@ fn typescript_beside(program: &Path) -> Option<PathBuf> {
     lib.join("tsserver.js").is_file().then_some(lib)
 }
 
+// The tests run real programs through `/bin/sh` and Unix file modes.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -131,6 +131,7 @@ mod tests {
         assert!(!d.denies(Path::new("/repo/.envrc")));
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlink_to_a_denied_file_is_denied() {
         let dir = tempfile::tempdir().unwrap();

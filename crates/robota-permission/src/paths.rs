@@ -251,7 +251,9 @@ pub(super) fn below<'p>(path: &'p Path, dir: &Path) -> Option<Cow<'p, str>> {
     }
 }
 
+// Its one test makes symbolic links.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -541,6 +541,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn denied_paths_see_through_symlinks_either_way() {
         let dir = tempfile::tempdir().unwrap();

@@ -139,6 +139,7 @@ fn files_outside_the_working_directories_ask_except_in_bypass() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn home_and_symlinks_in_path_rules() {
     let p = policy(PermissionMode::BypassPermissions, "", "Read(~/.ssh/**)");

@@ -402,6 +402,7 @@ impl PreparedSandbox {
 
 /// The environment a sandboxed command gets: the sandbox's `TMPDIR`, `ROBOTA_SANDBOX=1`,
 /// and with a relay to the domain proxy on `proxy_port`, the proxy variables naming it.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 fn command_env(dirs: &SandboxDirs, proxy_port: Option<u16>) -> Vec<(String, String)> {
     let mut env = vec![
         ("TMPDIR".to_string(), dirs.tmp.display().to_string()),

@@ -399,6 +399,7 @@ fn the_network_is_off_unless_allowed_and_allowed_domains_reach_only_the_relay() 
     assert!(reaches(&forms, "example.com:443") && reaches(&forms, "localhost:8080"));
 }
 
+#[cfg(unix)]
 #[test]
 fn paths_with_quotes_backslashes_and_newlines_are_escaped_and_read_back_intact() {
     assert_eq!(

@@ -352,6 +352,7 @@ mod tests {
         assert_eq!(files[0].content, "A B @CLAUDE.md C D E @f.md");
     }
 
+    #[cfg(unix)]
     #[test]
     fn files_a_read_deny_rule_protects_are_neither_imported_nor_loaded() {
         use robota_core::permission::{PermissionMode, PermissionPolicy, PermissionRule};

@@ -5,7 +5,6 @@
 //! with robota even when it is killed; dropping the registry kills every job's group and
 //! removes the dir.
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::live_run::DetachedRun;
 use super::sandbox::PreparedSandbox;
 use super::shell_process::{ShellScript, shell_command};
-use robota_core::process_group::{signal_group, spawn_in_new_group};
+use robota_core::process_group::{kill_group, spawn_in_new_group};
 
 /// Appends the exit code to the log when the command ends, so a reader can tell.
 const BACKGROUND_SCRIPT: &str = "__robota_cmd=$1; shift; eval \"$__robota_cmd\"; \
@@ -63,10 +62,11 @@ impl BackgroundJobs {
             None => {
                 let dir = std::env::temp_dir()
                     .join(format!("robota-bash-{}", uuid::Uuid::new_v4().simple()));
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .recursive(true)
-                    .create(&dir)?;
+                let mut builder = std::fs::DirBuilder::new();
+                builder.recursive(true);
+                #[cfg(unix)]
+                std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+                builder.create(&dir)?;
                 jobs.dir = Some(dir.clone());
                 Ok(dir)
             }
@@ -188,7 +188,7 @@ impl BackgroundJobs {
             .exit_code
             .is_some();
         if !finished {
-            signal_group(*pgid, libc::SIGKILL);
+            kill_group(*pgid);
         }
         Some(!finished)
     }
@@ -196,7 +196,7 @@ impl BackgroundJobs {
     /// Kills every job's process group (their logs stay until the registry is dropped).
     pub fn stop_all(&self) {
         for (pgid, _) in &self.lock().running {
-            signal_group(*pgid, libc::SIGKILL);
+            kill_group(*pgid);
         }
     }
 }

@@ -23,6 +23,7 @@ use super::background_note::{BackgroundStart, background_note};
 use super::host::{HostEnding, HostTerminal, TerminalCommand, ToolHost};
 use super::input::{ToolFailure, ToolInput, into_output};
 use super::live_run::{DetachSignal, RunWatch, WatchedRun, run_watched};
+#[cfg(unix)]
 use super::sandbox::proxy::{DomainCheck, DomainProxy, domain_allowed};
 use super::sandbox::{
     PreparedSandbox, SandboxDirs, SandboxSpec, failure_hint, files_guard_hint, prepare,
@@ -74,6 +75,7 @@ pub struct BashTool {
     /// The sandbox's private directory (made on the first sandboxed command).
     sandbox_dirs: OnceLock<std::io::Result<SandboxDirs>>,
     /// The domain proxy (started on the first sandboxed command that needs it).
+    #[cfg(unix)]
     proxy: OnceLock<std::io::Result<DomainProxy>>,
 }
 
@@ -92,6 +94,7 @@ impl BashTool {
             foreground: AtomicUsize::new(0),
             policy: OnceLock::new(),
             sandbox_dirs: OnceLock::new(),
+            #[cfg(unix)]
             proxy: OnceLock::new(),
         }
     }
@@ -146,32 +149,47 @@ impl BashTool {
         if confinement == Confinement::Sandbox
             && policy.sandbox.settings.proxied_domains().is_some()
         {
-            let proxy =
-                self.proxy
-                    .get_or_init(|| {
-                        let live = self.policy.get().ok_or_else(|| {
-                            std::io::Error::other("the sandbox policy is not set")
-                        })?;
-                        let live = Arc::clone(live);
-                        let check: DomainCheck = Arc::new(move |host: &str| {
-                            live.lock().is_ok_and(|p| {
-                                p.sandbox
-                                    .settings
-                                    .proxied_domains()
-                                    .is_some_and(|domains| domain_allowed(domains, host))
-                            })
-                        });
-                        DomainProxy::start(&dirs.proxy_socket(), check)
-                    })
-                    .as_ref()
-                    .map_err(|e| {
-                        ToolFailure::failed(format!("Cannot start the sandbox's domain proxy: {e}"))
-                    })?;
-            spec.proxy_socket = Some(proxy.socket().to_path_buf());
+            spec.proxy_socket = self.domain_proxy(dirs)?;
         }
         prepare(&spec, dirs)
             .map(|p| Some((Arc::new(p), confinement)))
             .map_err(|e| ToolFailure::failed(format!("Cannot set up the sandbox: {e}")))
+    }
+
+    /// The socket of the domain proxy (started on first use) that checks each host against
+    /// the live policy's `allowedDomains`.
+    #[cfg(unix)]
+    fn domain_proxy(&self, dirs: &SandboxDirs) -> Result<Option<PathBuf>, ToolFailure> {
+        let proxy = self
+            .proxy
+            .get_or_init(|| {
+                let live = self
+                    .policy
+                    .get()
+                    .ok_or_else(|| std::io::Error::other("the sandbox policy is not set"))?;
+                let live = Arc::clone(live);
+                let check: DomainCheck = Arc::new(move |host: &str| {
+                    live.lock().is_ok_and(|p| {
+                        p.sandbox
+                            .settings
+                            .proxied_domains()
+                            .is_some_and(|domains| domain_allowed(domains, host))
+                    })
+                });
+                DomainProxy::start(&dirs.proxy_socket(), check)
+            })
+            .as_ref()
+            .map_err(|e| {
+                ToolFailure::failed(format!("Cannot start the sandbox's domain proxy: {e}"))
+            })?;
+        Ok(Some(proxy.socket().to_path_buf()))
+    }
+
+    /// No domain proxy where there is no sandbox backend to send traffic through it
+    /// (preparing the sandbox says so).
+    #[cfg(not(unix))]
+    fn domain_proxy(&self, _dirs: &SandboxDirs) -> Result<Option<PathBuf>, ToolFailure> {
+        Ok(None)
     }
 
     /// Runs foreground commands in the host's terminal when `host` offers one.
@@ -269,6 +287,9 @@ impl BashTool {
         };
         let background = input.optional_bool("run_in_background")?.unwrap_or(false);
         input.optional_bool(DISABLE_SANDBOX_FIELD)?;
+        if cfg!(windows) && robota_core::git_bash::git_bash().is_none() {
+            return Err(ToolFailure::failed(robota_core::git_bash::GIT_BASH_MISSING));
+        }
         let (cwd, note) = self.working_dir(ctx);
         // The host's terminal is the client's business: no sandbox there.
         let local = background || self.host.terminal.is_none();
@@ -535,6 +556,8 @@ impl Tool for BashTool {
     }
 }
 
+// The tests drive real shells with Unix tools (mkfifo, kill).
 #[cfg(test)]
+#[cfg(unix)]
 #[path = "bash_tests.rs"]
 mod tests;

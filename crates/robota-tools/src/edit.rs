@@ -319,6 +319,7 @@ mod tests {
     use super::*;
     use crate::read::ReadTool;
     use crate::test_support::{assert_error_contains, assert_ok, call};
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
 
     struct Fixture {
@@ -442,6 +443,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn permissions_are_kept_and_no_temp_file_is_left() {
         let fx = Fixture::new("run.sh", "echo hi\n");

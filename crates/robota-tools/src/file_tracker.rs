@@ -129,6 +129,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_read_through_a_symlink_counts_for_its_target() {
         let dir = tempfile::tempdir().unwrap();

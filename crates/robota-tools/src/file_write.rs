@@ -148,6 +148,7 @@ pub fn write_failure(path: &Path, err: io::Error) -> ToolFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
 
     fn names_in(dir: &Path) -> Vec<String> {
@@ -159,6 +160,7 @@ mod tests {
         names
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -173,6 +175,7 @@ mod tests {
         assert_eq!(names_in(dir.path()), vec!["run.sh"]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_creates_parents_and_writes_through_symlinks() {
         let dir = tempfile::tempdir().unwrap();

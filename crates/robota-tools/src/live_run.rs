@@ -18,7 +18,7 @@ use super::shell_process::{
     BoundedBuffer, CAPTURE_HALF_BYTES, Ending, KILL_GRACE, ShellRun, ShellScript, shell_command,
 };
 use robota_core::process_group::{
-    OutputSink, PipeReader, ProcessGroup, StopPolicy, spawn_in_new_group,
+    OutputSink, PipeReader, ProcessGroup, StopPolicy, ending_of, spawn_in_new_group,
 };
 
 /// Lines a tail report carries at most.
@@ -62,6 +62,8 @@ pub struct RunWatch<'a> {
 }
 
 /// How a watched run ended.
+// One per run, moved once: a Windows `Child` (its handles) makes the detached side larger.
+#[cfg_attr(windows, allow(clippy::large_enum_variant))]
 pub enum WatchedRun {
     /// It ended (exited, timed out, was cancelled).
     Finished(ShellRun),
@@ -306,12 +308,7 @@ pub async fn run_watched(
                 if let Some(group) = group.take() {
                     group.release();
                 }
-                use std::os::unix::process::ExitStatusExt;
-                break match (status.code(), status.signal()) {
-                    (Some(code), _) => Ending::Exited(code),
-                    (None, Some(signal)) => Ending::Signaled(signal),
-                    (None, None) => Ending::Exited(-1),
-                };
+                break ending_of(status);
             }
             _ = tokio::time::sleep_until(deadline) => break Ending::TimedOut,
             _ = cancel.cancelled() => break Ending::Cancelled,

@@ -54,8 +54,12 @@ pub struct ShellScript<'a> {
     pub sandbox: Option<&'a std::sync::Arc<super::sandbox::PreparedSandbox>>,
 }
 
-/// `bash` when it is on PATH, else `sh`.
+/// `bash` when it is on PATH, else `sh`; on Windows Git Bash (`robota_core::git_bash`),
+/// never WSL's `bash.exe`.
 pub fn shell_program() -> &'static Path {
+    if cfg!(windows) {
+        return robota_core::git_bash::posix_shell();
+    }
     static SHELL: OnceLock<PathBuf> = OnceLock::new();
     SHELL.get_or_init(|| find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/sh")))
 }
@@ -79,8 +83,9 @@ pub fn shell_command(script: &ShellScript<'_>) -> Command {
         .arg("robota-shell")
         .args(script.args)
         .current_dir(script.cwd)
-        .stdin(Stdio::null())
-        .process_group(0);
+        .stdin(Stdio::null());
+    #[cfg(unix)]
+    command.process_group(0);
     ChildEnv::new(script.env.iter().map(|(k, v)| (k, v))).apply(&mut command);
     command
 }

@@ -167,6 +167,7 @@ mod tests {
     use super::*;
     use crate::read::ReadTool;
     use crate::test_support::{assert_error_contains, assert_ok, call};
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
 
     fn tools() -> (ReadTool, WriteTool) {
@@ -237,6 +238,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "third");
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn keeps_permissions_and_crlf_and_leaves_no_temp_files() {
         let dir = tempfile::tempdir().unwrap();

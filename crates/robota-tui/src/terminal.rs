@@ -35,6 +35,7 @@ impl TerminalGuard {
     }
 
     /// Gives the terminal back (Ctrl+Z), stops the process, and takes it again on resume.
+    #[cfg(unix)]
     pub fn suspend(&self) -> io::Result<()> {
         restore();
         // SAFETY: raising SIGTSTP on ourselves is the standard job-control stop; the
@@ -43,6 +44,12 @@ impl TerminalGuard {
             libc::raise(libc::SIGTSTP);
         }
         enter_modes()
+    }
+
+    /// Nothing: Windows consoles have no job control to stop the process with.
+    #[cfg(not(unix))]
+    pub fn suspend(&self) -> io::Result<()> {
+        Ok(())
     }
 }
 

@@ -1,8 +1,9 @@
-//! Running one `command` hook: `sh -c <command>` in its own process group (through
-//! [`crate::process_group`]), in the session's working directory, with the event JSON
-//! written to stdin, stdout and stderr captured (bounded), and the whole group killed at the
-//! timeout, on cancellation, or when the run is dropped half-way. A hook that exits normally
-//! may leave background processes behind.
+//! Running one `command` hook: `sh -c <command>` (Git Bash on Windows, through
+//! [`crate::git_bash`]) in its own process group (through [`crate::process_group`]), in the
+//! session's working directory, with the event JSON written to stdin, stdout and stderr
+//! captured (bounded), and the whole group killed at the timeout, on cancellation, or when
+//! the run is dropped half-way. A hook that exits normally may leave background processes
+//! behind.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -14,8 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::protocol::{RawRun, RunEnding};
 use crate::credentials::ChildEnv;
+use crate::git_bash::posix_shell;
 use crate::process_group::{
-    GroupEnding, OutputSink, PipeReader, StopPolicy, spawn_in_new_group, wait_or_stop,
+    GroupEnding, OutputSink, PipeReader, StopPolicy, detach_into_new_group, kill_detached,
+    spawn_in_new_group, wait_or_stop,
 };
 
 /// Bytes kept of each output stream.
@@ -41,17 +44,17 @@ fn program(spec: &CommandSpec<'_>) -> std::process::Command {
             command
         }
         None => {
-            let mut command = std::process::Command::new("/bin/sh");
+            let mut command = std::process::Command::new(posix_shell());
             command.arg("-c").arg(spec.command);
             command
         }
     }
 }
 
-fn program_name<'a>(spec: &CommandSpec<'a>) -> &'a str {
+fn program_name<'a>(spec: &CommandSpec<'a>) -> std::borrow::Cow<'a, str> {
     match spec.args {
-        Some(_) => spec.command,
-        None => "/bin/sh",
+        Some(_) => spec.command.into(),
+        None => posix_shell().to_string_lossy(),
     }
 }
 
@@ -60,15 +63,14 @@ fn program_name<'a>(spec: &CommandSpec<'a>) -> &'a str {
 /// While robota runs, a thread reaps it and kills its group at the timeout.
 pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::process::CommandExt;
     let mut command = program(spec);
     ChildEnv::new(spec.env.iter().map(|(k, v)| (k, v))).apply(&mut command);
     command
         .current_dir(spec.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
+        .stderr(Stdio::null());
+    detach_into_new_group(&mut command);
     let mut child = command.spawn()?;
     let stdin = child.stdin.take();
     let input = spec.stdin.to_vec();
@@ -82,9 +84,7 @@ pub(super) fn spawn_detached(spec: &CommandSpec<'_>) -> std::io::Result<()> {
             match child.try_wait() {
                 Ok(Some(_)) | Err(_) => return,
                 Ok(None) if std::time::Instant::now() >= deadline => {
-                    if let Ok(pid) = i32::try_from(child.id()) {
-                        crate::process_group::signal_group(pid, libc::SIGKILL);
-                    }
+                    kill_detached(&mut child);
                     let _ = child.wait();
                     return;
                 }
@@ -159,7 +159,9 @@ impl Capped {
     }
 }
 
+// The tests run real programs through `/bin/sh` and Unix file modes.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::time::Instant;

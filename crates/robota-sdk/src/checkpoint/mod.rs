@@ -26,6 +26,7 @@
 //! changed between turns are left alone. The log is never rewritten; a rewind of the
 //! conversation is one `rewind` line (see `session::rewind`).
 
+mod file_meta;
 mod restore;
 mod store;
 

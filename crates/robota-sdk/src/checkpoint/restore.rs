@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use super::file_meta::{set_executable, symlink};
 use super::store::{Entry, SnapshotStore, write_atomically};
 
 /// A path that changed between two snapshots and whether its earlier state is stored.
@@ -113,8 +113,7 @@ fn write_file(store: &SnapshotStore, full: &Path, hash: &str, executable: bool) 
         fs::remove_dir_all(full)?;
     }
     write_atomically(full, &bytes)?;
-    let mode = if executable { 0o755 } else { 0o644 };
-    fs::set_permissions(full, fs::Permissions::from_mode(mode))
+    set_executable(full, executable)
 }
 
 fn write_link(full: &Path, target: &str) -> io::Result<()> {
@@ -126,7 +125,7 @@ fn write_link(full: &Path, target: &str) -> io::Result<()> {
         Ok(_) => fs::remove_file(full)?,
         Err(_) => {}
     }
-    std::os::unix::fs::symlink(target, full)
+    symlink(target, full)
 }
 
 /// Removes a file the snapshot did not have, and the directories that leaves empty.
@@ -149,7 +148,10 @@ fn remove(full: &Path, work_tree: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::PermissionsExt;
 
+    #[cfg(unix)]
     #[test]
     fn changes_are_found_and_put_back_byte_exact() {
         let dir = tempfile::tempdir().unwrap();

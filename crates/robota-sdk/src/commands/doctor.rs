@@ -33,6 +33,33 @@ pub(crate) struct DoctorFacts<'a> {
     pub sandbox: &'a Support,
     /// The confinement an ordinary Bash call gets in each mode, in this session.
     pub confinement: Vec<(PermissionMode, Confinement)>,
+    /// The shell the Bash tool runs.
+    pub bash_shell: BashShell,
+}
+
+/// The shell the Bash tool and command hooks run: on Unix bash (or `/bin/sh`), not worth a
+/// line; on Windows Git Bash, which may be missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BashShell {
+    /// Unix: bash or `/bin/sh`, always there.
+    Posix,
+    /// Windows: Git Bash, found here.
+    GitBash(PathBuf),
+    /// Windows: no Git Bash found.
+    GitBashMissing,
+}
+
+impl BashShell {
+    /// The shell on this machine.
+    pub fn of_this_machine() -> BashShell {
+        if !cfg!(windows) {
+            return BashShell::Posix;
+        }
+        match robota_core::git_bash::git_bash() {
+            Some(path) => BashShell::GitBash(path.to_path_buf()),
+            None => BashShell::GitBashMissing,
+        }
+    }
 }
 
 /// How a session offers web search.
@@ -108,6 +135,7 @@ pub(crate) async fn doctor_report(facts: DoctorFacts<'_>) -> String {
     }
     web_search_check(&mut report, facts.web_search);
     sandbox_check(&mut report, facts.sandbox);
+    bash_shell_check(&mut report, &facts.bash_shell);
     confinement_check(&mut report, &facts.confinement);
     for server in &facts.mcp {
         server_check(&mut report, server);
@@ -148,6 +176,20 @@ fn sandbox_check(report: &mut Report, support: &Support) {
         (None, backend) => report.ok(&format!("Bash sandbox: {}", backend.name())),
         (Some(why), _) => report.warn(&format!(
             "Bash sandbox: none ({why}); commands are checked by the permission rules only"
+        )),
+    }
+}
+
+/// Which shell Bash commands run in, where it is not a given (Windows: Git Bash).
+fn bash_shell_check(report: &mut Report, shell: &BashShell) {
+    match shell {
+        BashShell::Posix => {}
+        BashShell::GitBash(path) => {
+            report.ok(&format!("Bash tool shell: Git Bash ({})", path.display()))
+        }
+        BashShell::GitBashMissing => report.problem(&format!(
+            "Bash tool shell: {}; Bash commands and command hooks cannot run",
+            robota_core::git_bash::GIT_BASH_MISSING
         )),
     }
 }
@@ -325,7 +367,34 @@ mod tests {
                 (PermissionMode::Default, Confinement::Sandbox),
                 (PermissionMode::BypassPermissions, Confinement::Files),
             ],
+            bash_shell: BashShell::Posix,
         }
+    }
+
+    #[tokio::test]
+    async fn git_bash_is_reported_where_it_is_the_shell() {
+        let endpoint = ProviderEndpoint::default();
+        let report = doctor_report(facts(&endpoint)).await;
+        assert!(!report.contains("Bash tool shell"), "{report}");
+        let report = doctor_report(DoctorFacts {
+            bash_shell: BashShell::GitBash(PathBuf::from("C:\\Program Files\\Git\\bin\\bash.exe")),
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(
+            report.contains("✓ Bash tool shell: Git Bash (C:\\Program Files\\Git\\bin\\bash.exe)"),
+            "{report}"
+        );
+        let report = doctor_report(DoctorFacts {
+            bash_shell: BashShell::GitBashMissing,
+            ..facts(&endpoint)
+        })
+        .await;
+        assert!(
+            report.contains("✗ Bash tool shell: Git Bash was not found: install Git for Windows"),
+            "{report}"
+        );
+        assert!(report.contains("CLAUDE_CODE_GIT_BASH_PATH"), "{report}");
     }
 
     const SANDBOX_ON: Support = Support {

@@ -57,6 +57,7 @@ impl Driver {
                     web_search: self.web_search_offer(),
                     sandbox: robota_tools::sandbox::support(),
                     confinement: self.session.policy_snapshot().confinement_by_mode(),
+                    bash_shell: commands::doctor::BashShell::of_this_machine(),
                 };
                 let report = commands::doctor::doctor_report(facts).await;
                 return self.shared.command_ended(id, name, Ok(report));

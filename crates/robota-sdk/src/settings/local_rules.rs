@@ -136,6 +136,8 @@ pub(crate) fn write_atomically(
             source,
         }
     };
+    #[cfg(not(unix))]
+    let _ = access;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);

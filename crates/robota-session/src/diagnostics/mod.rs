@@ -17,7 +17,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
@@ -83,10 +82,11 @@ impl Diagnostics {
     pub fn open(session_log: &Path) -> Result<Diagnostics, LogError> {
         let path = diagnostics_path(session_log);
         let next_request = last_request_number(&path) + 1;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
             .open(&path)
             .map_err(|e| LogError::io(&path, LogAction::Open, e))?;
         Ok(Diagnostics {

@@ -97,19 +97,18 @@ impl PayloadWriter {
 /// Writes a payload file readable by its owner only (it holds conversation text), in a
 /// directory likewise private.
 fn write_new(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
     // Written under a temporary name and renamed: a reader never sees half a payload.
     let tmp = dir.join(format!(".{}.tmp", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&tmp)?;
     file.write_all(bytes)?;
     file.flush()?;
     fs::rename(&tmp, path)

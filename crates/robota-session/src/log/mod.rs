@@ -205,8 +205,13 @@ impl SessionLog {
     /// says (`statvfs`). A resumed log whose disk is full goes on appending into its last
     /// page for a while, then stops: the caller warns while it still can.
     pub fn room_left(&self) -> Option<u64> {
-        let stats = rustix::fs::statvfs(&self.path).ok()?;
-        Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+        #[cfg(unix)]
+        {
+            let stats = rustix::fs::statvfs(&self.path).ok()?;
+            Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+        }
+        #[cfg(not(unix))]
+        None
     }
 
     /// Appends a user or assistant message in Claude Code's transcript shape.
@@ -409,19 +414,18 @@ impl SessionLog {
 /// A lock held a moment longer is waited for (up to [`LOCK_GRACE`]): a child this process
 /// forked keeps a closed log's descriptor, and with it the lock, until it execs.
 fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
-    use std::os::fd::AsRawFd;
     let deadline = std::time::Instant::now() + LOCK_GRACE;
     loop {
-        // SAFETY: flock on a descriptor this `File` owns; no memory is shared with the call.
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if locked {
-            return Ok(());
-        }
-        let error = io::Error::last_os_error();
-        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            // A file system without locks: write as before rather than refuse the session.
-            tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
-            return Ok(());
+        // `flock(LOCK_EX | LOCK_NB)` on Unix, `LockFileEx` on Windows.
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(error)) => {
+                // A file system without locks: write as before rather than refuse the
+                // session.
+                tracing::warn!(path = %path.display(), %error, "session log cannot be locked");
+                return Ok(());
+            }
         }
         if std::time::Instant::now() >= deadline {
             return Err(LogError::InUse {
@@ -436,7 +440,14 @@ fn lock_writer(file: &File, path: &Path) -> Result<(), LogError> {
 /// How long a held log lock is waited for before the log counts as in use.
 const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
 
+/// The pid holding a `flock` on `file`: none known (no `/proc/locks`).
+#[cfg(not(unix))]
+fn lock_holder(_file: &File) -> Option<u32> {
+    None
+}
+
 /// The pid holding a `flock` on `file`, from `/proc/locks` (Linux), matched by inode.
+#[cfg(unix)]
 fn lock_holder(file: &File) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     let inode = file.metadata().ok()?.ino();

@@ -12,7 +12,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::build::{Builder, Compactions, LinePlace};
@@ -207,7 +206,15 @@ pub(super) fn first_line(file: &File, len: u64) -> io::Result<(Vec<u8>, u64)> {
 /// Bytes `from..to` of the file.
 pub(super) fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0; to.saturating_sub(from) as usize];
-    file.read_exact_at(&mut bytes, from)?;
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, from)?;
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek};
+        let mut file = file;
+        file.seek(io::SeekFrom::Start(from))?;
+        file.read_exact(&mut bytes)?;
+    }
     Ok(bytes)
 }
 

@@ -347,12 +347,11 @@ fn remove_log(path: &Path) -> std::io::Result<()> {
 
 /// Whether another process holds the log open for writing (its writer lock).
 fn in_use(path: &Path) -> bool {
-    use std::os::fd::AsRawFd;
     let Ok(file) = File::open(path) else {
         return false;
     };
-    // SAFETY: flock on a descriptor this `File` owns; the probe lock goes with the file.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+    // `flock(LOCK_SH | LOCK_NB)` on Unix; the probe lock goes with the file.
+    file.try_lock_shared().is_err()
 }
 
 /// `<id>` of `<dir>/<id>.jsonl`.

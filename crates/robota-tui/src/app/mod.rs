@@ -17,6 +17,7 @@ pub mod options;
 pub mod overlay;
 pub mod permission;
 pub mod picker;
+mod quit_signals;
 pub mod rewind;
 pub mod scheduler;
 pub mod setup;
@@ -37,7 +38,6 @@ use crossterm::{execute, queue};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use self::keys::KeyOutcome;
@@ -89,8 +89,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
     // Handlers first: a SIGTERM or SIGHUP that arrives once the terminal is altered must
     // reach the loop below (which restores it), never the default action (which would end
     // the process with the terminal left in raw mode on the alternate screen).
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
+    let mut quit_signals = quit_signals::QuitSignals::install()?;
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     wipe(&mut terminal)?;
@@ -189,8 +188,7 @@ pub async fn run(launcher: Box<dyn Launcher + Send>, options: StartOptions) -> i
                 app.helper_done(done);
                 scheduler.request(Instant::now());
             },
-            _ = terminate.recv() => app.quit = true,
-            _ = hangup.recv() => app.quit = true,
+            () = quit_signals.recv() => app.quit = true,
             () = sleep_until(deadline), if deadline.is_some() => {},
         }
         if !app.outbox.is_empty() {

@@ -96,7 +96,7 @@ struct Driver {
 
 /// Runs the driver until end of input and every submission ended; returns the exit code.
 pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> u8 {
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    let mut sigint = crate::stop_signals::interrupt();
     if !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
         return EXIT_ERROR;

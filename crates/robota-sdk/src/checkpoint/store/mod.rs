@@ -15,13 +15,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::file_meta::{change_key, is_executable};
 use super::restore::ChangedFile;
 
 /// Files larger than this are not copied into the store (recorded as not restorable).
@@ -278,7 +278,7 @@ impl SnapshotStore {
         match self.put(&bytes) {
             Ok(hash) => Entry::File {
                 hash,
-                executable: meta.permissions().mode() & 0o111 != 0,
+                executable: is_executable(meta),
             },
             Err(e) => unstored(format!("could not be stored: {e}")),
         }
@@ -568,11 +568,12 @@ struct StatKey {
 
 impl StatKey {
     fn of(meta: &fs::Metadata) -> Self {
+        let (mtime_ns, ino, mode) = change_key(meta);
         StatKey {
             size: meta.len(),
-            mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
-            ino: meta.ino(),
-            mode: meta.mode(),
+            mtime_ns,
+            ino,
+            mode,
         }
     }
 
@@ -617,15 +618,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// (and a concurrent session) never see half a file. The file is the user's alone (0600):
 /// a copy of a private file (`.env`, a key) must not become readable by others.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
     let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
         file.write_all(bytes)?;
         file.flush()?;
         fs::rename(&tmp, path)

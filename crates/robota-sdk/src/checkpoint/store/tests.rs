@@ -64,6 +64,7 @@ fn an_unchanged_file_is_not_read_again_and_a_deleted_one_changes_the_id() {
     assert_eq!(files.keys().collect::<Vec<_>>(), ["a.txt"]);
 }
 
+#[cfg(unix)]
 #[test]
 fn ignored_files_git_dirs_and_the_store_itself_are_left_out_large_files_are_unstored() {
     let dir = tempfile::tempdir().unwrap();
