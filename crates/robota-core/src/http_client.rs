@@ -40,8 +40,7 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     });
     let mut builder = reqwest::Client::builder()
         .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
-        .tls_built_in_webpki_certs(true)
-        .tls_built_in_native_certs(false);
+        .tls_built_in_webpki_certs(true);
     for cert in system_roots().iter().chain(extra_roots()) {
         builder = builder.add_root_certificate(cert.clone());
     }
@@ -53,8 +52,7 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 pub fn blocking_client_builder() -> reqwest::blocking::ClientBuilder {
     let mut builder = reqwest::blocking::Client::builder()
         .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
-        .tls_built_in_webpki_certs(true)
-        .tls_built_in_native_certs(false);
+        .tls_built_in_webpki_certs(true);
     for cert in system_roots().iter().chain(extra_roots()) {
         builder = builder.add_root_certificate(cert.clone());
     }
@@ -78,17 +76,48 @@ pub fn load_trust_roots_in_background() {
 /// per process. Errors reading part of the store are logged; what loaded still applies.
 fn system_roots() -> &'static [reqwest::Certificate] {
     static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
-    ROOTS.get_or_init(|| {
-        let loaded = rustls_native_certs::load_native_certs();
-        for error in &loaded.errors {
-            tracing::warn!("the system's trust store: {error}");
+    ROOTS.get_or_init(load_system_roots)
+}
+
+#[cfg(not(target_os = "macos"))]
+fn load_system_roots() -> Vec<reqwest::Certificate> {
+    let loaded = rustls_native_certs::load_native_certs();
+    for error in &loaded.errors {
+        tracing::warn!("the system's trust store: {error}");
+    }
+    loaded
+        .certs
+        .iter()
+        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+        .collect()
+}
+
+/// macOS: `SSL_CERT_FILE` and `SSL_CERT_DIR` as OpenSSL reads them, else the PEM bundle
+/// the system keeps of its root store, `/etc/ssl/cert.pem`. A CA added only to the
+/// Keychain is not in it: `NODE_EXTRA_CA_CERTS` names it, as for Node (Claude Code).
+#[cfg(target_os = "macos")]
+fn load_system_roots() -> Vec<reqwest::Certificate> {
+    let file = std::env::var_os("SSL_CERT_FILE").filter(|v| !v.is_empty());
+    let dir = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty());
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    match (&file, &dir) {
+        (None, None) => files.push("/etc/ssl/cert.pem".into()),
+        _ => {
+            files.extend(file.map(Into::into));
+            if let Some(dir) = dir {
+                let entries = std::fs::read_dir(&dir).into_iter().flatten().flatten();
+                files.extend(entries.map(|e| e.path()).filter(|p| p.is_file()));
+            }
         }
-        loaded
-            .certs
-            .iter()
-            .filter_map(|der| reqwest::Certificate::from_der(der).ok())
-            .collect()
-    })
+    }
+    let mut roots = Vec::new();
+    for path in files {
+        match std::fs::read(&path) {
+            Ok(pem) => roots.extend(usable_certificates(&pem, &path.to_string_lossy())),
+            Err(e) => tracing::warn!(path = %path.display(), "the system's trust store: {e}"),
+        }
+    }
+    roots
 }
 
 /// Whether `url` names this machine (`localhost` or a loopback address): such servers are
