@@ -1,7 +1,8 @@
 //! OpenTelemetry export end to end: the real `robota -p` against the loopback Anthropic
-//! mock, exporting to a real OTLP/HTTP receiver (`tests/telemetry/otlp_receiver.py`, built
-//! on the `opentelemetry-proto` package and run as a subprocess), which decodes the
-//! protobuf requests and writes down every metric data point and event that arrived.
+//! mock, exporting to a real OTLP receiver (`tests/telemetry/otlp_receiver.py`, built on
+//! the `opentelemetry-proto` package and run as a subprocess; over HTTP, or over gRPC with
+//! `grpcio`), which decodes the requests and writes down every metric data point and event
+//! that arrived.
 //! Checked: Claude Code's metric and event names and attributes with the mock's values;
 //! prompts redacted unless `OTEL_LOG_USER_PROMPTS`; header values never in attributes;
 //! nothing sent when telemetry is off; the user's settings `env` turns it on, a project's
@@ -40,19 +41,38 @@ impl Drop for Receiver {
     }
 }
 
+/// How the receiver takes OTLP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// OTLP/HTTP (`/v1/metrics`, `/v1/logs`).
+    Http,
+    /// OTLP/gRPC (the collector services).
+    Grpc,
+}
+
 impl Receiver {
-    /// Starts the receiver; `None` (the test skips) without the venv's `opentelemetry.proto`.
+    /// Starts an OTLP/HTTP receiver; `None` (the test skips) without the venv's
+    /// `opentelemetry.proto`.
     fn start() -> Option<Receiver> {
-        let python = python_with("opentelemetry.proto.collector.metrics.v1.metrics_service_pb2")?;
+        Self::start_over(Transport::Http)
+    }
+
+    /// Starts a receiver over `transport`; gRPC needs the venv's `grpcio` too.
+    fn start_over(transport: Transport) -> Option<Receiver> {
+        let python = python_with(match transport {
+            Transport::Http => "opentelemetry.proto.collector.metrics.v1.metrics_service_pb2",
+            // The generated servicers import `grpc`.
+            Transport::Grpc => "opentelemetry.proto.collector.metrics.v1.metrics_service_pb2_grpc",
+        })?;
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("otlp.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/telemetry/otlp_receiver.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut command = Command::new(python);
+        command.arg(script).arg(&out).stdout(Stdio::piped());
+        if transport == Transport::Grpc {
+            command.arg("--grpc");
+        }
+        let mut child = command.spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -148,7 +168,6 @@ fn telemetry_env(endpoint: &str) -> Vec<(&'static str, String)> {
     vec![
         ("CLAUDE_CODE_ENABLE_TELEMETRY", "1".into()),
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.into()),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf".into()),
         (
             "OTEL_EXPORTER_OTLP_HEADERS",
             format!("Authorization={}", SECRET.replace(' ', "%20")),
@@ -168,9 +187,79 @@ fn a_session_s_metrics_and_events_reach_a_real_otlp_receiver() {
     let Some(receiver) = Receiver::start() else {
         return;
     };
+    let paths = ["/v1/metrics", "/v1/logs"];
+    check_scripted_session(&receiver, "http/protobuf", paths, "application/x-protobuf");
+}
+
+#[test]
+fn a_session_s_metrics_and_events_reach_a_real_otlp_grpc_receiver() {
+    let Some(receiver) = Receiver::start_over(Transport::Grpc) else {
+        return;
+    };
+    let paths = [
+        "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+        "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+    ];
+    check_scripted_session(&receiver, "grpc", paths, "application/grpc");
+    // The header went as gRPC metadata, beside robota's user agent.
+    let lines = receiver.lines();
+    let request = lines.iter().find(|l| l["kind"] == "request").unwrap();
+    assert!(
+        request["user_agent"]
+            .as_str()
+            .is_some_and(|a| a.contains(" robota/")),
+        "{request}"
+    );
+}
+
+#[test]
+fn grpc_to_an_https_collector_trusts_node_extra_ca_certs() {
+    let Some(receiver) = Receiver::start_over(Transport::Grpc) else {
+        return;
+    };
+    let backend = format!("127.0.0.1:{}", receiver.port).parse().unwrap();
+    let front = support::tls::TlsFront::start_h2("localhost", backend);
+    let endpoint = format!("https://localhost:{}", front.port());
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), &front.cert_pem).unwrap();
+    let mut env = telemetry_env(&endpoint);
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".into()));
+    env.push(("OTEL_METRICS_EXPORTER", "none".into()));
+    // Without the CA the collector is not trusted: nothing arrives, the run is unharmed.
+    let p = project();
+    let server = MockServer::start(vec![text_turn("Hi.")]);
+    let out = run_with(&p, &server, &as_refs(&env));
+    assert!(out.status.success(), "{}", output_text(&out));
+    assert!(receiver.lines().is_empty(), "{:?}", receiver.lines());
+    env.push((
+        "NODE_EXTRA_CA_CERTS",
+        ca.path().to_string_lossy().into_owned(),
+    ));
+    let server = MockServer::start(vec![text_turn("Hi.")]);
+    let out = run_with(&p, &server, &as_refs(&env));
+    assert!(out.status.success(), "{}", output_text(&out));
+    let lines = receiver.lines();
+    assert_eq!(
+        of_kind(&lines, "event", "claude_code.user_prompt").len(),
+        1,
+        "{lines:?}"
+    );
+}
+
+/// Runs the scripted session exporting over `protocol` to `receiver` and checks what
+/// arrived: the metrics and events, one request at each of `paths` (metrics, logs) with
+/// `content_type`, the header sent and never recorded.
+fn check_scripted_session(
+    receiver: &Receiver,
+    protocol: &str,
+    paths: [&str; 2],
+    content_type: &str,
+) {
     let p = project();
     let server = scripted_mock();
-    let out = run_with(&p, &server, &as_refs(&telemetry_env(&receiver.endpoint())));
+    let mut env = telemetry_env(&receiver.endpoint());
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", protocol.into()));
+    let out = run_with(&p, &server, &as_refs(&env));
     assert!(out.status.success(), "{}", output_text(&out));
     let session_id = json_result(&out)["session_id"]
         .as_str()
@@ -181,11 +270,13 @@ fn a_session_s_metrics_and_events_reach_a_real_otlp_receiver() {
     assert_events(&lines, &session_id);
     // The header went to the collector, and nowhere into what was recorded.
     let sent: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "request").collect();
-    assert!(sent.iter().any(|r| r["path"] == "/v1/metrics"), "{lines:?}");
-    assert!(sent.iter().any(|r| r["path"] == "/v1/logs"), "{lines:?}");
+    for path in paths {
+        assert!(sent.iter().any(|r| r["path"] == path), "{path}: {lines:?}");
+    }
     assert!(
         sent.iter()
-            .all(|r| r["authorization"] == SECRET && r["content_type"] == "application/x-protobuf")
+            .all(|r| r["authorization"] == SECRET && r["content_type"] == content_type),
+        "{sent:?}"
     );
     let recorded: Vec<&Value> = lines.iter().filter(|l| l["kind"] != "request").collect();
     assert!(
@@ -379,28 +470,27 @@ fn a_dead_collector_leaves_the_result_and_exit_code_alone() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
     for endpoint in [refused_url(), silent_url] {
-        let p = project();
-        let server = MockServer::start(vec![text_turn("Still here.")]);
-        let out = run_with(
-            &p,
-            &server,
-            &[
-                ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ],
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{endpoint}: {}",
-            output_text(&out)
-        );
-        assert_eq!(json_result(&out)["result"], "Still here.", "{endpoint}");
+        for protocol in ["http/protobuf", "grpc"] {
+            let p = project();
+            let server = MockServer::start(vec![text_turn("Still here.")]);
+            let out = run_with(
+                &p,
+                &server,
+                &[
+                    ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+                    ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
+                ],
+            );
+            let what = format!("{protocol} to {endpoint}");
+            assert_eq!(out.status.code(), Some(0), "{what}: {}", output_text(&out));
+            assert_eq!(json_result(&out)["result"], "Still here.", "{what}");
+        }
     }
 }
 
 #[test]
-fn the_console_exporters_write_to_stderr_and_grpc_is_refused_by_name() {
+fn the_console_exporters_write_to_stderr_and_an_unknown_protocol_is_refused_by_name() {
     let p = project();
     let server = MockServer::start(vec![text_turn("Hi.")]);
     let out = run_with(
@@ -410,7 +500,7 @@ fn the_console_exporters_write_to_stderr_and_grpc_is_refused_by_name() {
             ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
             ("OTEL_METRICS_EXPORTER", "console,otlp"),
             ("OTEL_LOGS_EXPORTER", "console"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/thrift"),
             ("ROBOTA_TELEMETRY_FLUSH_MS", "20000"),
         ],
     );
@@ -419,7 +509,7 @@ fn the_console_exporters_write_to_stderr_and_grpc_is_refused_by_name() {
     assert_eq!(json_result(&out)["result"], "Hi.");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=http/thrift is not supported"),
         "{stderr}"
     );
     assert!(
