@@ -17,6 +17,7 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::anthropic::{MOCK_INPUT_TOKENS, MOCK_OUTPUT_TOKENS, text_turn, tool_turn};
@@ -340,6 +341,58 @@ fn assert_metrics(lines: &[Value], session_id: &str) {
         1.0
     );
     assert!(metric_sum(lines, "claude_code.active_time.total", &[("type", "cli")]) > 0.0);
+    // `-p` has no person between turns.
+    let user = [("type", "user")];
+    assert_eq!(
+        metric_sum(lines, "claude_code.active_time.total", &user),
+        0.0
+    );
+}
+
+#[test]
+fn an_interactive_session_counts_the_user_s_time_between_turns() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let p = project();
+    let server = MockServer::start(vec![
+        text_turn("First answer."),
+        text_turn("Second answer."),
+    ]);
+    let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_robota"));
+    cmd.cwd(&p.root);
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd.env("HOME", &p.user_home);
+    cmd.env("ROBOTA_HOME", &p.home);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("ANTHROPIC_BASE_URL", server.base_url());
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000000000");
+    for (k, v) in telemetry_env(&receiver.endpoint()) {
+        cmd.env(k, v);
+    }
+    let mut pty = support::pty::PtySession::spawn(cmd, 80, 24);
+    pty.wait_for_text("Ask anything");
+    for (prompt, answer) in [("one", "First answer."), ("two", "Second answer.")] {
+        pty.type_text(prompt);
+        pty.send(b"\r");
+        // The turn is over once the status line no longer offers to interrupt it.
+        pty.wait_for(answer, Duration::from_secs(20), |screen| {
+            screen.contains(answer) && !screen.contains("esc to interrupt")
+        });
+    }
+    pty.send(b"\x04");
+    assert_eq!(
+        pty.wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "{}",
+        pty.contents()
+    );
+    let lines = receiver.lines();
+    let time = |kind| metric_sum(&lines, "claude_code.active_time.total", &[("type", kind)]);
+    // One wait, between the first answer and the second prompt: never more than the cap.
+    assert!(time("user") > 0.0 && time("user") <= 300.0, "{lines:?}");
+    assert!(time("cli") > 0.0, "{lines:?}");
 }
 
 fn assert_events(lines: &[Value], session_id: &str) {

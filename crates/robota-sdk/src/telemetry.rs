@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use robota_core::ToolDisplay;
 use robota_telemetry::{
@@ -27,6 +27,13 @@ use crate::settings::Settings;
 /// `ROBOTA_TELEMETRY_FLUSH_MS` says otherwise.
 pub const FLUSH_BUDGET: Duration = Duration::from_millis(1000);
 
+/// The most one wait between a turn's end and the next submission counts as the user's
+/// active time (`claude_code.active_time.total`, `type` `user`). Reading an answer and
+/// writing the next prompt takes seconds to a few minutes; a longer wait is the person
+/// away from the terminal (a meeting, another window), which is not time spent with
+/// robota, so it counts only this much.
+pub const USER_GAP_CAP: Duration = Duration::from_secs(5 * 60);
+
 /// The tools whose permission decisions Claude Code counts as code edits.
 const EDIT_TOOLS: [&str; 4] = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
 
@@ -41,6 +48,8 @@ pub struct SessionTelemetry {
     seen: Mutex<Seen>,
     /// How long [`shutdown`](Self::shutdown) waits at most.
     flush_budget: Duration,
+    /// A person is at the terminal: the waits between turns are their active time.
+    interactive: bool,
 }
 
 #[derive(Debug, Default)]
@@ -53,16 +62,20 @@ struct Seen {
     model: String,
     /// The retries of the provider call under way (the last `Retrying` attempt).
     retries: u32,
+    /// When the last submission ended, while none runs (the user's turn).
+    idle_since: Option<Instant>,
 }
 
 impl SessionTelemetry {
     /// The telemetry the settings' `env` and the process environment ask for, started for
-    /// session `session_id`; `None` when it is off. What cannot be honoured, or why it could
-    /// not start, goes to `warnings`.
+    /// session `session_id`; `None` when it is off. `interactive` when a person is at the
+    /// terminal (their time between turns is recorded). What cannot be honoured, or why it
+    /// could not start, goes to `warnings`.
     pub(crate) fn from_settings(
         settings: &Settings,
         session_id: &str,
         start: StartType,
+        interactive: bool,
         warnings: &mut Vec<String>,
     ) -> Option<Self> {
         // Not a project file's `env`: it could send the user's OTLP headers elsewhere.
@@ -92,6 +105,7 @@ impl SessionTelemetry {
             telemetry,
             seen: Mutex::new(Seen::default()),
             flush_budget,
+            interactive,
         })
     }
 
@@ -116,11 +130,12 @@ impl SessionTelemetry {
                 t.set_session_id(&state.session_id);
                 self.seen().model = state.model.clone();
             }
-            SessionEvent::SubmissionStarted {
-                submission: Submission::Prompt(text) | Submission::PromptWithImages { text, .. },
-                ..
-            } => t.user_prompt(text),
-            SessionEvent::SubmissionEnded { outcome, .. } => self.submission_ended(outcome),
+            SessionEvent::SubmissionStarted { submission, .. } => {
+                self.submission_started(submission, source);
+            }
+            SessionEvent::SubmissionEnded { outcome, .. } => {
+                self.submission_ended(outcome, source);
+            }
             SessionEvent::Usage {
                 usage,
                 model,
@@ -168,9 +183,27 @@ impl SessionTelemetry {
         }
     }
 
+    /// A prompt is `claude_code.user_prompt`; in an interactive session the wait since the
+    /// last submission ended was the user's active time.
+    fn submission_started(&self, submission: &Submission, source: &str) {
+        if source == "main" {
+            let idle_since = self.seen().idle_since.take();
+            if let Some(since) = idle_since.filter(|_| self.interactive) {
+                let time = user_active_time(since, Instant::now());
+                self.telemetry.active_time("user", time);
+            }
+        }
+        if let Submission::Prompt(text) | Submission::PromptWithImages { text, .. } = submission {
+            self.telemetry.user_prompt(text);
+        }
+    }
+
     /// The session worked for the submission's duration; a provider failure ended it.
-    fn submission_ended(&self, outcome: &Outcome) {
+    fn submission_ended(&self, outcome: &Outcome, source: &str) {
         self.telemetry.active_time("cli", outcome.duration);
+        if source == "main" {
+            self.seen().idle_since = Some(Instant::now());
+        }
         let (model, retries) = {
             let mut seen = self.seen();
             (seen.model.clone(), std::mem::take(&mut seen.retries))
@@ -265,6 +298,12 @@ impl SessionTelemetry {
             }
         }
     }
+}
+
+/// The user's active time in a wait that began at `since` and ended at `now`: all of it, up
+/// to [`USER_GAP_CAP`].
+fn user_active_time(since: Instant, now: Instant) -> Duration {
+    now.saturating_duration_since(since).min(USER_GAP_CAP)
 }
 
 /// The words of each simple command of a command line (split at `&&`, `||`, `;`, `|` and
@@ -382,6 +421,16 @@ pub(crate) fn start_type(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_s_time_is_the_wait_between_turns_capped() {
+        let ended = Instant::now();
+        let later = |secs| ended + Duration::from_secs(secs);
+        assert_eq!(user_active_time(ended, later(42)), Duration::from_secs(42));
+        assert_eq!(user_active_time(ended, later(4 * 3600)), USER_GAP_CAP);
+        // A clock read out of order counts nothing rather than failing.
+        assert_eq!(user_active_time(later(5), ended), Duration::ZERO);
+    }
 
     #[test]
     fn lines_added_and_removed_count_the_diff() {

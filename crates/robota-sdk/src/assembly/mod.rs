@@ -345,6 +345,7 @@ fn assemble_stages(
         &settings,
         &opened.session_id,
         telemetry::start_type(opened.start_source, options.resume.as_ref()),
+        options.interactive,
         &mut warnings,
     )
     .map(Arc::new);
