@@ -269,6 +269,14 @@ fn check_scripted_session(
     let lines = receiver.lines();
     assert_metrics(&lines, &session_id);
     assert_events(&lines, &session_id);
+    // The installation's anonymous id, kept in ROBOTA_HOME, is on metrics and events alike.
+    let user_id = std::fs::read_to_string(p.home.join("telemetry-user-id")).unwrap();
+    let recorded: Vec<&Value> = lines.iter().filter(|l| l["kind"] != "request").collect();
+    assert!(!recorded.is_empty());
+    assert!(
+        recorded.iter().all(|l| l["attributes"]["user.id"] == user_id.trim()),
+        "{recorded:?}"
+    );
     // The header went to the collector, and nowhere into what was recorded.
     let sent: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "request").collect();
     for path in paths {

@@ -8,13 +8,14 @@
 //! `CLAUDE_CODE_ENABLE_TELEMETRY` or `ROBOTA_ENABLE_TELEMETRY` is set.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use robota_core::ToolDisplay;
 use robota_telemetry::{
-    ApiError, ApiRequest, Decision, DecisionSource, StartType, Telemetry, TelemetryConfig,
-    ToolDecision, ToolResult,
+    ApiError, ApiRequest, Decision, DecisionSource, Identity, StartType, Telemetry,
+    TelemetryConfig, ToolDecision, ToolResult,
 };
 use serde_json::Value;
 
@@ -69,10 +70,12 @@ struct Seen {
 impl SessionTelemetry {
     /// The telemetry the settings' `env` and the process environment ask for, started for
     /// session `session_id`; `None` when it is off. `interactive` when a person is at the
-    /// terminal (their time between turns is recorded). What cannot be honoured, or why it
-    /// could not start, goes to `warnings`.
+    /// terminal (their time between turns is recorded); the installation's anonymous
+    /// `user.id` is kept in `robota_home`. What cannot be honoured, or why it could not
+    /// start, goes to `warnings`.
     pub(crate) fn from_settings(
         settings: &Settings,
+        robota_home: &Path,
         session_id: &str,
         start: StartType,
         interactive: bool,
@@ -90,7 +93,12 @@ impl SessionTelemetry {
         let mut notes = Vec::new();
         let config = TelemetryConfig::from_lookup(&lookup, &mut notes);
         warnings.extend(notes.into_iter().map(|n| format!("telemetry: {n}")));
-        let telemetry = match Telemetry::start(config?, env!("CARGO_PKG_VERSION"), session_id) {
+        let config = config?;
+        let who = Identity {
+            session_id: session_id.to_string(),
+            user_id: installation_id(robota_home, warnings),
+        };
+        let telemetry = match Telemetry::start(config, env!("CARGO_PKG_VERSION"), who) {
             Ok(t) => t,
             Err(e) => {
                 warnings.push(format!("telemetry is off: {e}"));
@@ -300,6 +308,34 @@ impl SessionTelemetry {
     }
 }
 
+/// The file in `$ROBOTA_HOME` that keeps the installation's anonymous id.
+const INSTALLATION_ID_FILE: &str = "telemetry-user-id";
+
+/// The anonymous id of this installation (`user.id`, as Claude Code's): a random UUID made
+/// the first time telemetry is on and kept in `robota_home`, so a dashboard can count
+/// distinct users without knowing who they are. `None` (and said) when it cannot be kept.
+fn installation_id(robota_home: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    let path = robota_home.join(INSTALLATION_ID_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path)
+        && let Ok(id) = uuid::Uuid::parse_str(text.trim())
+    {
+        return Some(id.to_string());
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let kept = std::fs::create_dir_all(robota_home)
+        .and_then(|()| crate::checkpoint::write_atomically(&path, id.as_bytes()));
+    match kept {
+        Ok(()) => Some(id),
+        Err(e) => {
+            warnings.push(format!(
+                "telemetry: cannot keep the anonymous user.id in {}: {e}; it is left out",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
 /// The user's active time in a wait that began at `since` and ended at `now`: all of it, up
 /// to [`USER_GAP_CAP`].
 fn user_active_time(since: Instant, now: Instant) -> Duration {
@@ -421,6 +457,21 @@ pub(crate) fn start_type(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_installation_id_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("robota-home");
+        let mut warnings = Vec::new();
+        let first = installation_id(&home, &mut warnings).unwrap();
+        assert!(uuid::Uuid::parse_str(&first).is_ok());
+        assert_eq!(installation_id(&home, &mut warnings), Some(first));
+        // A home that cannot be made: no id, and a word about it.
+        let blocked = dir.path().join("file");
+        std::fs::write(&blocked, "").unwrap();
+        assert_eq!(installation_id(&blocked.join("home"), &mut warnings), None);
+        assert!(warnings[0].contains("user.id"), "{warnings:?}");
+    }
 
     #[test]
     fn the_user_s_time_is_the_wait_between_turns_capped() {

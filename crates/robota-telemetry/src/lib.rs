@@ -19,7 +19,8 @@ mod record;
 
 pub use config::{Lookup, TelemetryConfig};
 pub use record::{
-    ApiError, ApiRequest, Decision, DecisionSource, StartType, Telemetry, ToolDecision, ToolResult,
+    ApiError, ApiRequest, Decision, DecisionSource, Identity, StartType, Telemetry, ToolDecision,
+    ToolResult,
 };
 
 /// Why telemetry could not be started.
