@@ -146,19 +146,21 @@ fn scripted_mock() -> MockServer {
 }
 
 fn run_with(p: &Project, server: &MockServer, env: &[(&str, &str)]) -> Output {
-    let mut cmd = p.command(
-        server,
-        &[
-            "-p",
-            "write the notes",
-            "--output-format",
-            "json",
-            "--allowedTools",
-            "Write,Bash",
-            "--disallowedTools",
-            "Edit(calc.py)",
-        ],
-    );
+    let args = [
+        "-p",
+        "write the notes",
+        "--output-format",
+        "json",
+        "--allowedTools",
+        "Write,Bash",
+        "--disallowedTools",
+        "Edit(calc.py)",
+    ];
+    run_args(p, server, &args, env)
+}
+
+fn run_args(p: &Project, server: &MockServer, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = p.command(server, args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -274,7 +276,9 @@ fn check_scripted_session(
     let recorded: Vec<&Value> = lines.iter().filter(|l| l["kind"] != "request").collect();
     assert!(!recorded.is_empty());
     assert!(
-        recorded.iter().all(|l| l["attributes"]["user.id"] == user_id.trim()),
+        recorded
+            .iter()
+            .all(|l| l["attributes"]["user.id"] == user_id.trim()),
         "{recorded:?}"
     );
     // The header went to the collector, and nowhere into what was recorded.
@@ -381,6 +385,9 @@ fn an_interactive_session_counts_the_user_s_time_between_turns() {
     }
     let mut pty = support::pty::PtySession::spawn(cmd, 80, 24);
     pty.wait_for_text("Ask anything");
+    // Shift+Tab: the mode goes from default to acceptEdits.
+    pty.send(b"\x1b[Z");
+    pty.wait_for_text("acceptEdits");
     for (prompt, answer) in [("one", "First answer."), ("two", "Second answer.")] {
         pty.type_text(prompt);
         pty.send(b"\r");
@@ -401,6 +408,38 @@ fn an_interactive_session_counts_the_user_s_time_between_turns() {
     // One wait, between the first answer and the second prompt: never more than the cap.
     assert!(time("user") > 0.0 && time("user") <= 300.0, "{lines:?}");
     assert!(time("cli") > 0.0, "{lines:?}");
+    let changes = of_kind(&lines, "event", "claude_code.permission_mode_changed");
+    assert_eq!(changes.len(), 1, "{lines:?}");
+    assert_eq!(changes[0]["attributes"]["from_mode"], "default");
+    assert_eq!(changes[0]["attributes"]["to_mode"], "acceptEdits");
+}
+
+#[test]
+fn a_compaction_is_counted_and_reported_as_claude_code_s_event() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let p = project();
+    let server = MockServer::start(vec![
+        text_turn("The API has three endpoints."),
+        text_turn("Summary: the user explored the API."),
+    ]);
+    let env = telemetry_env(&receiver.endpoint());
+    let first = run_args(&p, &server, &["-p", "explore the API"], &as_refs(&env));
+    assert!(first.status.success(), "{}", output_text(&first));
+    let compact = run_args(&p, &server, &["-c", "-p", "/compact"], &as_refs(&env));
+    assert!(compact.status.success(), "{}", output_text(&compact));
+    let lines = receiver.lines();
+    let manual = [("trigger", "manual")];
+    assert_eq!(metric_sum(&lines, "robota.compaction.count", &manual), 1.0);
+    let events = of_kind(&lines, "event", "claude_code.compaction");
+    assert_eq!(events.len(), 1, "{lines:?}");
+    let compaction = &events[0]["attributes"];
+    assert_eq!(compaction["trigger"], "manual");
+    assert_eq!(compaction["success"], "true");
+    let tokens = |key: &str| compaction[key].as_str().unwrap().parse::<u64>().unwrap();
+    assert!(tokens("pre_tokens") > 0, "{compaction}");
+    assert!(compaction["duration_ms"].as_str().is_some(), "{compaction}");
 }
 
 fn assert_events(lines: &[Value], session_id: &str) {
@@ -433,6 +472,14 @@ fn assert_events(lines: &[Value], session_id: &str) {
         .unwrap();
     assert_eq!(edit["attributes"]["decision"], "reject");
     assert_eq!(edit["attributes"]["source"], "config");
+    // The answer with text (the second call; the first only called tools), redacted.
+    let responses = of_kind(lines, "event", "claude_code.assistant_response");
+    assert_eq!(responses.len(), 1, "{lines:?}");
+    let response = &responses[0]["attributes"];
+    assert_eq!(response["response"], "<REDACTED>");
+    assert_eq!(response["response_length"], "5");
+    assert_eq!(response["query_source"], "main");
+    assert_eq!(response["model"], requests[1]["attributes"]["model"]);
     // The refused call never ran: no result for it.
     assert!(
         results
@@ -456,6 +503,9 @@ fn prompts_are_sent_when_otel_log_user_prompts_is_set() {
     let lines = receiver.lines();
     let prompts = of_kind(&lines, "event", "claude_code.user_prompt");
     assert_eq!(prompts[0]["attributes"]["prompt"], "write the notes");
+    // Answers follow the prompts' setting unless OTEL_LOG_ASSISTANT_RESPONSES says.
+    let responses = of_kind(&lines, "event", "claude_code.assistant_response");
+    assert_eq!(responses[0]["attributes"]["response"], "Hi.", "{lines:?}");
     assert!(of_kind(&lines, "metric", "claude_code.session.count").is_empty());
     assert!(lines.iter().all(|l| l["path"] != "/v1/metrics"));
 }
@@ -603,6 +653,16 @@ fn a_failing_provider_call_is_an_api_error_event_per_attempt() {
     assert_eq!(attempts, ["1", "2"], "{lines:?}");
     let last = &errors[1]["attributes"];
     assert_eq!(last["status_code"], 500);
+    let exhausted = of_kind(&lines, "event", "claude_code.api_retries_exhausted");
+    assert_eq!(exhausted.len(), 1, "{lines:?}");
+    let exhausted = &exhausted[0]["attributes"];
+    assert_eq!(exhausted["total_attempts"], "2");
+    assert_eq!(exhausted["status_code"], 500);
+    assert_eq!(exhausted["model"], last["model"]);
+    assert!(
+        exhausted["total_retry_duration_ms"].as_str().is_some(),
+        "{exhausted}"
+    );
     assert!(
         last["model"].as_str().is_some_and(|m| !m.is_empty()),
         "{last}"

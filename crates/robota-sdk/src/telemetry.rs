@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use robota_core::ToolDisplay;
 use robota_telemetry::{
-    ApiError, ApiRequest, Decision, DecisionSource, Identity, StartType, Telemetry,
-    TelemetryConfig, ToolDecision, ToolResult,
+    ApiError, ApiRequest, AssistantResponse, Compaction, Decision, DecisionSource, Identity,
+    RetriesExhausted, StartType, Telemetry, TelemetryConfig, ToolDecision, ToolResult,
 };
 use serde_json::Value;
 
@@ -65,6 +65,13 @@ struct Seen {
     retries: u32,
     /// When the last submission ended, while none runs (the user's turn).
     idle_since: Option<Instant>,
+    /// The permission mode of the latest state.
+    mode: Option<robota_core::permission::PermissionMode>,
+    /// When the provider call under way began (roughly: the submission's start, or the
+    /// end of the last call or tool run before it).
+    call_began: Option<Instant>,
+    /// When the compaction under way began.
+    compact_began: Option<Instant>,
 }
 
 impl SessionTelemetry {
@@ -134,9 +141,16 @@ impl SessionTelemetry {
     fn observe_from(&self, event: &SessionEvent, source: &str) {
         let t = &self.telemetry;
         match event {
-            SessionEvent::State(state) => {
-                t.set_session_id(&state.session_id);
-                self.seen().model = state.model.clone();
+            SessionEvent::State(state) => self.state(state, source),
+            SessionEvent::AssistantMessage { message, model, .. } => {
+                let text = message.text();
+                if !text.is_empty() {
+                    t.assistant_response(&AssistantResponse {
+                        text: &text,
+                        model,
+                        query_source: source,
+                    });
+                }
             }
             SessionEvent::SubmissionStarted { submission, .. } => {
                 self.submission_started(submission, source);
@@ -150,7 +164,11 @@ impl SessionTelemetry {
                 cost_usd,
                 api_duration,
             } => {
-                self.seen().retries = 0;
+                {
+                    let mut seen = self.seen();
+                    seen.retries = 0;
+                    seen.call_began = Some(Instant::now());
+                }
                 t.api_request(&ApiRequest {
                     model,
                     usage,
@@ -184,16 +202,55 @@ impl SessionTelemetry {
                 input,
                 ..
             } => self.decided(tool_use_id, tool_name, input, Decision::Reject),
-            SessionEvent::ToolFinished { .. } => self.tool_finished(event),
-            SessionEvent::Compacted { trigger, .. } => t.compaction(trigger_name(*trigger)),
+            SessionEvent::ToolFinished { .. } => {
+                self.seen().call_began = Some(Instant::now());
+                self.tool_finished(event);
+            }
+            SessionEvent::CompactStarted { .. } => {
+                self.seen().compact_began = Some(Instant::now());
+            }
+            SessionEvent::Compacted {
+                trigger,
+                pre_tokens,
+                post_tokens,
+                ..
+            } => {
+                let began = self.seen().compact_began.take();
+                t.compaction(&Compaction {
+                    trigger: trigger_name(*trigger),
+                    duration: began.map(|b| b.elapsed()),
+                    pre_tokens: *pre_tokens,
+                    post_tokens: *post_tokens,
+                });
+            }
             SessionEvent::Subagent { event, .. } => self.observe_from(event, "subagent"),
             _ => {}
+        }
+    }
+
+    /// The session's id and model; a change of the main session's permission mode is
+    /// `claude_code.permission_mode_changed`.
+    fn state(&self, state: &crate::events::SessionState, source: &str) {
+        self.telemetry.set_session_id(&state.session_id);
+        let before = {
+            let mut seen = self.seen();
+            seen.model = state.model.clone();
+            if source == "main" {
+                seen.mode.replace(state.mode)
+            } else {
+                None
+            }
+        };
+        if let Some(before) = before.filter(|b| *b != state.mode) {
+            self.telemetry
+                .permission_mode_changed(before.as_str(), state.mode.as_str());
         }
     }
 
     /// A prompt is `claude_code.user_prompt`; in an interactive session the wait since the
     /// last submission ended was the user's active time.
     fn submission_started(&self, submission: &Submission, source: &str) {
+        self.seen().call_began = Some(Instant::now());
         if source == "main" {
             let idle_since = self.seen().idle_since.take();
             if let Some(since) = idle_since.filter(|_| self.interactive) {
@@ -212,9 +269,10 @@ impl SessionTelemetry {
         if source == "main" {
             self.seen().idle_since = Some(Instant::now());
         }
-        let (model, retries) = {
+        let (model, retries, call_began) = {
             let mut seen = self.seen();
-            (seen.model.clone(), std::mem::take(&mut seen.retries))
+            let retries = std::mem::take(&mut seen.retries);
+            (seen.model.clone(), retries, seen.call_began.take())
         };
         if let TurnEnd::Error(error) = &outcome.end
             && is_provider_failure(error.kind)
@@ -225,6 +283,15 @@ impl SessionTelemetry {
                 status_code: error.status,
                 attempt: retries + 1,
             });
+            if retries > 0 {
+                self.telemetry.api_retries_exhausted(&RetriesExhausted {
+                    model: &model,
+                    error: &error.message,
+                    status_code: error.status,
+                    total_attempts: retries + 1,
+                    total_retry_duration: call_began.map(|b| b.elapsed()).unwrap_or_default(),
+                });
+            }
         }
     }
 

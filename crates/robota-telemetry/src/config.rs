@@ -81,6 +81,9 @@ pub struct TelemetryConfig {
     pub export_timeout: Duration,
     /// `OTEL_LOG_USER_PROMPTS`: prompts' text is sent (otherwise `<REDACTED>`).
     pub log_user_prompts: bool,
+    /// `OTEL_LOG_ASSISTANT_RESPONSES` (when unset, as `OTEL_LOG_USER_PROMPTS`): answers'
+    /// text is sent (otherwise `<REDACTED>`).
+    pub log_assistant_responses: bool,
     /// `OTEL_METRICS_INCLUDE_SESSION_ID` (default on).
     pub include_session_id: bool,
     /// `OTEL_METRICS_INCLUDE_VERSION` (default off).
@@ -143,6 +146,9 @@ impl TelemetryConfig {
             logs_interval: millis("OTEL_LOGS_EXPORT_INTERVAL", 5_000),
             export_timeout: millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000),
             log_user_prompts: get("OTEL_LOG_USER_PROMPTS").is_some_and(|v| truthy(&v)),
+            log_assistant_responses: get("OTEL_LOG_ASSISTANT_RESPONSES")
+                .or_else(|| get("OTEL_LOG_USER_PROMPTS"))
+                .is_some_and(|v| truthy(&v)),
             include_session_id: get("OTEL_METRICS_INCLUDE_SESSION_ID").is_none_or(|v| truthy(&v)),
             include_version: get("OTEL_METRICS_INCLUDE_VERSION").is_some_and(|v| truthy(&v)),
             temporality: match get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE") {
@@ -351,6 +357,18 @@ mod tests {
         assert_eq!(c.logs.otlp.unwrap().endpoint, "http://logs:9999/ingest");
         assert_eq!(c.metric_interval, Duration::from_secs(60));
         assert!(!c.log_user_prompts && c.include_session_id && !c.include_version);
+        assert!(!c.log_assistant_responses);
+        let (prompts, _) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_LOG_USER_PROMPTS", "1"),
+        ]);
+        assert!(prompts.unwrap().log_assistant_responses);
+        let (not_answers, _) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_LOG_USER_PROMPTS", "1"),
+            ("OTEL_LOG_ASSISTANT_RESPONSES", "0"),
+        ]);
+        assert!(!not_answers.unwrap().log_assistant_responses);
         assert_eq!(c.resource, vec![("service.name".into(), "robota".into())]);
     }
 

@@ -13,11 +13,13 @@
 
 pub mod config;
 mod console;
+mod events;
 mod export;
 mod grpc;
 mod record;
 
 pub use config::{Lookup, TelemetryConfig};
+pub use events::{AssistantResponse, Compaction, RetriesExhausted};
 pub use record::{
     ApiError, ApiRequest, Decision, DecisionSource, Identity, StartType, Telemetry, ToolDecision,
     ToolResult,

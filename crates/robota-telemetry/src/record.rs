@@ -141,7 +141,7 @@ pub struct ToolResult<'a> {
     pub result_size_bytes: usize,
 }
 
-struct Instruments {
+pub(crate) struct Instruments {
     session: Counter<u64>,
     lines: Counter<u64>,
     pull_requests: Counter<u64>,
@@ -150,7 +150,7 @@ struct Instruments {
     tokens: Counter<u64>,
     edit_decisions: Counter<u64>,
     active_time: Counter<f64>,
-    compactions: Counter<u64>,
+    pub(crate) compactions: Counter<u64>,
     sandbox_refusals: Counter<u64>,
 }
 
@@ -263,7 +263,7 @@ pub struct Telemetry {
     logger: Option<SdkLogger>,
     current: Mutex<Current>,
     sequence: AtomicU64,
-    config: TelemetryConfig,
+    pub(crate) config: TelemetryConfig,
     version: String,
 }
 
@@ -510,11 +510,6 @@ impl Telemetry {
         );
     }
 
-    /// `robota.compaction.count`, `trigger` `manual` or `auto`.
-    pub fn compaction(&self, trigger: &'static str) {
-        self.count(|i| &i.compactions, 1, &[KeyValue::new("trigger", trigger)]);
-    }
-
     /// `robota.sandbox.refusal.count`: a sandboxed command failed the way the sandbox
     /// makes commands fail.
     pub fn sandbox_refusal(&self, tool_name: &str) {
@@ -533,7 +528,12 @@ impl Telemetry {
         attributes
     }
 
-    fn count(&self, which: impl Fn(&Instruments) -> &Counter<u64>, value: u64, extra: &[KeyValue]) {
+    pub(crate) fn count(
+        &self,
+        which: impl Fn(&Instruments) -> &Counter<u64>,
+        value: u64,
+        extra: &[KeyValue],
+    ) {
         if let Some(instruments) = &self.instruments {
             which(instruments).add(value, &self.standard(extra));
         }
@@ -552,7 +552,7 @@ impl Telemetry {
 
     /// Queues event `name` (`event.name` is `short`) with the standard attributes, its
     /// timestamp and sequence number and the current `prompt.id`.
-    fn event(
+    pub(crate) fn event(
         &self,
         name: &'static str,
         short: &'static str,
@@ -609,7 +609,7 @@ impl Drop for Telemetry {
 }
 
 /// A duration in whole milliseconds, as the events write it.
-fn millis(duration: Duration) -> String {
+pub(crate) fn millis(duration: Duration) -> String {
     duration.as_millis().to_string()
 }
 
