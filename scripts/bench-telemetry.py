@@ -4,11 +4,12 @@ loopback Anthropic mock) and per-turn time, with telemetry off, on with a live O
 (tests/telemetry/otlp_receiver.py, needs the `opentelemetry-proto` package), on with a
 collector port that refuses connections, and on with one that accepts and never answers.
 
-    scripts/bench-telemetry.py [ROBOTA_BIN] [--runs 15] [--rounds 20]
+    scripts/bench-telemetry.py [ROBOTA_BIN] [--runs 15] [--rounds 20] [--protocol grpc]
 
 ROBOTA_BIN defaults to target/debug/robota. For each mode: the median time until the
 answer is on stdout and until the process has exited, for `-p hi` (`--runs` times) and for a
-prompt that makes `--rounds` tool calls (Glob) before answering (per provider call)."""
+prompt that makes `--rounds` tool calls (Glob) before answering (per provider call).
+`--protocol grpc` exports over OTLP/gRPC (the receiver's --grpc mode, needs `grpcio`)."""
 
 import argparse
 import json
@@ -109,6 +110,7 @@ def main():
     parser.add_argument("binary", nargs="?", default=os.path.join(ROOT, "target/debug/robota"))
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--protocol", default="http/protobuf", choices=["http/protobuf", "http/json", "grpc"])
     args = parser.parse_args()
     mock = serve(Mock)
     work = tempfile.mkdtemp()
@@ -116,8 +118,10 @@ def main():
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.server_address[1]}",
             "ANTHROPIC_API_KEY": "sk-ant-bench-0000000000000000"}
     out = os.path.join(work, "otlp.jsonl")
-    receiver = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/telemetry/otlp_receiver.py"), out],
-                                stdout=subprocess.PIPE)
+    receiver_args = [sys.executable, os.path.join(ROOT, "tests/telemetry/otlp_receiver.py"), out]
+    if args.protocol == "grpc":
+        receiver_args.append("--grpc")
+    receiver = subprocess.Popen(receiver_args, stdout=subprocess.PIPE)
     live_port = int(receiver.stdout.readline())
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -133,7 +137,8 @@ def main():
         env = dict(base)
         if port is not None:
             env.update({"CLAUDE_CODE_ENABLE_TELEMETRY": "1",
-                        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"})
+                        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                        "OTEL_EXPORTER_OTLP_PROTOCOL": args.protocol})
         envs[name] = env
     # The modes take turns, run by run, so that a machine's changing load falls on all alike.
     hi = {name: [] for name in modes}
@@ -146,7 +151,7 @@ def main():
                 Mock.rounds = args.rounds
                 loop[name].append(run_once(args.binary, env, "glob away"))
     calls = args.rounds + 1
-    print(f"{args.binary}; median of {args.runs} runs (tool loop: {len(loop['off'])}); ms")
+    print(f"{args.binary} ({args.protocol}); median of {args.runs} runs (tool loop: {len(loop['off'])}); ms")
     print(f"{'mode':15} {'-p hi answer':>13} {'-p hi exit':>11} {'per call':>9} {'per call exit':>14}")
     for name in modes:
         print(f"{name:15} {median_ms(hi[name], 0):13.1f} {median_ms(hi[name], 1):11.1f} "

@@ -21,6 +21,16 @@ pub struct TlsFront {
 impl TlsFront {
     /// Serves TLS for `host` on a loopback port, relaying to `backend`.
     pub fn start(host: &str, backend: SocketAddr) -> TlsFront {
+        Self::start_with_alpn(host, backend, Vec::new())
+    }
+
+    /// [`start`](Self::start) for an HTTP/2 backend (a gRPC server): the handshake
+    /// settles on `h2`, as gRPC clients require.
+    pub fn start_h2(host: &str, backend: SocketAddr) -> TlsFront {
+        Self::start_with_alpn(host, backend, vec![b"h2".to_vec()])
+    }
+
+    fn start_with_alpn(host: &str, backend: SocketAddr, alpn: Vec<Vec<u8>>) -> TlsFront {
         let certified = rcgen::generate_simple_self_signed(vec![host.to_string()]).unwrap();
         let cert_pem = certified.cert.pem();
         let cert: CertificateDer<'static> = certified.cert.der().clone();
@@ -28,12 +38,13 @@ impl TlsFront {
             certified.signing_key.serialize_der(),
         ));
         let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-        let config = ServerConfig::builder_with_provider(provider)
+        let mut config = ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_no_client_auth()
             .with_single_cert(vec![cert], key)
             .unwrap();
+        config.alpn_protocols = alpn;
         let acceptor = TlsAcceptor::from(Arc::new(config));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

@@ -1,10 +1,12 @@
-"""A real OTLP/HTTP receiver for tests/telemetry.rs, built on the `opentelemetry-proto`
-package: it decodes each ExportMetricsServiceRequest (POST /v1/metrics) and
-ExportLogsServiceRequest (POST /v1/logs), protobuf or JSON, and appends what arrived to a
-file as JSON lines, one per metric data point ("metric"), event ("event") and request
-("request": path, content type, header names, whether Authorization came). It answers each
-request with the protocol's empty success response. Usage: otlp_receiver.py OUT_FILE;
-prints the port it listens on (127.0.0.1) as its first line."""
+"""A real OTLP receiver for tests/telemetry.rs, built on the `opentelemetry-proto` package:
+over HTTP it decodes each ExportMetricsServiceRequest (POST /v1/metrics) and
+ExportLogsServiceRequest (POST /v1/logs), protobuf or JSON; with --grpc it serves the
+OTLP MetricsService and LogsService over gRPC instead (`grpcio`, with the package's
+generated `*_service_pb2_grpc` servicers). It appends what arrived to a file as JSON
+lines, one per metric data point ("metric"), event ("event") and request ("request":
+path, content type, header names, the Authorization header or metadata). It answers each
+request with the protocol's empty success response. Usage: otlp_receiver.py OUT_FILE
+[--grpc]; prints the port it listens on (127.0.0.1) as its first line."""
 
 import json
 import sys
@@ -78,6 +80,12 @@ SIGNALS = {
 }
 
 
+def write_down(record, lines):
+    with LOCK, open(OUT, "a", encoding="utf-8") as out:
+        for line in [record, *lines]:
+            out.write(json.dumps(line) + "\n")
+
+
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -99,9 +107,7 @@ class Handler(BaseHTTPRequestHandler):
             "header_names": sorted(k.lower() for k in self.headers.keys()),
             "authorization": self.headers.get("Authorization"),
         }
-        with LOCK, open(OUT, "a", encoding="utf-8") as out:
-            for line in [record, *lines(request)]:
-                out.write(json.dumps(line) + "\n")
+        write_down(record, lines(request))
         reply = response_type().SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
@@ -113,7 +119,51 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def serve_grpc():
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+
+    def exported(path, request, context, lines, response_type):
+        metadata = dict(context.invocation_metadata())
+        record = {
+            "kind": "request",
+            "path": path,
+            # grpcio keeps the content type to itself: a servicer runs only for a request
+            # its transport took as gRPC.
+            "content_type": "application/grpc",
+            "header_names": sorted(metadata.keys()),
+            "authorization": metadata.get("authorization"),
+            "user_agent": metadata.get("user-agent"),
+        }
+        write_down(record, lines(request))
+        return response_type()
+
+    class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+        def Export(self, request, context):
+            path = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+            return exported(path, request, context, metric_lines, ExportMetricsServiceResponse)
+
+    class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request, context):
+            path = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+            return exported(path, request, context, event_lines, ExportLogsServiceResponse)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    server.wait_for_termination()
+
+
 def main():
+    if "--grpc" in sys.argv[2:]:
+        serve_grpc()
+        return
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     print(server.server_address[1], flush=True)
     server.serve_forever()

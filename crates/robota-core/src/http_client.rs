@@ -10,6 +10,8 @@
 
 use std::sync::OnceLock;
 
+use rustls_pki_types::{CertificateDer, TrustAnchor};
+
 /// What an error about an untrusted server certificate says.
 pub const UNKNOWN_AUTHORITY: &str = "the server's certificate is signed by an unknown authority: \
      set NODE_EXTRA_CA_CERTS or SSL_CERT_FILE to your company's CA bundle";
@@ -41,8 +43,8 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     let mut builder = reqwest::Client::builder()
         .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
         .tls_built_in_webpki_certs(true);
-    for cert in system_roots().iter().chain(extra_roots()) {
-        builder = builder.add_root_certificate(cert.clone());
+    for cert in added_roots() {
+        builder = builder.add_root_certificate(cert);
     }
     builder
 }
@@ -53,10 +55,28 @@ pub fn blocking_client_builder() -> reqwest::blocking::ClientBuilder {
     let mut builder = reqwest::blocking::Client::builder()
         .user_agent(concat!("robota/", env!("CARGO_PKG_VERSION")))
         .tls_built_in_webpki_certs(true);
-    for cert in system_roots().iter().chain(extra_roots()) {
-        builder = builder.add_root_certificate(cert.clone());
+    for cert in added_roots() {
+        builder = builder.add_root_certificate(cert);
     }
     builder
+}
+
+/// The roots robota adds to the compiled-in Mozilla ones (the system's and
+/// `NODE_EXTRA_CA_CERTS`'), as reqwest takes them.
+fn added_roots() -> impl Iterator<Item = reqwest::Certificate> {
+    system_roots()
+        .iter()
+        .chain(extra_roots())
+        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+}
+
+/// The trust anchors robota adds to the compiled-in Mozilla roots — the operating system's
+/// (or `SSL_CERT_FILE`/`SSL_CERT_DIR`'s) and `NODE_EXTRA_CA_CERTS`' — for a TLS client not
+/// built on reqwest (the OTLP/gRPC exporter's tonic channel).
+pub fn added_trust_anchors() -> Vec<TrustAnchor<'static>> {
+    let mut store = rustls::RootCertStore::empty();
+    store.add_parsable_certificates(system_roots().iter().chain(extra_roots()).cloned());
+    store.roots
 }
 
 /// Starts loading the operating system's trust store on a thread of its own, so the first
@@ -74,41 +94,36 @@ pub fn load_trust_roots_in_background() {
 
 /// The operating system's trust roots (or `SSL_CERT_FILE`/`SSL_CERT_DIR`'s), loaded once
 /// per process. Errors reading part of the store are logged; what loaded still applies.
-fn system_roots() -> &'static [reqwest::Certificate] {
-    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+fn system_roots() -> &'static [CertificateDer<'static>] {
+    static ROOTS: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
     ROOTS.get_or_init(load_system_roots)
 }
 
 #[cfg(not(target_os = "macos"))]
-fn load_system_roots() -> Vec<reqwest::Certificate> {
+fn load_system_roots() -> Vec<CertificateDer<'static>> {
     let loaded = rustls_native_certs::load_native_certs();
     for error in &loaded.errors {
         tracing::warn!("the system's trust store: {error}");
     }
-    loaded
-        .certs
-        .iter()
-        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
-        .collect()
+    loaded.certs
 }
 
 /// macOS: `SSL_CERT_FILE` and `SSL_CERT_DIR` as OpenSSL reads them, else the PEM bundle
-/// the system keeps of its root store, `/etc/ssl/cert.pem`. A CA added only to the
+/// the system keeps of its root store, `/etc/ssl/cert.pem` (the Keychain needs the
+/// Security framework, which a cross-linked build cannot link). A CA added only to the
 /// Keychain is not in it: `NODE_EXTRA_CA_CERTS` names it, as for Node (Claude Code).
 #[cfg(target_os = "macos")]
-fn load_system_roots() -> Vec<reqwest::Certificate> {
+fn load_system_roots() -> Vec<CertificateDer<'static>> {
     let file = std::env::var_os("SSL_CERT_FILE").filter(|v| !v.is_empty());
     let dir = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty());
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    match (&file, &dir) {
-        (None, None) => files.push("/etc/ssl/cert.pem".into()),
-        _ => {
-            files.extend(file.map(Into::into));
-            if let Some(dir) = dir {
-                let entries = std::fs::read_dir(&dir).into_iter().flatten().flatten();
-                files.extend(entries.map(|e| e.path()).filter(|p| p.is_file()));
-            }
-        }
+    if file.is_none() && dir.is_none() {
+        files.push("/etc/ssl/cert.pem".into());
+    }
+    files.extend(file.map(Into::into));
+    if let Some(dir) = dir {
+        let entries = std::fs::read_dir(&dir).into_iter().flatten().flatten();
+        files.extend(entries.map(|e| e.path()).filter(|p| p.is_file()));
     }
     let mut roots = Vec::new();
     for path in files {
@@ -136,8 +151,8 @@ pub fn is_loopback(url: &reqwest::Url) -> bool {
 /// The certificates of `NODE_EXTRA_CA_CERTS`, read and checked once per process. A missing
 /// or unreadable bundle, or a certificate rustls cannot use, is logged and left out: the
 /// built-in and system roots still apply.
-fn extra_roots() -> &'static [reqwest::Certificate] {
-    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+fn extra_roots() -> &'static [CertificateDer<'static>] {
+    static ROOTS: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) else {
             return Vec::new();
@@ -154,10 +169,10 @@ fn extra_roots() -> &'static [reqwest::Certificate] {
 }
 
 /// The certificates of a PEM bundle that rustls accepts as trust anchors.
-fn usable_certificates(pem: &[u8], origin: &str) -> Vec<reqwest::Certificate> {
+fn usable_certificates(pem: &[u8], origin: &str) -> Vec<CertificateDer<'static>> {
     use rustls_pki_types::pem::PemObject;
     let mut usable = Vec::new();
-    for der in rustls_pki_types::CertificateDer::pem_slice_iter(pem) {
+    for der in CertificateDer::pem_slice_iter(pem) {
         let der = match der {
             Ok(der) => der,
             Err(e) => {
@@ -171,7 +186,7 @@ fn usable_certificates(pem: &[u8], origin: &str) -> Vec<reqwest::Certificate> {
             continue;
         }
         match reqwest::Certificate::from_der(&der) {
-            Ok(cert) => usable.push(cert),
+            Ok(_) => usable.push(der),
             Err(e) => tracing::warn!(origin, "a certificate in the CA bundle is refused: {e}"),
         }
     }

@@ -8,13 +8,14 @@
 //! `CLAUDE_CODE_ENABLE_TELEMETRY` or `ROBOTA_ENABLE_TELEMETRY` is set.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use robota_core::ToolDisplay;
 use robota_telemetry::{
-    ApiError, ApiRequest, Decision, DecisionSource, StartType, Telemetry, TelemetryConfig,
-    ToolDecision, ToolResult,
+    ApiError, ApiRequest, AssistantResponse, Compaction, Decision, DecisionSource, Identity,
+    RetriesExhausted, StartType, Telemetry, TelemetryConfig, ToolDecision, ToolResult,
 };
 use serde_json::Value;
 
@@ -26,6 +27,13 @@ use crate::settings::Settings;
 /// The longest a session's end waits for the collector to take what is queued, unless
 /// `ROBOTA_TELEMETRY_FLUSH_MS` says otherwise.
 pub const FLUSH_BUDGET: Duration = Duration::from_millis(1000);
+
+/// The most one wait between a turn's end and the next submission counts as the user's
+/// active time (`claude_code.active_time.total`, `type` `user`). Reading an answer and
+/// writing the next prompt takes seconds to a few minutes; a longer wait is the person
+/// away from the terminal (a meeting, another window), which is not time spent with
+/// robota, so it counts only this much.
+pub const USER_GAP_CAP: Duration = Duration::from_secs(5 * 60);
 
 /// The tools whose permission decisions Claude Code counts as code edits.
 const EDIT_TOOLS: [&str; 4] = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
@@ -41,6 +49,8 @@ pub struct SessionTelemetry {
     seen: Mutex<Seen>,
     /// How long [`shutdown`](Self::shutdown) waits at most.
     flush_budget: Duration,
+    /// A person is at the terminal: the waits between turns are their active time.
+    interactive: bool,
 }
 
 #[derive(Debug, Default)]
@@ -53,16 +63,29 @@ struct Seen {
     model: String,
     /// The retries of the provider call under way (the last `Retrying` attempt).
     retries: u32,
+    /// When the last submission ended, while none runs (the user's turn).
+    idle_since: Option<Instant>,
+    /// The permission mode of the latest state.
+    mode: Option<robota_core::permission::PermissionMode>,
+    /// When the provider call under way began (roughly: the submission's start, or the
+    /// end of the last call or tool run before it).
+    call_began: Option<Instant>,
+    /// When the compaction under way began.
+    compact_began: Option<Instant>,
 }
 
 impl SessionTelemetry {
     /// The telemetry the settings' `env` and the process environment ask for, started for
-    /// session `session_id`; `None` when it is off. What cannot be honoured, or why it could
-    /// not start, goes to `warnings`.
+    /// session `session_id`; `None` when it is off. `interactive` when a person is at the
+    /// terminal (their time between turns is recorded); the installation's anonymous
+    /// `user.id` is kept in `robota_home`. What cannot be honoured, or why it could not
+    /// start, goes to `warnings`.
     pub(crate) fn from_settings(
         settings: &Settings,
+        robota_home: &Path,
         session_id: &str,
         start: StartType,
+        interactive: bool,
         warnings: &mut Vec<String>,
     ) -> Option<Self> {
         // Not a project file's `env`: it could send the user's OTLP headers elsewhere.
@@ -77,7 +100,12 @@ impl SessionTelemetry {
         let mut notes = Vec::new();
         let config = TelemetryConfig::from_lookup(&lookup, &mut notes);
         warnings.extend(notes.into_iter().map(|n| format!("telemetry: {n}")));
-        let telemetry = match Telemetry::start(config?, env!("CARGO_PKG_VERSION"), session_id) {
+        let config = config?;
+        let who = Identity {
+            session_id: session_id.to_string(),
+            user_id: installation_id(robota_home, warnings),
+        };
+        let telemetry = match Telemetry::start(config, env!("CARGO_PKG_VERSION"), who) {
             Ok(t) => t,
             Err(e) => {
                 warnings.push(format!("telemetry is off: {e}"));
@@ -92,6 +120,7 @@ impl SessionTelemetry {
             telemetry,
             seen: Mutex::new(Seen::default()),
             flush_budget,
+            interactive,
         })
     }
 
@@ -112,22 +141,34 @@ impl SessionTelemetry {
     fn observe_from(&self, event: &SessionEvent, source: &str) {
         let t = &self.telemetry;
         match event {
-            SessionEvent::State(state) => {
-                t.set_session_id(&state.session_id);
-                self.seen().model = state.model.clone();
+            SessionEvent::State(state) => self.state(state, source),
+            SessionEvent::AssistantMessage { message, model, .. } => {
+                let text = message.text();
+                if !text.is_empty() {
+                    t.assistant_response(&AssistantResponse {
+                        text: &text,
+                        model,
+                        query_source: source,
+                    });
+                }
             }
-            SessionEvent::SubmissionStarted {
-                submission: Submission::Prompt(text) | Submission::PromptWithImages { text, .. },
-                ..
-            } => t.user_prompt(text),
-            SessionEvent::SubmissionEnded { outcome, .. } => self.submission_ended(outcome),
+            SessionEvent::SubmissionStarted { submission, .. } => {
+                self.submission_started(submission, source);
+            }
+            SessionEvent::SubmissionEnded { outcome, .. } => {
+                self.submission_ended(outcome, source);
+            }
             SessionEvent::Usage {
                 usage,
                 model,
                 cost_usd,
                 api_duration,
             } => {
-                self.seen().retries = 0;
+                {
+                    let mut seen = self.seen();
+                    seen.retries = 0;
+                    seen.call_began = Some(Instant::now());
+                }
                 t.api_request(&ApiRequest {
                     model,
                     usage,
@@ -161,19 +202,77 @@ impl SessionTelemetry {
                 input,
                 ..
             } => self.decided(tool_use_id, tool_name, input, Decision::Reject),
-            SessionEvent::ToolFinished { .. } => self.tool_finished(event),
-            SessionEvent::Compacted { trigger, .. } => t.compaction(trigger_name(*trigger)),
+            SessionEvent::ToolFinished { .. } => {
+                self.seen().call_began = Some(Instant::now());
+                self.tool_finished(event);
+            }
+            SessionEvent::CompactStarted { .. } => {
+                self.seen().compact_began = Some(Instant::now());
+            }
+            SessionEvent::Compacted {
+                trigger,
+                pre_tokens,
+                post_tokens,
+                ..
+            } => {
+                let began = self.seen().compact_began.take();
+                t.compaction(&Compaction {
+                    trigger: trigger_name(*trigger),
+                    duration: began.map(|b| b.elapsed()),
+                    pre_tokens: *pre_tokens,
+                    post_tokens: *post_tokens,
+                });
+            }
             SessionEvent::Subagent { event, .. } => self.observe_from(event, "subagent"),
             _ => {}
         }
     }
 
-    /// The session worked for the submission's duration; a provider failure ended it.
-    fn submission_ended(&self, outcome: &Outcome) {
-        self.telemetry.active_time("cli", outcome.duration);
-        let (model, retries) = {
+    /// The session's id and model; a change of the main session's permission mode is
+    /// `claude_code.permission_mode_changed`.
+    fn state(&self, state: &crate::events::SessionState, source: &str) {
+        self.telemetry.set_session_id(&state.session_id);
+        let before = {
             let mut seen = self.seen();
-            (seen.model.clone(), std::mem::take(&mut seen.retries))
+            seen.model = state.model.clone();
+            if source == "main" {
+                seen.mode.replace(state.mode)
+            } else {
+                None
+            }
+        };
+        if let Some(before) = before.filter(|b| *b != state.mode) {
+            self.telemetry
+                .permission_mode_changed(before.as_str(), state.mode.as_str());
+        }
+    }
+
+    /// A prompt is `claude_code.user_prompt`; in an interactive session the wait since the
+    /// last submission ended was the user's active time.
+    fn submission_started(&self, submission: &Submission, source: &str) {
+        self.seen().call_began = Some(Instant::now());
+        if source == "main" {
+            let idle_since = self.seen().idle_since.take();
+            if let Some(since) = idle_since.filter(|_| self.interactive) {
+                let time = user_active_time(since, Instant::now());
+                self.telemetry.active_time("user", time);
+            }
+        }
+        if let Submission::Prompt(text) | Submission::PromptWithImages { text, .. } = submission {
+            self.telemetry.user_prompt(text);
+        }
+    }
+
+    /// The session worked for the submission's duration; a provider failure ended it.
+    fn submission_ended(&self, outcome: &Outcome, source: &str) {
+        self.telemetry.active_time("cli", outcome.duration);
+        if source == "main" {
+            self.seen().idle_since = Some(Instant::now());
+        }
+        let (model, retries, call_began) = {
+            let mut seen = self.seen();
+            let retries = std::mem::take(&mut seen.retries);
+            (seen.model.clone(), retries, seen.call_began.take())
         };
         if let TurnEnd::Error(error) = &outcome.end
             && is_provider_failure(error.kind)
@@ -184,6 +283,15 @@ impl SessionTelemetry {
                 status_code: error.status,
                 attempt: retries + 1,
             });
+            if retries > 0 {
+                self.telemetry.api_retries_exhausted(&RetriesExhausted {
+                    model: &model,
+                    error: &error.message,
+                    status_code: error.status,
+                    total_attempts: retries + 1,
+                    total_retry_duration: call_began.map(|b| b.elapsed()).unwrap_or_default(),
+                });
+            }
         }
     }
 
@@ -265,6 +373,40 @@ impl SessionTelemetry {
             }
         }
     }
+}
+
+/// The file in `$ROBOTA_HOME` that keeps the installation's anonymous id.
+const INSTALLATION_ID_FILE: &str = "telemetry-user-id";
+
+/// The anonymous id of this installation (`user.id`, as Claude Code's): a random UUID made
+/// the first time telemetry is on and kept in `robota_home`, so a dashboard can count
+/// distinct users without knowing who they are. `None` (and said) when it cannot be kept.
+fn installation_id(robota_home: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    let path = robota_home.join(INSTALLATION_ID_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path)
+        && let Ok(id) = uuid::Uuid::parse_str(text.trim())
+    {
+        return Some(id.to_string());
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let kept = std::fs::create_dir_all(robota_home)
+        .and_then(|()| crate::checkpoint::write_atomically(&path, id.as_bytes()));
+    match kept {
+        Ok(()) => Some(id),
+        Err(e) => {
+            warnings.push(format!(
+                "telemetry: cannot keep the anonymous user.id in {}: {e}; it is left out",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
+/// The user's active time in a wait that began at `since` and ended at `now`: all of it, up
+/// to [`USER_GAP_CAP`].
+fn user_active_time(since: Instant, now: Instant) -> Duration {
+    now.saturating_duration_since(since).min(USER_GAP_CAP)
 }
 
 /// The words of each simple command of a command line (split at `&&`, `||`, `;`, `|` and
@@ -382,6 +524,31 @@ pub(crate) fn start_type(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_installation_id_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("robota-home");
+        let mut warnings = Vec::new();
+        let first = installation_id(&home, &mut warnings).unwrap();
+        assert!(uuid::Uuid::parse_str(&first).is_ok());
+        assert_eq!(installation_id(&home, &mut warnings), Some(first));
+        // A home that cannot be made: no id, and a word about it.
+        let blocked = dir.path().join("file");
+        std::fs::write(&blocked, "").unwrap();
+        assert_eq!(installation_id(&blocked.join("home"), &mut warnings), None);
+        assert!(warnings[0].contains("user.id"), "{warnings:?}");
+    }
+
+    #[test]
+    fn the_user_s_time_is_the_wait_between_turns_capped() {
+        let ended = Instant::now();
+        let later = |secs| ended + Duration::from_secs(secs);
+        assert_eq!(user_active_time(ended, later(42)), Duration::from_secs(42));
+        assert_eq!(user_active_time(ended, later(4 * 3600)), USER_GAP_CAP);
+        // A clock read out of order counts nothing rather than failing.
+        assert_eq!(user_active_time(later(5), ended), Duration::ZERO);
+    }
 
     #[test]
     fn lines_added_and_removed_count_the_diff() {

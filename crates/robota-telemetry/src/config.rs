@@ -9,8 +9,11 @@ use std::time::Duration;
 /// The variables that turn telemetry on (either one).
 pub const ENABLE_VARIABLES: [&str; 2] = ["CLAUDE_CODE_ENABLE_TELEMETRY", "ROBOTA_ENABLE_TELEMETRY"];
 
-/// Where OTLP goes when no endpoint is set (the collector's OTLP/HTTP port).
+/// Where OTLP/HTTP goes when no endpoint is set (the collector's OTLP/HTTP port).
 const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
+
+/// Where OTLP/gRPC goes when no endpoint is set (the collector's OTLP/gRPC port).
+const DEFAULT_GRPC_ENDPOINT: &str = "http://localhost:4317";
 
 /// How an OTLP exporter encodes its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,12 +22,15 @@ pub enum OtlpProtocol {
     HttpProtobuf,
     /// `http/json`.
     HttpJson,
+    /// `grpc`: the OTLP services over HTTP/2.
+    Grpc,
 }
 
 /// One signal's OTLP destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtlpTarget {
-    /// The full URL requests are posted to (`…/v1/metrics`, `…/v1/logs`).
+    /// The full URL requests are posted to (`…/v1/metrics`, `…/v1/logs`); for gRPC the
+    /// collector's address (`http://host:4317`), the service's path being fixed.
     pub endpoint: String,
     /// The encoding.
     pub protocol: OtlpProtocol,
@@ -75,6 +81,9 @@ pub struct TelemetryConfig {
     pub export_timeout: Duration,
     /// `OTEL_LOG_USER_PROMPTS`: prompts' text is sent (otherwise `<REDACTED>`).
     pub log_user_prompts: bool,
+    /// `OTEL_LOG_ASSISTANT_RESPONSES` (when unset, as `OTEL_LOG_USER_PROMPTS`): answers'
+    /// text is sent (otherwise `<REDACTED>`).
+    pub log_assistant_responses: bool,
     /// `OTEL_METRICS_INCLUDE_SESSION_ID` (default on).
     pub include_session_id: bool,
     /// `OTEL_METRICS_INCLUDE_VERSION` (default off).
@@ -130,13 +139,16 @@ impl TelemetryConfig {
             metrics,
             logs,
             headers: get("OTEL_EXPORTER_OTLP_HEADERS")
-                .map(|v| parse_pairs(&v))
+                .map(|v| sendable_headers(parse_pairs(&v), warnings))
                 .unwrap_or_default(),
             resource: resource(&get),
             metric_interval: millis("OTEL_METRIC_EXPORT_INTERVAL", 60_000),
             logs_interval: millis("OTEL_LOGS_EXPORT_INTERVAL", 5_000),
             export_timeout: millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000),
             log_user_prompts: get("OTEL_LOG_USER_PROMPTS").is_some_and(|v| truthy(&v)),
+            log_assistant_responses: get("OTEL_LOG_ASSISTANT_RESPONSES")
+                .or_else(|| get("OTEL_LOG_USER_PROMPTS"))
+                .is_some_and(|v| truthy(&v)),
             include_session_id: get("OTEL_METRICS_INCLUDE_SESSION_ID").is_none_or(|v| truthy(&v)),
             include_version: get("OTEL_METRICS_INCLUDE_VERSION").is_some_and(|v| truthy(&v)),
             temporality: match get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE") {
@@ -210,9 +222,10 @@ fn otlp_target(
     let protocol = match protocol.trim().to_ascii_lowercase().as_str() {
         "http/protobuf" => OtlpProtocol::HttpProtobuf,
         "http/json" => OtlpProtocol::HttpJson,
+        "grpc" => OtlpProtocol::Grpc,
         other => {
             warnings.push(format!(
-                "{variable}={other} is not supported: robota exports OTLP over HTTP only (set it to http/protobuf and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's HTTP port, usually 4318); OTLP {} export is off",
+                "{variable}={other} is not supported (use grpc, http/protobuf or http/json); OTLP {} export is off",
                 upper.to_ascii_lowercase()
             ));
             return None;
@@ -220,6 +233,11 @@ fn otlp_target(
     };
     let endpoint = match get(&format!("OTEL_EXPORTER_OTLP_{upper}_ENDPOINT")) {
         Some(full) => full.trim().to_string(),
+        // gRPC's path is the service's: the base address is the endpoint.
+        None if protocol == OtlpProtocol::Grpc => get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .unwrap_or_else(|| DEFAULT_GRPC_ENDPOINT.into())
+            .trim()
+            .to_string(),
         None => {
             let base =
                 get("OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.into());
@@ -242,6 +260,31 @@ fn resource(get: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
         attributes.push(("service.name".into(), "robota".into()));
     }
     attributes
+}
+
+/// The headers an HTTP request (and gRPC's metadata) can carry: a name of token characters
+/// (not ending in `-bin`, gRPC's binary metadata) and a value of visible ASCII. The others
+/// are left out and said, by name only (values are credentials).
+fn sendable_headers(
+    headers: Vec<(String, String)>,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let visible = |c: char| c == ' ' || c == '\t' || c.is_ascii_graphic();
+    headers
+        .into_iter()
+        .filter(|(name, value)| {
+            let ok = name.chars().all(token)
+                && !name.to_ascii_lowercase().ends_with("-bin")
+                && value.chars().all(visible);
+            if !ok {
+                warnings.push(format!(
+                    "OTEL_EXPORTER_OTLP_HEADERS: the header {name:?} cannot be sent (its name or value holds characters a header cannot); it is left out"
+                ));
+            }
+            ok
+        })
+        .collect()
 }
 
 /// `key=value,key=value` with percent-encoded values (the W3C baggage form the OTel
@@ -314,20 +357,60 @@ mod tests {
         assert_eq!(c.logs.otlp.unwrap().endpoint, "http://logs:9999/ingest");
         assert_eq!(c.metric_interval, Duration::from_secs(60));
         assert!(!c.log_user_prompts && c.include_session_id && !c.include_version);
+        assert!(!c.log_assistant_responses);
+        let (prompts, _) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_LOG_USER_PROMPTS", "1"),
+        ]);
+        assert!(prompts.unwrap().log_assistant_responses);
+        let (not_answers, _) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_LOG_USER_PROMPTS", "1"),
+            ("OTEL_LOG_ASSISTANT_RESPONSES", "0"),
+        ]);
+        assert!(!not_answers.unwrap().log_assistant_responses);
         assert_eq!(c.resource, vec![("service.name".into(), "robota".into())]);
     }
 
     #[test]
-    fn grpc_is_refused_by_name_and_that_export_is_off() {
+    fn grpc_targets_the_collector_s_address_and_per_signal_protocols_win() {
         let (c, warnings) = config(&[
             ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/json"),
+        ]);
+        let c = c.unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let metrics = c.metrics.otlp.unwrap();
+        assert_eq!(metrics.protocol, OtlpProtocol::Grpc);
+        assert_eq!(metrics.endpoint, "http://localhost:4317");
+        let logs = c.logs.otlp.unwrap();
+        assert_eq!(logs.protocol, OtlpProtocol::HttpJson);
+        assert_eq!(logs.endpoint, "http://localhost:4318/v1/logs");
+        let (c, _) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector.corp:4317"),
+        ]);
+        let c = c.unwrap();
+        assert_eq!(
+            c.metrics.otlp.unwrap().endpoint,
+            "https://collector.corp:4317"
+        );
+        assert_eq!(c.logs.otlp.unwrap().protocol, OtlpProtocol::HttpProtobuf);
+    }
+
+    #[test]
+    fn an_unknown_protocol_is_refused_by_name_and_that_export_is_off() {
+        let (c, warnings) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift"),
             ("OTEL_LOGS_EXPORTER", "console"),
         ]);
         let c = c.unwrap();
         assert!(c.metrics.otlp.is_none() && c.logs.console);
         assert!(
-            warnings[0].contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc"),
+            warnings[0].contains("OTEL_EXPORTER_OTLP_PROTOCOL=thrift"),
             "{warnings:?}"
         );
     }
@@ -349,6 +432,16 @@ mod tests {
         );
         assert!(c.resource.contains(&("service.name".into(), "cc".into())));
         assert!(!format!("{c:?}").contains("s3cret"));
+        let (c, warnings) = config(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "true"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "bad name=s3cret,x-ok=1,x-line=a%0Ab",
+            ),
+        ]);
+        assert_eq!(c.unwrap().headers, [("x-ok".to_string(), "1".to_string())]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("\"bad name\"") && !warnings[0].contains("s3cret"));
     }
 
     #[test]

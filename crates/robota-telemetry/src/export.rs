@@ -1,6 +1,6 @@
-//! The export pipelines: an OTLP/HTTP exporter (and the console one) per signal, behind
-//! the SDK's periodic metric reader and batch log processor, each of which exports on its
-//! own thread — recording a measurement or an event only queues it. Shutting down flushes
+//! The export pipelines: an OTLP/HTTP or OTLP/gRPC exporter (and the console one) per
+//! signal, behind the SDK's periodic metric reader and batch log processor, each of which
+//! exports on its own thread — recording a measurement or an event only queues it. Shutting down flushes
 //! what is queued but waits at most a bounded time: a collector that refuses connections or
 //! accepts and never answers costs the session nothing but that bound at exit.
 
@@ -11,12 +11,16 @@ use opentelemetry::KeyValue;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::logs::{BatchConfigBuilder, BatchLogProcessor, SdkLoggerProvider};
+use opentelemetry_sdk::logs::{
+    BatchConfigBuilder, BatchLogProcessor, LogExporter, SdkLoggerProvider,
+};
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use crate::TelemetryError;
 use crate::config::{OtlpProtocol, OtlpTarget, TelemetryConfig, Temporality};
 use crate::console::{ConsoleLogExporter, ConsoleMetricExporter};
+use crate::grpc::{self, GrpcTarget};
 
 /// The providers that own the export threads.
 pub(crate) struct Pipelines {
@@ -131,10 +135,20 @@ impl HttpClient for LazyClient {
     }
 }
 
-fn protocol(target: &OtlpTarget) -> Protocol {
+/// The HTTP encoding of `target`; `None` for gRPC.
+fn http_protocol(target: &OtlpTarget) -> Option<Protocol> {
     match target.protocol {
-        OtlpProtocol::HttpProtobuf => Protocol::HttpBinary,
-        OtlpProtocol::HttpJson => Protocol::HttpJson,
+        OtlpProtocol::HttpProtobuf => Some(Protocol::HttpBinary),
+        OtlpProtocol::HttpJson => Some(Protocol::HttpJson),
+        OtlpProtocol::Grpc => None,
+    }
+}
+
+fn grpc_target<'a>(config: &'a TelemetryConfig, target: &'a OtlpTarget) -> GrpcTarget<'a> {
+    GrpcTarget {
+        endpoint: &target.endpoint,
+        headers: &config.headers,
+        timeout: config.export_timeout,
     }
 }
 
@@ -148,31 +162,38 @@ fn meter_provider(
         Temporality::Cumulative => opentelemetry_sdk::metrics::Temporality::Cumulative,
     };
     let mut builder = SdkMeterProvider::builder().with_resource(resource);
+    let every = config.metric_interval;
     if let Some(target) = &config.metrics.otlp {
-        let exporter = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_http_client(client.clone())
-            .with_endpoint(target.endpoint.clone())
-            .with_protocol(protocol(target))
-            .with_timeout(config.export_timeout)
-            .with_headers(config.headers.iter().cloned().collect())
-            .with_temporality(temporality)
-            .build()
-            .map_err(TelemetryError::Exporter)?;
-        builder = builder.with_reader(
-            PeriodicReader::builder(exporter)
-                .with_interval(config.metric_interval)
-                .build(),
-        );
+        match http_protocol(target) {
+            Some(protocol) => {
+                let exporter = opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .with_http_client(client.clone())
+                    .with_endpoint(target.endpoint.clone())
+                    .with_protocol(protocol)
+                    .with_timeout(config.export_timeout)
+                    .with_headers(config.headers.iter().cloned().collect())
+                    .with_temporality(temporality)
+                    .build()
+                    .map_err(TelemetryError::Exporter)?;
+                builder = builder.with_reader(periodic(exporter, every));
+            }
+            None => {
+                let exporter = grpc::metric_exporter(&grpc_target(config, target), temporality)?;
+                builder = builder.with_reader(periodic(exporter, every));
+            }
+        }
     }
     if config.metrics.console {
-        builder = builder.with_reader(
-            PeriodicReader::builder(ConsoleMetricExporter::new(temporality))
-                .with_interval(config.metric_interval)
-                .build(),
-        );
+        builder = builder.with_reader(periodic(ConsoleMetricExporter::new(temporality), every));
     }
     Ok(builder.build())
+}
+
+fn periodic<E: PushMetricExporter>(exporter: E, every: Duration) -> PeriodicReader<E> {
+    PeriodicReader::builder(exporter)
+        .with_interval(every)
+        .build()
 }
 
 fn logger_provider(
@@ -180,34 +201,40 @@ fn logger_provider(
     resource: Resource,
     client: &LazyClient,
 ) -> Result<SdkLoggerProvider, TelemetryError> {
-    let batch = || {
-        BatchConfigBuilder::default()
-            .with_scheduled_delay(config.logs_interval)
-            .build()
-    };
+    let every = config.logs_interval;
     let mut builder = SdkLoggerProvider::builder().with_resource(resource);
     if let Some(target) = &config.logs.otlp {
-        let exporter = opentelemetry_otlp::LogExporter::builder()
-            .with_http()
-            .with_http_client(client.clone())
-            .with_endpoint(target.endpoint.clone())
-            .with_protocol(protocol(target))
-            .with_timeout(config.export_timeout)
-            .with_headers(config.headers.iter().cloned().collect())
-            .build()
-            .map_err(TelemetryError::Exporter)?;
-        builder = builder.with_log_processor(
-            BatchLogProcessor::builder(exporter)
-                .with_batch_config(batch())
-                .build(),
-        );
+        match http_protocol(target) {
+            Some(protocol) => {
+                let exporter = opentelemetry_otlp::LogExporter::builder()
+                    .with_http()
+                    .with_http_client(client.clone())
+                    .with_endpoint(target.endpoint.clone())
+                    .with_protocol(protocol)
+                    .with_timeout(config.export_timeout)
+                    .with_headers(config.headers.iter().cloned().collect())
+                    .build()
+                    .map_err(TelemetryError::Exporter)?;
+                builder = builder.with_log_processor(batched(exporter, every));
+            }
+            None => {
+                let exporter = grpc::log_exporter(&grpc_target(config, target))?;
+                builder = builder.with_log_processor(batched(exporter, every));
+            }
+        }
     }
     if config.logs.console {
-        builder = builder.with_log_processor(
-            BatchLogProcessor::builder(ConsoleLogExporter)
-                .with_batch_config(batch())
-                .build(),
-        );
+        builder = builder.with_log_processor(batched(ConsoleLogExporter, every));
     }
     Ok(builder.build())
+}
+
+fn batched<E: LogExporter + 'static>(exporter: E, every: Duration) -> BatchLogProcessor {
+    BatchLogProcessor::builder(exporter)
+        .with_batch_config(
+            BatchConfigBuilder::default()
+                .with_scheduled_delay(every)
+                .build(),
+        )
+        .build()
 }

@@ -141,7 +141,7 @@ pub struct ToolResult<'a> {
     pub result_size_bytes: usize,
 }
 
-struct Instruments {
+pub(crate) struct Instruments {
     session: Counter<u64>,
     lines: Counter<u64>,
     pull_requests: Counter<u64>,
@@ -150,7 +150,7 @@ struct Instruments {
     tokens: Counter<u64>,
     edit_decisions: Counter<u64>,
     active_time: Counter<f64>,
-    compactions: Counter<u64>,
+    pub(crate) compactions: Counter<u64>,
     sandbox_refusals: Counter<u64>,
 }
 
@@ -217,10 +217,42 @@ impl Instruments {
     }
 }
 
+/// Who the records are about: the session, and the anonymous id of this installation
+/// (`user.id`). robota signs in with API keys and has no account, so Claude Code's
+/// `user.account_uuid`, `organization.id` and `user.email` (from its OAuth login) have no
+/// value here and are never sent; `OTEL_METRICS_INCLUDE_ACCOUNT_UUID` has nothing to turn off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The session's id (`session.id`).
+    pub session_id: String,
+    /// A random id kept per installation (`user.id`), when one could be kept.
+    pub user_id: Option<String>,
+}
+
+/// The attributes Claude Code puts on every metric data point: `user.id`, and as the
+/// configuration asks `session.id` (`OTEL_METRICS_INCLUDE_SESSION_ID`, on by default),
+/// `app.version` (`OTEL_METRICS_INCLUDE_VERSION`) and `terminal.type` (`TERM_PROGRAM`).
+fn metric_attributes(config: &TelemetryConfig, version: &str, who: &Identity) -> Vec<KeyValue> {
+    let mut attributes = Vec::new();
+    if let Some(user) = &who.user_id {
+        attributes.push(KeyValue::new("user.id", user.clone()));
+    }
+    if config.include_session_id {
+        attributes.push(KeyValue::new("session.id", who.session_id.clone()));
+    }
+    if config.include_version {
+        attributes.push(KeyValue::new("app.version", version.to_string()));
+    }
+    if let Some(terminal) = &config.terminal_type {
+        attributes.push(KeyValue::new("terminal.type", terminal.clone()));
+    }
+    attributes
+}
+
 /// What events carry beside their own attributes; changes with `/clear` and each prompt.
 #[derive(Default)]
 struct Current {
-    session_id: String,
+    who: Identity,
     prompt_id: Option<String>,
 }
 
@@ -231,7 +263,7 @@ pub struct Telemetry {
     logger: Option<SdkLogger>,
     current: Mutex<Current>,
     sequence: AtomicU64,
-    config: TelemetryConfig,
+    pub(crate) config: TelemetryConfig,
     version: String,
 }
 
@@ -244,12 +276,13 @@ impl std::fmt::Debug for Telemetry {
 }
 
 impl Telemetry {
-    /// Starts the export pipelines `config` describes for session `session_id`; `version`
-    /// is robota's (`service.version`, and `app.version` when asked for).
+    /// Starts the export pipelines `config` describes for the session and installation
+    /// `who` names; `version` is robota's (`service.version`, and `app.version` when asked
+    /// for).
     pub fn start(
         config: TelemetryConfig,
         version: &str,
-        session_id: &str,
+        who: Identity,
     ) -> Result<Self, TelemetryError> {
         let pipelines = Pipelines::build(&config, version)?;
         let instruments = pipelines
@@ -262,7 +295,7 @@ impl Telemetry {
             instruments,
             logger,
             current: Mutex::new(Current {
-                session_id: session_id.to_string(),
+                who,
                 prompt_id: None,
             }),
             sequence: AtomicU64::new(0),
@@ -285,8 +318,8 @@ impl Telemetry {
     /// The session's id changed (`/clear`).
     pub fn set_session_id(&self, session_id: &str) {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if current.session_id != session_id {
-            current.session_id = session_id.to_string();
+        if current.who.session_id != session_id {
+            current.who.session_id = session_id.to_string();
         }
     }
 
@@ -477,11 +510,6 @@ impl Telemetry {
         );
     }
 
-    /// `robota.compaction.count`, `trigger` `manual` or `auto`.
-    pub fn compaction(&self, trigger: &'static str) {
-        self.count(|i| &i.compactions, 1, &[KeyValue::new("trigger", trigger)]);
-    }
-
     /// `robota.sandbox.refusal.count`: a sandboxed command failed the way the sandbox
     /// makes commands fail.
     pub fn sandbox_refusal(&self, tool_name: &str) {
@@ -492,29 +520,20 @@ impl Telemetry {
         );
     }
 
-    /// The standard attributes of every metric: `session.id`, `app.version` and
-    /// `terminal.type` as configured.
+    /// `extra` and the standard attributes of every metric ([`metric_attributes`]).
     fn standard(&self, extra: &[KeyValue]) -> Vec<KeyValue> {
         let mut attributes = extra.to_vec();
-        if self.config.include_session_id {
-            let id = self
-                .current
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .session_id
-                .clone();
-            attributes.push(KeyValue::new("session.id", id));
-        }
-        if self.config.include_version {
-            attributes.push(KeyValue::new("app.version", self.version.clone()));
-        }
-        if let Some(terminal) = &self.config.terminal_type {
-            attributes.push(KeyValue::new("terminal.type", terminal.clone()));
-        }
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        attributes.extend(metric_attributes(&self.config, &self.version, &current.who));
         attributes
     }
 
-    fn count(&self, which: impl Fn(&Instruments) -> &Counter<u64>, value: u64, extra: &[KeyValue]) {
+    pub(crate) fn count(
+        &self,
+        which: impl Fn(&Instruments) -> &Counter<u64>,
+        value: u64,
+        extra: &[KeyValue],
+    ) {
         if let Some(instruments) = &self.instruments {
             which(instruments).add(value, &self.standard(extra));
         }
@@ -533,7 +552,7 @@ impl Telemetry {
 
     /// Queues event `name` (`event.name` is `short`) with the standard attributes, its
     /// timestamp and sequence number and the current `prompt.id`.
-    fn event(
+    pub(crate) fn event(
         &self,
         name: &'static str,
         short: &'static str,
@@ -544,11 +563,14 @@ impl Telemetry {
         record.set_event_name(name);
         record.set_body(AnyValue::from(name));
         record.set_timestamp(std::time::SystemTime::now());
-        let (session_id, prompt_id) = {
+        let (who, prompt_id) = {
             let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-            (current.session_id.clone(), current.prompt_id.clone())
+            (current.who.clone(), current.prompt_id.clone())
         };
-        record.add_attribute("session.id", session_id);
+        if let Some(user) = who.user_id {
+            record.add_attribute("user.id", user);
+        }
+        record.add_attribute("session.id", who.session_id);
         if let Some(terminal) = &self.config.terminal_type {
             record.add_attribute("terminal.type", terminal.clone());
         }
@@ -587,6 +609,60 @@ impl Drop for Telemetry {
 }
 
 /// A duration in whole milliseconds, as the events write it.
-fn millis(duration: Duration) -> String {
+pub(crate) fn millis(duration: Duration) -> String {
     duration.as_millis().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> TelemetryConfig {
+        let lookup = |name: &str| {
+            [("CLAUDE_CODE_ENABLE_TELEMETRY", "1")]
+                .iter()
+                .chain(vars)
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
+        TelemetryConfig::from_lookup(&lookup, &mut Vec::new()).unwrap()
+    }
+
+    fn keys(attributes: &[KeyValue]) -> Vec<String> {
+        attributes.iter().map(|kv| kv.key.to_string()).collect()
+    }
+
+    #[test]
+    fn metrics_carry_the_user_the_session_and_what_the_variables_ask_for() {
+        let who = Identity {
+            session_id: "s-1".into(),
+            user_id: Some("u-1".into()),
+        };
+        let plain = metric_attributes(&config(&[]), "1.2.3", &who);
+        assert_eq!(keys(&plain), ["user.id", "session.id"]);
+        assert_eq!(plain[1].value.as_str(), "s-1");
+        let all = config(&[
+            ("OTEL_METRICS_INCLUDE_VERSION", "true"),
+            ("OTEL_METRICS_INCLUDE_ACCOUNT_UUID", "true"),
+            ("TERM_PROGRAM", "WezTerm"),
+        ]);
+        let attributes = metric_attributes(&all, "1.2.3", &who);
+        assert_eq!(
+            keys(&attributes),
+            ["user.id", "session.id", "app.version", "terminal.type"]
+        );
+        assert_eq!(attributes[2].value.as_str(), "1.2.3");
+        // No account: nothing of Claude Code's OAuth login, whatever is asked.
+        assert!(
+            keys(&attributes)
+                .iter()
+                .all(|k| !k.contains("account") && k != "organization.id" && k != "user.email")
+        );
+        let without = config(&[("OTEL_METRICS_INCLUDE_SESSION_ID", "false")]);
+        let anonymous = Identity {
+            session_id: "s-1".into(),
+            user_id: None,
+        };
+        assert!(metric_attributes(&without, "1.2.3", &anonymous).is_empty());
+    }
 }

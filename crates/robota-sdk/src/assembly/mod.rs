@@ -352,8 +352,10 @@ fn assemble_stages(
     )?;
     let telemetry = SessionTelemetry::from_settings(
         &settings,
+        &paths.robota_home,
         &opened.session_id,
         telemetry::start_type(opened.start_source, options.resume.as_ref()),
+        options.interactive,
         &mut warnings,
     )
     .map(Arc::new);

@@ -39,6 +39,7 @@ use robota_session::replay::{CheckpointEnd, CheckpointRecord};
 
 pub use restore::{ChangedFile, changed_files};
 pub(crate) use restore::{RestoreReport, restore_paths};
+pub(crate) use store::write_atomically;
 pub use store::{Entry, MAX_FILE_BYTES, Snapshot, SnapshotStore};
 
 /// Why a snapshot could not be taken, compared or put back.
