@@ -230,24 +230,32 @@ pub async fn run(args: Args, providers: &'static dyn crate::ProviderFactory) -> 
             _ = sleep_until(alarm), if alarm.is_some() => driver.on_deadline_alarm(),
         }
     }
-    let code = match (&driver.last_end, driver.printer.closed) {
-        _ if driver.stuck => EXIT_DEADLINE,
-        (_, true) | (TurnEnd::Error(_), _) => EXIT_ERROR,
-        _ => EXIT_OK,
-    };
-    if driver.stuck {
-        // The session may still be stuck in what hung: a moment to close, then the process
-        // ends (and with it every process group it started).
-        let _ = tokio::time::timeout(CLOSE_GRACE, driver.session.close()).await;
-    } else {
-        driver.session.close().await;
-    }
-    while let Ok(event) = events.try_recv() {
-        if let SessionEvent::Warning(n) | SessionEvent::Notice(n) = event {
-            eprintln!("robota: {n}");
+    driver.finish(events).await
+}
+
+impl Driver {
+    /// Closes the session (SessionEnd hooks run; their notices go to stderr) and returns the
+    /// run's exit code.
+    async fn finish(self, mut events: mpsc::UnboundedReceiver<SessionEvent>) -> u8 {
+        let code = match (&self.last_end, self.printer.closed) {
+            _ if self.stuck => EXIT_DEADLINE,
+            (_, true) | (TurnEnd::Error(_), _) => EXIT_ERROR,
+            _ => EXIT_OK,
+        };
+        if self.stuck {
+            // The session may still be stuck in what hung: a moment to close, then the
+            // process ends (and with it every process group it started).
+            let _ = tokio::time::timeout(CLOSE_GRACE, self.session.close()).await;
+        } else {
+            self.session.close().await;
         }
+        while let Ok(event) = events.try_recv() {
+            if let SessionEvent::Warning(n) | SessionEvent::Notice(n) = event {
+                eprintln!("robota: {n}");
+            }
+        }
+        code
     }
-    code
 }
 
 /// Sleeps until `at`, or forever when there is nothing to wait for.
