@@ -6,10 +6,7 @@ use serde_json::Value;
 use serde_json::json;
 use std::io::Write;
 
-fn new_log(home: &Path) -> SessionLog {
-    let header = SessionHeader::new("s-1", Path::new("/work/app"), "claude-x", "anthropic");
-    SessionLog::create(home, &header).unwrap()
-}
+use crate::replay::tail::tests::new_log;
 
 fn assistant(content: Vec<Block>) -> Message {
     let mut m = Message::new(Role::Assistant, content);

@@ -1,8 +1,8 @@
 //! Tests of reading older history page by page.
 use super::*;
-use crate::line::{CONTEXT_SUMMARY_PREFIX, LogEvent};
+use crate::line::CONTEXT_SUMMARY_PREFIX;
 use crate::log::MessageExtra;
-use crate::replay::tail::tests::{new_log, write_turn};
+use crate::replay::tail::tests::{new_log, write_boundary, write_turn};
 use crate::replay::{replay, resume, whole_history};
 use robota_core::Role;
 use std::path::Path;
@@ -106,15 +106,7 @@ fn a_boundary_that_keeps_messages_leaves_them_to_the_live_part() {
     let prompt = Message::user_text("the turn that overflowed");
     log.append_message(&prompt, MessageExtra::default())
         .unwrap();
-    log.append_event(LogEvent::CompactBoundary {
-        summary: "earlier work".into(),
-        uuid: Some("sum-1".into()),
-        trigger: Some("auto".into()),
-        pre_tokens: None,
-        post_tokens: None,
-        kept: 1,
-    })
-    .unwrap();
+    write_boundary(&log, "earlier work", "sum-1", "auto", 1);
     write_turn(&log, 6, 10);
     let resumed = resume(log.path(), WINDOW).unwrap();
     assert_eq!(resumed.messages[1], prompt);

@@ -13,6 +13,26 @@ pub(in crate::replay) fn new_log(home: &Path) -> SessionLog {
     SessionLog::create(home, &header).unwrap()
 }
 
+/// A `compact_boundary` line: the summary `uuid` names, written by `trigger`, keeping the
+/// `kept` messages before it.
+pub(in crate::replay) fn write_boundary(
+    log: &SessionLog,
+    summary: &str,
+    uuid: &str,
+    trigger: &str,
+    kept: usize,
+) {
+    log.append_event(LogEvent::CompactBoundary {
+        summary: summary.into(),
+        uuid: Some(uuid.into()),
+        trigger: Some(trigger.into()),
+        pre_tokens: None,
+        post_tokens: None,
+        kept,
+    })
+    .unwrap();
+}
+
 /// One prompt, a tool call, its result and an answer with usage: `pad` characters each.
 pub(in crate::replay) fn write_turn(log: &SessionLog, n: usize, pad: usize) {
     let filler = "x".repeat(pad);
@@ -163,15 +183,7 @@ fn a_boundary_that_keeps_messages_before_it_resumes_with_them() {
     let prompt = Message::user_text("the turn that overflowed");
     log.append_message(&prompt, MessageExtra::default())
         .unwrap();
-    log.append_event(LogEvent::CompactBoundary {
-        summary: "earlier work".into(),
-        uuid: Some("sum-1".into()),
-        trigger: Some("auto".into()),
-        pre_tokens: None,
-        post_tokens: None,
-        kept: 1,
-    })
-    .unwrap();
+    write_boundary(&log, "earlier work", "sum-1", "auto", 1);
     write_turn(&log, 11, 10);
     let replayed = replay(log.path()).unwrap();
     let resumed = resume(log.path(), WINDOW).unwrap();
@@ -225,15 +237,13 @@ fn recording_the_dropped_history_as_a_boundary_resumes_the_same_history_next_tim
     let first = resume(&path, 10_000).unwrap();
     let dropped = first.dropped.clone().unwrap();
     let log = SessionLog::open_append(&path, &first).unwrap();
-    log.append_event(LogEvent::CompactBoundary {
-        summary: dropped.summary.clone(),
-        uuid: Some(first.messages[0].id.clone()),
-        trigger: Some("resume".into()),
-        pre_tokens: None,
-        post_tokens: None,
-        kept: dropped.kept,
-    })
-    .unwrap();
+    write_boundary(
+        &log,
+        &dropped.summary,
+        &first.messages[0].id,
+        "resume",
+        dropped.kept,
+    );
     let again = resume(&path, 10_000).unwrap();
     assert_eq!(again.dropped, None);
     assert_eq!(again.messages, first.messages);
@@ -293,15 +303,13 @@ fn a_cut_log_whose_last_call_went_unanswered_records_the_answer_among_the_kept()
     let log = SessionLog::open_append(&path, &first).unwrap();
     log.append_message(&results, MessageExtra::default())
         .unwrap();
-    log.append_event(LogEvent::CompactBoundary {
-        summary: dropped.summary.clone(),
-        uuid: Some(first.messages[0].id.clone()),
-        trigger: Some("resume".into()),
-        pre_tokens: None,
-        post_tokens: None,
-        kept: dropped.kept,
-    })
-    .unwrap();
+    write_boundary(
+        &log,
+        &dropped.summary,
+        &first.messages[0].id,
+        "resume",
+        dropped.kept,
+    );
     drop(log);
     let again = resume(&path, 10_000).unwrap();
     assert_eq!(again.dropped, None);
