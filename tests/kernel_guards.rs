@@ -93,14 +93,7 @@ fn setup() -> Project {
         "permissions": {"deny": ["Read(./secrets/**)", "Bash(rm:*)"]},
         "sandbox": {"autoAllowBashIfSandboxed": true}
     });
-    std::fs::create_dir_all(p.user_home.join(".claude")).unwrap();
-    std::fs::write(
-        p.user_home.join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(&p.home).unwrap();
-    std::fs::write(p.home.join("settings.json"), "{}").unwrap();
+    p.write_user_settings(&settings);
     p
 }
 

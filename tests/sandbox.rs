@@ -68,14 +68,7 @@ fn setup(settings: Value) -> Project {
             m.insert(k.clone(), v.clone());
         }
     }
-    std::fs::create_dir_all(p.user_home.join(".claude")).unwrap();
-    std::fs::write(
-        p.user_home.join(".claude/settings.json"),
-        merged.to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(&p.home).unwrap();
-    std::fs::write(p.home.join("settings.json"), "{}").unwrap();
+    p.write_user_settings(&merged);
     p
 }
 

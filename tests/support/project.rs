@@ -83,6 +83,19 @@ impl Project {
         self.command(server, args).output().unwrap()
     }
 
+    /// Writes `settings` as the user's `~/.claude/settings.json` and an empty robota
+    /// settings file under `$ROBOTA_HOME`.
+    pub fn write_user_settings(&self, settings: &Value) {
+        std::fs::create_dir_all(self.user_home.join(".claude")).unwrap();
+        std::fs::write(
+            self.user_home.join(".claude/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(&self.home).unwrap();
+        std::fs::write(self.home.join("settings.json"), "{}").unwrap();
+    }
+
     pub fn session_logs(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         let projects = self.home.join("projects");
